@@ -1,0 +1,1 @@
+"""Deeploy: compile quantized ONNX networks to allocation-free C for microcontroller clusters."""

@@ -1,0 +1,42 @@
+"""User-facing errors. Each message names the file, node or op at fault and what was expected;
+the command-line tools print it on one line and exit non-zero."""
+
+__all__ = ["DeeployError", "FrontendError", "GraphError", "UnsupportedOpError", "OpError",
+           "BindingError", "BuildError"]
+
+
+class DeeployError(Exception):
+    """Base class of every error that is the user's to fix (bad input, unsupported network)."""
+
+
+class FrontendError(DeeployError):
+    """A malformed or unreadable ONNX file or npz data file."""
+
+
+class GraphError(DeeployError):
+    """A graph that breaks an invariant (dangling tensor, cycle, double producer)."""
+
+
+class OpError(DeeployError):
+    """A node with attributes or input shapes its operator does not accept."""
+
+    def __init__(self, node, message: str):
+        super().__init__(f"node '{node.name}' ({node.op}): {message}")
+        self.node = node
+
+
+class UnsupportedOpError(DeeployError):
+    """Nodes whose operator (or operator/type combination) the chosen platform cannot run."""
+
+    def __init__(self, platform: str, pairs: list[tuple[str, str]], what: str = "operators"):
+        listing = ", ".join(f"{op} ('{name}')" for op, name in pairs)
+        super().__init__(f"platform {platform} does not support these {what}: {listing}")
+        self.pairs = pairs
+
+
+class BindingError(DeeployError):
+    """No kernel of the platform accepts a node's operator and input types."""
+
+
+class BuildError(DeeployError):
+    """The generated C project failed to configure, build or run."""

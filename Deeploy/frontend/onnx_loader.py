@@ -1,0 +1,156 @@
+"""ONNX file -> Graph. Handles the quirks of QuantLib-style exports: nodes out of topological
+order, FLOAT-declared integer tensors, Constant nodes, TENSOR-typed attributes, initializers
+listed as graph inputs, duplicate opset imports and missing node names."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import onnx
+from onnx import numpy_helper
+
+from Deeploy.errors import FrontendError
+from Deeploy.ir.dtypes import IntType, smallest_int_type
+from Deeploy.ir.graph import Graph, Node, Tensor
+
+__all__ = ["load_onnx", "integer_values", "ACCEPTED_DOMAINS"]
+
+ACCEPTED_DOMAINS = ("", "ai.onnx", "PACTOps", "ai.onnx.contrib")
+
+_ONNX_INT_TYPES = {
+    onnx.TensorProto.INT8: IntType(8, True), onnx.TensorProto.UINT8: IntType(8, False),
+    onnx.TensorProto.INT16: IntType(16, True), onnx.TensorProto.UINT16: IntType(16, False),
+    onnx.TensorProto.INT32: IntType(32, True), onnx.TensorProto.UINT32: IntType(32, False),
+}
+
+
+def integer_values(array: np.ndarray, what: str) -> np.ndarray:
+    """``array`` as int64, or a FrontendError if it holds non-integer values."""
+    array = np.asarray(array)
+    if array.dtype.kind in "iub":
+        return array.astype(np.int64)
+    if array.dtype.kind != "f":
+        raise FrontendError(f"{what} has unsupported element type {array.dtype}")
+    if not np.all(np.isfinite(array)) or not np.all(array == np.round(array)):
+        bad = array[~(np.isfinite(array) & (array == np.round(array)))].reshape(-1)[0]
+        raise FrontendError(f"{what} holds non-integer value {bad}: only integer (fake-float) "
+                            "networks are supported")
+    if array.size and (array.max() > 2**62 or array.min() < -2**62):
+        raise FrontendError(f"{what} holds values beyond 64-bit integers")
+    return array.astype(np.int64)
+
+
+def _attribute_value(attr: onnx.AttributeProto):
+    value = onnx.helper.get_attribute_value(attr)
+    if attr.type == onnx.AttributeProto.TENSOR:
+        return numpy_helper.to_array(value)
+    if attr.type == onnx.AttributeProto.TENSORS:
+        return [numpy_helper.to_array(v) for v in value]
+    if attr.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS):
+        raise FrontendError(f"attribute '{attr.name}' holds a subgraph: control flow is not supported")
+    return value
+
+
+def _declared_shape(value_info: onnx.ValueInfoProto, path: Path) -> tuple[int, ...] | None:
+    if not value_info.type.HasField("tensor_type"):
+        raise FrontendError(f"{path}: graph value '{value_info.name}' is not a tensor")
+    tensor_type = value_info.type.tensor_type
+    if not tensor_type.HasField("shape"):
+        return None
+    dims = []
+    for d in tensor_type.shape.dim:
+        if not d.HasField("dim_value"):
+            raise FrontendError(f"{path}: graph input '{value_info.name}' has symbolic dimension "
+                                f"'{d.dim_param or '?'}'; export the network with fixed shapes")
+        dims.append(int(d.dim_value))
+    return tuple(dims)
+
+
+def _constant_node_value(node: onnx.NodeProto, path: Path) -> np.ndarray:
+    for attr in node.attribute:
+        if attr.name == "value":
+            return numpy_helper.to_array(attr.t)
+        if attr.name in ("value_int", "value_float"):
+            return np.asarray(onnx.helper.get_attribute_value(attr))
+        if attr.name in ("value_ints", "value_floats"):
+            return np.asarray(list(onnx.helper.get_attribute_value(attr)))
+    raise FrontendError(f"{path}: Constant node '{node.name}' has no supported value attribute")
+
+
+def load_onnx(path: str | Path) -> Graph:
+    """Read an ONNX file into a topologically sorted Graph with integer constants."""
+    path = Path(path)
+    if not path.is_file():
+        raise FrontendError(f"{path}: no such ONNX file")
+    try:
+        model = onnx.load(str(path))
+    except Exception as exc:  # onnx raises DecodeError and others for corrupt files
+        raise FrontendError(f"{path}: not a readable ONNX model ({type(exc).__name__}: {exc})") from None
+    g = model.graph
+    if not g.node:
+        raise FrontendError(f"{path}: the graph has no nodes")
+
+    tensors: dict[str, Tensor] = {}
+    for init in g.initializer:
+        value = integer_values(numpy_helper.to_array(init), f"{path}: initializer '{init.name}'")
+        tensors[init.name] = Tensor(init.name, tuple(value.shape), None, value)
+
+    inputs = []
+    for vi in g.input:
+        if vi.name in tensors:
+            continue  # an initializer that is also listed as an input: a constant
+        elem = vi.type.tensor_type.elem_type
+        declared = _ONNX_INT_TYPES.get(elem)
+        if elem not in _ONNX_INT_TYPES and elem not in (onnx.TensorProto.FLOAT, onnx.TensorProto.DOUBLE,
+                                                        onnx.TensorProto.INT64):
+            raise FrontendError(f"{path}: graph input '{vi.name}' has unsupported element type "
+                                f"{onnx.TensorProto.DataType.Name(elem)}")
+        shape = _declared_shape(vi, path)
+        if shape is None:
+            raise FrontendError(f"{path}: graph input '{vi.name}' has no shape")
+        tensors[vi.name] = Tensor(vi.name, shape, declared)
+        inputs.append(vi.name)
+
+    nodes: list[Node] = []
+    taken: set[str] = set()
+    unsupported_domains = []
+    for index, proto in enumerate(g.node):
+        name = proto.name or f"{proto.op_type}_{index}"
+        while name in taken:
+            name = f"{name}_{index}"
+        taken.add(name)
+        if proto.op_type == "Constant" and proto.domain in ("", "ai.onnx"):
+            value = integer_values(_constant_node_value(proto, path), f"{path}: Constant node '{name}'")
+            tensors[proto.output[0]] = Tensor(proto.output[0], tuple(value.shape), None, value)
+            continue
+        if proto.domain not in ACCEPTED_DOMAINS:
+            unsupported_domains.append(f"{proto.op_type} ('{name}', domain '{proto.domain}')")
+        attrs = {a.name: _attribute_value(a) for a in proto.attribute}
+        node = Node(name, proto.op_type, list(proto.input), list(proto.output), attrs, proto.domain)
+        for out in node.outputs:
+            if out in tensors:
+                raise FrontendError(f"{path}: tensor '{out}' is produced twice (again by '{name}')")
+            tensors[out] = Tensor(out)
+        nodes.append(node)
+    if unsupported_domains:
+        raise FrontendError(f"{path}: nodes in unsupported operator domains: "
+                            + ", ".join(unsupported_domains))
+
+    for node in nodes:
+        for i in node.inputs:
+            if i and i not in tensors:
+                raise FrontendError(f"{path}: node '{node.name}' ({node.op}) reads tensor '{i}' that "
+                                    "is neither a graph input, an initializer nor a node output")
+    outputs = [o.name for o in g.output]
+    for o in outputs:
+        if o not in tensors:
+            raise FrontendError(f"{path}: graph output '{o}' is never produced")
+
+    graph = Graph(g.name or path.stem, tensors, nodes, inputs, outputs)
+    graph.topological_sort()
+    for t in graph.tensors.values():
+        if t.is_constant:
+            lo, hi = (int(t.value.min()), int(t.value.max())) if t.value.size else (0, 0)
+            t.dtype = smallest_int_type(lo, hi)
+    return graph

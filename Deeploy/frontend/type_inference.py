@@ -1,0 +1,56 @@
+"""Shape and integer-type inference: input types come from sample values (the declared FLOAT
+type of these files says nothing), every node's output from its operator's rule."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from Deeploy.errors import FrontendError, OpError
+from Deeploy.ir.dtypes import INT8, IntType, smallest_int_type
+from Deeploy.ir.graph import Graph
+from Deeploy.ops import get_op
+
+__all__ = ["assign_input_types", "infer_graph"]
+
+
+def assign_input_types(graph: Graph, values: dict[str, np.ndarray] | None = None,
+                       overrides: dict[str, IntType] | None = None) -> list[str]:
+    """Give every graph input an integer type.
+
+    Priority: an explicit override, then the smallest type holding the sample ``values``, then
+    the integer type declared in the file, then int8. Returns notes on inputs that fell back to
+    the default, for the caller to show.
+    """
+    values, overrides = values or {}, overrides or {}
+    notes = []
+    for unknown in set(overrides) - set(graph.inputs):
+        raise FrontendError(f"type override for '{unknown}', which is not a graph input "
+                            f"(inputs: {', '.join(graph.inputs)})")
+    for name in graph.inputs:
+        t = graph.tensors[name]
+        if name in overrides:
+            t.dtype = overrides[name]
+        elif name in values and values[name].size:
+            t.dtype = smallest_int_type(int(values[name].min()), int(values[name].max()))
+        elif t.dtype is None:
+            t.dtype = INT8
+            notes.append(f"input '{name}' assumed int8 (no sample values, declared as float)")
+    return notes
+
+
+def infer_graph(graph: Graph) -> None:
+    """Parse every node's attributes and set shapes and types of all node outputs, in order."""
+    for node in graph.nodes:
+        op = get_op(node)
+        node.params = op.parse(node, graph)
+        ins = [graph.tensors[i] if i else None for i in node.inputs]
+        outs = op.infer(node.params, ins)
+        if len(outs) < len([o for o in node.outputs if o]):
+            raise OpError(node, f"produces {len(outs)} outputs, the node lists {len(node.outputs)}")
+        for name, (shape, dtype) in zip(node.outputs, outs):
+            if not name:
+                continue
+            t = graph.tensors[name]
+            t.shape, t.dtype = tuple(int(d) for d in shape), dtype
+            if any(d < 0 for d in t.shape):
+                raise OpError(node, f"inferred a negative dimension for output '{name}': {list(t.shape)}")

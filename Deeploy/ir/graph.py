@@ -1,0 +1,176 @@
+"""The compiler's graph: named tensors, nodes in execution order, graph inputs and outputs.
+
+A deliberately small IR: integer types are first-class (ONNX files of this family declare
+integer tensors as FLOAT), node attributes are typed by the op definitions, and every pass
+sees a graph that ``verify`` accepts.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+from typing import Any, Iterable
+
+import numpy as np
+
+from Deeploy.errors import GraphError
+from Deeploy.ir.dtypes import IntType
+
+__all__ = ["Tensor", "Node", "Graph"]
+
+
+@dataclass
+class Tensor:
+    """A value of the graph: an activation (no ``value``) or a constant (``value`` set)."""
+
+    name: str
+    shape: tuple[int, ...] | None = None
+    dtype: IntType | None = None
+    value: np.ndarray | None = None  # int64 array for constants
+
+    @property
+    def is_constant(self) -> bool:
+        return self.value is not None
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64)) if self.shape is not None else 0
+
+    @property
+    def nbytes(self) -> int:
+        return self.size * self.dtype.nbytes
+
+
+@dataclass
+class Node:
+    """One operator application. ``attrs`` holds the raw ONNX attributes, ``params`` the typed
+    attributes the op definition parsed from them (set during shape inference)."""
+
+    name: str
+    op: str
+    inputs: list[str]
+    outputs: list[str]
+    attrs: dict[str, Any] = field(default_factory=dict)
+    domain: str = ""
+    params: Any = None
+
+    def __repr__(self) -> str:
+        return f"{self.op}('{self.name}')"
+
+
+@dataclass
+class Graph:
+    """Tensors by name, nodes in execution order, and the graph's input and output names."""
+
+    name: str
+    tensors: dict[str, Tensor]
+    nodes: list[Node]
+    inputs: list[str]
+    outputs: list[str]
+
+    # ---- queries -------------------------------------------------------------------------
+    def tensor(self, name: str) -> Tensor:
+        return self.tensors[name]
+
+    def producers(self) -> dict[str, Node]:
+        return {out: n for n in self.nodes for out in n.outputs}
+
+    def consumers(self) -> dict[str, list[Node]]:
+        users: dict[str, list[Node]] = {}
+        for n in self.nodes:
+            for i in dict.fromkeys(n.inputs):
+                if i:
+                    users.setdefault(i, []).append(n)
+        return users
+
+    def is_constant(self, name: str) -> bool:
+        return bool(name) and self.tensors[name].is_constant
+
+    def constants(self) -> list[Tensor]:
+        used = {i for n in self.nodes for i in n.inputs} | set(self.outputs)
+        return [t for t in self.tensors.values() if t.is_constant and t.name in used]
+
+    # ---- edits ---------------------------------------------------------------------------
+    def add_constant(self, name: str, value: np.ndarray) -> str:
+        name = self.unique_name(name)
+        self.tensors[name] = Tensor(name, tuple(value.shape), None, np.asarray(value, dtype=np.int64))
+        return name
+
+    def add_tensor(self, name: str, shape: tuple[int, ...] | None = None,
+                   dtype: IntType | None = None) -> str:
+        name = self.unique_name(name)
+        self.tensors[name] = Tensor(name, shape, dtype)
+        return name
+
+    def unique_name(self, base: str) -> str:
+        name, k = base, 0
+        while name in self.tensors:
+            k += 1
+            name = f"{base}_{k}"
+        return name
+
+    def replace_uses(self, old: str, new: str) -> None:
+        """Make every consumer of ``old`` (and the graph outputs) read ``new`` instead."""
+        for n in self.nodes:
+            n.inputs = [new if i == old else i for i in n.inputs]
+        self.outputs = [new if o == old else o for o in self.outputs]
+
+    def remove_unused(self) -> None:
+        """Drop tensors nobody produces, consumes or exposes."""
+        used = set(self.inputs) | set(self.outputs)
+        for n in self.nodes:
+            used.update(n.inputs)
+            used.update(n.outputs)
+        self.tensors = {k: v for k, v in self.tensors.items() if k in used}
+
+    def copy(self) -> "Graph":
+        return copy.deepcopy(self)
+
+    # ---- order and checks ----------------------------------------------------------------
+    def topological_sort(self) -> None:
+        """Order nodes so every input is produced before use; stable for sorted graphs."""
+        available = {name for name, t in self.tensors.items() if t.is_constant}
+        available.update(self.inputs)
+        available.add("")
+        pending = list(self.nodes)
+        ordered: list[Node] = []
+        while pending:
+            ready = [n for n in pending if all(i in available for i in n.inputs)]
+            if not ready:
+                missing = sorted({i for n in pending for i in n.inputs if i not in available
+                                  and i not in {o for m in pending for o in m.outputs}})
+                culprit = pending[0]
+                if missing:
+                    raise GraphError(f"node '{culprit.name}' ({culprit.op}) reads tensor "
+                                     f"'{missing[0]}' that is neither a graph input, a constant nor "
+                                     "produced by any node")
+                raise GraphError(f"the graph has a cycle through node '{culprit.name}' ({culprit.op})")
+            ready_ids = {id(n) for n in ready}
+            ordered.extend(ready)
+            pending = [n for n in pending if id(n) not in ready_ids]
+            for n in ready:
+                available.update(n.outputs)
+        self.nodes = ordered
+
+    def verify(self) -> None:
+        """Check the invariants every stage relies on; raises GraphError naming the culprit."""
+        produced: set[str] = set(self.inputs)
+        for name in self.inputs:
+            if name not in self.tensors:
+                raise GraphError(f"graph input '{name}' has no tensor")
+        for n in self.nodes:
+            for i in n.inputs:
+                if i and i not in produced and not self.is_constant(i):
+                    raise GraphError(f"node '{n.name}' ({n.op}) reads '{i}' before it is produced")
+            for o in n.outputs:
+                if o in produced:
+                    raise GraphError(f"tensor '{o}' is produced twice (again by node '{n.name}')")
+                if o not in self.tensors:
+                    raise GraphError(f"node '{n.name}' writes unknown tensor '{o}'")
+                produced.add(o)
+        for o in self.outputs:
+            if o not in produced and not self.is_constant(o):
+                raise GraphError(f"graph output '{o}' is never produced")
+
+    def node_names(self) -> Iterable[str]:
+        return (n.name for n in self.nodes)

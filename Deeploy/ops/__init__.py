@@ -1,0 +1,6 @@
+"""Operator definitions: one module per operator family, each registering its ops once."""
+
+from Deeploy.ops._registry import Cost, OpDef, get_op, registered_ops  # noqa: F401
+from Deeploy.ops import (  # noqa: F401  (imported for their registrations)
+    conv, elementwise, gemm, requant, shape_ops,
+)

@@ -1,0 +1,70 @@
+"""The operator registry: one ``OpDef`` per ONNX op type, registered once by its module."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from Deeploy.errors import OpError
+from Deeploy.ir.dtypes import IntType
+from Deeploy.ir.graph import Graph, Node, Tensor
+
+__all__ = ["OpDef", "Cost", "register", "get_op", "registered_ops", "OutSpec"]
+
+OutSpec = tuple[tuple[int, ...], IntType]
+
+
+@dataclass(frozen=True)
+class Cost:
+    """Work of one node: arithmetic operations (a MAC counts 2) and bytes read plus written."""
+
+    ops: int
+    bytes: int
+
+
+def _default_cost(params: Any, ins: Sequence[Tensor | None], outs: Sequence[Tensor]) -> Cost:
+    moved = sum(t.nbytes for t in ins if t is not None and t.shape is not None)
+    moved += sum(t.nbytes for t in outs)
+    return Cost(ops=sum(t.size for t in outs), bytes=moved)
+
+
+@dataclass(frozen=True)
+class OpDef:
+    """Everything the compiler knows about one operator.
+
+    parse:     (node, graph) -> typed params; raises OpError on bad attributes or inputs
+    infer:     (params, input tensors) -> [(shape, dtype)] per output
+    reference: (params, input arrays as int64) -> output arrays, bit-exact
+    cost:      (params, input tensors, output tensors) -> Cost
+    alias:     the output is the input's buffer reinterpreted (Reshape & co.): zero copy
+    """
+
+    name: str
+    parse: Callable[[Node, Graph], Any]
+    infer: Callable[[Any, Sequence[Tensor | None]], list[OutSpec]]
+    reference: Callable[[Any, Sequence[np.ndarray | None]], list[np.ndarray]]
+    cost: Callable[[Any, Sequence[Tensor | None], Sequence[Tensor]], Cost] = _default_cost
+    alias: bool = False
+
+
+_REGISTRY: dict[str, OpDef] = {}
+
+
+def register(op: OpDef) -> OpDef:
+    if op.name in _REGISTRY:
+        raise RuntimeError(f"operator {op.name} registered twice")
+    _REGISTRY[op.name] = op
+    return op
+
+
+def get_op(node: Node) -> OpDef:
+    try:
+        return _REGISTRY[node.op]
+    except KeyError:
+        raise OpError(node, "no operator definition") from None
+
+
+def registered_ops() -> dict[str, OpDef]:
+    return dict(_REGISTRY)

@@ -1,0 +1,123 @@
+"""Conv (1D/2D; dense, grouped, depthwise, pointwise; strided, padded, dilated): int32 output."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from Deeploy.errors import OpError
+from Deeploy.ir.dtypes import INT32
+from Deeploy.ops._attrs import attr_int, attr_ints, attr_str, require_inputs
+from Deeploy.ops._registry import Cost, OpDef, register
+
+__all__ = ["ConvParams", "conv_reference"]
+
+
+@dataclass(frozen=True)
+class ConvParams:
+    """Geometry of a convolution, always as 2-D (a 1-D conv has height 1)."""
+
+    batch: int
+    ch_in: int
+    ch_out: int
+    group: int
+    in_hw: tuple[int, int]
+    out_hw: tuple[int, int]
+    kernel: tuple[int, int]
+    stride: tuple[int, int]
+    dilation: tuple[int, int]
+    pads: tuple[int, int, int, int]  # top, left, bottom, right
+    has_bias: bool
+    dims: int  # 1 or 2
+
+    @property
+    def depthwise(self) -> bool:
+        return self.group == self.ch_in and self.group == self.ch_out
+
+
+def _auto_pads(node, mode, in_size, k, s, d):
+    if mode in ("NOTSET", "VALID"):
+        return 0, 0
+    out = -(-in_size // s)
+    total = max((out - 1) * s + (k - 1) * d + 1 - in_size, 0)
+    small = total // 2
+    return (small, total - small) if mode == "SAME_UPPER" else (total - small, small)
+
+
+def _conv_parse(node, graph):
+    require_inputs(node, 2, 3)
+    x, w = graph.tensors[node.inputs[0]], graph.tensors[node.inputs[1]]
+    dims = len(x.shape) - 2
+    if dims not in (1, 2) or len(w.shape) != dims + 2:
+        raise OpError(node, f"only 1-D and 2-D convolutions are supported (input {list(x.shape)}, "
+                      f"weight {list(w.shape)})")
+    group = attr_int(node, "group", 1)
+    kernel = attr_ints(node, "kernel_shape", tuple(w.shape[2:]))
+    strides = attr_ints(node, "strides", (1,) * dims)
+    dilations = attr_ints(node, "dilations", (1,) * dims)
+    mode = attr_str(node, "auto_pad", "NOTSET")
+    if tuple(kernel) != tuple(w.shape[2:]):
+        raise OpError(node, f"kernel_shape {list(kernel)} does not match weight shape {list(w.shape)}")
+    ch_in, ch_out = x.shape[1], w.shape[0]
+    if group < 1 or ch_in % group or ch_out % group or w.shape[1] * group != ch_in:
+        raise OpError(node, f"group={group} does not fit {ch_in} input and {ch_out} output channels "
+                      f"with weight shape {list(w.shape)}")
+    if min(strides) < 1 or min(dilations) < 1:
+        raise OpError(node, "strides and dilations must be positive")
+    if mode == "NOTSET":
+        pads = attr_ints(node, "pads", (0,) * (2 * dims))
+        if len(pads) != 2 * dims or min(pads) < 0:
+            raise OpError(node, f"pads {list(pads)} must hold {2 * dims} non-negative values")
+        begin, end = pads[:dims], pads[dims:]
+    else:
+        both = [_auto_pads(node, mode, x.shape[2 + a], kernel[a], strides[a], dilations[a])
+                for a in range(dims)]
+        begin, end = tuple(b[0] for b in both), tuple(b[1] for b in both)
+    if len(node.inputs) > 2 and node.inputs[2]:
+        b = graph.tensors[node.inputs[2]]
+        if b.size != ch_out:
+            raise OpError(node, f"bias has {b.size} values, expected {ch_out}")
+    lift = (lambda t, fill: (fill,) + tuple(t)) if dims == 1 else (lambda t, fill: tuple(t))
+    in_hw, k, s, d = lift(x.shape[2:], 1), lift(kernel, 1), lift(strides, 1), lift(dilations, 1)
+    b0, e0 = lift(begin, 0), lift(end, 0)
+    out_hw = tuple((in_hw[a] + b0[a] + e0[a] - d[a] * (k[a] - 1) - 1) // s[a] + 1 for a in range(2))
+    if min(out_hw) < 1:
+        raise OpError(node, f"kernel {list(kernel)} is larger than the padded input {list(x.shape[2:])}")
+    return ConvParams(x.shape[0], ch_in, ch_out, group, in_hw, out_hw, k, s, d,
+                      (b0[0], b0[1], e0[0], e0[1]), len(node.inputs) > 2 and bool(node.inputs[2]), dims)
+
+
+def _conv_infer(p: ConvParams, ins):
+    spatial = p.out_hw if p.dims == 2 else p.out_hw[1:]
+    return [((p.batch, p.ch_out) + tuple(spatial), INT32)]
+
+
+def conv_reference(p: ConvParams, x: np.ndarray, w: np.ndarray, b: np.ndarray | None) -> np.ndarray:
+    x = x.reshape(p.batch, p.ch_in, *p.in_hw)
+    w = w.reshape(p.ch_out, p.ch_in // p.group, *p.kernel)
+    top, left, bottom, right = p.pads
+    xp = np.pad(x, ((0, 0), (0, 0), (top, bottom), (left, right)))
+    g, cig, cog = p.group, p.ch_in // p.group, p.ch_out // p.group
+    (oh, ow), (sh, sw), (dh, dw) = p.out_hw, p.stride, p.dilation
+    xg = xp.reshape(p.batch, g, cig, *xp.shape[2:])
+    wg = w.reshape(g, cog, cig, *p.kernel)
+    out = np.zeros((p.batch, g, cog, oh, ow), dtype=np.int64)
+    for kh in range(p.kernel[0]):
+        for kw in range(p.kernel[1]):
+            patch = xg[:, :, :, kh * dh: kh * dh + sh * (oh - 1) + 1: sh, kw * dw: kw * dw + sw * (ow - 1) + 1: sw]
+            out += np.einsum("ngchw,goc->ngohw", patch, wg[:, :, :, kh, kw])
+    out = out.reshape(p.batch, p.ch_out, oh, ow)
+    if b is not None:
+        out += b.reshape(1, -1, 1, 1)
+    return out if p.dims == 2 else out.reshape(p.batch, p.ch_out, ow)
+
+
+def _conv_cost(p: ConvParams, ins, outs):
+    macs = outs[0].size * (p.ch_in // p.group) * p.kernel[0] * p.kernel[1]
+    return Cost(ops=2 * macs, bytes=sum(t.nbytes for t in ins if t is not None) + outs[0].nbytes)
+
+
+register(OpDef("Conv", _conv_parse, _conv_infer,
+               lambda p, xs: [conv_reference(p, xs[0], xs[1], xs[2] if len(xs) > 2 else None)],
+               _conv_cost))

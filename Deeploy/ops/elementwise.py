@@ -1,0 +1,39 @@
+"""Binary integer arithmetic with numpy broadcasting: Add, Sub, Mul (outputs int32)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from Deeploy.ir.dtypes import INT32
+from Deeploy.ops._attrs import broadcast_shape, require_inputs
+from Deeploy.ops._registry import Cost, OpDef, register
+
+__all__ = ["BinaryParams"]
+
+
+@dataclass(frozen=True)
+class BinaryParams:
+    """Output shape of a broadcasting binary op."""
+
+    shape: tuple[int, ...]
+
+
+def _binary_parse(node, graph):
+    require_inputs(node, 2)
+    shapes = [graph.tensors[i].shape for i in node.inputs]
+    return BinaryParams(broadcast_shape(node, shapes))
+
+
+def _binary_infer(p: BinaryParams, ins):
+    return [(p.shape, INT32)]
+
+
+def _binary_cost(p: BinaryParams, ins, outs):
+    return Cost(ops=int(np.prod(p.shape)), bytes=sum(t.nbytes for t in ins) + outs[0].nbytes)
+
+
+for _name, _fn in (("Add", np.add), ("Sub", np.subtract), ("Mul", np.multiply)):
+    register(OpDef(_name, _binary_parse, _binary_infer,
+                   lambda p, xs, fn=_fn: [fn(xs[0], xs[1])], _binary_cost))

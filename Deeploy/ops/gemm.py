@@ -1,0 +1,117 @@
+"""Gemm (transA/transB, alpha/beta, rank-3 batched A) and MatMul (batched, broadcast):
+int32 output."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from Deeploy.errors import OpError
+from Deeploy.ir.dtypes import INT32
+from Deeploy.ops._attrs import attr_float, attr_int, broadcast_shape, require_inputs
+from Deeploy.ops._registry import Cost, OpDef, register
+
+__all__ = ["MatMulParams"]
+
+
+@dataclass(frozen=True)
+class MatMulParams:
+    """``Y[b] = alpha * op(A[b]) @ op(B[b]) + beta * C`` over ``batch`` flattened batch entries.
+
+    a_batched/b_batched say whether A/B advance with the batch (else they are shared).
+    ``c_shape`` is the bias broadcast to the output's last two dims ((0, 0) without bias).
+    """
+
+    batch: int
+    m: int
+    n: int
+    k: int
+    trans_a: bool
+    trans_b: bool
+    alpha: int
+    beta: int
+    a_batched: bool
+    b_batched: bool
+    out_shape: tuple[int, ...]
+    c_rows: int = 0
+    c_cols: int = 0
+    c_batched: bool = False
+
+
+def _batch_layout(node, a_shape, b_shape, m, n):
+    a_batch, b_batch = tuple(a_shape[:-2]), tuple(b_shape[:-2])
+    batch_shape = broadcast_shape(node, [a_batch, b_batch])
+    size = int(np.prod(batch_shape, dtype=np.int64))
+    a_full = int(np.prod(a_batch, dtype=np.int64)) == size
+    b_full = int(np.prod(b_batch, dtype=np.int64)) == size
+    a_one = int(np.prod(a_batch, dtype=np.int64)) == 1
+    b_one = int(np.prod(b_batch, dtype=np.int64)) == 1
+    if not ((a_full or a_one) and (b_full or b_one)):
+        raise OpError(node, f"partial batch broadcasting of {list(a_shape)} and {list(b_shape)} "
+                      "is not supported")
+    return size, a_full and not a_one, b_full and not b_one, batch_shape + (m, n)
+
+
+def _matmul_parse(node, graph):
+    require_inputs(node, 2)
+    a, b = graph.tensors[node.inputs[0]].shape, graph.tensors[node.inputs[1]].shape
+    if len(a) < 2 or len(b) < 2:
+        raise OpError(node, f"inputs must have rank >= 2, got {list(a)} and {list(b)}")
+    if a[-1] != b[-2]:
+        raise OpError(node, f"inner dimensions differ: {list(a)} @ {list(b)}")
+    batch, ab, bb, out = _batch_layout(node, a, b, a[-2], b[-1])
+    return MatMulParams(batch, a[-2], b[-1], a[-1], False, False, 1, 1, ab, bb, out)
+
+
+def _gemm_parse(node, graph):
+    require_inputs(node, 2, 3)
+    a, b = graph.tensors[node.inputs[0]].shape, graph.tensors[node.inputs[1]].shape
+    trans_a, trans_b = bool(attr_int(node, "transA", 0)), bool(attr_int(node, "transB", 0))
+    alpha, beta = attr_float(node, "alpha", 1.0), attr_float(node, "beta", 1.0)
+    if alpha != int(alpha) or beta != int(beta):
+        raise OpError(node, f"alpha={alpha} and beta={beta} must be integers in an integer network")
+    if len(a) not in (2, 3) or len(b) not in (2, 3):
+        raise OpError(node, f"A and B must have rank 2 or 3, got {list(a)} and {list(b)}")
+    m, k = (a[-1], a[-2]) if trans_a else (a[-2], a[-1])
+    kb, n = (b[-1], b[-2]) if trans_b else (b[-2], b[-1])
+    if k != kb:
+        raise OpError(node, f"inner dimensions differ: A {list(a)} (transA={int(trans_a)}) and "
+                      f"B {list(b)} (transB={int(trans_b)})")
+    batch, ab, bb, out = _batch_layout(node, a, b, m, n)
+    c_rows = c_cols = 0
+    c_batched = False
+    if len(node.inputs) > 2 and node.inputs[2]:
+        c = graph.tensors[node.inputs[2]].shape
+        if tuple(broadcast_shape(node, [c, out])) != tuple(out):
+            raise OpError(node, f"C of shape {list(c)} does not broadcast to the output {list(out)}")
+        c2 = (1,) * max(0, 2 - len(c)) + tuple(c[-2:])
+        c_rows, c_cols = c2
+        c_batched = int(np.prod(c[:-2], dtype=np.int64)) > 1
+    return MatMulParams(batch, m, n, k, trans_a, trans_b, int(alpha), int(beta), ab, bb, out,
+                        c_rows, c_cols, c_batched)
+
+
+def _mm_infer(p: MatMulParams, ins):
+    return [(p.out_shape, INT32)]
+
+
+def _gemm_reference(p: MatMulParams, xs):
+    a, b = xs[0], xs[1]
+    if p.trans_a:
+        a = np.swapaxes(a, -1, -2)
+    if p.trans_b:
+        b = np.swapaxes(b, -1, -2)
+    y = p.alpha * np.matmul(a, b)
+    if len(xs) > 2 and xs[2] is not None:
+        y = y + p.beta * xs[2]
+    return [y.reshape(p.out_shape)]
+
+
+def _mm_cost(p: MatMulParams, ins, outs):
+    return Cost(ops=2 * p.batch * p.m * p.n * p.k,
+                bytes=sum(t.nbytes for t in ins if t is not None) + outs[0].nbytes)
+
+
+register(OpDef("MatMul", _matmul_parse, _mm_infer, _gemm_reference, _mm_cost))
+register(OpDef("Gemm", _gemm_parse, _mm_infer, _gemm_reference, _mm_cost))

@@ -1,0 +1,105 @@
+"""RequantShift: ``clip((x*mul + add + 2^(s-1)) >> s)`` back to 8 bits, with scalar or
+per-channel ``mul``/``add`` (see specs/integer-ops.md)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from Deeploy.errors import OpError
+from Deeploy.ir.dtypes import smallest_int_type
+from Deeploy.ops._attrs import attr_int, log2_exact, require_inputs
+from Deeploy.ops._registry import Cost, OpDef, register
+
+__all__ = ["RequantParams", "channel_layout", "requantize"]
+
+
+@dataclass(frozen=True)
+class RequantParams:
+    """x viewed as [outer, channels, inner]; mul/add hold 1 or ``channels`` values each."""
+
+    shift: int
+    lo: int
+    hi: int
+    outer: int
+    channels: int
+    inner: int
+    mul_per_channel: bool
+    add_per_channel: bool
+
+
+def channel_layout(node, x_shape, vec_shapes) -> tuple[int, int, int]:
+    """(outer, channels, inner) such that every non-scalar vector indexes the middle extent.
+
+    A vector broadcasts numpy-style onto x when that keeps x's shape; otherwise a flat vector
+    as long as axis 1 is taken along axis 1 (a [C,1,1] constant on a [1,C,L] Conv1D output).
+    """
+    rank = len(x_shape)
+    varying: set[int] = set()
+    for shape in vec_shapes:
+        size = int(np.prod(shape, dtype=np.int64))
+        if size == 1:
+            continue
+        axes = None
+        if len(shape) <= rank:
+            try:
+                if tuple(np.broadcast_shapes(shape, x_shape)) == tuple(x_shape):
+                    offset = rank - len(shape)
+                    axes = {offset + k for k, d in enumerate(shape) if d != 1}
+            except ValueError:
+                pass
+        if axes is None and rank >= 2 and size == x_shape[1]:
+            axes = {1}
+        if axes is None:
+            raise OpError(node, f"constant of shape {list(shape)} cannot be applied per channel to "
+                          f"an input of shape {list(x_shape)}")
+        if varying and axes != varying:
+            raise OpError(node, "mul and add vary along different axes")
+        varying = axes
+    if not varying:
+        return int(np.prod(x_shape, dtype=np.int64)), 1, 1
+    first, last = min(varying), max(varying)
+    if last - first + 1 != len(varying):
+        raise OpError(node, f"per-channel constants vary along non-adjacent axes {sorted(varying)}")
+    prod = lambda dims: int(np.prod(dims, dtype=np.int64))  # noqa: E731
+    return prod(x_shape[:first]), prod(x_shape[first:last + 1]), prod(x_shape[last + 1:])
+
+
+def _rqs_parse(node, graph):
+    require_inputs(node, 3)
+    x, mul, add = (graph.tensors[i] for i in node.inputs)
+    levels = attr_int(node, "n_levels_out", None)
+    levels = attr_int(node, "n_levels") if levels is None else levels
+    if levels < 2 or levels > 256:
+        raise OpError(node, f"n_levels must be in 2..256, got {levels}")
+    signed = bool(attr_int(node, "signed", 1))
+    shift = log2_exact(node, "div", attr_int(node, "div"))
+    lo, hi = (-(levels // 2), levels // 2 - 1) if signed else (0, levels - 1)
+    outer, channels, inner = channel_layout(node, x.shape, [mul.shape, add.shape])
+    return RequantParams(shift, lo, hi, outer, channels, inner, mul.size > 1, add.size > 1)
+
+
+def _rqs_infer(p: RequantParams, ins):
+    return [(ins[0].shape, smallest_int_type(p.lo, p.hi))]
+
+
+def requantize(acc: np.ndarray, shift: int, lo: int, hi: int) -> np.ndarray:
+    """Round-half-up arithmetic shift and clip, on int64 accumulators."""
+    rounding = (1 << (shift - 1)) if shift > 0 else 0
+    return np.clip((acc + rounding) >> shift, lo, hi)
+
+
+def _rqs_reference(p: RequantParams, xs):
+    x, mul, add = xs
+    view = x.reshape(p.outer, p.channels, p.inner)
+    m = mul.reshape(1, -1, 1) if p.mul_per_channel else mul.reshape(1, 1, 1)
+    a = add.reshape(1, -1, 1) if p.add_per_channel else add.reshape(1, 1, 1)
+    return [requantize(view * m + a, p.shift, p.lo, p.hi).reshape(x.shape)]
+
+
+def _rqs_cost(p: RequantParams, ins, outs):
+    return Cost(ops=4 * outs[0].size, bytes=ins[0].nbytes + outs[0].nbytes)
+
+
+register(OpDef("RequantShift", _rqs_parse, _rqs_infer, _rqs_reference, _rqs_cost))

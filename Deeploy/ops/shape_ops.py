@@ -1,0 +1,135 @@
+"""Reshape, Flatten, Squeeze, Unsqueeze, Identity: views of their input (zero copy, the
+output aliases the input buffer); Transpose: a data movement."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from Deeploy.errors import OpError
+from Deeploy.ops._attrs import attr_int, attr_ints, const_input, normalize_axis, require_inputs
+from Deeploy.ops._registry import Cost, OpDef, register
+
+__all__ = ["ViewParams", "TransposeParams"]
+
+
+@dataclass(frozen=True)
+class ViewParams:
+    """The new shape of a view."""
+
+    shape: tuple[int, ...]
+
+
+def _reshape_parse(node, graph):
+    require_inputs(node, 2)
+    x = graph.tensors[node.inputs[0]]
+    target = [int(v) for v in const_input(node, graph, 1, "shape").reshape(-1)]
+    allow_zero = attr_int(node, "allowzero", 0)
+    out = [x.shape[k] if v == 0 and not allow_zero and k < len(x.shape) else v
+           for k, v in enumerate(target)]
+    if out.count(-1) > 1:
+        raise OpError(node, f"shape {target} has more than one -1")
+    if -1 in out:
+        known = int(np.prod([d for d in out if d != -1], dtype=np.int64))
+        if known == 0 or x.size % known:
+            raise OpError(node, f"cannot reshape {list(x.shape)} to {target}")
+        out[out.index(-1)] = x.size // known
+    if int(np.prod(out, dtype=np.int64)) != x.size:
+        raise OpError(node, f"cannot reshape {list(x.shape)} ({x.size} elements) to {target}")
+    return ViewParams(tuple(out))
+
+
+def _flatten_parse(node, graph):
+    require_inputs(node, 1)
+    shape = graph.tensors[node.inputs[0]].shape
+    axis = attr_int(node, "axis", 1)
+    axis = axis + len(shape) if axis < 0 else axis
+    if not 0 <= axis <= len(shape):
+        raise OpError(node, f"axis {axis} is out of range for a rank-{len(shape)} input")
+    prod = lambda dims: int(np.prod(dims, dtype=np.int64))  # noqa: E731
+    return ViewParams((prod(shape[:axis]), prod(shape[axis:])))
+
+
+def _axes(node, graph, rank):
+    if len(node.inputs) > 1 and node.inputs[1]:
+        axes = [int(v) for v in const_input(node, graph, 1, "axes").reshape(-1)]
+    else:
+        axes = attr_ints(node, "axes", None)
+    return None if axes is None else sorted(normalize_axis(node, a, rank, "axes") for a in axes)
+
+
+def _squeeze_parse(node, graph):
+    require_inputs(node, 1, 2)
+    shape = graph.tensors[node.inputs[0]].shape
+    axes = _axes(node, graph, len(shape))
+    if axes is None:
+        axes = [k for k, d in enumerate(shape) if d == 1]
+    for a in axes:
+        if shape[a] != 1:
+            raise OpError(node, f"cannot squeeze axis {a} of size {shape[a]}")
+    return ViewParams(tuple(d for k, d in enumerate(shape) if k not in axes))
+
+
+def _unsqueeze_parse(node, graph):
+    require_inputs(node, 1, 2)
+    shape = list(graph.tensors[node.inputs[0]].shape)
+    rank = len(shape) + len(_raw_axes(node, graph))
+    for a in _axes(node, graph, rank):
+        shape.insert(a, 1)
+    return ViewParams(tuple(shape))
+
+
+def _raw_axes(node, graph):
+    if len(node.inputs) > 1 and node.inputs[1]:
+        return const_input(node, graph, 1, "axes").reshape(-1)
+    axes = attr_ints(node, "axes", None)
+    if axes is None:
+        raise OpError(node, "missing 'axes'")
+    return axes
+
+
+def _identity_parse(node, graph):
+    require_inputs(node, 1)
+    return ViewParams(tuple(graph.tensors[node.inputs[0]].shape))
+
+
+def _view_infer(p: ViewParams, ins):
+    return [(p.shape, ins[0].dtype)]
+
+
+def _view_cost(p, ins, outs):
+    return Cost(0, 0)
+
+
+for _name, _parse in (("Reshape", _reshape_parse), ("Flatten", _flatten_parse),
+                      ("Squeeze", _squeeze_parse), ("Unsqueeze", _unsqueeze_parse),
+                      ("Identity", _identity_parse)):
+    register(OpDef(_name, _parse, _view_infer, lambda p, xs: [xs[0].reshape(p.shape)], _view_cost,
+                   alias=True))
+
+
+@dataclass(frozen=True)
+class TransposeParams:
+    """Permutation and input shape of a transpose."""
+
+    perm: tuple[int, ...]
+    in_shape: tuple[int, ...]
+
+    @property
+    def out_shape(self) -> tuple[int, ...]:
+        return tuple(self.in_shape[a] for a in self.perm)
+
+
+def _transpose_parse(node, graph):
+    require_inputs(node, 1)
+    shape = graph.tensors[node.inputs[0]].shape
+    perm = attr_ints(node, "perm", tuple(reversed(range(len(shape)))))
+    if sorted(perm) != list(range(len(shape))):
+        raise OpError(node, f"perm {list(perm)} is not a permutation of {len(shape)} axes")
+    return TransposeParams(tuple(perm), tuple(shape))
+
+
+register(OpDef("Transpose", _transpose_parse, lambda p, ins: [(p.out_shape, ins[0].dtype)],
+               lambda p, xs: [np.transpose(xs[0], p.perm)],
+               lambda p, ins, outs: Cost(0, ins[0].nbytes + outs[0].nbytes)))
