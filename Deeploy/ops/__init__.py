@@ -2,5 +2,6 @@
 
 from Deeploy.ops._registry import Cost, OpDef, get_op, registered_ops  # noqa: F401
 from Deeploy.ops import (  # noqa: F401  (imported for their registrations)
-    conv, elementwise, gemm, requant, shape_ops,
+    activation, concat, conv, division, elementwise, gemm, norm, pad, pool, reduce, requant,
+    shape_ops, slicing, softmax,
 )

@@ -1,0 +1,68 @@
+"""Binding: every node gets a kernel of the platform that accepts its op, types and
+attributes. Unsupported nodes are all reported together."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from Deeploy.errors import BindingError, UnsupportedOpError
+from Deeploy.ir.dtypes import INT32, IntType
+from Deeploy.ir.graph import Graph, Node
+from Deeploy.targets.platform import Kernel, Platform
+
+__all__ = ["Layer", "bind"]
+
+
+@dataclass(frozen=True)
+class Layer:
+    """A node with its kernel, the kernel's type arguments and its scratch bytes."""
+
+    node: Node
+    kernel: Kernel
+    type_args: tuple[tuple[str, IntType], ...]
+    scratch: int = 0
+
+    @property
+    def variant(self) -> str:
+        """C name of the kernel instantiated for these types, e.g. ``Conv2d_s8_s8_s32``."""
+        if not self.type_args:
+            return self.kernel.name
+        return self.kernel.name + "_" + "_".join(t.short for _, t in self.type_args)
+
+
+def _type_args(kernel: Kernel, node: Node, graph: Graph) -> tuple[tuple[str, IntType], ...]:
+    tensors = [graph.tensors[i] if i else None for i in node.inputs]
+    tensors += [graph.tensors[o] for o in node.outputs]
+    args = []
+    for macro, tensor in zip(kernel.types, tensors + [None] * len(kernel.types)):
+        if macro:
+            args.append((macro, tensor.dtype if tensor is not None else INT32))
+    if kernel.extra_types:
+        args.extend(kernel.extra_types(node, graph))
+    return tuple(args)
+
+
+def bind(graph: Graph, platform: Platform) -> list[Layer]:
+    """One Layer per node, in execution order."""
+    layers, unsupported, rejected = [], [], []
+    for node in graph.nodes:
+        kernels = platform.bindings.get(node.op)
+        if not kernels:
+            unsupported.append((node.op, node.name))
+            continue
+        reasons = []
+        for kernel in kernels:
+            reason = kernel.accepts(node, graph) if kernel.accepts else None
+            if reason is None:
+                scratch = kernel.scratch(node, graph) if kernel.scratch else 0
+                layers.append(Layer(node, kernel, _type_args(kernel, node, graph), scratch))
+                break
+            reasons.append(f"{kernel.name}: {reason}")
+        else:
+            types = ", ".join(str(graph.tensors[i].dtype) for i in node.inputs if i)
+            rejected.append(f"{node.op} ('{node.name}', inputs {types}): " + "; ".join(reasons))
+    if unsupported:
+        raise UnsupportedOpError(platform.name, unsupported)
+    if rejected:
+        raise BindingError(f"platform {platform.name} has no kernel for: " + " | ".join(rejected))
+    return layers

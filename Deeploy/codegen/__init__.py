@@ -1,0 +1,1 @@
+"""Code generation: C project emission from a bound, planned graph."""

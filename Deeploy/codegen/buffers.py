@@ -1,0 +1,74 @@
+"""C names and typed pointer expressions for every tensor of a planned graph."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import numpy as np
+
+from Deeploy.ir.dtypes import IntType
+from Deeploy.ir.graph import Graph
+from Deeploy.memory.planner import MemoryPlan
+
+__all__ = ["Buf", "BufferNames"]
+
+
+@dataclass(frozen=True)
+class Buf:
+    """A tensor as the kernel call templates see it."""
+
+    name: str                 # tensor name in the graph
+    ptr: str                  # C expression of a typed pointer to its first element
+    shape: tuple[int, ...]
+    dtype: IntType
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    @property
+    def nbytes(self) -> int:
+        return self.size * self.dtype.nbytes
+
+    @property
+    def ctype(self) -> str:
+        return self.dtype.ctype
+
+
+class BufferNames:
+    """Assigns unique C identifiers to constants and resolves tensors to pointer expressions."""
+
+    def __init__(self, graph: Graph, plan: MemoryPlan, arena: str):
+        self.graph, self.plan, self.arena = graph, plan, arena
+        self._idents: dict[str, str] = {}
+        taken: set[str] = set()
+        for name in sorted(n for n, p in plan.placements.items() if p.kind == "constant"):
+            base = "c_" + (re.sub(r"\W", "_", name).strip("_") or "t")
+            ident, k = base, 0
+            while ident in taken:
+                k += 1
+                ident = f"{base}_{k}"
+            taken.add(ident)
+            self._idents[name] = ident
+
+    def constant_ident(self, name: str) -> str:
+        return self._idents[name]
+
+    def buf(self, name: str) -> Buf:
+        t = self.graph.tensors[name]
+        p = self.plan.placements[name]
+        ct = t.dtype.ctype
+        if p.kind == "constant":
+            ptr = f"(({ct} *){self._idents[name]})"
+        elif p.kind == "input":
+            ptr = f"(({ct} *)DeeployNetwork_inputs[{p.index}])"
+        elif p.kind == "output":
+            ptr = f"(({ct} *)DeeployNetwork_outputs[{p.index}])"
+        else:
+            ptr = f"(({ct} *)({self.arena} + {p.offset}))"
+        return Buf(name, ptr, tuple(t.shape), t.dtype)
+
+    def scratch(self, node_name: str) -> str:
+        offset = self.plan.scratch_offsets.get(node_name)
+        return "NULL" if offset is None else f"((void *)({self.arena} + {offset}))"

@@ -1,0 +1,98 @@
+"""Code generation: render Network.c / Network.h / CMakeLists.txt of a bound, planned graph
+and copy the kernel sources it uses, giving a self-contained C project."""
+
+from __future__ import annotations
+
+import functools
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from mako.template import Template
+
+from Deeploy.binding import Layer
+from Deeploy.codegen.buffers import Buf, BufferNames
+from Deeploy.ir.graph import Graph
+from Deeploy.memory.planner import MemoryPlan
+from Deeploy.targets.platform import Platform
+
+__all__ = ["emit_project", "EmitSummary", "c_array_body"]
+
+_TEMPLATES = Path(__file__).parent / "templates"
+
+
+@functools.lru_cache(maxsize=None)
+def _template(text: str) -> Template:
+    return Template(text, strict_undefined=True)
+
+
+def _file_template(name: str) -> Template:
+    return _template((_TEMPLATES / name).read_text())
+
+
+def c_array_body(values: np.ndarray) -> str:
+    flat = values.reshape(-1).tolist() or [0]
+    rows = [",".join(map(str, flat[i:i + 32])) for i in range(0, len(flat), 32)]
+    return "\n    " + ",\n    ".join(rows) + "\n"
+
+
+@dataclass(frozen=True)
+class EmitSummary:
+    """What was generated: for the compile summary."""
+
+    layers: int
+    kernels: tuple[str, ...]
+    const_bytes: int
+    arena_size: int
+    lower_bound: int
+    io_bytes: int
+
+
+def render_call(layer: Layer, names: BufferNames) -> str:
+    node = layer.node
+    ctx = dict(
+        fn=layer.variant, node=node, p=node.params,
+        x=[names.buf(i) if i else None for i in node.inputs],
+        y=[names.buf(o) for o in node.outputs],
+        scratch=names.scratch(node.name),
+    )
+    return _template(layer.kernel.call).render(**ctx).strip()
+
+
+def emit_project(graph: Graph, layers: list[Layer], plan: MemoryPlan, platform: Platform,
+                 out_dir: Path, source: str) -> EmitSummary:
+    arena = f"deeploy_arena_{plan.level.name}"
+    names = BufferNames(graph, plan, arena)
+    calls = [(f"{k}: {layer.node.op} '{layer.node.name}' -> {layer.variant}".replace("*/", "* /"),
+              render_call(layer, names)) for k, layer in enumerate(layers)]
+    text = "\n".join(c for _, c in calls)
+
+    constants, const_bytes = [], 0
+    for t in sorted(graph.constants(), key=lambda t: t.name):
+        ident = names.constant_ident(t.name)
+        if ident in text:
+            constants.append((ident, t.dtype.ctype, t.size, c_array_body(t.value)))
+            const_bytes += t.nbytes
+
+    instances = {}
+    for layer in layers:
+        instances.setdefault(layer.variant, (layer.variant, layer.kernel.source, layer.type_args))
+    inputs: list[Buf] = [names.buf(n) for n in graph.inputs]
+    outputs: list[Buf] = [names.buf(n) for n in graph.outputs]
+    ctx = dict(source=source, platform=platform.name, layers=layers, constants=constants,
+               const_bytes=const_bytes, arena=arena, arena_size=plan.arena_size,
+               lower_bound=plan.lower_bound, inputs=inputs, outputs=outputs,
+               instances=sorted(instances.values()), calls=calls)
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / "Network.c").write_text(_file_template("Network.c.mako").render(**ctx))
+    (out_dir / "Network.h").write_text(_file_template("Network.h.mako").render(**ctx))
+    (out_dir / "CMakeLists.txt").write_text(_file_template("CMakeLists.txt.mako").render(**ctx))
+    kernel_out = out_dir / "kernels"
+    kernel_out.mkdir(exist_ok=True)
+    for path in sorted(platform.kernel_dir.iterdir()):  # sources may include each other
+        if path.is_file():
+            shutil.copyfile(path, kernel_out / path.name)
+    return EmitSummary(len(layers), tuple(sorted(instances)), const_bytes, plan.arena_size,
+                       plan.lower_bound, sum(b.nbytes for b in inputs + outputs))

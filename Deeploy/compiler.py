@@ -1,0 +1,95 @@
+"""The compilation pipeline, one direction:
+ONNX -> frontend (load, types) -> lowering passes -> binding -> memory plan -> C project."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+from Deeploy.binding import Layer, bind
+from Deeploy.codegen.emit import EmitSummary, emit_project
+from Deeploy.frontend import assign_input_types, infer_graph, load_onnx
+from Deeploy.ir.dtypes import IntType
+from Deeploy.ir.graph import Graph
+from Deeploy.ir.onnx_export import save_snapshot
+from Deeploy.memory.planner import MemoryPlan, plan_memory
+from Deeploy.passes.manager import run_passes
+from Deeploy.targets import get_platform
+
+__all__ = ["CompileResult", "compile_network", "compile_graph", "write_atomically"]
+
+
+@dataclass
+class CompileResult:
+    """The compiled network and what was decided on the way."""
+
+    graph: Graph
+    layers: list[Layer]
+    plan: MemoryPlan
+    summary: EmitSummary
+    notes: list[str] = field(default_factory=list)
+
+
+def write_atomically(out_dir: Path, fill: Callable[[Path], object]):
+    """Run ``fill`` on a fresh temporary folder beside ``out_dir`` and move it into place only
+    if ``fill`` succeeds, so a failed compilation never leaves a half-written folder."""
+    out_dir = Path(out_dir).resolve()
+    out_dir.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=out_dir.parent))
+    try:
+        result = fill(tmp)
+        if out_dir.exists():
+            old = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.old.", dir=out_dir.parent))
+            os.replace(out_dir, old / "x")
+            shutil.rmtree(old)
+        os.replace(tmp, out_dir)
+        return result
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+
+
+def compile_network(onnx_path: str | Path, platform: str, out_dir: str | Path, *,
+                    input_values: dict[str, np.ndarray] | None = None,
+                    input_types: dict[str, IntType] | None = None,
+                    snapshot_dir: str | Path | None = None,
+                    log: Callable[[str], None] | None = None) -> CompileResult:
+    """Compile ``onnx_path`` for ``platform`` into the C project folder ``out_dir``.
+
+    ``input_values`` (sample inputs by name) decide the integer types of FLOAT-declared inputs.
+    Snapshots of the graph after each stage go to ``snapshot_dir`` if given.
+    """
+    graph = load_onnx(onnx_path)
+    notes = assign_input_types(graph, input_values, input_types)
+    result = compile_graph(graph, platform, out_dir, source=Path(onnx_path).name,
+                           snapshot_dir=snapshot_dir, log=log)
+    result.notes[:0] = notes
+    return result
+
+
+def compile_graph(graph: Graph, platform: str, out_dir: str | Path, *, source: str = "network.onnx",
+                  snapshot_dir: str | Path | None = None,
+                  log: Callable[[str], None] | None = None) -> CompileResult:
+    """Compile a loaded graph whose inputs already have types (see ``assign_input_types``)."""
+    target = get_platform(platform)
+    infer_graph(graph)
+    snapshots = Path(snapshot_dir) if snapshot_dir else None
+    if snapshots:
+        save_snapshot(graph, snapshots / "frontend.onnx")
+    graph = run_passes(graph, target.passes, log)
+    if snapshots:
+        save_snapshot(graph, snapshots / "middleware.onnx")
+    layers = bind(graph, target)
+    if snapshots:
+        save_snapshot(graph, snapshots / "backend_post_binding.onnx",
+                      {layer.node.name: {"deeploy_kernel": layer.variant} for layer in layers})
+    plan = plan_memory(graph, layers, target.level(target.default_level))
+    summary = write_atomically(Path(out_dir), lambda tmp: emit_project(
+        graph, layers, plan, target, tmp, source))
+    return CompileResult(graph, layers, plan, summary)

@@ -1,0 +1,1 @@
+"""Memory planning: lifetimes and static arenas."""

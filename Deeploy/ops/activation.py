@@ -1,0 +1,150 @@
+"""Element-wise activations: the integer iGELU and iHardswish (int32 outputs, see
+specs/integer-ops.md), and Relu and Clip, which keep the input's type. Clip bounds come from
+attributes (opset < 11) or constant inputs; a non-integer bound is rounded inward, which is exact
+on integer data."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from Deeploy.errors import OpError
+from Deeploy.ir.dtypes import INT32, smallest_int_type, widest
+from Deeploy.ops._attrs import attr_float, attr_int, const_input, in_tensor, require_inputs
+from Deeploy.ops._registry import Cost, OpDef, register
+
+__all__ = ["IGELUParams", "IHardswishParams", "ClipParams", "UnaryParams"]
+
+
+def _elementwise_cost(ops_per_value):
+    return lambda p, ins, outs: Cost(ops=ops_per_value * outs[0].size,
+                                     bytes=ins[0].nbytes + outs[0].nbytes)
+
+
+@dataclass(frozen=True)
+class UnaryParams:
+    shape: tuple[int, ...]
+
+
+# ---- iGELU ---------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class IGELUParams:
+    """``y = x * ((one + L) >> 1)`` with ``L = sign(x)*(one - (min(|x|, -b) + b)^2)``."""
+
+    shape: tuple[int, ...]
+    b: int
+    one: int
+
+
+def _igelu_parse(node, graph):
+    require_inputs(node, 1)
+    b, one = attr_int(node, "b"), attr_int(node, "one")
+    if b >= 0:
+        raise OpError(node, f"attribute 'b' must be negative, got {b}")
+    return IGELUParams(tuple(graph.tensors[node.inputs[0]].shape), b, one)
+
+
+def _igelu_reference(p: IGELUParams, xs):
+    x = xs[0]
+    q = np.minimum(np.abs(x), -p.b)
+    erf = np.sign(x) * (p.one - (q + p.b) ** 2)
+    return [x * ((p.one + erf) >> 1)]
+
+
+register(OpDef("iGELU", _igelu_parse, lambda p, ins: [(p.shape, INT32)], _igelu_reference,
+               _elementwise_cost(7)))
+
+
+# ---- iHardswish ----------------------------------------------------------------------------
+@dataclass(frozen=True)
+class IHardswishParams:
+    """``y = x * (clip(x + three, 0, six) * one_over_six)``."""
+
+    shape: tuple[int, ...]
+    one_over_six: int
+    three: int
+    six: int
+
+
+def _ihardswish_parse(node, graph):
+    require_inputs(node, 1)
+    one_over_six, three, six = (attr_int(node, k) for k in ("one_over_six", "three", "six"))
+    if six < 0:
+        raise OpError(node, f"attribute 'six' must be non-negative, got {six}")
+    return IHardswishParams(tuple(graph.tensors[node.inputs[0]].shape), one_over_six, three, six)
+
+
+def _ihardswish_reference(p: IHardswishParams, xs):
+    x = xs[0]
+    return [x * (np.clip(x + p.three, 0, p.six) * p.one_over_six)]
+
+
+register(OpDef("iHardswish", _ihardswish_parse, lambda p, ins: [(p.shape, INT32)],
+               _ihardswish_reference, _elementwise_cost(4)))
+
+
+# ---- Relu ----------------------------------------------------------------------------------
+def _relu_parse(node, graph):
+    require_inputs(node, 1)
+    return UnaryParams(tuple(graph.tensors[node.inputs[0]].shape))
+
+
+register(OpDef("Relu", _relu_parse, lambda p, ins: [(p.shape, ins[0].dtype)],
+               lambda p, xs: [np.maximum(xs[0], 0)], _elementwise_cost(1)))
+
+
+# ---- Clip ----------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class ClipParams:
+    """Integer bounds (None: unbounded on that side); ``lo > hi`` yields ``hi`` everywhere."""
+
+    shape: tuple[int, ...]
+    lo: int | None
+    hi: int | None
+
+
+def _clip_bound(node, graph, index, name, inward):
+    if in_tensor(node, graph, index) is not None:
+        if name in node.attrs:
+            raise OpError(node, f"'{name}' given both as attribute and as input")
+        value = const_input(node, graph, index, name).reshape(-1)
+        if value.size != 1:
+            raise OpError(node, f"'{name}' must hold one value, got {value.size}")
+        return int(value[0])
+    number = attr_float(node, name, None)
+    if number is None or math.isinf(number) or abs(number) >= 2.0 ** 62:
+        return None  # absent, or the float type's extreme: no bound on integer data
+    if math.isnan(number):
+        raise OpError(node, f"'{name}' is NaN")
+    return int(inward(number))
+
+
+def _clip_parse(node, graph):
+    require_inputs(node, 1, 3)
+    lo = _clip_bound(node, graph, 1, "min", math.ceil)
+    hi = _clip_bound(node, graph, 2, "max", math.floor)
+    return ClipParams(tuple(graph.tensors[node.inputs[0]].shape), lo, hi)
+
+
+def _clip_reference(p: ClipParams, xs):
+    y = xs[0]
+    if p.lo is not None:
+        y = np.maximum(y, p.lo)
+    if p.hi is not None:
+        y = np.minimum(y, p.hi)
+    return [y]
+
+
+def _clip_infer(p: ClipParams, ins):
+    """The input's type, unless a bound lies beyond it (then widened to hold the bound)."""
+    dtype = ins[0].dtype
+    bounds = _clip_reference(p, [np.array([dtype.min, dtype.max], dtype=np.int64)])[0]
+    lo, hi = int(bounds.min()), int(bounds.max())
+    if not dtype.holds(lo, hi):
+        dtype = widest(dtype, smallest_int_type(lo, hi))
+    return [(p.shape, dtype)]
+
+
+register(OpDef("Clip", _clip_parse, _clip_infer, _clip_reference, _elementwise_cost(2)))

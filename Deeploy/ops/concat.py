@@ -1,0 +1,58 @@
+"""Concat along one axis (negative axes count from the end). Zero-sized inputs (an empty KV
+cache) are allowed; the output type holds the values of every non-empty input."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from Deeploy.errors import OpError
+from Deeploy.ir.dtypes import widest
+from Deeploy.ops._attrs import attr_int, normalize_axis
+from Deeploy.ops._registry import Cost, OpDef, register
+
+__all__ = ["ConcatParams"]
+
+
+@dataclass(frozen=True)
+class ConcatParams:
+    """The (non-negative) axis and the input shapes, in input order."""
+
+    axis: int
+    in_shapes: tuple[tuple[int, ...], ...]
+
+    @property
+    def out_shape(self) -> tuple[int, ...]:
+        first = self.in_shapes[0]
+        return first[:self.axis] + (sum(s[self.axis] for s in self.in_shapes),) + first[self.axis + 1:]
+
+
+def _concat_parse(node, graph):
+    names = [i for i in node.inputs if i]
+    if not names or len(names) != len(node.inputs):
+        raise OpError(node, "expected one or more inputs, none of them omitted")
+    shapes = [tuple(graph.tensors[i].shape) for i in names]
+    rank = len(shapes[0])
+    if rank == 0:
+        raise OpError(node, "cannot concatenate scalars")
+    axis = normalize_axis(node, attr_int(node, "axis"), rank)
+    for name, shape in zip(names, shapes):
+        if len(shape) != rank or any(d != e for k, (d, e) in enumerate(zip(shape, shapes[0]))
+                                     if k != axis):
+            raise OpError(node, f"input '{name}' of shape {list(shape)} does not match "
+                          f"{list(shapes[0])} outside axis {axis}")
+    return ConcatParams(axis, tuple(shapes))
+
+
+def _concat_infer(p: ConcatParams, ins):
+    filled = [t.dtype for t in ins if t.size > 0] or [t.dtype for t in ins]
+    return [(p.out_shape, widest(*filled))]
+
+
+def _concat_cost(p: ConcatParams, ins, outs):
+    return Cost(ops=0, bytes=sum(t.nbytes for t in ins) + outs[0].nbytes)
+
+
+register(OpDef("Concat", _concat_parse, _concat_infer,
+               lambda p, xs: [np.concatenate(xs, axis=p.axis)], _concat_cost))

@@ -1,0 +1,107 @@
+"""Integer divisions (int32 outputs, see specs/integer-ops.md).
+
+TrueIntegerDiv divides by a constant: ``x * coeff`` with ``coeff = floor(Delta*eta/(y*eta+eps))``
+computed exactly from the attributes; it is always followed by a RequantShift.
+IntegerDiv (PACTOps) divides two activations: ``round(x*Delta*eta / (y*eta + eps))``, rounding
+half away from zero as the upstream integer kernel does (unverified: no reference data)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+
+import numpy as np
+
+from Deeploy.errors import OpError
+from Deeploy.ir.dtypes import INT32
+from Deeploy.ops._attrs import attr_int, broadcast_shape, require_inputs
+from Deeploy.ops._registry import Cost, OpDef, register
+
+__all__ = ["TrueIntegerDivParams", "IntegerDivParams", "exact_attr", "div_round_half_away"]
+
+
+def exact_attr(node, name: str, default: int | None = None) -> Fraction:
+    """An integer or float attribute (plain or 1-element tensor) as an exact fraction."""
+    if name not in node.attrs:
+        if default is None:
+            raise OpError(node, f"missing required attribute '{name}'")
+        return Fraction(default)
+    arr = np.asarray(node.attrs[name]).reshape(-1)
+    if arr.size != 1:
+        raise OpError(node, f"attribute '{name}' must hold one value, got {arr.size}")
+    if arr.dtype.kind in "iub":
+        return Fraction(int(arr[0]))
+    value = float(arr[0])
+    if not math.isfinite(value):
+        raise OpError(node, f"attribute '{name}' is {value}")
+    return Fraction(value)
+
+
+# ---- TrueIntegerDiv ------------------------------------------------------------------------
+@dataclass(frozen=True)
+class TrueIntegerDivParams:
+    """``out = x * coeff``."""
+
+    shape: tuple[int, ...]
+    coeff: int
+
+
+def _true_div_parse(node, graph):
+    require_inputs(node, 1)
+    delta, eps, eta, y = (exact_attr(node, k) for k in ("Delta", "eps", "eta", "y"))
+    den = y * eta + eps
+    if den == 0:
+        raise OpError(node, f"y*eta + eps is zero (y={y}, eta={eta}, eps={eps})")
+    coeff = math.floor(delta * eta / den)
+    if abs(coeff) >= 2 ** 31:
+        raise OpError(node, f"coefficient Delta*eta/(y*eta+eps) = {coeff} does not fit int32")
+    return TrueIntegerDivParams(tuple(graph.tensors[node.inputs[0]].shape), coeff)
+
+
+register(OpDef("TrueIntegerDiv", _true_div_parse, lambda p, ins: [(p.shape, INT32)],
+               lambda p, xs: [xs[0] * p.coeff],
+               lambda p, ins, outs: Cost(ops=outs[0].size, bytes=ins[0].nbytes + outs[0].nbytes)))
+
+
+# ---- IntegerDiv ----------------------------------------------------------------------------
+@dataclass(frozen=True)
+class IntegerDivParams:
+    """``round(x*delta*eta / (y*eta + eps))`` with numpy broadcasting of x and y."""
+
+    shape: tuple[int, ...]
+    delta: int
+    eps: int
+    eta: int
+
+
+def _int_div_parse(node, graph):
+    require_inputs(node, 2)
+    shapes = [graph.tensors[i].shape for i in node.inputs]
+    delta, eps, eta = attr_int(node, "Delta"), attr_int(node, "eps"), attr_int(node, "eta", 1)
+    return IntegerDivParams(broadcast_shape(node, shapes), delta, eps, eta)
+
+
+def div_round_half_away(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+    """``num / den`` rounded to nearest, ties away from zero, exactly (den != 0)."""
+    if np.any(den == 0):
+        raise ZeroDivisionError("IntegerDiv: y*eta + eps is zero for some element")
+    a, b = np.abs(num), np.abs(den)
+    q = (2 * a + b) // (2 * b)
+    return np.where((num < 0) != (den < 0), -q, q)
+
+
+def _int_div_reference(p: IntegerDivParams, xs):
+    x, y = xs
+    scale = p.delta * p.eta
+    big = max(int(np.abs(x).max(initial=0)) * abs(scale),
+              int(np.abs(y).max(initial=0)) * abs(p.eta) + abs(p.eps)) >= 2 ** 60
+    if big:  # exact Python integers where int64 could overflow
+        x, y = x.astype(object), y.astype(object)
+    out = div_round_half_away(x * scale, y * p.eta + p.eps)
+    return [np.asarray(np.broadcast_to(out, p.shape), dtype=np.int64)]
+
+
+register(OpDef("IntegerDiv", _int_div_parse, lambda p, ins: [(p.shape, INT32)], _int_div_reference,
+               lambda p, ins, outs: Cost(ops=5 * outs[0].size,
+                                         bytes=sum(t.nbytes for t in ins) + outs[0].nbytes)))

@@ -1,0 +1,128 @@
+"""Integer normalisations back to 8 bits (see specs/integer-ops.md): iLayerNorm and iRMSNorm
+normalise the last axis with an exact integer square root; iNoNorm is an affine map
+``((x*weight + bias) * mul) >> log2(D)``. Outputs are int8 (clipped to n_levels)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from Deeploy.errors import OpError
+from Deeploy.ir.dtypes import smallest_int_type
+from Deeploy.ops._attrs import attr_int, broadcast_shape, log2_exact, require_inputs
+from Deeploy.ops._registry import Cost, OpDef, register
+
+__all__ = ["NormParams", "NoNormParams", "isqrt", "trunc_div"]
+
+
+@dataclass(frozen=True)
+class NormParams:
+    """Shape (normalised over its last axis), ``shift = log2(D)`` and the output clip range."""
+
+    shape: tuple[int, ...]
+    shift: int
+    lo: int
+    hi: int
+
+    @property
+    def width(self) -> int:
+        return self.shape[-1]
+
+
+@dataclass(frozen=True)
+class NoNormParams:
+    shape: tuple[int, ...]
+    mul: int
+    shift: int
+    lo: int
+    hi: int
+
+
+def isqrt(v: np.ndarray) -> np.ndarray:
+    """``floor(sqrt(v))`` exactly for non-negative int64 ``v`` below 2^62."""
+    r = np.sqrt(v.astype(np.float64)).astype(np.int64)
+    while True:
+        over = r * r > v
+        under = (r + 1) * (r + 1) <= v
+        if not over.any() and not under.any():
+            return r
+        r = r - over + under
+
+
+def trunc_div(a: np.ndarray, b) -> np.ndarray:
+    """``a / b`` rounded toward zero, for positive ``b``."""
+    q = np.floor_divide(np.abs(a), b)
+    return np.where(a < 0, -q, q)
+
+
+def _clip_range(node) -> tuple[int, int]:
+    levels = attr_int(node, "n_levels")
+    if not 2 <= levels <= 256:
+        raise OpError(node, f"n_levels must be in 2..256 for an 8-bit output, got {levels}")
+    return -(levels // 2), levels // 2 - 1
+
+
+def _check_operands(node, graph, names):
+    x = graph.tensors[node.inputs[0]]
+    if not x.shape or x.shape[-1] < 1:
+        raise OpError(node, f"needs a non-empty last axis, got input shape {list(x.shape)}")
+    for index, name in enumerate(names, start=1):
+        t = graph.tensors[node.inputs[index]]
+        if tuple(broadcast_shape(node, [t.shape, x.shape])) != tuple(x.shape):
+            raise OpError(node, f"{name} of shape {list(t.shape)} does not broadcast onto the "
+                          f"input {list(x.shape)}")
+    return tuple(x.shape)
+
+
+def _norm_parse(names):
+    def parse(node, graph):
+        require_inputs(node, 1 + len(names))
+        shape = _check_operands(node, graph, names)
+        shift = log2_exact(node, "D", attr_int(node, "D"))
+        return NormParams(shape, shift, *_clip_range(node))
+    return parse
+
+
+def _norm_infer(p, ins):
+    return [(p.shape, smallest_int_type(p.lo, p.hi))]
+
+
+def _layernorm_reference(p: NormParams, xs):
+    x, weight, bias = xs
+    mean = trunc_div(np.sum(x, axis=-1, keepdims=True), p.width)
+    d = x - mean
+    std = isqrt(np.sum(d * d, axis=-1, keepdims=True) // p.width + 1)
+    return [np.clip((trunc_div(d * weight, std) + bias) >> p.shift, p.lo, p.hi)]
+
+
+def _rmsnorm_reference(p: NormParams, xs):
+    x, weight = xs
+    std = isqrt(np.sum(x * x, axis=-1, keepdims=True) // p.width + 1)
+    return [np.clip(trunc_div(x * weight, std) >> p.shift, p.lo, p.hi)]
+
+
+def _norm_cost(p, ins, outs):
+    return Cost(ops=8 * outs[0].size, bytes=sum(t.nbytes for t in ins) + outs[0].nbytes)
+
+
+register(OpDef("iLayerNorm", _norm_parse(("weight", "bias")), _norm_infer, _layernorm_reference,
+               _norm_cost))
+register(OpDef("iRMSNorm", _norm_parse(("weight",)), _norm_infer, _rmsnorm_reference, _norm_cost))
+
+
+def _nonorm_parse(node, graph):
+    require_inputs(node, 3)
+    shape = _check_operands(node, graph, ("weight", "bias"))
+    shift = log2_exact(node, "D", attr_int(node, "D"))
+    return NoNormParams(shape, attr_int(node, "mul"), shift, *_clip_range(node))
+
+
+def _nonorm_reference(p: NoNormParams, xs):
+    x, weight, bias = xs
+    return [np.clip(((x * weight + bias) * p.mul) >> p.shift, p.lo, p.hi)]
+
+
+register(OpDef("iNoNorm", _nonorm_parse, _norm_infer, _nonorm_reference,
+               lambda p, ins, outs: Cost(ops=4 * outs[0].size,
+                                         bytes=sum(t.nbytes for t in ins) + outs[0].nbytes)))

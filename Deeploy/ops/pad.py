@@ -1,0 +1,102 @@
+"""Pad, constant mode: ``pads`` from the attribute (opset < 11, and some opset-13 exports) or a
+constant input (with the optional opset-18 ``axes`` input); the pad value from the ``value``
+attribute or constant input 2. Negative pads crop. The output type holds both the input's values
+and the pad value."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from Deeploy.errors import OpError
+from Deeploy.ir.dtypes import smallest_int_type, widest
+from Deeploy.ops._attrs import (attr_float, attr_ints, attr_str, const_input, in_tensor,
+                                normalize_axis, require_inputs)
+from Deeploy.ops._registry import Cost, OpDef, register
+
+__all__ = ["PadParams"]
+
+
+@dataclass(frozen=True)
+class PadParams:
+    """Per-axis pads added before/after each axis (negative values crop) and the fill value."""
+
+    in_shape: tuple[int, ...]
+    begin: tuple[int, ...]
+    end: tuple[int, ...]
+    value: int
+
+    @property
+    def out_shape(self) -> tuple[int, ...]:
+        return tuple(d + b + e for d, b, e in zip(self.in_shape, self.begin, self.end))
+
+    @property
+    def pads_anything(self) -> bool:
+        return any(v > 0 for v in self.begin + self.end)
+
+
+def _pad_parse(node, graph):
+    require_inputs(node, 1, 4)
+    shape = graph.tensors[node.inputs[0]].shape
+    rank = len(shape)
+    mode = attr_str(node, "mode", "constant")
+    if mode != "constant":
+        raise OpError(node, f"only mode 'constant' is supported, got '{mode}'")
+    if "pads" in node.attrs:
+        if in_tensor(node, graph, 1) is not None:
+            raise OpError(node, "pads given both as attribute and as input")
+        pads = attr_ints(node, "pads")
+    else:
+        pads = tuple(int(v) for v in const_input(node, graph, 1, "pads").reshape(-1))
+    axes_value = const_input(node, graph, 3, "axes", optional=True)
+    if axes_value is None:
+        axes = list(range(rank))
+    else:
+        axes = [normalize_axis(node, int(a), rank, "axes") for a in axes_value.reshape(-1)]
+        if len(set(axes)) != len(axes):
+            raise OpError(node, f"axes {axes_value.reshape(-1).tolist()} repeat an axis")
+    if len(pads) != 2 * len(axes):
+        raise OpError(node, f"pads {list(pads)} must hold {2 * len(axes)} values "
+                      f"(begin and end for {len(axes)} axes)")
+    begin, end = [0] * rank, [0] * rank
+    for k, a in enumerate(axes):
+        begin[a], end[a] = pads[k], pads[len(axes) + k]
+    for a in range(rank):
+        if shape[a] + min(begin[a], 0) + min(end[a], 0) < 0:
+            raise OpError(node, f"pads {list(pads)} crop more than axis {a} of size {shape[a]} holds")
+    value_in = in_tensor(node, graph, 2)
+    if value_in is not None:
+        v = const_input(node, graph, 2, "constant_value").reshape(-1)
+        if v.size > 1:
+            raise OpError(node, f"constant_value must hold one value, got {v.size}")
+        value = int(v[0]) if v.size else 0
+    else:
+        number = attr_float(node, "value", 0.0)
+        if not np.isfinite(number) or number != int(number):
+            raise OpError(node, f"pad value {number} is not an integer: only integer networks "
+                          "are supported")
+        value = int(number)
+    return PadParams(tuple(shape), tuple(begin), tuple(end), value)
+
+
+def _pad_infer(p: PadParams, ins):
+    dtype = ins[0].dtype
+    if p.pads_anything:
+        dtype = widest(dtype, smallest_int_type(p.value, p.value))
+    return [(p.out_shape, dtype)]
+
+
+def _pad_reference(p: PadParams, xs):
+    x = xs[0]
+    crop = tuple(slice(-min(b, 0), d + min(e, 0)) for d, b, e in zip(x.shape, p.begin, p.end))
+    x = x[crop]
+    widths = [(max(b, 0), max(e, 0)) for b, e in zip(p.begin, p.end)]
+    return [np.pad(x, widths, mode="constant", constant_values=p.value)]
+
+
+def _pad_cost(p: PadParams, ins, outs):
+    return Cost(ops=0, bytes=ins[0].nbytes + outs[0].nbytes)
+
+
+register(OpDef("Pad", _pad_parse, _pad_infer, _pad_reference, _pad_cost))

@@ -1,0 +1,143 @@
+"""MaxPool (1D/2D; kernel_shape, strides, pads, dilations, auto_pad, ceil_mode): the output keeps
+the input's type. Padding never wins a max: padded taps are ignored, and a geometry in which some
+window sees padding only is rejected."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from Deeploy.errors import OpError
+from Deeploy.ops._attrs import attr_int, attr_ints, attr_str, require_inputs
+from Deeploy.ops._registry import Cost, OpDef, register
+
+__all__ = ["MaxPoolParams", "maxpool_reference"]
+
+
+@dataclass(frozen=True)
+class MaxPoolParams:
+    """Geometry of a max pooling, always as 2-D (a 1-D pooling has height 1).
+
+    ``pads`` are the attribute's pads; with ``ceil_mode`` the last window of an axis may reach
+    past ``in + pad_begin + pad_end``: those taps count as padding too.
+    """
+
+    batch: int
+    channels: int
+    in_hw: tuple[int, int]
+    out_hw: tuple[int, int]
+    kernel: tuple[int, int]
+    stride: tuple[int, int]
+    dilation: tuple[int, int]
+    pads: tuple[int, int, int, int]  # top, left, bottom, right
+    ceil_mode: bool
+    dims: int  # 1 or 2
+
+    @property
+    def window(self) -> int:
+        return self.kernel[0] * self.kernel[1]
+
+
+def _same_pads(mode, in_size, k, s, d):
+    out = -(-in_size // s)
+    total = max((out - 1) * s + (k - 1) * d + 1 - in_size, 0)
+    small = total // 2
+    return (small, total - small) if mode == "SAME_UPPER" else (total - small, small)
+
+
+def _out_size(in_size, begin, end, k, s, d, ceil_mode):
+    span = in_size + begin + end - d * (k - 1) - 1
+    if span < 0:
+        return 0
+    if not ceil_mode:
+        return span // s + 1
+    out = -(-span // s) + 1
+    if (out - 1) * s >= in_size + begin:  # the last window would start in the end padding
+        out -= 1
+    return out
+
+
+def _maxpool_parse(node, graph):
+    require_inputs(node, 1)
+    if len(node.outputs) > 1 and node.outputs[1]:
+        raise OpError(node, "the Indices output of MaxPool is not supported")
+    x = graph.tensors[node.inputs[0]]
+    dims = len(x.shape) - 2
+    if dims not in (1, 2):
+        raise OpError(node, f"only 1-D and 2-D max pooling is supported (input {list(x.shape)})")
+    kernel = attr_ints(node, "kernel_shape")
+    strides = attr_ints(node, "strides", (1,) * dims)
+    dilations = attr_ints(node, "dilations", (1,) * dims)
+    ceil_mode = bool(attr_int(node, "ceil_mode", 0))
+    mode = attr_str(node, "auto_pad", "NOTSET")
+    for name, value in (("kernel_shape", kernel), ("strides", strides), ("dilations", dilations)):
+        if len(value) != dims:
+            raise OpError(node, f"{name} {list(value)} must hold {dims} values for a "
+                          f"rank-{len(x.shape)} input")
+        if min(value) < 1:
+            raise OpError(node, f"{name} {list(value)} must be positive")
+    if mode == "NOTSET":
+        pads = attr_ints(node, "pads", (0,) * (2 * dims))
+        if len(pads) != 2 * dims or min(pads) < 0:
+            raise OpError(node, f"pads {list(pads)} must hold {2 * dims} non-negative values")
+        begin, end = tuple(pads[:dims]), tuple(pads[dims:])
+    elif mode == "VALID":
+        begin, end = (0,) * dims, (0,) * dims
+    elif mode in ("SAME_UPPER", "SAME_LOWER"):
+        both = [_same_pads(mode, x.shape[2 + a], kernel[a], strides[a], dilations[a])
+                for a in range(dims)]
+        begin, end = tuple(b[0] for b in both), tuple(b[1] for b in both)
+    else:
+        raise OpError(node, f"unknown auto_pad '{mode}'")
+    out = []
+    for a in range(dims):
+        size, k, s, d = x.shape[2 + a], kernel[a], strides[a], dilations[a]
+        n = _out_size(size, begin[a], end[a], k, s, d, ceil_mode)
+        if n < 1:
+            raise OpError(node, f"kernel {list(kernel)} (dilations {list(dilations)}) is larger than "
+                          f"the padded input {list(x.shape[2:])}")
+        for o in range(n):
+            taps = o * s - begin[a] + d * np.arange(k)
+            if not np.any((taps >= 0) & (taps < size)):
+                raise OpError(node, f"window {o} along spatial axis {a} covers padding only "
+                              f"(pads {list(begin) + list(end)}, kernel {list(kernel)})")
+        out.append(n)
+    lift = (lambda t, fill: (fill,) + tuple(t)) if dims == 1 else (lambda t, fill: tuple(t))
+    b0, e0 = lift(begin, 0), lift(end, 0)
+    return MaxPoolParams(x.shape[0], x.shape[1], lift(x.shape[2:], 1), lift(out, 1), lift(kernel, 1),
+                         lift(strides, 1), lift(dilations, 1), (b0[0], b0[1], e0[0], e0[1]),
+                         ceil_mode, dims)
+
+
+def _maxpool_infer(p: MaxPoolParams, ins):
+    spatial = p.out_hw if p.dims == 2 else p.out_hw[1:]
+    return [((p.batch, p.channels) + tuple(spatial), ins[0].dtype)]
+
+
+def maxpool_reference(p: MaxPoolParams, x: np.ndarray) -> np.ndarray:
+    x = x.reshape(p.batch, p.channels, *p.in_hw)
+    (oh, ow), (sh, sw), (dh, dw), (kh, kw) = p.out_hw, p.stride, p.dilation, p.kernel
+    top, left, _, _ = p.pads
+    # pad far enough for every window (ceil_mode may reach past the end pads) with a value
+    # below any input, so that padding never wins (parse guarantees a real tap per window)
+    need_h = (oh - 1) * sh + (kh - 1) * dh + 1
+    need_w = (ow - 1) * sw + (kw - 1) * dw + 1
+    bottom = max(need_h - top - p.in_hw[0], 0)
+    right = max(need_w - left - p.in_hw[1], 0)
+    low = np.iinfo(np.int64).min
+    xp = np.pad(x, ((0, 0), (0, 0), (top, bottom), (left, right)), constant_values=low)
+    out = np.full((p.batch, p.channels, oh, ow), low, dtype=np.int64)
+    for i in range(kh):
+        for j in range(kw):
+            patch = xp[:, :, i * dh: i * dh + sh * (oh - 1) + 1: sh, j * dw: j * dw + sw * (ow - 1) + 1: sw]
+            np.maximum(out, patch, out=out)
+    return out if p.dims == 2 else out.reshape(p.batch, p.channels, ow)
+
+
+def _maxpool_cost(p: MaxPoolParams, ins, outs):
+    return Cost(ops=outs[0].size * p.window, bytes=ins[0].nbytes + outs[0].nbytes)
+
+
+register(OpDef("MaxPool", _maxpool_parse, _maxpool_infer,
+               lambda p, xs: [maxpool_reference(p, xs[0])], _maxpool_cost))

@@ -1,0 +1,94 @@
+"""Reductions: ReduceSum (int32 output), and the integer means ReduceMean and IntegerMean, which
+round half up, ``floor(sum/n + 1/2)``, and keep the input's type (see specs/integer-ops.md).
+
+Axes come from the ``axes`` attribute or (ReduceSum >= 13, ReduceMean >= 18) a constant input;
+no axes reduce everything unless ``noop_with_empty_axes`` is set."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from Deeploy.errors import OpError
+from Deeploy.ir.dtypes import INT32
+from Deeploy.ops._attrs import attr_int, attr_ints, const_input, in_tensor, normalize_axis, require_inputs
+from Deeploy.ops._registry import Cost, OpDef, register
+
+__all__ = ["ReduceParams", "mean_round_half_up"]
+
+
+@dataclass(frozen=True)
+class ReduceParams:
+    """Sorted, non-negative reduced axes (empty: the identity) and whether they are kept."""
+
+    in_shape: tuple[int, ...]
+    axes: tuple[int, ...]
+    keepdims: bool
+
+    @property
+    def out_shape(self) -> tuple[int, ...]:
+        if self.keepdims:
+            return tuple(1 if k in self.axes else d for k, d in enumerate(self.in_shape))
+        return tuple(d for k, d in enumerate(self.in_shape) if k not in self.axes)
+
+    @property
+    def count(self) -> int:
+        """Number of input values summed into each output value."""
+        return int(np.prod([self.in_shape[a] for a in self.axes], dtype=np.int64))
+
+
+def _reduce_parse(node, graph, allow_input_axes=True):
+    if allow_input_axes:
+        require_inputs(node, 1, 2)
+    else:
+        require_inputs(node, 1)
+    shape = tuple(graph.tensors[node.inputs[0]].shape)
+    rank = len(shape)
+    if in_tensor(node, graph, 1) is not None:
+        if "axes" in node.attrs:
+            raise OpError(node, "axes given both as attribute and as input")
+        axes = [int(a) for a in const_input(node, graph, 1, "axes").reshape(-1)]
+    else:
+        axes = attr_ints(node, "axes", None)
+        axes = None if axes is None else list(axes)
+    keepdims = bool(attr_int(node, "keepdims", 1))
+    if not axes:
+        axes = [] if attr_int(node, "noop_with_empty_axes", 0) else list(range(rank))
+    norm = sorted(normalize_axis(node, a, rank, "axes") for a in axes)
+    if len(set(norm)) != len(norm):
+        raise OpError(node, f"axes {axes} repeat an axis")
+    return ReduceParams(shape, tuple(norm), keepdims)
+
+
+def _mean_parse(node, graph, allow_input_axes=True):
+    p = _reduce_parse(node, graph, allow_input_axes)
+    if p.count == 0:
+        raise OpError(node, f"the mean over the empty axes {list(p.axes)} of {list(p.in_shape)} "
+                      "is undefined")
+    return p
+
+
+def _sum(p: ReduceParams, x: np.ndarray) -> np.ndarray:
+    return np.sum(x, axis=p.axes, keepdims=p.keepdims, dtype=np.int64).reshape(p.out_shape)
+
+
+def mean_round_half_up(total: np.ndarray, count: int) -> np.ndarray:
+    """``floor(total/count + 1/2)`` exactly, on int64."""
+    return np.floor_divide(2 * total + count, 2 * count)
+
+
+def _mean_reference(p: ReduceParams, xs):
+    return [mean_round_half_up(_sum(p, xs[0]), p.count)]
+
+
+def _reduce_cost(p: ReduceParams, ins, outs):
+    return Cost(ops=ins[0].size + 2 * outs[0].size, bytes=ins[0].nbytes + outs[0].nbytes)
+
+
+register(OpDef("ReduceSum", _reduce_parse, lambda p, ins: [(p.out_shape, INT32)],
+               lambda p, xs: [_sum(p, xs[0])], _reduce_cost))
+register(OpDef("ReduceMean", _mean_parse, lambda p, ins: [(p.out_shape, ins[0].dtype)],
+               _mean_reference, _reduce_cost))
+register(OpDef("IntegerMean", lambda node, graph: _mean_parse(node, graph, False),
+               lambda p, ins: [(p.out_shape, ins[0].dtype)], _mean_reference, _reduce_cost))

@@ -1,0 +1,131 @@
+"""Slice (starts/ends/axes/steps as constant inputs, or attributes in opsets < 10; negative
+indices, clamping and negative steps as in ONNX) and Gather (constant indices along one axis).
+Both keep the data's type."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from Deeploy.errors import OpError
+from Deeploy.ops._attrs import attr_int, attr_ints, const_input, in_tensor, normalize_axis, require_inputs
+from Deeploy.ops._registry import Cost, OpDef, register
+
+__all__ = ["SliceParams", "GatherParams"]
+
+
+@dataclass(frozen=True)
+class SliceParams:
+    """For every axis of the input: the first index, the exclusive stop and the step, already
+    normalised and clamped (a negative step stops at ``stop`` = -1 to include index 0)."""
+
+    in_shape: tuple[int, ...]
+    starts: tuple[int, ...]
+    stops: tuple[int, ...]
+    steps: tuple[int, ...]
+
+    @property
+    def out_shape(self) -> tuple[int, ...]:
+        return tuple(max(0, -(-(e - s) // t)) for s, e, t in zip(self.starts, self.stops, self.steps))
+
+    def slices(self) -> tuple[slice, ...]:
+        return tuple(slice(s, None if e < 0 else e, t)
+                     for s, e, t in zip(self.starts, self.stops, self.steps))
+
+
+def _slice_values(node, graph):
+    if "starts" in node.attrs or "ends" in node.attrs:  # opset < 10
+        require_inputs(node, 1)
+        starts, ends = attr_ints(node, "starts"), attr_ints(node, "ends")
+        axes = attr_ints(node, "axes", None)
+        return list(starts), list(ends), None if axes is None else list(axes), None
+    require_inputs(node, 3, 5)
+    return (_const_list(node, graph, 1, "starts"), _const_list(node, graph, 2, "ends"),
+            _const_list(node, graph, 3, "axes", True), _const_list(node, graph, 4, "steps", True))
+
+
+def _const_list(node, graph, index, what, optional=False):
+    value = const_input(node, graph, index, what, optional)
+    return None if value is None else [int(v) for v in value.reshape(-1)]
+
+
+def _slice_parse(node, graph):
+    shape = tuple(graph.tensors[node.inputs[0]].shape)
+    rank = len(shape)
+    starts, ends, axes, steps = _slice_values(node, graph)
+    if len(starts) != len(ends):
+        raise OpError(node, f"starts {starts} and ends {ends} differ in length")
+    axes = list(range(len(starts))) if axes is None else axes
+    steps = [1] * len(starts) if steps is None else steps
+    if not len(axes) == len(steps) == len(starts):
+        raise OpError(node, f"starts {starts}, ends {ends}, axes {axes} and steps {steps} must "
+                      "have the same length")
+    axes = [normalize_axis(node, a, rank, "axes") for a in axes]
+    if len(set(axes)) != len(axes):
+        raise OpError(node, f"axes {axes} repeat an axis")
+    first, stop, step = [0] * rank, list(shape), [1] * rank
+    for a, s, e, t in zip(axes, starts, ends, steps):
+        dim = shape[a]
+        if t == 0:
+            raise OpError(node, f"step along axis {a} is 0")
+        s = s + dim if s < 0 else s
+        e = e + dim if e < 0 else e
+        if t > 0:
+            s, e = min(max(s, 0), dim), min(max(e, 0), dim)
+        else:
+            s, e = min(max(s, 0), dim - 1), min(max(e, -1), dim - 1)
+        first[a], stop[a], step[a] = s, e, t
+    return SliceParams(shape, tuple(first), tuple(stop), tuple(step))
+
+
+def _slice_reference(p: SliceParams, xs):
+    return [xs[0][p.slices()]]
+
+
+def _move_cost(p, ins, outs):
+    return Cost(ops=0, bytes=2 * outs[0].nbytes)
+
+
+register(OpDef("Slice", _slice_parse, lambda p, ins: [(p.out_shape, ins[0].dtype)],
+               _slice_reference, _move_cost))
+
+
+@dataclass(frozen=True)
+class GatherParams:
+    """Constant indices (normalised to non-negative, flattened) taken along ``axis``."""
+
+    axis: int
+    data_shape: tuple[int, ...]
+    indices: tuple[int, ...]
+    indices_shape: tuple[int, ...]
+
+    @property
+    def out_shape(self) -> tuple[int, ...]:
+        return self.data_shape[:self.axis] + self.indices_shape + self.data_shape[self.axis + 1:]
+
+
+def _gather_parse(node, graph):
+    require_inputs(node, 2)
+    shape = tuple(graph.tensors[node.inputs[0]].shape)
+    if not shape:
+        raise OpError(node, "cannot gather from a scalar")
+    axis = normalize_axis(node, attr_int(node, "axis", 0), len(shape))
+    if not in_tensor(node, graph, 1).is_constant:
+        raise OpError(node, f"indices ('{node.inputs[1]}') must be a constant initializer")
+    indices = const_input(node, graph, 1, "indices")
+    dim = shape[axis]
+    bad = indices[(indices < -dim) | (indices >= dim)]
+    if bad.size:
+        raise OpError(node, f"index {int(bad[0])} is out of range for axis {axis} of size {dim}")
+    flat = tuple(int(i) % dim for i in indices.reshape(-1))
+    return GatherParams(axis, shape, flat, tuple(indices.shape))
+
+
+def _gather_reference(p: GatherParams, xs):
+    idx = np.asarray(p.indices, dtype=np.int64).reshape(p.indices_shape)
+    return [np.take(xs[0], idx, axis=p.axis)]
+
+
+register(OpDef("Gather", _gather_parse, lambda p, ins: [(p.out_shape, ins[0].dtype)],
+               _gather_reference, _move_cost))

@@ -1,0 +1,1 @@
+"""Graph rewrites and the pass manager."""

@@ -1,0 +1,31 @@
+"""Constant folding: a node whose inputs are all constants is evaluated at compile time
+with its operator's reference.  ``op(const...) -> const``"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from Deeploy.ir.dtypes import smallest_int_type
+from Deeploy.ir.graph import Graph
+from Deeploy.ops import get_op
+
+__all__ = ["fold_constants"]
+
+
+def fold_constants(graph: Graph) -> tuple[Graph, bool]:
+    kept, modified = [], False
+    for node in graph.nodes:
+        inputs = [i for i in node.inputs if i]
+        if inputs and all(graph.is_constant(i) for i in inputs) and not set(node.outputs) & set(graph.outputs):
+            values = get_op(node).reference(node.params, [graph.tensors[i].value if i else None
+                                                          for i in node.inputs])
+            for name, value in zip(node.outputs, values):
+                t = graph.tensors[name]
+                t.value = np.asarray(value, dtype=np.int64)
+                lo, hi = (int(t.value.min()), int(t.value.max())) if t.value.size else (0, 0)
+                t.dtype = smallest_int_type(lo, hi)
+            modified = True
+        else:
+            kept.append(node)
+    graph.nodes = kept
+    return graph, modified

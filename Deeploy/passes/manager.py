@@ -1,0 +1,25 @@
+"""Runs a platform's pass list. A pass is a function ``graph -> (graph, modified)``; after
+each one that changed something, shapes and types are re-inferred and the graph verified."""
+
+from __future__ import annotations
+
+from typing import Callable, Sequence
+
+from Deeploy.frontend.type_inference import infer_graph
+from Deeploy.ir.graph import Graph
+
+__all__ = ["Pass", "run_passes"]
+
+Pass = Callable[[Graph], tuple[Graph, bool]]
+
+
+def run_passes(graph: Graph, passes: Sequence[Pass], log: Callable[[str], None] | None = None) -> Graph:
+    for fn in passes:
+        graph, modified = fn(graph)
+        if modified:
+            graph.remove_unused()
+            graph.verify()
+            infer_graph(graph)
+        if log:
+            log(f"pass {fn.__name__}: {'modified' if modified else 'no change'}")
+    return graph

@@ -1,0 +1,1 @@
+"""The Generic (host C) platform."""

@@ -1,0 +1,17 @@
+"""The Generic platform: portable C for the host, one unbounded memory."""
+
+from Deeploy.passes.constant_folding import fold_constants
+from Deeploy.targets.generic.bindings import GENERIC_BINDINGS
+from Deeploy.targets.platform import MemoryLevel, Platform
+
+__all__ = ["GENERIC"]
+
+GENERIC = Platform(
+    name="Generic",
+    library="Generic",
+    memory=(MemoryLevel("L2", None, alignment=4),),
+    bindings=GENERIC_BINDINGS,
+    passes=(fold_constants,),
+    default_level="L2",
+    cmake_platform="Generic",
+)

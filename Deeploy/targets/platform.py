@@ -1,0 +1,70 @@
+"""Declarative platform descriptions: memory levels, the kernel library, op -> kernel
+bindings and the lowering pass list. The compiler core reads these; it never branches on a
+platform's name."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Sequence
+
+from Deeploy.ir.dtypes import IntType
+from Deeploy.ir.graph import Graph, Node
+
+__all__ = ["Kernel", "MemoryLevel", "Platform", "TARGET_LIBRARIES"]
+
+TARGET_LIBRARIES = Path(__file__).resolve().parents[2] / "TargetLibraries"
+
+
+@dataclass(frozen=True)
+class Kernel:
+    """A type-generic C kernel and how a node calls it.
+
+    ``source`` (in the library's ``kernels/`` folder) defines ``static void KERNEL(...)`` in
+    terms of the type macros named in ``types``; each macro is bound to the element type of the
+    node's input (then output) at that position, and the generated code instantiates one
+    variant per distinct binding. ``call`` is a Mako template of the call statement.
+    ``accepts`` returns None if the kernel can run the node, else the reason it cannot.
+    ``scratch`` gives the bytes of per-call working memory the kernel needs;
+    ``extra_types`` binds further type macros computed from the node (e.g. an accumulator).
+    """
+
+    name: str
+    source: str
+    call: str
+    types: tuple[str, ...] = ()
+    accepts: Callable[[Node, Graph], str | None] | None = None
+    scratch: Callable[[Node, Graph], int] | None = None
+    extra_types: Callable[[Node, Graph], tuple[tuple[str, IntType], ...]] | None = None
+
+
+@dataclass(frozen=True)
+class MemoryLevel:
+    """A memory the planner places buffers in; ``size`` None means unbounded."""
+
+    name: str
+    size: int | None
+    alignment: int = 4
+
+
+@dataclass(frozen=True)
+class Platform:
+    """Everything target-specific the compiler needs, as data."""
+
+    name: str
+    library: str                                   # folder under TargetLibraries/
+    memory: Sequence[MemoryLevel]
+    bindings: dict[str, Sequence[Kernel]]          # op type -> kernels, first match wins
+    passes: Sequence[Callable] = field(default_factory=tuple)
+    default_level: str = "L2"
+    cmake_platform: str = "Generic"                # cmake/<name>.cmake
+
+    @property
+    def kernel_dir(self) -> Path:
+        return TARGET_LIBRARIES / self.library / "kernels"
+
+    def level(self, name: str) -> MemoryLevel:
+        for level in self.memory:
+            if level.name == name:
+                return level
+        raise KeyError(name)
