@@ -48,11 +48,9 @@ def _same_pads(mode, in_size, k, s, d):
 
 def _out_size(in_size, begin, end, k, s, d, ceil_mode):
     span = in_size + begin + end - d * (k - 1) - 1
-    if span < 0:
-        return 0
     if not ceil_mode:
-        return span // s + 1
-    out = -(-span // s) + 1
+        return span // s + 1 if span >= 0 else 0
+    out = -(-span // s) + 1  # may be 1 for a small negative span: the window reaches past the end
     if (out - 1) * s >= in_size + begin:  # the last window would start in the end padding
         out -= 1
     return out

@@ -109,4 +109,8 @@ GENERIC_BINDINGS: dict[str, tuple[Kernel, ...]] = {
     "Squeeze": (_COPY,),
     "Unsqueeze": (_COPY,),
     "Identity": (_COPY,),
+    # -- data movement and reductions --
+    # -- end data movement and reductions --
+    # -- integer nonlinearities and normalisations --
+    # -- end integer nonlinearities and normalisations --
 }
