@@ -29,8 +29,12 @@ class UnsupportedOpError(DeeployError):
     """Nodes whose operator (or operator/type combination) the chosen platform cannot run."""
 
     def __init__(self, platform: str, pairs: list[tuple[str, str]], what: str = "operators"):
-        listing = ", ".join(f"{op} ('{name}')" for op, name in pairs)
-        super().__init__(f"platform {platform} does not support these {what}: {listing}")
+        by_op: dict[str, list[str]] = {}
+        for op, name in pairs:
+            by_op.setdefault(op, []).append(f"'{name}'")
+        listing = "; ".join(f"{op} ({len(names)}): {', '.join(names)}" for op, names in by_op.items())
+        super().__init__(f"platform {platform} does not support these {what} "
+                         f"({len(pairs)} nodes): {listing}")
         self.pairs = pairs
 
 

@@ -10,7 +10,7 @@ import numpy as np
 
 from Deeploy.errors import OpError
 from Deeploy.ir.dtypes import smallest_int_type
-from Deeploy.ops._attrs import attr_int, broadcast_shape, log2_exact, require_inputs
+from Deeploy.ops._attrs import attr_int, log2_exact, require_inputs
 from Deeploy.ops._registry import Cost, OpDef, register
 
 __all__ = ["NormParams", "NoNormParams", "isqrt", "trunc_div"]
@@ -69,7 +69,11 @@ def _check_operands(node, graph, names):
         raise OpError(node, f"needs a non-empty last axis, got input shape {list(x.shape)}")
     for index, name in enumerate(names, start=1):
         t = graph.tensors[node.inputs[index]]
-        if tuple(broadcast_shape(node, [t.shape, x.shape])) != tuple(x.shape):
+        try:
+            fits = tuple(np.broadcast_shapes(t.shape, x.shape)) == tuple(x.shape)
+        except ValueError:
+            fits = False
+        if not fits:
             raise OpError(node, f"{name} of shape {list(t.shape)} does not broadcast onto the "
                           f"input {list(x.shape)}")
     return tuple(x.shape)

@@ -93,8 +93,9 @@ def _maxpool_parse(node, graph):
         size, k, s, d = x.shape[2 + a], kernel[a], strides[a], dilations[a]
         n = _out_size(size, begin[a], end[a], k, s, d, ceil_mode)
         if n < 1:
-            raise OpError(node, f"kernel {list(kernel)} (dilations {list(dilations)}) is larger than "
-                          f"the padded input {list(x.shape[2:])}")
+            raise OpError(node, f"kernel {list(kernel)} (dilations {list(dilations)}) does not fit "
+                          f"spatial axis {a} of the input {list(x.shape)} padded by "
+                          f"{list(begin) + list(end)}")
         for o in range(n):
             taps = o * s - begin[a] + d * np.arange(k)
             if not np.any((taps >= 0) & (taps < size)):
