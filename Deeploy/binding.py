@@ -10,7 +10,7 @@ from Deeploy.ir.dtypes import INT32, IntType
 from Deeploy.ir.graph import Graph, Node
 from Deeploy.targets.platform import Kernel, Platform
 
-__all__ = ["Layer", "bind"]
+__all__ = ["Layer", "bind", "check_supported"]
 
 
 @dataclass(frozen=True)
@@ -40,6 +40,15 @@ def _type_args(kernel: Kernel, node: Node, graph: Graph) -> tuple[tuple[str, Int
     if kernel.extra_types:
         args.extend(kernel.extra_types(node, graph))
     return tuple(args)
+
+
+def check_supported(graph: Graph, platform: Platform) -> None:
+    """Fail early, naming every node whose op has no definition or no kernel on ``platform``."""
+    from Deeploy.ops import registered_ops
+    known = registered_ops()
+    missing = [(n.op, n.name) for n in graph.nodes if n.op not in known or not platform.bindings.get(n.op)]
+    if missing:
+        raise UnsupportedOpError(platform.name, missing)
 
 
 def bind(graph: Graph, platform: Platform) -> list[Layer]:

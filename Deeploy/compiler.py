@@ -12,7 +12,7 @@ from typing import Callable
 
 import numpy as np
 
-from Deeploy.binding import Layer, bind
+from Deeploy.binding import Layer, bind, check_supported
 from Deeploy.codegen.emit import EmitSummary, emit_project
 from Deeploy.frontend import assign_input_types, infer_graph, load_onnx
 from Deeploy.ir.dtypes import IntType
@@ -78,6 +78,7 @@ def compile_graph(graph: Graph, platform: str, out_dir: str | Path, *, source: s
                   log: Callable[[str], None] | None = None) -> CompileResult:
     """Compile a loaded graph whose inputs already have types (see ``assign_input_types``)."""
     target = get_platform(platform)
+    check_supported(graph, target)
     infer_graph(graph)
     snapshots = Path(snapshot_dir) if snapshot_dir else None
     if snapshots:

@@ -1,0 +1,98 @@
+"""The ``deeploy`` command line.
+
+    deeploy compile net.onnx --platform Generic -o out/   # standalone C project + summary
+    deeploy ops --platform Generic                         # operators the platform runs
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import sys
+import time
+from pathlib import Path
+
+from Deeploy.errors import DeeployError
+
+__all__ = ["main"]
+
+
+def _input_types(specs: list[str]):
+    from Deeploy.ir.dtypes import dtype_by_name
+    types = {}
+    for spec in specs:
+        name, sep, type_name = spec.rpartition("=")
+        if not sep or not name:
+            raise DeeployError(f"--input-type '{spec}' must look like NAME=int8")
+        try:
+            types[name] = dtype_by_name(type_name)
+        except ValueError as exc:
+            raise DeeployError(f"--input-type '{spec}': {exc}") from None
+    return types
+
+
+def _compile(args) -> None:
+    from Deeploy.compiler import compile_graph
+    from Deeploy.frontend import assign_input_types, load_npz_arrays, load_onnx, map_arrays
+
+    onnx_path = Path(args.model)
+    start = time.perf_counter()
+    graph = load_onnx(onnx_path)
+    samples = Path(args.inputs) if args.inputs else onnx_path.with_name("inputs.npz")
+    values = None
+    if args.inputs or samples.is_file():
+        values = map_arrays(samples, load_npz_arrays(samples), graph.inputs, graph, "input")
+        print(f"input types from {samples}")
+    for note in assign_input_types(graph, values, _input_types(args.input_type)):
+        print("note:", note)
+    out = Path(args.output)
+    result = compile_graph(graph, args.platform, out, source=onnx_path.name,
+                           snapshot_dir=out.with_name(out.name + "_states") if args.snapshots else None,
+                           log=print if args.verbose else None)
+    s = result.summary
+    kernels = collections.Counter(layer.variant for layer in result.layers)
+    print(f"compiled {onnx_path} for {args.platform} in {time.perf_counter() - start:.2f} s -> {out}/")
+    print(f"  layers:     {s.layers}")
+    print(f"  kernels:    " + ", ".join(f"{k} x{n}" for k, n in sorted(kernels.items())))
+    print(f"  constants:  {s.const_bytes} B")
+    print(f"  activations: arena {s.arena_size} B (lower bound, peak of live bytes: {s.lower_bound} B)")
+    print(f"  inputs+outputs: {s.io_bytes} B")
+
+
+def _ops(args) -> None:
+    from Deeploy.ops import registered_ops
+    from Deeploy.targets import get_platform
+    platform = get_platform(args.platform)
+    for name in sorted(registered_ops()):
+        kernels = platform.bindings.get(name, ())
+        print(f"{name:16s} {', '.join(k.name for k in kernels) if kernels else '(not supported)'}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="deeploy", description="Compile quantized ONNX networks to C.")
+    sub = parser.add_subparsers(dest="command", required=True)
+    c = sub.add_parser("compile", help="compile an ONNX network into a standalone C project")
+    c.add_argument("model", help="the .onnx file")
+    c.add_argument("--platform", default="Generic")
+    c.add_argument("-o", "--output", required=True, help="output folder (replaced atomically)")
+    c.add_argument("--inputs", help="npz of sample inputs deciding input integer types "
+                   "(default: inputs.npz beside the model, if present)")
+    c.add_argument("--input-type", action="append", default=[], metavar="NAME=TYPE",
+                   help="integer type of a graph input, e.g. input=uint8")
+    c.add_argument("--snapshots", action="store_true", help="write ONNX snapshots to <output>_states/")
+    c.add_argument("-v", "--verbose", action="store_true")
+    c.set_defaults(run=_compile)
+    o = sub.add_parser("ops", help="list operators and the platform's kernels for them")
+    o.add_argument("--platform", default="Generic")
+    o.set_defaults(run=_ops)
+    args = parser.parse_args(argv)
+    try:
+        args.run(args)
+    except DeeployError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,28 @@
+"""Shared fixtures: where the test networks are."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+DEEPLOY_TEST = Path(__file__).resolve().parents[1]
+REPO = DEEPLOY_TEST.parent
+CORPUS = REPO.parent / "shared" / "corpus"
+
+
+def network_dirs(root: Path, *subdirs: str) -> list[Path]:
+    """Every folder below root/subdir holding a network.onnx, sorted."""
+    found = []
+    for sub in subdirs:
+        base = root / sub
+        if base.is_dir():
+            found += [p.parent for p in base.rglob("network.onnx")]
+    return sorted(found)
+
+
+@pytest.fixture
+def corpus() -> Path:
+    if not CORPUS.is_dir():
+        pytest.skip(f"external corpus not found at {CORPUS}")
+    return CORPUS

@@ -1,0 +1,34 @@
+"""Every int8 network, the project's own and the external corpus's, compiled for Generic,
+built with CMake and run as host C: outputs must match the goldens bit-exactly."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import pytest
+
+from DeeployTest.testRunner_generic import GENERIC
+from DeeployTest.testUtils.runner import run_test
+from DeeployTest.tests.conftest import CORPUS, DEEPLOY_TEST, network_dirs
+
+OWN = network_dirs(DEEPLOY_TEST, "Tests")
+EXTERNAL = network_dirs(CORPUS, "Kernels/Integer", "Models/miniMobileNetv2", "Models/microLlama/INT8")
+
+
+def _run(test_dir: Path, capsys) -> None:
+    args = argparse.Namespace(test=str(test_dir), verbose=False, skipgen=False, skipsim=False, gen_dir=None)
+    code = run_test(args, GENERIC)
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert "Errors: 0 out of" in out
+
+
+@pytest.mark.parametrize("test_dir", OWN, ids=[str(p.relative_to(DEEPLOY_TEST / "Tests")) for p in OWN])
+def test_own_network(test_dir, capsys):
+    _run(test_dir, capsys)
+
+
+@pytest.mark.parametrize("test_dir", EXTERNAL, ids=[str(p.relative_to(CORPUS)) for p in EXTERNAL])
+def test_corpus_network(test_dir, corpus, capsys):
+    _run(test_dir, capsys)

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Installs what building and testing needs, idempotently: the Python package with its test
+# dependencies, and from Debian the host build tools plus the RISC-V bare-metal toolchain
+# (gcc, binutils, picolibc) and QEMU. Packages already present are not reinstalled.
+set -euo pipefail
+repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+
+debs=(cmake gcc make valgrind gcc-riscv64-unknown-elf binutils-riscv64-unknown-elf
+      picolibc-riscv64-unknown-elf qemu-system-misc)
+missing=()
+for p in "${debs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "installing Debian packages: ${missing[*]}"
+  sudo_cmd=(); [ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
+  "${sudo_cmd[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+if ! python3 -c "import Deeploy, onnx, onnxruntime, mako, ortools, pytest, xdist" 2>/dev/null \
+   || [ "$(python3 -c 'import Deeploy, pathlib; print(pathlib.Path(Deeploy.__file__).parents[1])' 2>/dev/null)" != "$repo" ]; then
+  echo "installing the Python package and its dependencies"
+  python3 -m pip install -q --disable-pip-version-check -e "$repo[test]"
+fi
