@@ -82,7 +82,7 @@ def _pad_parse(node, graph):
 
 def _pad_infer(p: PadParams, ins):
     dtype = ins[0].dtype
-    if p.pads_anything:
+    if p.pads_anything and not dtype.holds(p.value, p.value):
         dtype = widest(dtype, smallest_int_type(p.value, p.value))
     return [(p.out_shape, dtype)]
 

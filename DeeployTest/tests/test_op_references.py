@@ -1,0 +1,162 @@
+"""Bit-exactness of every registered operator reference, generated from the op table in
+op_cases.py (JAX op-test style: op name -> a few generated cases).
+
+- every registered op must have a record (adding an op without tests fails here);
+- standard ONNX ops: the one-node model is run by onnxruntime and by the reference interpreter
+  (``run_reference`` on the graph loaded by ``load_onnx``) on the same seeded integer inputs;
+- custom integer ops: the reference is compared with a naive re-statement of the formula in
+  specs/integer-ops.md;
+- malformed nodes raise an ``OpError`` naming the node.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from op_cases import CUSTOM_OPS, ERROR_CASES, ONNX_OPS, RECORDS, Case, cases_of  # noqa: E402
+
+from Deeploy.errors import OpError  # noqa: E402
+from Deeploy.frontend import assign_input_types, infer_graph, load_onnx  # noqa: E402
+from Deeploy.ops import registered_ops  # noqa: E402
+from Deeploy.reference import run_reference  # noqa: E402
+
+STANDARD = {"Add", "Sub", "Mul", "Conv", "Gemm", "MatMul", "MaxPool", "Pad", "Concat", "Slice",
+            "Gather", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Transpose",
+            "ReduceSum", "Relu", "Clip", "ReduceMean"}
+CUSTOM = {"RequantShift", "iSoftmax", "ITAMax", "ITAPartialMax", "iGELU", "iLayerNorm", "iRMSNorm",
+          "iHardswish", "TrueIntegerDiv", "IntegerDiv", "iNoNorm", "IntegerMean"}
+
+
+# ---- one-node models -----------------------------------------------------------------------
+def build_model(op: str, case: Case, node_name: str = "node") -> onnx.ModelProto:
+    """Graph inputs ``a<k>`` / initializers ``c<k>`` for operand k; output ``y``, declared with
+    the first operand's element type (what onnxruntime's type inference gives these ops)."""
+    inputs, inits, names = [], [], []
+    for k, operand in enumerate(case.operands):
+        if operand is None:
+            names.append("")
+            continue
+        if operand.constant:
+            names.append(f"c{k}")
+            inits.append(numpy_helper.from_array(operand.value, f"c{k}"))
+        else:
+            names.append(f"a{k}")
+            elem = helper.np_dtype_to_tensor_dtype(operand.value.dtype)
+            inputs.append(helper.make_tensor_value_info(f"a{k}", elem, list(operand.value.shape)))
+    out_elem = helper.np_dtype_to_tensor_dtype(case.operands[0].value.dtype)
+    node = helper.make_node(op, names, ["y"], name=node_name, domain=case.domain, **case.attrs)
+    graph = helper.make_graph([node], f"{op}_test", inputs,
+                              [helper.make_tensor_value_info("y", out_elem, None)], inits)
+    opsets = [helper.make_opsetid("", case.opset)]
+    if case.domain:
+        opsets.append(helper.make_opsetid(case.domain, 1))
+    model = helper.make_model(graph, opset_imports=opsets)
+    model.ir_version = 8
+    return model
+
+
+def activations(case: Case) -> dict[str, np.ndarray]:
+    return {f"a{k}": o.value for k, o in enumerate(case.operands) if o is not None and not o.constant}
+
+
+def run_deeploy(path: Path, case: Case):
+    """The reference output and its inferred type, through the compiler's own frontend."""
+    graph = load_onnx(path)
+    values = {name: v.astype(np.int64) for name, v in activations(case).items()}
+    assign_input_types(graph, values)
+    infer_graph(graph)
+    out = graph.outputs[0]
+    return run_reference(graph, values)[out], graph.tensors[out].dtype
+
+
+def run_ort(path: Path, case: Case) -> np.ndarray:
+    import onnxruntime as ort
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = options.inter_op_num_threads = 1
+    options.log_severity_level = 3
+    session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+    return session.run(None, activations(case))[0]
+
+
+def assert_same(got: np.ndarray, want: np.ndarray, case: Case) -> None:
+    want = np.asarray(want)
+    assert got.shape == want.shape, f"shape {got.shape}, expected {want.shape}"
+    if not np.array_equal(got, want):
+        bad = np.argwhere(got != want)
+        first = tuple(int(i) for i in bad[0])
+        pytest.fail(f"{len(bad)} of {got.size} values differ; first at {first}: got {got[first]}, "
+                    f"expected {want[first]} (attrs {case.attrs})")
+
+
+def _params(ops):
+    return [pytest.param(op, case, id=f"{op}-{case.label}")
+            for op in ops for case in cases_of(RECORDS[op])]
+
+
+# ---- 1. coverage of the registry -----------------------------------------------------------
+def test_every_registered_op_has_a_record():
+    registered = set(registered_ops())
+    assert sorted(registered - set(RECORDS)) == [], "registered ops without test records"
+    assert sorted(set(RECORDS) - registered) == [], "records for ops that are not registered"
+
+
+def test_records_split_into_standard_and_custom_ops():
+    assert set(ONNX_OPS) == STANDARD
+    assert set(CUSTOM_OPS) == CUSTOM
+
+
+@pytest.mark.parametrize("op", sorted(RECORDS))
+def test_record_has_cases_with_unique_labels(op):
+    labels = [c.label for c in cases_of(RECORDS[op])]
+    assert labels and len(labels) == len(set(labels))
+
+
+# ---- 2. standard ONNX ops against onnxruntime -------------------------------------------
+@pytest.mark.parametrize("op,case", _params(ONNX_OPS))
+def test_matches_onnxruntime(op, case, tmp_path):
+    path = tmp_path / "model.onnx"
+    onnx.save(build_model(op, case), path)
+    expected = run_ort(path, case)
+    record = RECORDS[op]
+    if record.expect_from_ort is not None:
+        expected = record.expect_from_ort(expected, case)
+    else:
+        assert np.array_equal(expected, np.round(expected)), "onnxruntime output is not integral"
+        expected = expected.astype(np.int64)
+    got, _ = run_deeploy(path, case)
+    assert_same(got, expected, case)
+
+
+# ---- 3. custom integer ops against the spec formula ------------------------------------
+@pytest.mark.parametrize("op,case", _params(CUSTOM_OPS))
+def test_matches_spec_formula(op, case, tmp_path):
+    path = tmp_path / "model.onnx"
+    onnx.save(build_model(op, case), path)
+    got, dtype = run_deeploy(path, case)
+    want = RECORDS[op].naive([v for v in case.values if v is not None], case.attrs)
+    assert_same(got, want, case)
+    if case.out_type is not None:
+        assert str(dtype) == case.out_type
+
+
+# ---- 4. malformed nodes ------------------------------------------------------------------
+@pytest.mark.parametrize("label,op,operands,attrs,fragment",
+                         [pytest.param(*e, id=e[0]) for e in ERROR_CASES])
+def test_bad_node_raises_op_error(label, op, operands, attrs, fragment, tmp_path):
+    name = f"bad_{label}"
+    path = tmp_path / "model.onnx"
+    onnx.save(build_model(op, Case(label, operands, attrs), node_name=name), path)
+    graph = load_onnx(path)
+    assign_input_types(graph)
+    with pytest.raises(OpError, match=fragment) as excinfo:
+        infer_graph(graph)
+    assert excinfo.value.node.name == name
+    assert f"node '{name}' ({op})" in str(excinfo.value)
