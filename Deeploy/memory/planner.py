@@ -40,21 +40,25 @@ def _align(n: int, a: int) -> int:
     return (n + a - 1) // a * a
 
 
-def place_intervals(intervals: list[Interval], alignment: int) -> tuple[dict[str, int], int]:
-    """Greedy offset assignment, largest first, each at the lowest gap free during its life."""
-    order = sorted(intervals, key=lambda iv: (-iv.size, iv.first, iv.name))
-    placed: list[tuple[Interval, int]] = []
-    offsets: dict[str, int] = {}
+def place_intervals(intervals: list[Interval], alignment: int) -> tuple[list[int], int]:
+    """Greedy offset assignment, largest first, each at the lowest gap free during its life.
+    Returns the offset of each interval (in the given order) and the total size."""
+    order = sorted(range(len(intervals)), key=lambda k: (-intervals[k].size, intervals[k].first,
+                                                         intervals[k].name))
+    offsets = [0] * len(intervals)
+    placed: list[int] = []
     total = 0
-    for iv in order:
-        busy = sorted((off, off + other.size) for other, off in placed if other.overlaps(iv))
+    for k in order:
+        iv = intervals[k]
+        busy = sorted((offsets[j], offsets[j] + intervals[j].size) for j in placed
+                      if intervals[j].overlaps(iv))
         offset = 0
         for lo, hi in busy:
             if offset + iv.size <= lo:
                 break
             offset = max(offset, _align(hi, alignment))
-        offsets[iv.name] = offset
-        placed.append((iv, offset))
+        offsets[k] = offset
+        placed.append(k)
         total = max(total, offset + iv.size)
     return offsets, total
 
@@ -92,20 +96,17 @@ def plan_memory(graph: Graph, layers: list[Layer], level: MemoryLevel) -> Memory
         for name in node.outputs:
             if name and name not in plan.placements and name not in roots:
                 sizes[name] = _align(graph.tensors[name].nbytes, level.alignment)
-    intervals = lifetimes(graph, sizes, roots)
+    tensors = lifetimes(graph, sizes, roots)
     step_of = {layer.node.name: step for step, layer in enumerate(layers)}
-    for layer in layers:
-        if layer.scratch:
-            step = step_of[layer.node.name]
-            intervals.append(Interval("scratch:" + layer.node.name,
-                                      _align(layer.scratch, level.alignment), step, step))
-    offsets, plan.arena_size = place_intervals(intervals, level.alignment)
-    plan.lower_bound = peak_live_bytes(intervals)
-    for name, offset in offsets.items():
-        if name.startswith("scratch:"):
-            plan.scratch_offsets[name[len("scratch:"):]] = offset
-        else:
-            plan.placements[name] = Placement("arena", name, offset=offset)
+    scratches = [Interval(layer.node.name, _align(layer.scratch, level.alignment),
+                          step_of[layer.node.name], step_of[layer.node.name])
+                 for layer in layers if layer.scratch]
+    offsets, plan.arena_size = place_intervals(tensors + scratches, level.alignment)
+    plan.lower_bound = peak_live_bytes(tensors + scratches)
+    for iv, offset in zip(tensors, offsets):
+        plan.placements[iv.name] = Placement("arena", iv.name, offset=offset)
+    for iv, offset in zip(scratches, offsets[len(tensors):]):
+        plan.scratch_offsets[iv.name] = offset
     for name, root in roots.items():
         plan.placements[name] = plan.placements[root]
     return plan
