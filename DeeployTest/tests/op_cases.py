@@ -21,7 +21,7 @@ from fractions import Fraction
 from typing import Any, Callable
 
 import numpy as np
-from onnx import TensorProto, helper, numpy_helper
+from onnx import TensorProto, numpy_helper
 
 __all__ = ["Operand", "Case", "OpRecord", "RECORDS", "ONNX_OPS", "CUSTOM_OPS", "ERROR_CASES",
            "cases_of", "act", "const"]

@@ -11,22 +11,19 @@ op_cases.py (JAX op-test style: op name -> a few generated cases).
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import numpy as np
 import onnx
 import pytest
-from onnx import TensorProto, helper, numpy_helper
+from onnx import helper, numpy_helper
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+from Deeploy.errors import OpError
+from Deeploy.frontend import assign_input_types, infer_graph, load_onnx
+from Deeploy.ops import registered_ops
+from Deeploy.reference import run_reference
 
-from op_cases import CUSTOM_OPS, ERROR_CASES, ONNX_OPS, RECORDS, Case, cases_of  # noqa: E402
-
-from Deeploy.errors import OpError  # noqa: E402
-from Deeploy.frontend import assign_input_types, infer_graph, load_onnx  # noqa: E402
-from Deeploy.ops import registered_ops  # noqa: E402
-from Deeploy.reference import run_reference  # noqa: E402
+from DeeployTest.tests.op_cases import CUSTOM_OPS, ERROR_CASES, ONNX_OPS, RECORDS, Case, cases_of
 
 STANDARD = {"Add", "Sub", "Mul", "Conv", "Gemm", "MatMul", "MaxPool", "Pad", "Concat", "Slice",
             "Gather", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Transpose",
