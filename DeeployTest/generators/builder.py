@@ -11,8 +11,7 @@ could produce) let it keep every accumulator inside int32.
 from __future__ import annotations
 
 import dataclasses
-import math
-from typing import Any, Iterable, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 import onnx
@@ -64,6 +63,10 @@ class Net:
         self._counters: dict[str, int] = {}
         self._used: set[str] = set()
         self.ort_skip: set[str] = set()  # node names onnxruntime cannot run (non-standard use)
+        # quirks of real exports, for the frontend: node list in reverse order, and the
+        # default-domain opset import listed twice (plus PACTOps)
+        self.reverse_nodes = False
+        self.duplicate_opset = False
 
     # ---- naming ------------------------------------------------------------------------------
     def fresh(self, base: str) -> str:
@@ -120,6 +123,26 @@ class Net:
         for n in names:
             self.outputs.append(n)
             self.graph.outputs.append(n)
+
+    def rename(self, old: str, new: str) -> str:
+        """Rename an activation everywhere (e.g. a graph output to 'output')."""
+        self._claim(new)
+        for proto in self.nodes:
+            for field in (proto.input, proto.output):
+                for k, v in enumerate(field):
+                    if v == old:
+                        field[k] = new
+        for node in self.graph.nodes:
+            node.inputs = [new if i == old else i for i in node.inputs]
+            node.outputs = [new if o == old else o for o in node.outputs]
+        t = self.graph.tensors.pop(old)
+        t.name = new
+        self.graph.tensors[new] = t
+        self.values[new] = self.values.pop(old)
+        self.bounds[new] = self.bounds.pop(old)
+        for lst in (self.outputs, self.graph.outputs, self.inputs, self.graph.inputs):
+            lst[:] = [new if v == old else v for v in lst]
+        return new
 
     # ---- nodes -------------------------------------------------------------------------------
     def node(self, op: str, inputs: Sequence[str], attrs: dict[str, Any] | None = None,
@@ -268,11 +291,14 @@ class Net:
 
         produced = [o for n in self.nodes for o in n.output]
         inner = [o for o in produced if o not in self.outputs] if value_info else []
-        graph = helper.make_graph(self.nodes, self.name, [vi(n) for n in self.inputs],
+        nodes = self.nodes[::-1] if self.reverse_nodes else self.nodes
+        graph = helper.make_graph(nodes, self.name, [vi(n) for n in self.inputs],
                                   [vi(n) for n in self.outputs], self.initializers,
                                   value_info=[vi(n) for n in inner])
-        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", self.opset)],
-                                  producer_name="DeeployTest/generate_tests.py")
+        opsets = [helper.make_opsetid("", self.opset)]
+        if self.duplicate_opset:
+            opsets += [helper.make_opsetid("PACTOps", 1), helper.make_opsetid("", self.opset)]
+        model = helper.make_model(graph, opset_imports=opsets, producer_name="DeeployTest/generate_tests.py")
         model.ir_version = 8
         return model
 
@@ -290,10 +316,3 @@ class Net:
                 total += v.size * smallest_int_type(int(v.min()), int(v.max())).nbytes
         return total
 
-
-def ints(values: Iterable[int]) -> list[int]:
-    return [int(v) for v in values]
-
-
-def ceil_log2(v: float) -> int:
-    return max(0, math.ceil(math.log2(max(v, 1))))

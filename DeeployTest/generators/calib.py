@@ -24,13 +24,9 @@ def pick_shift(scale: np.ndarray, offset: np.ndarray, bound: int, max_shift: int
     for shift in range(max_shift, -1, -1):
         mul = np.round(scale * (1 << shift)).astype(np.int64)
         add = np.round(offset * (1 << shift)).astype(np.int64)
+        mul = np.where(mul == 0, np.where(scale < 0, -1, 1), mul)  # never a zero multiplier
         worst = int(np.max(np.abs(mul))) * bound + int(np.max(np.abs(add))) + (1 << max(shift - 1, 0))
         if worst < INT32_LIMIT:
-            if np.any(mul == 0):
-                mul = np.where(mul == 0, np.where(scale < 0, -1, 1), mul)
-                worst = int(np.max(np.abs(mul))) * bound + int(np.max(np.abs(add))) + (1 << max(shift - 1, 0))
-                if worst >= INT32_LIMIT:
-                    continue
             return mul, add, shift
     raise BuildError(f"no RequantShift fits int32 for accumulators bounded by {bound}")
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from DeeployTest.generators.builder import Net, tensor_attr  # noqa: F401
+from DeeployTest.generators.builder import Net
 from DeeployTest.generators.registry import ints_in, s8, test, u8
 
 

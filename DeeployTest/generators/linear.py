@@ -99,6 +99,14 @@ def matmul_add_rq(rng):
     return _matmul(rng, (1, 4, 64), (64, 32), const_b=True, bias=True, rq=True)
 
 
+@test("Kernels/MatMul/Quirks_Unsorted_DuplicateOpset")
+def matmul_quirks(rng):
+    # node list not in topological order and a duplicated opset import, as in real exports
+    net = _matmul(rng, (2, 8, 32), (32, 16), const_b=True, bias=True, rq=True)
+    net.reverse_nodes = net.duplicate_opset = True
+    return net
+
+
 # ---- RequantShift --------------------------------------------------------------------------
 def _rqs(rng, x, mul, add, shift, signed=True, attr_style="tensor"):
     net = Net("RequantShift")
