@@ -10,28 +10,12 @@ the activations of the sample image, channel by channel for convs.
 
 from __future__ import annotations
 
-import numpy as np
-
 from DeeployTest.generators.builder import Net
+from DeeployTest.generators.layers import image as _image
 from DeeployTest.generators.registry import test, weights
 
 # (expand channels, output channels, depthwise stride, residual)
 BLOCKS = [(32, 16, 2, False), (32, 16, 1, True), (48, 24, 1, False), (48, 24, 1, True)]
-
-
-def _image(rng, shape):
-    """A smooth uint8 'image' (blobs and gradients) rather than white noise."""
-    c, h, w = shape[1:]
-    yy, xx = np.meshgrid(np.linspace(0, 1, h), np.linspace(0, 1, w), indexing="ij")
-    img = np.zeros((c, h, w))
-    for k in range(c):
-        for _ in range(3):
-            cy, cx, r = rng.uniform(0, 1), rng.uniform(0, 1), rng.uniform(0.15, 0.5)
-            img[k] += rng.uniform(-1, 1) * np.exp(-((yy - cy) ** 2 + (xx - cx) ** 2) / r ** 2)
-        img[k] += rng.uniform(-0.5, 0.5) * xx + rng.uniform(-0.5, 0.5) * yy
-    img += rng.normal(0, 0.08, size=img.shape)
-    img = (img - img.min()) / (img.max() - img.min())
-    return np.round(img * 255).astype(np.int64).reshape(shape)
 
 
 def _conv(net, rng, x, ch_out, k, stride=1, group=1, bias=False, signed=True, name="conv"):
