@@ -51,22 +51,23 @@ def conv_rq(net: Net, rng, x, ch_out, kernel, stride=1, pads=None, group=1, bias
 
 
 def linear_rq(net: Net, rng, x, n_out, name, form="gemm", signed=True, zero_frac=0.25,
-              target=None, center=True, bias_amp=3000, max_shift=16, rq=True):
+              target=None, center=True, bias_amp=3000, max_shift=16, rq=True, weight=None):
     """A fully connected layer over the last axis of ``x`` and a per-tensor RequantShift.
 
     form: 'gemm' (Gemm, weight [n_out, n_in], transB=1, bias input C), 'gemm_nt' (Gemm,
     weight [n_in, n_out]), or 'matmul' (MatMul with a [n_in, n_out] weight, then an Add of the
-    bias, as the QuantLib exports of transformers write linear layers)."""
+    bias, as the QuantLib exports of transformers write linear layers). ``weight``: given
+    weights (in the layout of the form) instead of random ones."""
     n_in = net.shape(x)[-1]
     b = net.const(rng.integers(-bias_amp, bias_amp + 1, size=n_out), f"{name}.bias")
     if form == "gemm":
-        w = net.const(weights(rng, (n_out, n_in)), f"{name}.weight")
+        w = net.const(weights(rng, (n_out, n_in)) if weight is None else weight, f"{name}.weight")
         y = net.node("Gemm", [x, w, b], {"alpha": 1.0, "beta": 1.0, "transB": 1}, name=name)
     elif form == "gemm_nt":
-        w = net.const(weights(rng, (n_in, n_out)), f"{name}.weight")
+        w = net.const(weights(rng, (n_in, n_out)) if weight is None else weight, f"{name}.weight")
         y = net.node("Gemm", [x, w, b], {"alpha": 1.0, "beta": 1.0}, name=name)
     elif form == "matmul":
-        w = net.const(weights(rng, (n_in, n_out)), f"{name}.weight")
+        w = net.const(weights(rng, (n_in, n_out)) if weight is None else weight, f"{name}.weight")
         y = net.node("MatMul", [x, w], name=f"{name}_MatMul")
         y = net.node("Add", [y, b], name=f"{name}_Add")
     else:
@@ -77,12 +78,18 @@ def linear_rq(net: Net, rng, x, n_out, name, form="gemm", signed=True, zero_frac
                          zero_frac=None if signed else zero_frac, max_shift=max_shift)
 
 
-def residual_add(net: Net, a, b, name, signed=True, zero_frac=0.25, branch_target=60, max_shift=16):
-    """QuantLib-style residual: both branches to a common scale, Add, requantize (signed, or
+def residual_add(net: Net, a, b, name, signed=True, zero_frac=0.25, branch_target=60, max_shift=16,
+                 rescale=(True, True)):
+    """QuantLib-style residual: both branches to a common scale (a RequantShift on each branch
+    marked in ``rescale``; the others already are at that scale), Add, requantize (signed, or
     unsigned with a ReLU-like cut)."""
-    left = net.calib_rqs(a, target=branch_target, center=False, name=f"{name}.lhs.rqs", max_shift=max_shift)
-    right = net.calib_rqs(b, target=branch_target, center=False, name=f"{name}.rhs.rqs", max_shift=max_shift)
-    s = net.node("Add", [left, right], name=name)
+    branches = []
+    for side, x, rq in (("lhs", a, rescale[0]), ("rhs", b, rescale[1])):
+        if rq:
+            x = net.calib_rqs(x, target=branch_target, center=False, name=f"{name}.{side}.rqs",
+                              max_shift=max_shift)
+        branches.append(x)
+    s = net.node("Add", branches, name=name)
     return net.calib_rqs(s, signed=signed, center=False, name=f"{name}.rqs", max_shift=max_shift,
                          zero_frac=None if signed else zero_frac)
 

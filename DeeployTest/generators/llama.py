@@ -10,12 +10,12 @@ projection -> residual Add; then iRMSNorm -> gate and up projections, iHardswish
 Mul -> down projection -> residual Add. A final iRMSNorm gives the output. Every RequantShift
 has a scalar mul and a shared zero add, like the corpus.
 
-One set of weights and RequantShift parameters serves all three tests. The parameters are
+One set of weights and RequantShift parameters serves all five tests. The parameters are
 calibrated, layer by layer in execution order, on the prefill of a 64-token prompt
 (``microLlama64_parallel``, zero-sized past caches). The autoregressive tests then decode one
 token with the caches a prefill of 64 (``microLlama64``: the very caches microLlama64_parallel
-outputs) or 128 tokens (``microLlama128``) produces, so the caches are consistent with the
-model.
+outputs), 32, 128 or 256 tokens (``microLlama32``, ``microLlama128``, ``microLlama256``)
+produces, so the caches are consistent with the model.
 """
 
 from __future__ import annotations
@@ -249,9 +249,25 @@ def micro_llama64(rng):
     return build(cfg, params, "microLlama64", _embeddings(rng, cfg, 1), _caches(prefill, cfg), 64)
 
 
-@test("Models/microLlama/microLlama128", max_data_bytes=1 << 20)
-def micro_llama128(rng):
+def _decode_after_prefill(rng, cache_len: int) -> Net:
+    """Decode one token with the KV caches a ``cache_len``-token prefill produces."""
     cfg, params, _ = _calibrated()
     empty = np.zeros((1, cfg.heads, 0, cfg.head_dim), dtype=np.int64)
-    prefill = build(cfg, params, "microLlama128_prefill", _embeddings(rng, cfg, 128), [(empty, empty)] * cfg.layers, 0)
-    return build(cfg, params, "microLlama128", _embeddings(rng, cfg, 1), _caches(prefill, cfg), 128)
+    prefill = build(cfg, params, f"microLlama{cache_len}_prefill", _embeddings(rng, cfg, cache_len),
+                    [(empty, empty)] * cfg.layers, 0)
+    return build(cfg, params, f"microLlama{cache_len}", _embeddings(rng, cfg, 1), _caches(prefill, cfg), cache_len)
+
+
+@test("Models/microLlama/microLlama32", max_data_bytes=1 << 20)
+def micro_llama32(rng):
+    return _decode_after_prefill(rng, 32)
+
+
+@test("Models/microLlama/microLlama128", max_data_bytes=1 << 20)
+def micro_llama128(rng):
+    return _decode_after_prefill(rng, 128)
+
+
+@test("Models/microLlama/microLlama256", max_data_bytes=1 << 20)
+def micro_llama256(rng):
+    return _decode_after_prefill(rng, 256)
