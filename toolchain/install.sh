@@ -18,8 +18,9 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
-if ! python3 -c "import Deeploy, onnx, onnxruntime, mako, ortools, pytest, xdist" 2>/dev/null \
-   || [ "$(python3 -c 'import Deeploy, pathlib; print(pathlib.Path(Deeploy.__file__).parents[1])' 2>/dev/null)" != "$repo" ]; then
+# checked from / so that the working directory does not shadow the installed package
+if ! (cd / && python3 -c "import Deeploy, onnx, onnxruntime, mako, ortools, pytest, xdist") 2>/dev/null \
+   || [ "$(cd / && python3 -c 'import Deeploy, pathlib; print(pathlib.Path(Deeploy.__file__).parents[1])' 2>/dev/null)" != "$repo" ]; then
   echo "installing the Python package and its dependencies"
   python3 -m pip install -q --disable-pip-version-check -e "$repo[test]"
 fi
