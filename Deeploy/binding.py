@@ -51,8 +51,8 @@ def check_supported(graph: Graph, platform: Platform) -> None:
         raise UnsupportedOpError(platform.name, missing)
 
 
-def bind(graph: Graph, platform: Platform) -> list[Layer]:
-    """One Layer per node, in execution order."""
+def bind(graph: Graph, platform: Platform, cores: int = 1) -> list[Layer]:
+    """One Layer per node, in execution order; scratch is reserved for ``cores`` cores."""
     layers, unsupported, rejected = [], [], []
     for node in graph.nodes:
         kernels = platform.bindings.get(node.op)
@@ -63,7 +63,8 @@ def bind(graph: Graph, platform: Platform) -> list[Layer]:
         for kernel in kernels:
             reason = kernel.accepts(node, graph) if kernel.accepts else None
             if reason is None:
-                scratch = kernel.scratch(node, graph) if kernel.scratch else 0
+                per_core = kernel.scratch(node, graph) if kernel.scratch else 0
+                scratch = -(-per_core // 8) * 8 * cores
                 layers.append(Layer(node, kernel, _type_args(kernel, node, graph), scratch))
                 break
             reasons.append(f"{kernel.name}: {reason}")

@@ -25,7 +25,8 @@ class Kernel:
     node's input (then output) at that position, and the generated code instantiates one
     variant per distinct binding. ``call`` is a Mako template of the call statement.
     ``accepts`` returns None if the kernel can run the node, else the reason it cannot.
-    ``scratch`` gives the bytes of per-call working memory the kernel needs;
+    ``scratch`` gives the bytes of working memory one core needs per call, a multiple of 8; the
+    planner reserves one such slice per core and core ``c`` uses the slice at ``c * bytes``;
     ``extra_types`` binds further type macros computed from the node (e.g. an accumulator).
     """
 

@@ -85,7 +85,8 @@ ${p.c_rows}, ${p.c_cols});"""
 
 def _conv_patch_bytes(node, graph):
     p = node.params
-    return (p.ch_in // p.group) * p.kernel[0] * p.kernel[1] * graph.tensors[node.inputs[0]].dtype.nbytes
+    size = (p.ch_in // p.group) * p.kernel[0] * p.kernel[1] * graph.tensors[node.inputs[0]].dtype.nbytes
+    return -(-size // 8) * 8
 
 
 # ---- data movement and reductions ----

@@ -16,4 +16,31 @@
 #define DEEPLOY_MAX(a, b) ((a) > (b) ? (a) : (b))
 #define DEEPLOY_CLIP(v, lo, hi) ((v) < (lo) ? (lo) : ((v) > (hi) ? (hi) : (v)))
 
+/* Work splitting. On a cluster every core runs the same kernel call (inside a fork) and takes
+ * its share of the kernel's outermost parallel loop; on a serial platform there is one core
+ * and the share is everything, so both give bit-identical results. */
+#ifdef DEEPLOY_CLUSTER
+#include "deeploy_runtime.h"
+#define DEEPLOY_CORE_ID() deeploy_core_id()
+#define DEEPLOY_CORES() deeploy_num_cores()
+#define DEEPLOY_BARRIER() deeploy_cluster_barrier()
+#else
+#define DEEPLOY_CORE_ID() 0u
+#define DEEPLOY_CORES() 1u
+#define DEEPLOY_BARRIER() ((void)0)
+#endif
+
+typedef struct {
+    uint32_t lo, hi;
+} deeploy_range_t;
+
+/* This core's contiguous share [lo, hi) of n iterations (empty when n < cores). */
+static inline deeploy_range_t deeploy_chunk(uint32_t n) {
+    const uint32_t cores = DEEPLOY_CORES(), size = (n + cores - 1) / cores;
+    uint32_t lo = DEEPLOY_CORE_ID() * size, hi;
+    lo = lo < n ? lo : n;
+    hi = lo + size < n ? lo + size : n;
+    return (deeploy_range_t){lo, hi};
+}
+
 #endif
