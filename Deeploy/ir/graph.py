@@ -14,7 +14,7 @@ from typing import Any, Iterable
 import numpy as np
 
 from Deeploy.errors import GraphError
-from Deeploy.ir.dtypes import IntType
+from Deeploy.ir.dtypes import IntType, smallest_int_type
 
 __all__ = ["Tensor", "Node", "Graph"]
 
@@ -93,7 +93,9 @@ class Graph:
     # ---- edits ---------------------------------------------------------------------------
     def add_constant(self, name: str, value: np.ndarray) -> str:
         name = self.unique_name(name)
-        self.tensors[name] = Tensor(name, tuple(value.shape), None, np.asarray(value, dtype=np.int64))
+        value = np.asarray(value, dtype=np.int64)
+        lo, hi = (int(value.min()), int(value.max())) if value.size else (0, 0)
+        self.tensors[name] = Tensor(name, tuple(value.shape), smallest_int_type(lo, hi), value)
         return name
 
     def add_tensor(self, name: str, shape: tuple[int, ...] | None = None,

@@ -5,3 +5,4 @@ from Deeploy.ops import (  # noqa: F401  (imported for their registrations)
     activation, concat, conv, division, elementwise, gemm, norm, pad, pool, reduce, requant,
     shape_ops, slicing, softmax,
 )
+from Deeploy.ops import fused  # noqa: F401,E402  (composes the ops above)

@@ -11,7 +11,7 @@ from Deeploy.errors import OpError
 from Deeploy.ir.dtypes import IntType
 from Deeploy.ir.graph import Graph, Node, Tensor
 
-__all__ = ["OpDef", "Cost", "register", "get_op", "registered_ops", "OutSpec"]
+__all__ = ["OpDef", "Cost", "register", "get_op", "op_named", "registered_ops", "OutSpec"]
 
 OutSpec = tuple[tuple[int, ...], IntType]
 
@@ -64,6 +64,10 @@ def get_op(node: Node) -> OpDef:
         return _REGISTRY[node.op]
     except KeyError:
         raise OpError(node, "no operator definition") from None
+
+
+def op_named(name: str) -> OpDef:
+    return _REGISTRY[name]
 
 
 def registered_ops() -> dict[str, OpDef]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -30,6 +30,7 @@ class ConvParams:
     pads: tuple[int, int, int, int]  # top, left, bottom, right
     has_bias: bool
     dims: int  # 1 or 2
+    channels_last: bool = False  # x [N, *spatial, C], w [K, *kernel, C/group], y [N, *spatial, K]
 
     @property
     def depthwise(self) -> bool:
@@ -48,21 +49,26 @@ def _auto_pads(node, mode, in_size, k, s, d):
 def _conv_parse(node, graph):
     require_inputs(node, 2, 3)
     x, w = graph.tensors[node.inputs[0]], graph.tensors[node.inputs[1]]
-    dims = len(x.shape) - 2
-    if dims not in (1, 2) or len(w.shape) != dims + 2:
+    channels_last = bool(attr_int(node, "channels_last", 0))
+    x_shape, w_shape = tuple(x.shape), tuple(w.shape)
+    if channels_last:  # validate in the NCHW view
+        x_shape = (x_shape[0], x_shape[-1]) + x_shape[1:-1]
+        w_shape = (w_shape[0], w_shape[-1]) + w_shape[1:-1]
+    dims = len(x_shape) - 2
+    if dims not in (1, 2) or len(w_shape) != dims + 2:
         raise OpError(node, f"only 1-D and 2-D convolutions are supported (input {list(x.shape)}, "
                       f"weight {list(w.shape)})")
     group = attr_int(node, "group", 1)
-    kernel = attr_ints(node, "kernel_shape", tuple(w.shape[2:]))
+    kernel = attr_ints(node, "kernel_shape", tuple(w_shape[2:]))
     strides = attr_ints(node, "strides", (1,) * dims)
     dilations = attr_ints(node, "dilations", (1,) * dims)
     mode = attr_str(node, "auto_pad", "NOTSET")
-    if tuple(kernel) != tuple(w.shape[2:]):
-        raise OpError(node, f"kernel_shape {list(kernel)} does not match weight shape {list(w.shape)}")
-    ch_in, ch_out = x.shape[1], w.shape[0]
-    if group < 1 or ch_in % group or ch_out % group or w.shape[1] * group != ch_in:
+    if tuple(kernel) != tuple(w_shape[2:]):
+        raise OpError(node, f"kernel_shape {list(kernel)} does not match weight shape {list(w_shape)}")
+    ch_in, ch_out = x_shape[1], w_shape[0]
+    if group < 1 or ch_in % group or ch_out % group or w_shape[1] * group != ch_in:
         raise OpError(node, f"group={group} does not fit {ch_in} input and {ch_out} output channels "
-                      f"with weight shape {list(w.shape)}")
+                      f"with weight shape {list(w_shape)}")
     if min(strides) < 1 or min(dilations) < 1:
         raise OpError(node, "strides and dilations must be positive")
     if mode == "NOTSET":
@@ -71,7 +77,7 @@ def _conv_parse(node, graph):
             raise OpError(node, f"pads {list(pads)} must hold {2 * dims} non-negative values")
         begin, end = pads[:dims], pads[dims:]
     else:
-        both = [_auto_pads(node, mode, x.shape[2 + a], kernel[a], strides[a], dilations[a])
+        both = [_auto_pads(node, mode, x_shape[2 + a], kernel[a], strides[a], dilations[a])
                 for a in range(dims)]
         begin, end = tuple(b[0] for b in both), tuple(b[1] for b in both)
     if len(node.inputs) > 2 and node.inputs[2]:
@@ -79,21 +85,27 @@ def _conv_parse(node, graph):
         if b.size != ch_out:
             raise OpError(node, f"bias has {b.size} values, expected {ch_out}")
     lift = (lambda t, fill: (fill,) + tuple(t)) if dims == 1 else (lambda t, fill: tuple(t))
-    in_hw, k, s, d = lift(x.shape[2:], 1), lift(kernel, 1), lift(strides, 1), lift(dilations, 1)
+    in_hw, k, s, d = lift(x_shape[2:], 1), lift(kernel, 1), lift(strides, 1), lift(dilations, 1)
     b0, e0 = lift(begin, 0), lift(end, 0)
     out_hw = tuple((in_hw[a] + b0[a] + e0[a] - d[a] * (k[a] - 1) - 1) // s[a] + 1 for a in range(2))
     if min(out_hw) < 1:
-        raise OpError(node, f"kernel {list(kernel)} is larger than the padded input {list(x.shape[2:])}")
-    return ConvParams(x.shape[0], ch_in, ch_out, group, in_hw, out_hw, k, s, d,
-                      (b0[0], b0[1], e0[0], e0[1]), len(node.inputs) > 2 and bool(node.inputs[2]), dims)
+        raise OpError(node, f"kernel {list(kernel)} is larger than the padded input {list(x_shape[2:])}")
+    return ConvParams(x_shape[0], ch_in, ch_out, group, in_hw, out_hw, k, s, d,
+                      (b0[0], b0[1], e0[0], e0[1]), len(node.inputs) > 2 and bool(node.inputs[2]), dims,
+                      channels_last)
 
 
 def _conv_infer(p: ConvParams, ins):
-    spatial = p.out_hw if p.dims == 2 else p.out_hw[1:]
-    return [((p.batch, p.ch_out) + tuple(spatial), INT32)]
+    spatial = tuple(p.out_hw if p.dims == 2 else p.out_hw[1:])
+    if p.channels_last:
+        return [((p.batch,) + spatial + (p.ch_out,), INT32)]
+    return [((p.batch, p.ch_out) + spatial, INT32)]
 
 
 def conv_reference(p: ConvParams, x: np.ndarray, w: np.ndarray, b: np.ndarray | None) -> np.ndarray:
+    if p.channels_last:
+        y = conv_reference(replace(p, channels_last=False), np.moveaxis(x, -1, 1), np.moveaxis(w, -1, 1), b)
+        return np.moveaxis(y, 1, -1)
     x = x.reshape(p.batch, p.ch_in, *p.in_hw)
     w = w.reshape(p.ch_out, p.ch_in // p.group, *p.kernel)
     top, left, bottom, right = p.pads

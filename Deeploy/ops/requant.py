@@ -12,7 +12,7 @@ from Deeploy.ir.dtypes import smallest_int_type
 from Deeploy.ops._attrs import attr_int, log2_exact, require_inputs
 from Deeploy.ops._registry import Cost, OpDef, register
 
-__all__ = ["RequantParams", "channel_layout", "requantize"]
+__all__ = ["RequantParams", "REQUANT_ATTRS", "channel_layout", "requant_params", "requantize"]
 
 
 @dataclass(frozen=True)
@@ -66,9 +66,12 @@ def channel_layout(node, x_shape, vec_shapes) -> tuple[int, int, int]:
     return prod(x_shape[:first]), prod(x_shape[first:last + 1]), prod(x_shape[last + 1:])
 
 
-def _rqs_parse(node, graph):
-    require_inputs(node, 3)
-    x, mul, add = (graph.tensors[i] for i in node.inputs)
+REQUANT_ATTRS = ("div", "n_levels", "n_levels_out", "signed")
+
+
+def requant_params(node, x_shape, mul, add) -> RequantParams:
+    """Requantisation of an ``x_shape`` tensor by the ``mul``/``add`` tensors and the node's
+    div / n_levels(_out) / signed attributes."""
     levels = attr_int(node, "n_levels_out", None)
     levels = attr_int(node, "n_levels") if levels is None else levels
     if levels < 2 or levels > 256:
@@ -76,8 +79,14 @@ def _rqs_parse(node, graph):
     signed = bool(attr_int(node, "signed", 1))
     shift = log2_exact(node, "div", attr_int(node, "div"))
     lo, hi = (-(levels // 2), levels // 2 - 1) if signed else (0, levels - 1)
-    outer, channels, inner = channel_layout(node, x.shape, [mul.shape, add.shape])
+    outer, channels, inner = channel_layout(node, x_shape, [mul.shape, add.shape])
     return RequantParams(shift, lo, hi, outer, channels, inner, mul.size > 1, add.size > 1)
+
+
+def _rqs_parse(node, graph):
+    require_inputs(node, 3)
+    x, mul, add = (graph.tensors[i] for i in node.inputs)
+    return requant_params(node, x.shape, mul, add)
 
 
 def _rqs_infer(p: RequantParams, ins):

@@ -12,7 +12,7 @@ from Deeploy.ops import get_op
 __all__ = ["fold_constants"]
 
 
-def fold_constants(graph: Graph) -> tuple[Graph, bool]:
+def fold_constants(graph: Graph, log=None) -> tuple[Graph, bool]:
     kept, modified = [], False
     for node in graph.nodes:
         inputs = [i for i in node.inputs if i]
@@ -25,6 +25,8 @@ def fold_constants(graph: Graph) -> tuple[Graph, bool]:
                 lo, hi = (int(t.value.min()), int(t.value.max())) if t.value.size else (0, 0)
                 t.dtype = smallest_int_type(lo, hi)
             modified = True
+            if log:
+                log(f"  fold_constants: {node!r} evaluated at compile time")
         else:
             kept.append(node)
     graph.nodes = kept

@@ -1,4 +1,4 @@
-"""Runs a platform's pass list. A pass is a function ``graph -> (graph, modified)``; after
+"""Runs a platform's pass list. A pass is a function ``(graph, log) -> (graph, modified)``; after
 each one that changed something, shapes and types are re-inferred and the graph verified."""
 
 from __future__ import annotations
@@ -10,12 +10,12 @@ from Deeploy.ir.graph import Graph
 
 __all__ = ["Pass", "run_passes"]
 
-Pass = Callable[[Graph], tuple[Graph, bool]]
+Pass = Callable[..., tuple[Graph, bool]]  # (graph, log=None) -> (graph, modified)
 
 
 def run_passes(graph: Graph, passes: Sequence[Pass], log: Callable[[str], None] | None = None) -> Graph:
     for fn in passes:
-        graph, modified = fn(graph)
+        graph, modified = fn(graph, log)
         if modified:
             graph.remove_unused()
             graph.verify()

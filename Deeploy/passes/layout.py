@@ -1,0 +1,127 @@
+"""Channels-last layout for convolutions, and Transpose clean-up.
+
+- ``Conv(x, W)  =>  Transpose(Conv_hwc(Transpose(x, NHWC), Transpose(W)), NCHW)`` for Conv and
+  RequantizedConv; the weight Transpose is a constant and folds away;
+- ``Transpose(Transpose(x, p), q)  =>  x`` when q undoes p, else one Transpose;
+- ``Op(Transpose(x, p), ...)  =>  Transpose(Op(x, ...), p)`` for elementwise ops whose other
+  inputs are scalars or transposed by the same p, so that pairs meet and cancel;
+- dead nodes (outputs nobody reads) are removed.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from Deeploy.ir.graph import Graph, Node
+
+__all__ = ["convs_to_channels_last", "simplify_transposes"]
+
+_ELEMENTWISE = {"Add", "Sub", "Mul", "RequantShift", "RequantizedAdd", "Relu", "Clip", "iGELU",
+                "iHardswish", "RequantizediGELU", "RequantizediHardswish"}
+
+
+def _perm_to_last(rank: int) -> list[int]:
+    return [0] + list(range(2, rank)) + [1]
+
+
+def _perm_to_first(rank: int) -> list[int]:
+    return [0, rank - 1] + list(range(1, rank - 1))
+
+
+def convs_to_channels_last(graph: Graph, log=None) -> tuple[Graph, bool]:
+    nodes, modified = [], False
+    for node in graph.nodes:
+        if node.op not in ("Conv", "RequantizedConv") or node.attrs.get("channels_last"):
+            nodes.append(node)
+            continue
+        rank = len(graph.tensors[node.inputs[0]].shape)
+        x_t = graph.add_tensor(f"{node.inputs[0]}_hwc")
+        w_t = graph.add_tensor(f"{node.inputs[1]}_hwc")
+        y_t = graph.add_tensor(f"{node.outputs[0]}_hwc")
+        to_last, to_first = _perm_to_last(rank), _perm_to_first(rank)
+        nodes += [
+            Node(f"{node.name}_in_hwc", "Transpose", [node.inputs[0]], [x_t], {"perm": to_last}),
+            Node(f"{node.name}_w_hwc", "Transpose", [node.inputs[1]], [w_t], {"perm": to_last}),
+            Node(node.name, node.op, [x_t, w_t] + node.inputs[2:], [y_t], {**node.attrs, "channels_last": 1},
+                 node.domain),
+            Node(f"{node.name}_out_chw", "Transpose", [y_t], node.outputs, {"perm": to_first}),
+        ]
+        modified = True
+        if log:
+            log(f"  layout: {node!r} runs channels-last")
+    graph.nodes = nodes
+    return graph, modified
+
+
+def _perm(node: Node) -> list[int]:
+    return [int(v) for v in node.params.perm]
+
+
+def _compose(p: list[int], q: list[int]) -> list[int]:
+    """Transpose(Transpose(x, p), q) == Transpose(x, compose(p, q))."""
+    return [p[a] for a in q]
+
+
+def _is_scalar(graph: Graph, name: str) -> bool:
+    return graph.is_constant(name) and graph.tensors[name].size == 1
+
+
+def _simplify_once(graph: Graph, log) -> bool:
+    producers, consumers, outputs = graph.producers(), graph.consumers(), set(graph.outputs)
+    for node in graph.nodes:
+        if node.op == "Transpose":
+            src = producers.get(node.inputs[0])
+            if src is not None and src.op == "Transpose":
+                perm = _compose(_perm(src), _perm(node))
+                at = graph.nodes.index(node)
+                if perm == sorted(perm) and node.outputs[0] not in outputs:
+                    graph.replace_uses(node.outputs[0], src.inputs[0])
+                    del graph.nodes[at]
+                else:
+                    graph.nodes[at] = Node(node.name, "Transpose", [src.inputs[0]], node.outputs, {"perm": perm})
+                if log:
+                    log(f"  transposes: merged {src!r} and {node!r}")
+                return True
+        if node.op in _ELEMENTWISE:
+            acts = [i for i in node.inputs if i and not _is_scalar(graph, i)]
+            srcs = [producers.get(i) for i in acts]
+            if not acts or any(s is None or s.op != "Transpose" for s in srcs):
+                continue
+            perm = _perm(srcs[0])
+            if any(_perm(s) != perm for s in srcs) or any(graph.is_constant(i) for i in acts):
+                continue
+            rank = len(perm)
+            if any(len(graph.tensors[s.inputs[0]].shape) != rank for s in srcs):
+                continue
+            mapping = {s.outputs[0]: s.inputs[0] for s in srcs}
+            inner = graph.add_tensor(f"{node.outputs[0]}_pre_transpose")
+            at = graph.nodes.index(node)
+            graph.nodes[at:at + 1] = [
+                Node(node.name, node.op, [mapping.get(i, i) for i in node.inputs], [inner], dict(node.attrs),
+                     node.domain),
+                Node(f"{node.name}_transpose", "Transpose", [inner], node.outputs, {"perm": perm}),
+            ]
+            if log:
+                log(f"  transposes: moved {srcs[0]!r} below {node!r}")
+            return True
+    return False
+
+
+def _remove_dead(graph: Graph) -> bool:
+    used = set(graph.outputs) | {i for n in graph.nodes for i in n.inputs}
+    live = [n for n in graph.nodes if any(o in used for o in n.outputs)]
+    removed = len(live) != len(graph.nodes)
+    graph.nodes = live
+    return removed
+
+
+def simplify_transposes(graph: Graph, log=None) -> tuple[Graph, bool]:
+    from Deeploy.frontend.type_inference import infer_graph
+    modified = False
+    while True:
+        changed = _simplify_once(graph, log)
+        changed = _remove_dead(graph) or changed
+        if not changed:
+            return graph, modified
+        modified = True
+        infer_graph(graph)

@@ -1,0 +1,58 @@
+"""Requantisation fusion, so the wide intermediate never goes to memory:
+``Op(x...) -> RequantShift(mul, add)  =>  RequantizedOp(x..., mul, add)`` for
+Op in Conv, Gemm, MatMul, Add, iGELU, iHardswish; and, first,
+``MatMul(x, W) -> Add(const bias)  =>  Gemm(x, W, bias)`` when the bias broadcasts per column."""
+
+from __future__ import annotations
+
+from Deeploy.ir.graph import Graph, Node
+from Deeploy.ops.fused import FUSABLE, fused_name
+from Deeploy.passes._engine import Rule, RuleSet, apply_rules
+
+__all__ = ["fuse_requant", "REQUANT_FUSION"]
+
+
+def _wide_output_feeds_x(graph: Graph, chain: list[Node]) -> str | None:
+    op, rqs = chain
+    if rqs.inputs[0] != op.outputs[0]:
+        return "the op's output is RequantShift's mul or add, not its x"
+    if len(op.outputs) != 1:
+        return "the op has several outputs"
+    return None
+
+
+def _fuse(graph: Graph, chain: list[Node]) -> list[Node]:
+    op, rqs = chain
+    attrs = dict(op.attrs)
+    attrs.update(rqs.attrs)
+    return [Node(op.name, fused_name(op.op), op.inputs + rqs.inputs[1:], rqs.outputs, attrs, rqs.domain)]
+
+
+def _bias_add(graph: Graph, chain: list[Node]) -> str | None:
+    mm, add = chain
+    bias = [i for i in add.inputs if i != mm.outputs[0]]
+    if len(bias) != 1 or not graph.is_constant(bias[0]):
+        return "the Add's other input is not a constant"
+    b, out = graph.tensors[bias[0]], graph.tensors[add.outputs[0]]
+    a = graph.tensors[mm.inputs[0]]
+    if len(a.shape) > 3 or len(graph.tensors[mm.inputs[1]].shape) != 2:
+        return "Gemm takes a rank-2 or rank-3 A and a rank-2 B"
+    if b.size != out.shape[-1] or (b.shape and b.shape[-1] != out.shape[-1]):
+        return "the bias is not a per-column vector"
+    return None
+
+
+def _to_gemm(graph: Graph, chain: list[Node]) -> list[Node]:
+    mm, add = chain
+    bias = next(i for i in add.inputs if i != mm.outputs[0])
+    return [Node(mm.name, "Gemm", mm.inputs + [bias], add.outputs, {}, "")]
+
+
+REQUANT_FUSION = RuleSet("requant_fusion", (
+    Rule("matmul_bias_to_gemm", ("MatMul", "Add"), _bias_add, _to_gemm),
+    *(Rule(f"{op.lower()}_requant", (op, "RequantShift"), _wide_output_feeds_x, _fuse) for op in FUSABLE),
+))
+
+
+def fuse_requant(graph: Graph, log=None) -> tuple[Graph, bool]:
+    return apply_rules(graph, REQUANT_FUSION, log)
