@@ -20,7 +20,8 @@ class Layer:
     node: Node
     kernel: Kernel
     type_args: tuple[tuple[str, IntType], ...]
-    scratch: int = 0
+    scratch: int = 0          # total bytes: one slice per core, then the shared part
+    shared_offset: int = 0    # where the shared part starts
 
     @property
     def variant(self) -> str:
@@ -64,8 +65,9 @@ def bind(graph: Graph, platform: Platform, cores: int = 1) -> list[Layer]:
             reason = kernel.accepts(node, graph) if kernel.accepts else None
             if reason is None:
                 per_core = kernel.scratch(node, graph) if kernel.scratch else 0
-                scratch = -(-per_core // 8) * 8 * cores
-                layers.append(Layer(node, kernel, _type_args(kernel, node, graph), scratch))
+                shared = kernel.shared_scratch(node, graph) if kernel.shared_scratch else 0
+                offset = -(-per_core // 8) * 8 * cores
+                layers.append(Layer(node, kernel, _type_args(kernel, node, graph), offset + shared, offset))
                 break
             reasons.append(f"{kernel.name}: {reason}")
         else:

@@ -12,6 +12,7 @@ from typing import Callable
 
 import numpy as np
 
+from Deeploy.errors import DeeployError
 from Deeploy.binding import Layer, bind, check_supported
 from Deeploy.codegen.emit import EmitSummary, emit_project
 from Deeploy.frontend import assign_input_types, infer_graph, load_onnx
@@ -74,10 +75,14 @@ def compile_network(onnx_path: str | Path, platform: str, out_dir: str | Path, *
 
 
 def compile_graph(graph: Graph, platform: str, out_dir: str | Path, *, source: str = "network.onnx",
-                  snapshot_dir: str | Path | None = None,
+                  snapshot_dir: str | Path | None = None, cores: int | None = None,
                   log: Callable[[str], None] | None = None) -> CompileResult:
-    """Compile a loaded graph whose inputs already have types (see ``assign_input_types``)."""
+    """Compile a loaded graph whose inputs already have types (see ``assign_input_types``).
+    ``cores``: cluster cores the code will run on (default: the platform's maximum)."""
     target = get_platform(platform)
+    cores = cores or target.max_cores
+    if not 1 <= cores <= target.max_cores:
+        raise DeeployError(f"platform {target.name} has 1 to {target.max_cores} cores, got {cores}")
     check_supported(graph, target)
     infer_graph(graph)
     snapshots = Path(snapshot_dir) if snapshot_dir else None
@@ -86,11 +91,11 @@ def compile_graph(graph: Graph, platform: str, out_dir: str | Path, *, source: s
     graph = run_passes(graph, target.passes, log)
     if snapshots:
         save_snapshot(graph, snapshots / "middleware.onnx")
-    layers = bind(graph, target)
+    layers = bind(graph, target, cores)
     if snapshots:
         save_snapshot(graph, snapshots / "backend_post_binding.onnx",
                       {layer.node.name: {"deeploy_kernel": layer.variant} for layer in layers})
     plan = plan_memory(graph, layers, target.level(target.default_level))
     summary = write_atomically(Path(out_dir), lambda tmp: emit_project(
-        graph, layers, plan, target, tmp, source))
+        graph, layers, plan, target, tmp, source, cores))
     return CompileResult(graph, layers, plan, summary)

@@ -69,6 +69,6 @@ class BufferNames:
             ptr = f"(({ct} *)({self.arena} + {p.offset}))"
         return Buf(name, ptr, tuple(t.shape), t.dtype)
 
-    def scratch(self, node_name: str) -> str:
+    def scratch(self, node_name: str, within: int = 0) -> str:
         offset = self.plan.scratch_offsets.get(node_name)
-        return "NULL" if offset is None else f"((void *)({self.arena} + {offset}))"
+        return "NULL" if offset is None else f"((void *)({self.arena} + {offset + within}))"

@@ -56,17 +56,22 @@ def render_call(layer: Layer, names: BufferNames) -> str:
         x=[names.buf(i) if i else None for i in node.inputs],
         y=[names.buf(o) for o in node.outputs],
         scratch=names.scratch(node.name),
+        shared=names.scratch(node.name, layer.shared_offset),
     )
     return _template(layer.kernel.call).render(**ctx).strip()
 
 
 def emit_project(graph: Graph, layers: list[Layer], plan: MemoryPlan, platform: Platform,
-                 out_dir: Path, source: str) -> EmitSummary:
+                 out_dir: Path, source: str, cores: int = 1) -> EmitSummary:
     arena = f"deeploy_arena_{plan.level.name}"
     names = BufferNames(graph, plan, arena)
-    calls = [(f"{k}: {layer.node.op} '{layer.node.name}' -> {layer.variant}".replace("*/", "* /"),
-              render_call(layer, names)) for k, layer in enumerate(layers)]
-    text = "\n".join(c for _, c in calls)
+    calls = []
+    for k, layer in enumerate(layers):
+        call = render_call(layer, names)
+        runs = not (call.startswith("/*") and call.endswith("*/") and call.count("*/") == 1)
+        title = f"{k}: {layer.node.op} '{layer.node.name}' -> {layer.variant}".replace("*/", "* /")
+        calls.append((title, call, runs))
+    text = "\n".join(c for _, c, _ in calls)
 
     constants, const_bytes = [], 0
     for t in sorted(graph.constants(), key=lambda t: t.name):
@@ -80,7 +85,8 @@ def emit_project(graph: Graph, layers: list[Layer], plan: MemoryPlan, platform: 
         instances.setdefault(layer.variant, (layer.variant, layer.kernel.source, layer.type_args))
     inputs: list[Buf] = [names.buf(n) for n in graph.inputs]
     outputs: list[Buf] = [names.buf(n) for n in graph.outputs]
-    ctx = dict(source=source, platform=platform.name, layers=layers, constants=constants,
+    ctx = dict(source=source, platform=platform.name, cluster=platform.cluster, level=plan.level, cores=cores,
+               layers=layers, constants=constants,
                const_bytes=const_bytes, arena=arena, arena_size=plan.arena_size,
                lower_bound=plan.lower_bound, inputs=inputs, outputs=outputs,
                instances=sorted(instances.values()), calls=calls)
@@ -91,8 +97,9 @@ def emit_project(graph: Graph, layers: list[Layer], plan: MemoryPlan, platform: 
     (out_dir / "CMakeLists.txt").write_text(_file_template("CMakeLists.txt.mako").render(**ctx))
     kernel_out = out_dir / "kernels"
     kernel_out.mkdir(exist_ok=True)
-    for path in sorted(platform.kernel_dir.iterdir()):  # sources may include each other
-        if path.is_file():
-            shutil.copyfile(path, kernel_out / path.name)
+    for kernel_dir in platform.kernel_dirs:  # sources may include each other: copy all
+        for path in sorted(kernel_dir.iterdir()):
+            if path.is_file():
+                shutil.copyfile(path, kernel_out / path.name)
     return EmitSummary(len(layers), tuple(sorted(instances)), const_bytes, plan.arena_size,
                        plan.lower_bound, sum(b.nbytes for b in inputs + outputs))

@@ -18,14 +18,22 @@ def _wide_output_feeds_x(graph: Graph, chain: list[Node]) -> str | None:
         return "the op's output is RequantShift's mul or add, not its x"
     if len(op.outputs) != 1:
         return "the op has several outputs"
+    if op.op == "Add":
+        size = graph.tensors[op.outputs[0]].size
+        if any(graph.tensors[i].size not in (1, size) for i in op.inputs):
+            return "a broadcasting Add stays unfused"
     return None
+
+
+_ARITY = {"Conv": 3, "Gemm": 3, "MatMul": 3}  # optional inputs kept as '' so mul/add sit at fixed places
 
 
 def _fuse(graph: Graph, chain: list[Node]) -> list[Node]:
     op, rqs = chain
     attrs = dict(op.attrs)
     attrs.update(rqs.attrs)
-    return [Node(op.name, fused_name(op.op), op.inputs + rqs.inputs[1:], rqs.outputs, attrs, rqs.domain)]
+    inputs = op.inputs + [""] * (_ARITY.get(op.op, 0) - len(op.inputs))
+    return [Node(op.name, fused_name(op.op), inputs + rqs.inputs[1:], rqs.outputs, attrs, rqs.domain)]
 
 
 def _bias_add(graph: Graph, chain: list[Node]) -> str | None:

@@ -7,11 +7,14 @@ from Deeploy.targets.platform import Kernel, MemoryLevel, Platform  # noqa: F401
 
 __all__ = ["get_platform", "PLATFORMS"]
 
-PLATFORMS = ("Generic",)
+PLATFORMS = ("Generic", "Siracusa")
 
 
 def get_platform(name: str) -> Platform:
     if name == "Generic":
         from Deeploy.targets.generic.platform import GENERIC
         return GENERIC
+    if name == "Siracusa":
+        from Deeploy.targets.siracusa.platform import SIRACUSA
+        return SIRACUSA
     raise DeeployError(f"unknown platform '{name}' (available: {', '.join(PLATFORMS)})")

@@ -27,6 +27,7 @@ class Kernel:
     ``accepts`` returns None if the kernel can run the node, else the reason it cannot.
     ``scratch`` gives the bytes of working memory one core needs per call, a multiple of 8; the
     planner reserves one such slice per core and core ``c`` uses the slice at ``c * bytes``;
+    ``shared_scratch`` gives bytes all cores share (the call template's ``shared`` pointer);
     ``extra_types`` binds further type macros computed from the node (e.g. an accumulator).
     """
 
@@ -37,15 +38,19 @@ class Kernel:
     accepts: Callable[[Node, Graph], str | None] | None = None
     scratch: Callable[[Node, Graph], int] | None = None
     extra_types: Callable[[Node, Graph], tuple[tuple[str, IntType], ...]] | None = None
+    shared_scratch: Callable[[Node, Graph], int] | None = None
 
 
 @dataclass(frozen=True)
 class MemoryLevel:
-    """A memory the planner places buffers in; ``size`` None means unbounded."""
+    """A memory the planner places buffers in; ``size`` None means unbounded. ``data_attr`` and
+    ``const_attr`` are the C attributes (macros of the runtime) placing variables in it."""
 
     name: str
     size: int | None
     alignment: int = 4
+    data_attr: str = ""
+    const_attr: str = ""
 
 
 @dataclass(frozen=True)
@@ -53,16 +58,18 @@ class Platform:
     """Everything target-specific the compiler needs, as data."""
 
     name: str
-    library: str                                   # folder under TargetLibraries/
+    libraries: tuple[str, ...]                     # folders under TargetLibraries/ with kernels/
     memory: Sequence[MemoryLevel]
     bindings: dict[str, Sequence[Kernel]]          # op type -> kernels, first match wins
     passes: Sequence[Callable] = field(default_factory=tuple)
     default_level: str = "L2"
     cmake_platform: str = "Generic"                # cmake/<name>.cmake
+    cluster: bool = False                          # layers run forked on all cluster cores
+    max_cores: int = 1
 
     @property
-    def kernel_dir(self) -> Path:
-        return TARGET_LIBRARIES / self.library / "kernels"
+    def kernel_dirs(self) -> tuple[Path, ...]:
+        return tuple(TARGET_LIBRARIES / lib / "kernels" for lib in self.libraries)
 
     def level(self, name: str) -> MemoryLevel:
         for level in self.memory:

@@ -5,22 +5,29 @@
 #include <stdint.h>
 #include <string.h>
 
+% if cluster:
+#define DEEPLOY_CLUSTER 1
+#include "deeploy_runtime.h"
+#if DEEPLOY_NUM_CORES > ${cores}
+#error "compiled for ${cores} cores (scratch buffers are sized for them): rebuild with at most ${cores}"
+#endif
+% endif
 #include "Network.h"
 #include "kernels/common.h"
 
 /* ---- constants ---- */
 % for ident, ctype, size, body in constants:
-static const ${ctype} ${ident}[${max(1, size)}] __attribute__((aligned(4))) = {${body}};
+static const ${ctype} ${ident}[${max(1, size)}] ${level.const_attr} __attribute__((aligned(4))) = {${body}};
 % endfor
 
 /* ---- activations ---- */
-static uint8_t ${arena}[${max(1, arena_size)}] __attribute__((aligned(16)));
+static uint8_t ${arena}[${max(1, arena_size)}] ${level.data_attr} __attribute__((aligned(16)));
 
 % for k, b in enumerate(inputs):
-static ${b.ctype} DeeployNetwork_input_${k}[${max(1, b.size)}] __attribute__((aligned(16)));
+static ${b.ctype} DeeployNetwork_input_${k}[${max(1, b.size)}] ${level.data_attr} __attribute__((aligned(16)));
 % endfor
 % for k, b in enumerate(outputs):
-static ${b.ctype} DeeployNetwork_output_${k}[${max(1, b.size)}] __attribute__((aligned(16)));
+static ${b.ctype} DeeployNetwork_output_${k}[${max(1, b.size)}] ${level.data_attr} __attribute__((aligned(16)));
 % endfor
 void *const DeeployNetwork_inputs[${max(1, len(inputs))}] = {${", ".join(f"DeeployNetwork_input_{k}" for k in range(len(inputs))) or "NULL"}};
 const uint32_t DeeployNetwork_inputs_bytes[${max(1, len(inputs))}] = {${", ".join(str(b.nbytes) for b in inputs) or "0"}};
@@ -40,12 +47,34 @@ const uint32_t DeeployNetwork_outputs_bytes[${max(1, len(outputs))}] = {${", ".j
 % endfor
 
 % endfor
+% if cluster:
+/* ---- layers: each runs on every cluster core, which takes its share of the work ---- */
+% for k, (title, call, runs) in enumerate(calls):
+% if runs:
+static void deeploy_layer_${k}(void *arg) {
+    (void)arg;
+    ${call}
+}
+% endif
+% endfor
+
+% endif
 void InitNetwork(void) {
 }
 
 void RunNetwork(void) {
-% for title, call in calls:
+% for k, (title, call, runs) in enumerate(calls):
     /* ${title} */
+% if not runs:
     ${call}
+% elif cluster:
+    DEEPLOY_MARK_LAYER(${k});
+    deeploy_cluster_fork(deeploy_layer_${k}, NULL);
+% else:
+    ${call}
+% endif
 % endfor
+% if cluster:
+    DEEPLOY_MARK_LAYER_END();
+% endif
 }

@@ -431,9 +431,12 @@ def _isoftmax_plan(node, graph):
 
 
 def _isoftmax_scratch(node, graph):
+    """Per core: the e(d) table (8-bit inputs; only core 0's slice is used, built by all cores)
+    or one row of e values, plus alignment slack, rounded up to 8; isoftmax.inc computes the
+    same slice size to find its own slice."""
     acc = _isoftmax_plan(node, graph)[0][1]
     entries = 256 if graph.tensors[node.inputs[0]].dtype.bits == 8 else node.params.shape[-1]
-    return entries * acc.nbytes + acc.nbytes - 1  # the kernel aligns the table itself
+    return -(-(entries * acc.nbytes + acc.nbytes - 1) // 8) * 8  # the kernel aligns the table itself
 
 
 def _itamax_plan(node, graph):

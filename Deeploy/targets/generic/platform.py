@@ -8,7 +8,7 @@ __all__ = ["GENERIC"]
 
 GENERIC = Platform(
     name="Generic",
-    library="Generic",
+    libraries=("Generic",),
     memory=(MemoryLevel("L2", None, alignment=4),),
     bindings=GENERIC_BINDINGS,
     passes=(fold_constants,),

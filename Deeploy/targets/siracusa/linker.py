@@ -129,7 +129,14 @@ def linker_script(levels: Sequence, *, max_harts: int = MAX_HARTS, main_stack: i
             raise ValueError(f"{what} must be a multiple of {STACK_ALIGN} and at least 256 bytes (got {v})")
     regions = memory_map(levels)
     names = {r.name for r in regions}
-    l3 = "L3" if "L3" in names else "L2"
+    l3_section = """
+  .l3_rodata : ALIGN(16) {
+    *(.l3_rodata .l3_rodata.*)
+  } > %s :%s
+"""
+    in_l2 = "" if "L3" in names else l3_section % ("L2", "rodata") + "  /* no L3 level: L3 constants in L2 */\n"
+    in_l3 = l3_section % ("L3", "l3") if "L3" in names else ""
+    l3_phdr = "\n  l3 PT_LOAD FLAGS(4);" if "L3" in names else ""
 
     memory = "\n".join(f"  {r.name:<4} (rwx) : ORIGIN = 0x{r.origin:08X}, LENGTH = 0x{r.length:X}"
                        f"  /* {r.length} bytes */" for r in regions)
@@ -154,6 +161,15 @@ __deeploy_max_harts = {max_harts};
 __deeploy_main_stack_size = {main_stack};
 __deeploy_worker_stack_size = {worker_stack};
 
+PHDRS
+{{
+  text PT_LOAD FLAGS(5);
+  rodata PT_LOAD FLAGS(4);
+  data PT_LOAD FLAGS(6);
+  tls PT_TLS;
+  l1 PT_LOAD FLAGS(6);{l3_phdr}
+}}
+
 SECTIONS
 {{
   /* ---- L2: code first; every hart starts at the origin of L2 (the ELF entry) ---- */
@@ -171,7 +187,7 @@ SECTIONS
     PROVIDE(__etext = __text_end);
     PROVIDE(_etext = __text_end);
     PROVIDE(etext = __text_end);
-  }} > L2
+  }} > L2 :text
 
   .rodata : {{
     *(.rdata)
@@ -193,12 +209,12 @@ SECTIONS
     KEEP(*(SORT_BY_INIT_PRIORITY(.fini_array.*) SORT_BY_INIT_PRIORITY(.dtors.*)))
     KEEP(*(.fini_array .dtors))
     PROVIDE_HIDDEN(__fini_array_end = .);
-  }} > L2
+  }} > L2 :rodata
 
   .l2_rodata : ALIGN(16) {{
     *(.l2_rodata .l2_rodata.*)
-  }} > L2
-
+  }} > L2 :rodata
+{in_l2}
   /* .data is loaded in place by QEMU (VMA = LMA), so picolibc's copy is a no-op */
   .data : ALIGN(8) {{
     *(.data .data.*)
@@ -207,7 +223,7 @@ SECTIONS
     PROVIDE(__global_pointer$ = . + 0x800);
     *(.sdata .sdata.* .sdata2.*)
     *(.gnu.linkonce.s.*)
-  }} > L2
+  }} > L2 :data
   PROVIDE(__data_start = ADDR(.data));
   PROVIDE(__data_source = LOADADDR(.data));
 
@@ -215,7 +231,7 @@ SECTIONS
     *(.tdata .tdata.* .gnu.linkonce.td.*)
     PROVIDE(__data_end = .);
     PROVIDE(__tdata_end = .);
-  }} > L2
+  }} > L2 :data :tls
   PROVIDE(__tls_base = ADDR(.tdata));
   PROVIDE(__tdata_start = ADDR(.tdata));
   PROVIDE(__tdata_source = LOADADDR(.tdata));
@@ -233,7 +249,7 @@ SECTIONS
     *(.tcommon)
     PROVIDE(__tls_end = .);
     PROVIDE(__tbss_end = .);
-  }} > L2
+  }} > L2 :data :tls
   PROVIDE(__bss_start = ADDR(.tbss));
   PROVIDE(__tbss_start = ADDR(.tbss));
   PROVIDE(__tbss_offset = ADDR(.tbss) - ADDR(.tdata));
@@ -244,7 +260,7 @@ SECTIONS
   .tbss_space (NOLOAD) : {{
     . = ADDR(.tbss);
     . = . + SIZEOF(.tbss);
-  }} > L2
+  }} > L2 :data
 
   .bss (NOLOAD) : {{
     *(.sbss*)
@@ -254,7 +270,7 @@ SECTIONS
     *(COMMON)
     . = ALIGN(8);
     __bss_end = .;
-  }} > L2
+  }} > L2 :data
   PROVIDE(__non_tls_bss_start = ADDR(.bss));
   PROVIDE(__bss_size = __bss_end - __bss_start);
 
@@ -263,13 +279,13 @@ SECTIONS
     *(.l2_bss .l2_bss.*)
     . = ALIGN(16);
     __deeploy_l2_bss_end = .;
-  }} > L2
+  }} > L2 :data
 
   /* never cleared: the boot flag the worker harts wait for (RAM is zero at reset) */
   .noinit (NOLOAD) : ALIGN(8) {{
     *(.noinit .noinit.*)
     . = ALIGN(16);
-  }} > L2
+  }} > L2 :data
   PROVIDE(__end = .);
   PROVIDE(_end = .);
   PROVIDE(end = .);
@@ -283,7 +299,7 @@ SECTIONS
     *(.l1_bss .l1_bss.*)
     . = ALIGN(16);
     __deeploy_l1_bss_end = .;
-  }} > L1
+  }} > L1 :l1
 
   .l1_stacks (NOLOAD) : ALIGN(16) {{
     __deeploy_stacks_start = .;
@@ -292,13 +308,9 @@ SECTIONS
     __deeploy_worker_stack_base = .;     /* hart h >= 1: sp = base + h * worker stack size */
     . += {(max_harts - 1) * worker_stack};
     __deeploy_stacks_end = .;
-  }} > L1
+  }} > L1 :l1
 
-  /* ---- L3 ---- */
-  .l3_rodata : ALIGN(16) {{
-    *(.l3_rodata .l3_rodata.*)
-  }} > {l3}
-
+{in_l3}
   /DISCARD/ : {{
     *(.note .note.*)
     *(.eh_frame .eh_frame.*)

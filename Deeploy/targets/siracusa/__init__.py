@@ -1,0 +1,1 @@
+"""The Siracusa platform: PULP cluster on the QEMU virtual platform."""
