@@ -11,8 +11,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from DeeployTest.testUtils.runner import RunnerPlatform, main  # noqa: E402
 
-GENERIC = RunnerPlatform(platform="Generic", gen_root="TEST_GENERIC", cmake_platform="Generic",
-                         command=lambda binary, args: [str(binary)], timeout=300.0)
+GENERIC = RunnerPlatform(platform="Generic", gen_root="TEST_GENERIC", cmake_platform="Generic")
 
 if __name__ == "__main__":
     main(GENERIC, __doc__)

@@ -66,6 +66,7 @@ class Platform:
     cmake_platform: str = "Generic"                # cmake/<name>.cmake
     cluster: bool = False                          # layers run forked on all cluster cores
     max_cores: int = 1
+    timing: object | None = None                   # cycle-model parameters of a virtual platform
 
     @property
     def kernel_dirs(self) -> tuple[Path, ...]:

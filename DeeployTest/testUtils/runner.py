@@ -24,15 +24,29 @@ DEEPLOY_TEST = Path(__file__).resolve().parents[1]
 REPO_ROOT = DEEPLOY_TEST.parent
 
 
+def _run_host(binary: Path, args: argparse.Namespace, gen: Path, timeout: float) -> tuple[int, str]:
+    proc = _run([str(binary)], "run", False, timeout)
+    if proc.stderr.strip():
+        print(proc.stderr, end="", file=sys.stderr)
+    return proc.returncode, proc.stdout
+
+
 @dataclass(frozen=True)
 class RunnerPlatform:
-    """How a runner builds and executes tests of one platform."""
+    """How a runner builds and executes tests of one platform.
+
+    ``prepare(args, gen, result)`` returns extra CMake definitions (and may write files);
+    ``execute(binary, args, gen, timeout)`` runs the built test and returns (exit code, output).
+    """
 
     platform: str                                  # compiler platform name
     gen_root: str                                  # DeeployTest/<gen_root>/<test path>
     cmake_platform: str                            # cmake/<name>.cmake
-    command: Callable[[Path, argparse.Namespace], list[str]]  # binary -> argv that runs it
+    execute: Callable[[Path, argparse.Namespace, Path, float], tuple[int, str]] = _run_host
+    prepare: Callable[[argparse.Namespace, Path], list[str]] = lambda args, gen: []
     timeout: float = 300.0
+    harness_runs: int = 2                          # RunNetwork calls per test (re-entrancy check)
+    explain_build_error: Callable[[str], str | None] | None = None  # e.g. an over-full memory level
 
 
 def base_parser(description: str) -> argparse.ArgumentParser:
@@ -98,8 +112,8 @@ def run_test(args: argparse.Namespace, rp: RunnerPlatform, compile_options: dict
             print("note:", note)
         result = compile_graph(graph, rp.platform, network_dir, snapshot_dir=gen / "deeployStates",
                                log=log, **(compile_options or {}))
-        write_harness(result.graph, inputs, expected, harness_dir)
         s = result.summary
+        write_harness(result.graph, inputs, expected, harness_dir, runs=rp.harness_runs)
         print(f"Compiled {test_dir.name} for {rp.platform} in {time.perf_counter() - start:.2f} s: "
               f"{s.layers} layers, constants {s.const_bytes} B, arena {s.arena_size} B "
               f"(lower bound {s.lower_bound} B)")
@@ -107,29 +121,28 @@ def run_test(args: argparse.Namespace, rp: RunnerPlatform, compile_options: dict
         raise DeeployError(f"--skipgen given but nothing was generated in {network_dir}")
 
     configure = ["cmake", "-S", str(REPO_ROOT), "-B", str(build_dir), f"-DPLATFORM={rp.cmake_platform}",
-                 f"-DNETWORK_DIR={network_dir}", f"-DHARNESS_DIR={harness_dir}"]
+                 f"-DNETWORK_DIR={network_dir}", f"-DHARNESS_DIR={harness_dir}", *rp.prepare(args, gen)]
     for cmd, what in ((configure, "CMake configure"),
                       (["cmake", "--build", str(build_dir), "-j", str(os.cpu_count() or 1)], "build")):
         proc = _run(cmd, what, args.verbose)
         if proc.returncode:
-            tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-25:])
+            output = proc.stdout + proc.stderr
+            explained = rp.explain_build_error(output) if rp.explain_build_error else None
+            if explained:
+                raise BuildError(explained)
+            tail = "\n".join(output.strip().splitlines()[-25:])
             raise BuildError(f"{what} failed for {test_dir}:\n{tail}")
     if args.skipsim:
         print("Built", build_dir / "deeploy_test")
         return 0
 
-    proc = _run(rp.command(build_dir / "deeploy_test", args), "run", False, rp.timeout)
-    print(proc.stdout, end="")
-    if proc.stderr.strip():
-        print(proc.stderr, end="", file=sys.stderr)
-    match = re.search(r"Errors: (\d+) out of (\d+)", proc.stdout)
+    code, output = rp.execute(build_dir / "deeploy_test", args, gen, getattr(args, "timeout", None) or rp.timeout)
+    print(output, end="" if output.endswith("\n") or not output else "\n")
+    match = re.search(r"Errors: (\d+) out of (\d+)", output)
     if not match:
-        print(f"error: the test program ended (exit code {proc.returncode}) without reporting results",
-              file=sys.stderr)
+        print(f"error: the test program ended (exit code {code}) without reporting results", file=sys.stderr)
         return 1
-    if int(match.group(1)) or proc.returncode:
-        return 1
-    return 0
+    return 1 if int(match.group(1)) or code else 0
 
 
 def main(rp: RunnerPlatform, description: str, extra_args: Callable[[argparse.ArgumentParser], None] | None = None,

@@ -12,17 +12,17 @@ L2    the entry stub (first, at the region origin where every hart starts), code
       ``.l2_rodata``, .data, TLS, .bss, ``.l2_bss``, ``.noinit`` (boot flag), the heap (the rest)
 L1    ``.l1_bss``, then the stacks: hart 0 (fabric controller and cluster core 0) first, then one
       per worker hart 1..max_harts-1
-L3    ``.l3_rodata``
+L3    ``.l3_rodata``, ``.l3_bss``
 ====  ===========================================================================================
 
 Every region starts on its own 256 MiB slot (L2 at 0x80000000, then the other levels in the
 order given: Siracusa gives L1 at 0x90000000 and L3 at 0xA0000000), so addresses tell the level
 at a glance and a runaway access lands outside every region. QEMU needs ``-m`` up to the end of
-the last region (:func:`qemu_ram_bytes`; ``Deeploy.targets.siracusa.qemu`` computes it from the
+the last region plus 4 MiB for its device tree (:func:`qemu_ram_bytes`; ``Deeploy.targets.siracusa.qemu`` computes it from the
 ELF). The script defines ``__deeploy_region_<NAME>_start`` / ``_end`` for every region, read
 back from the ELF to tell the timing plugin the address ranges.
 
-``.l1_bss`` and ``.l2_bss`` are NOLOAD; the runtime clears them on hart 0 before ``main``
+``.l1_bss``, ``.l2_bss`` and ``.l3_bss`` are NOLOAD; the runtime clears them on hart 0 before ``main``
 (QEMU RAM is zero at reset anyway). The stacks are never cleared: worker harts use them
 before hart 0 has initialised memory.
 """
@@ -38,7 +38,9 @@ __all__ = ["DRAM_BASE", "MAIN_STACK_BYTES", "MAX_HARTS", "WORKER_STACK_BYTES", "
            "link_error_message", "linker_script", "memory_map", "qemu_ram_bytes", "SIRACUSA_LEVELS"]
 
 DRAM_BASE = 0x8000_0000          # QEMU virt DRAM
-DRAM_LIMIT = 0x1_0000_0000       # end of the 32-bit address space
+DRAM_LIMIT = 0xC000_0000         # QEMU puts the device tree below min(end of RAM, 3 GiB)
+QEMU_HEADROOM = 4 << 20          # RAM beyond the last region: QEMU's device tree (1 MiB, 2 MiB
+                                 # aligned, just below the end of RAM) must not land in a region
 SLOT = 0x1000_0000               # each level starts on its own 256 MiB boundary
 MAX_HARTS = 8                    # stacks reserved for this many cluster cores
 MAIN_STACK_BYTES = 8 * 1024      # hart 0: start-up, main(), printf, fork bodies on core 0
@@ -53,7 +55,7 @@ SIRACUSA_LEVELS = (("L1", 256 * 1024), ("L2", 2 * 1024 * 1024), ("L3", 16 * 1024
 _CONTENTS = {
     "L1": ".l1_bss (L1 buffers) and the core stacks",
     "L2": "code, rodata, data, bss, .l2_rodata (L2 constants) and .l2_bss (L2 buffers)",
-    "L3": ".l3_rodata (L3 constants)",
+    "L3": ".l3_rodata (L3 constants) and .l3_bss (L3 buffers)",
 }
 
 
@@ -96,15 +98,16 @@ def memory_map(levels: Iterable) -> list[Region]:
     for name, size in ordered:
         regions.append(Region(name, base, size))
         base += -(-size // SLOT) * SLOT
-    if regions[-1].end > DRAM_LIMIT:
-        raise ValueError(f"memory levels do not fit the 2 GiB of QEMU virt DRAM: {lv}")
+    if regions[-1].end + QEMU_HEADROOM > DRAM_LIMIT:
+        raise ValueError(f"memory levels do not fit the 1 GiB of QEMU virt DRAM usable here: {lv}")
     return regions
 
 
-def qemu_ram_bytes(levels: Iterable) -> int:
-    """``-m`` QEMU needs for these levels (up to the end of the last region, whole MiB)."""
-    end = memory_map(levels)[-1].end
-    return -(-(end - DRAM_BASE) // (1 << 20)) << 20
+def qemu_ram_bytes(levels_or_end: Iterable | int) -> int:
+    """``-m`` QEMU needs (whole MiB): up to the end of the last region (given, or of these
+    levels) plus room for the device tree QEMU places just below the end of RAM."""
+    end = levels_or_end if isinstance(levels_or_end, int) else memory_map(levels_or_end)[-1].end
+    return -(-(end + QEMU_HEADROOM - DRAM_BASE) // (1 << 20)) << 20
 
 
 def l1_reserved_bytes(max_harts: int = MAX_HARTS, main_stack: int = MAIN_STACK_BYTES,
@@ -129,14 +132,25 @@ def linker_script(levels: Sequence, *, max_harts: int = MAX_HARTS, main_stack: i
             raise ValueError(f"{what} must be a multiple of {STACK_ALIGN} and at least 256 bytes (got {v})")
     regions = memory_map(levels)
     names = {r.name for r in regions}
-    l3_section = """
+    has_l3 = "L3" in names
+    l3_rodata = """
   .l3_rodata : ALIGN(16) {
     *(.l3_rodata .l3_rodata.*)
   } > %s :%s
 """
-    in_l2 = "" if "L3" in names else l3_section % ("L2", "rodata") + "  /* no L3 level: L3 constants in L2 */\n"
-    in_l3 = l3_section % ("L3", "l3") if "L3" in names else ""
-    l3_phdr = "\n  l3 PT_LOAD FLAGS(4);" if "L3" in names else ""
+    l3_bss = """
+  .l3_bss (NOLOAD) : ALIGN(16) {
+    __deeploy_l3_bss_start = .;
+    *(.l3_bss .l3_bss.*)
+    . = ALIGN(16);
+    __deeploy_l3_bss_end = .;
+  } > L3 :l3
+"""
+    in_l2 = "" if has_l3 else "  /* no L3 level: L3 constants and buffers in L2 */" + l3_rodata % ("L2", "rodata")
+    l2_bss_l3 = "" if has_l3 else "\n    *(.l3_bss .l3_bss.*)"
+    l2_bss_l3_syms = "" if has_l3 else "\n  __deeploy_l3_bss_start = __deeploy_l2_bss_end;\n  __deeploy_l3_bss_end = __deeploy_l2_bss_end;"
+    in_l3 = (l3_rodata % ("L3", "l3") + l3_bss) if has_l3 else ""
+    l3_phdr = "\n  l3 PT_LOAD FLAGS(6);" if has_l3 else ""
 
     memory = "\n".join(f"  {r.name:<4} (rwx) : ORIGIN = 0x{r.origin:08X}, LENGTH = 0x{r.length:X}"
                        f"  /* {r.length} bytes */" for r in regions)
@@ -276,10 +290,10 @@ SECTIONS
 
   .l2_bss (NOLOAD) : ALIGN(16) {{
     __deeploy_l2_bss_start = .;
-    *(.l2_bss .l2_bss.*)
+    *(.l2_bss .l2_bss.*){l2_bss_l3}
     . = ALIGN(16);
     __deeploy_l2_bss_end = .;
-  }} > L2 :data
+  }} > L2 :data{l2_bss_l3_syms}
 
   /* never cleared: the boot flag the worker harts wait for (RAM is zero at reset) */
   .noinit (NOLOAD) : ALIGN(8) {{

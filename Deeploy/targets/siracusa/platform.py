@@ -7,6 +7,7 @@ from Deeploy.passes.layout import convs_to_channels_last, simplify_transposes
 from Deeploy.passes.requant_fusion import fuse_requant
 from Deeploy.targets.platform import MemoryLevel, Platform
 from Deeploy.targets.siracusa.bindings import SIRACUSA_BINDINGS
+from Deeploy.targets.siracusa.timing import TimingModel
 
 __all__ = ["SIRACUSA", "SIRACUSA_PASSES"]
 
@@ -35,4 +36,12 @@ SIRACUSA = Platform(
     cmake_platform="Siracusa",
     cluster=True,
     max_cores=8,
+    timing=TimingModel(          # sources: TimingModel's docstring and specs/siracusa-timing.md
+        base_cpi=1.0,            # CV32E40P user manual (single-issue, 1 cycle per ALU/L1 access)
+        l1_latency=0.0,          # TCDM single-cycle access (GVSoC cluster config)
+        l2_latency=14.0,         # cluster interconnect 2 + SoC router 12 (GVSoC)
+        l3_latency=100.0,        # GUESS: HyperBus command phase + latency + 4 bytes at 1 B/cycle
+        fork_cycles=50.0,        # GUESS: "tens of cycles", not found in sources
+        barrier_cycles=11.0,     # hardware barrier, Glaser et al., DATE 2019
+    ),
 )

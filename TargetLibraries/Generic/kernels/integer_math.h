@@ -6,6 +6,8 @@
 
 #include <stdint.h>
 
+#include "common.h"
+
 /* floor(sqrt(v)), exact, bit by bit (16 steps). */
 static inline uint32_t deeploy_isqrt32(uint32_t v) {
     uint32_t r = 0, bit = (uint32_t)1 << 30;
@@ -56,6 +58,43 @@ static inline uint32_t deeploy_div_recip(uint32_t n, uint32_t d, uint32_t inv) {
     if (n - q * d >= d)
         q++;
     return q;
+}
+
+/* This core's share of `rows` rows of `width` elements: rows [lo, hi), of which row lo is
+ * written from column jlo on and row hi-1 up to column jhi (exclusive), the others entirely.
+ * The rows of a kernel are walked as
+ *     for (r = s.lo; r < s.hi; r++) { ja = r == s.lo ? s.jlo : 0; jb = r == s.hi - 1 ? s.jhi : width; }
+ * deeploy_chunk_flat splits the flat element range (element-wise kernels). deeploy_chunk_rows
+ * (kernels that reduce each row, then write it) splits whole rows when there are at least as
+ * many rows as cores, else the flat range: a row shared by several cores is then reduced whole
+ * by each of them (identical results, the reduced axis is never split) and each writes its own
+ * columns. No shared intermediates, so no barrier. One core: all rows, whole. */
+typedef struct {
+    uint32_t lo, hi, jlo, jhi;
+} deeploy_rows_t;
+
+static inline deeploy_rows_t deeploy_chunk_flat(uint32_t rows, uint32_t width) {
+    deeploy_rows_t s = {0, rows, 0, width};
+    if (DEEPLOY_CORES() == 1)
+        return s;
+    const deeploy_range_t f = deeploy_chunk(rows * width);
+    if (f.lo == f.hi) {
+        s.hi = 0;
+        return s;
+    }
+    s.lo = f.lo / width;
+    s.jlo = f.lo - s.lo * width;
+    s.hi = (f.hi - 1) / width + 1;
+    s.jhi = f.hi - (s.hi - 1) * width;
+    return s;
+}
+
+static inline deeploy_rows_t deeploy_chunk_rows(uint32_t rows, uint32_t width) {
+    if (rows >= DEEPLOY_CORES()) {
+        const deeploy_range_t c = deeploy_chunk(rows);
+        return (deeploy_rows_t){c.lo, c.hi, 0, width};
+    }
+    return deeploy_chunk_flat(rows, width);
 }
 
 #endif

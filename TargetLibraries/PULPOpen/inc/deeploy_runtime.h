@@ -31,10 +31,38 @@ void deeploy_cluster_barrier(void);
 #define DEEPLOY_MARK_LAYER(k) DEEPLOY_MARKER(0x100 + (k))
 #define DEEPLOY_MARK_LAYER_END() DEEPLOY_MARKER(0x0ff)
 
-/* Memory placement of generated buffers. */
+/* Runtime markers (emitted by the runtime only; the timing plugin toolchain/qemu_plugin decodes
+ * them). In 0x10-0x3f an EVEN id opens a wait region and an ODD id closes it: the plugin stops
+ * counting a hart's instructions and memory accesses after an even id and resumes after an odd
+ * one (marker instructions themselves are never counted). All other ids (0x00-0x0f, 0x40-0xff,
+ * layers) leave counting as it is. Everything the runtime does to dispatch, join, synchronise or
+ * sleep is inside such regions, so counts are identical run to run; the cycle model
+ * (Deeploy/targets/siracusa/timing.py) charges fork and barrier overheads instead.
+ *   hart 0:  ... FORK_ENTER [publish, wake] TASK_BEGIN fn(arg) TASK_END [join wait] FORK_LEAVE ...
+ *   hart h:  BOOT [wait for boot flag, sleep] TASK_BEGIN fn(arg) TASK_END [sleep] TASK_BEGIN ...
+ *   any:     BARRIER_ENTER [arrive, sleep until all arrived] BARRIER_LEAVE  (inside fn only)
+ *   hart 0 before main: INIT_ENTER [clear .l1/.l2/.l3_bss, probe harts, release workers] INIT_LEAVE
+ *   PARK: a hart beyond DEEPLOY_NUM_CORES (or the stacks reserved) sleeps forever. */
+#define DEEPLOY_RT_FORK_ENTER 0x10    /* hart 0 enters deeploy_cluster_fork (stop) */
+#define DEEPLOY_RT_TASK_BEGIN 0x11    /* a core starts fn(arg) (resume) */
+#define DEEPLOY_RT_TASK_END 0x12      /* a core has returned from fn(arg) (stop) */
+#define DEEPLOY_RT_FORK_LEAVE 0x13    /* hart 0: all cores have finished; fork returns (resume) */
+#define DEEPLOY_RT_BARRIER_ENTER 0x14 /* a core enters deeploy_cluster_barrier (stop) */
+#define DEEPLOY_RT_BARRIER_LEAVE 0x15 /* all cores have arrived (resume) */
+#define DEEPLOY_RT_BOOT 0x16          /* a worker hart (id >= 1) right after reset (stop) */
+#define DEEPLOY_RT_PARK 0x18          /* an unused hart, sleeping forever (stop) */
+#define DEEPLOY_RT_INIT_ENTER 0x1a    /* hart 0: runtime start-up before main (stop) */
+#define DEEPLOY_RT_INIT_LEAVE 0x1b    /* hart 0: workers released, main follows (resume) */
+
+/* Stops the program: exit code n (QEMU exits with n, via semihosting). Same as exit(n). */
+void deeploy_exit(int n) __attribute__((noreturn));
+
+/* Memory placement of generated buffers. The _bss sections are NOLOAD and zeroed before main:
+ * initialisers of DEEPLOY_L1 / DEEPLOY_L2 / DEEPLOY_L3 variables are ignored. */
 #define DEEPLOY_L1 __attribute__((section(".l1_bss"), aligned(16)))
 #define DEEPLOY_L2 __attribute__((section(".l2_bss"), aligned(16)))
 #define DEEPLOY_L2_CONST __attribute__((section(".l2_rodata"), aligned(16)))
 #define DEEPLOY_L3_CONST __attribute__((section(".l3_rodata"), aligned(16)))
+#define DEEPLOY_L3 __attribute__((section(".l3_bss"), aligned(16))) /* zeroed before main */
 
 #endif

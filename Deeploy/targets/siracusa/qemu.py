@@ -1,0 +1,136 @@
+"""Run a Siracusa ELF on the QEMU virtual platform, with the timing plugin, under a timeout.
+
+    from Deeploy.targets.siracusa.qemu import run_elf
+    code, stdout, records = run_elf("build/deeploy_test")          # -smp from the ELF
+    from Deeploy.targets.siracusa.timing import model_cycles
+    print(model_cycles(records).summary())
+
+The QEMU command line is the one of ``specs/qemu-riscv.md``: ``-machine virt -smp N -bios none
+-kernel ELF``, semihosting through ``-chardev stdio`` (program output on stdout, exit code =
+the program's ``exit(n)``), ``-icount shift=0,sleep=off`` (deterministic). The memory regions
+(for ``-m`` and the plugin's region arguments) and the number of cores the ELF was built for are
+read from its symbol table (``__deeploy_region_<NAME>_start/_end``, ``__deeploy_num_cores``,
+defined by the generated linker script and the runtime).
+"""
+
+from __future__ import annotations
+
+import shutil
+import struct
+import subprocess
+from pathlib import Path
+from typing import NamedTuple, Sequence
+
+from Deeploy.errors import BuildError, DeeployError
+from Deeploy.targets.siracusa.linker import qemu_ram_bytes
+
+__all__ = ["QEMU", "PLUGIN", "RunResult", "elf_symbols", "elf_regions", "qemu_command", "run_elf"]
+
+REPO = Path(__file__).resolve().parents[3]
+QEMU = "qemu-system-riscv32"
+PLUGIN = REPO / "toolchain" / "build" / "libdeeploy_timing.so"
+_INSTALL = "run `bash toolchain/install.sh` (from the repository root) to install it"
+
+
+class RunResult(NamedTuple):
+    exit_code: int           # the program's exit(n) (QEMU exits with n)
+    stdout: str              # the program's output (semihosting)
+    records: Path | None     # the timing plugin's record file (None without the plugin)
+
+
+def elf_symbols(elf: str | Path) -> dict[str, int]:
+    """Name -> value of the symbols of a 32-bit little-endian ELF file (no external tools)."""
+    data = Path(elf).read_bytes()
+    if data[:4] != b"\x7fELF" or data[4] != 1 or data[5] != 1:
+        raise DeeployError(f"{elf}: not a 32-bit little-endian ELF file")
+    e_shoff, = struct.unpack_from("<I", data, 0x20)
+    e_shentsize, e_shnum = struct.unpack_from("<HH", data, 0x2E)
+    sections = [struct.unpack_from("<IIIIIIIIII", data, e_shoff + i * e_shentsize) for i in range(e_shnum)]
+    out: dict[str, int] = {}
+    for _name, sh_type, _f, _a, off, size, link, _i, _al, entsize in sections:
+        if sh_type != 2:                                   # SHT_SYMTAB
+            continue
+        str_off = sections[link][4]
+        for k in range(size // (entsize or 16)):
+            st_name, st_value = struct.unpack_from("<II", data, off + k * (entsize or 16))
+            end = data.index(b"\0", str_off + st_name)
+            out[data[str_off + st_name:end].decode()] = st_value
+    return out
+
+
+def elf_regions(elf: str | Path, symbols: dict[str, int] | None = None) -> list[tuple[str, int, int]]:
+    """(name, base, size) of the memory regions the linker script defined, in address order."""
+    syms = symbols if symbols is not None else elf_symbols(elf)
+    regions = []
+    for name, value in syms.items():
+        if name.startswith("__deeploy_region_") and name.endswith("_start"):
+            level = name[len("__deeploy_region_"):-len("_start")]
+            end = syms.get(f"__deeploy_region_{level}_end")
+            if end is not None:
+                regions.append((level, value, (end - value) & 0xFFFFFFFF or 1 << 32))
+    if not regions:
+        raise DeeployError(f"{elf}: no __deeploy_region_* symbols: not linked with the Siracusa linker script")
+    return sorted(regions, key=lambda r: r[1])
+
+
+def qemu_command(elf: str | Path, num_cores: int, memory_bytes: int, plugin_args: str | None = None,
+                 extra_args: Sequence[str] = ()) -> list[str]:
+    cmd = [QEMU, "-machine", "virt", "-smp", str(num_cores), "-m", f"{-(-memory_bytes // (1 << 20))}M",
+           "-bios", "none", "-kernel", str(elf), "-display", "none", "-serial", "none", "-monitor", "none",
+           "-chardev", "stdio,id=c0,signal=off", "-semihosting-config", "enable=on,target=native,chardev=c0,arg=deeploy",
+           "-icount", "shift=0,sleep=off"]
+    if plugin_args is not None:
+        cmd += ["-plugin", plugin_args]
+    return cmd + list(extra_args)
+
+
+def run_elf(elf: str | Path, num_cores: int | None = None, *, timeout: float = 120.0, plugin: bool = True,
+            records: str | Path | None = None, extra_args: Sequence[str] = ()) -> RunResult:
+    """Run ``elf`` under QEMU with ``-smp num_cores`` (default: the cores it was built for).
+
+    With ``plugin`` the timing plugin writes its records to ``records`` (default
+    ``<elf>.records.txt`` beside the ELF). Raises :class:`BuildError` if QEMU or the plugin is
+    missing, QEMU cannot start, or the run exceeds ``timeout`` seconds (QEMU is then killed).
+    """
+    elf = Path(elf).resolve()
+    if not elf.is_file():
+        raise BuildError(f"{elf}: no such ELF file")
+    if shutil.which(QEMU) is None:
+        raise BuildError(f"{QEMU} is not installed: {_INSTALL}")
+    syms = elf_symbols(elf)
+    built = syms.get("__deeploy_num_cores")
+    if num_cores is None:
+        if built is None:
+            raise BuildError(f"{elf}: no __deeploy_num_cores symbol: give num_cores")
+        num_cores = built
+    if not 1 <= num_cores <= 64:
+        raise BuildError(f"num_cores must be 1..64 (got {num_cores})")
+    if built is not None and built > num_cores:
+        raise BuildError(f"{elf} was built for {built} cores (NUM_CORES) but would run with -smp {num_cores}: "
+                         f"its forks would wait forever for the missing harts")
+    regions = elf_regions(elf, syms)
+    memory = qemu_ram_bytes(max(base + size for _, base, size in regions))
+    plugin_args = None
+    rec_path = None
+    if plugin:
+        if not PLUGIN.is_file():
+            raise BuildError(f"the QEMU timing plugin {PLUGIN} is not built: {_INSTALL}")
+        rec_path = Path(records).resolve() if records is not None else elf.with_name(elf.name + ".records.txt")
+        rec_path.parent.mkdir(parents=True, exist_ok=True)
+        rec_path.unlink(missing_ok=True)          # never mistake an old file for this run's
+        if "," in str(rec_path):
+            raise BuildError(f"record file path must not contain ',' (QEMU option syntax): {rec_path}")
+        plugin_args = ",".join([str(PLUGIN), f"out={rec_path}"] +
+                               [f"region={name}:0x{base:x}:0x{size:x}" for name, base, size in regions])
+    cmd = qemu_command(elf, num_cores, memory, plugin_args, extra_args)
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired as exc:
+        out = exc.stdout.decode(errors="replace") if isinstance(exc.stdout, bytes) else (exc.stdout or "")
+        raise BuildError(f"QEMU run of {elf.name} (-smp {num_cores}) timed out after {timeout:.0f} s; "
+                         f"output so far: {out[-500:]!r}") from None
+    if proc.returncode and f"{QEMU}:" in proc.stderr and not proc.stdout:
+        raise BuildError(f"QEMU failed to run {elf.name}: {proc.stderr.strip()}")
+    if plugin and not rec_path.is_file():
+        raise BuildError(f"the timing plugin wrote no records ({rec_path}); QEMU said: {proc.stderr.strip()}")
+    return RunResult(proc.returncode, proc.stdout, rec_path)

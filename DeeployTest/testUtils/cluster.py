@@ -1,0 +1,64 @@
+"""Runner plumbing of the cluster platforms on the QEMU virtual platform: generated linker
+script, cross build, QEMU run with the timing plugin, modelled cycles."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from Deeploy.errors import DeeployError
+from Deeploy.targets import get_platform
+from Deeploy.targets.siracusa.linker import link_error_message, linker_script
+from Deeploy.targets.siracusa.qemu import run_elf
+from Deeploy.targets.siracusa.timing import model_cycles
+from DeeployTest.testUtils.runner import RunnerPlatform
+
+__all__ = ["cluster_runner", "layer_profile"]
+
+
+def layer_profile(result, layer_names: list[str]) -> list[str]:
+    lines = []
+    for k, cycles in sorted(result.per_layer().items()):
+        name = layer_names[k] if k < len(layer_names) else f"layer {k}"
+        lines.append(f"  [{k:3d}] {name}: {cycles:.0f} cycles")
+    return lines
+
+
+def _layer_titles(network_dir: Path) -> list[str]:
+    """Layer titles from the generated RunNetwork comments ("k: Op 'name' -> kernel")."""
+    titles = []
+    for line in (network_dir / "Network.c").read_text().splitlines():
+        line = line.strip()
+        if line.startswith("/* ") and ": " in line and "->" in line and line[3:4].isdigit():
+            titles.append(line[3:-3].split(": ", 1)[1])
+    return titles
+
+
+def cluster_runner(platform: str, gen_root: str) -> RunnerPlatform:
+    target = get_platform(platform)
+
+    def prepare(args: argparse.Namespace, gen: Path) -> list[str]:
+        if not 1 <= args.cores <= target.max_cores:
+            raise DeeployError(f"--cores={args.cores} is outside 1..{target.max_cores} ({platform} cluster)")
+        script = gen / "harness" / "link.ld"
+        script.parent.mkdir(parents=True, exist_ok=True)
+        script.write_text(linker_script(target.memory))
+        return [f"-DNUM_CORES={args.cores}", f"-DLINKER_SCRIPT={script}"]
+
+    def execute(binary: Path, args: argparse.Namespace, gen: Path, timeout: float) -> tuple[int, str]:
+        run = run_elf(binary, args.cores, timeout=timeout, records=gen / "build" / "records.txt")
+        out = run.stdout
+        if run.records is not None and "Errors:" in out:
+            result = model_cycles(run.records, target.timing)
+            network = sum(layer.cycles for layer in result.layers)
+            out += ("" if out.endswith("\n") else "\n") + f"Runtime: {network:.0f} cycles\n"
+            if getattr(args, "profileUntiled", False):
+                out += "\n".join(["Per-layer modelled cycles:"] + layer_profile(result, _layer_titles(gen / "network"))) + "\n"
+        return run.exit_code, out
+
+    def explain(output: str) -> str | None:
+        return link_error_message(output, target.memory)
+
+    return RunnerPlatform(platform=platform, gen_root=gen_root, cmake_platform=target.cmake_platform,
+                          execute=execute, prepare=prepare, timeout=600.0, harness_runs=1,
+                          explain_build_error=explain)

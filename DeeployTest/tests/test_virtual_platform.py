@@ -1,0 +1,142 @@
+"""The Siracusa virtual platform: generated linker script, cluster runtime on QEMU, timing plugin
+and cycle model, exercised with the matmul demo (TargetLibraries/PULPOpen/examples) on 1 and 8
+cores. Tests that build or run need the toolchain of `bash toolchain/install.sh`."""
+
+from __future__ import annotations
+
+import importlib.util
+import shutil
+import subprocess
+
+import pytest
+
+from Deeploy.errors import BuildError
+from Deeploy.targets.siracusa.linker import (SIRACUSA_LEVELS, l1_reserved_bytes, link_error_message, linker_script,
+                                             memory_map, qemu_ram_bytes)
+from Deeploy.targets.siracusa.qemu import PLUGIN, qemu_command, run_elf
+from Deeploy.targets.siracusa.timing import model_cycles, read_records
+from DeeployTest.tests.conftest import REPO
+
+DEMO_DIR = REPO / "TargetLibraries" / "PULPOpen" / "examples"
+
+_missing = [t for t in ("riscv64-unknown-elf-gcc", "qemu-system-riscv32", "cmake") if shutil.which(t) is None]
+if not PLUGIN.is_file():
+    _missing.append(f"the timing plugin {PLUGIN.relative_to(REPO)}")
+needs_toolchain = pytest.mark.skipif(
+    bool(_missing), reason=f"virtual-platform toolchain missing ({', '.join(_missing)}): run `bash toolchain/install.sh`")
+
+
+def _demo_module():
+    spec = importlib.util.spec_from_file_location("siracusa_run_demo", DEMO_DIR / "run_demo.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+# ---- linker script (no toolchain needed) -------------------------------------------------------
+
+def test_memory_map_and_script():
+    regions = {r.name: r for r in memory_map(SIRACUSA_LEVELS)}
+    assert regions["L2"].origin == 0x8000_0000 and regions["L2"].length == 2 << 20
+    assert regions["L1"].origin == 0x9000_0000 and regions["L1"].length == 256 << 10
+    assert regions["L3"].origin == 0xA000_0000 and regions["L3"].length == 16 << 20
+    assert qemu_ram_bytes(SIRACUSA_LEVELS) >= regions["L3"].end - 0x8000_0000 + (1 << 20)
+    script = linker_script(SIRACUSA_LEVELS)
+    for needle in ("L2   (rwx) : ORIGIN = 0x80000000, LENGTH = 0x200000", "ENTRY(_deeploy_entry)",
+                   "*(.l1_bss .l1_bss.*)", "*(.l2_bss .l2_bss.*)", "*(.l2_rodata .l2_rodata.*)",
+                   "*(.l3_rodata .l3_rodata.*)", "} > L3 :l3", "__stack = .;"):
+        assert needle in script, needle
+    assert l1_reserved_bytes() == 8 * 1024 + 7 * 2 * 1024
+
+
+def test_linker_script_rejects_bad_levels():
+    with pytest.raises(ValueError, match="L1"):
+        linker_script([("L2", 1 << 20)])
+    with pytest.raises(ValueError, match="positive size"):
+        linker_script([("L1", None), ("L2", 1 << 20)])
+    script = linker_script([("L1", 64 << 10), ("L2", 1 << 20)])   # no L3: its sections go to L2
+    assert "L3" not in script.split("SECTIONS")[0] and "} > L2 :rodata" in script
+
+
+def test_link_error_message():
+    ld = ("/usr/bin/ld: deeploy_test section `.l2_bss' will not fit in region `L2'\n"
+          "/usr/bin/ld: region `L2' overflowed by 5152 bytes\ncollect2: error: ld returned 1 exit status\n")
+    msg = link_error_message(ld, SIRACUSA_LEVELS)
+    assert msg.startswith("network does not fit L2 (2097152 bytes): over by 5152 bytes; ")
+    assert ".l2_bss" in msg and "\n" not in msg
+    assert link_error_message("undefined reference to `foo'", SIRACUSA_LEVELS) is None
+
+
+# ---- the demo on QEMU ----------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory):
+    """Build the demo for 1 and 8 cores and run each twice: {cores: (elf, [run, run])}."""
+    if _missing:
+        pytest.skip(f"virtual-platform toolchain missing ({', '.join(_missing)}): run `bash toolchain/install.sh`")
+    mod = _demo_module()
+    base = tmp_path_factory.mktemp("siracusa_demo")
+    out = {}
+    for n in (1, 8):
+        elf = mod.build_demo(base / f"cores{n}", n)
+        out[n] = (elf, [run_elf(elf, n, timeout=60, records=base / f"records{n}_{k}.txt") for k in (1, 2)])
+    return out
+
+
+@needs_toolchain
+def test_demo_same_checksum_on_1_and_8_cores(demo):
+    mod = _demo_module()
+    sums = set()
+    for n, (_elf, runs) in demo.items():
+        for run in runs:
+            assert run.exit_code == 0, run.stdout
+            assert f"cores {n}" in run.stdout
+            sums.add(mod.checksum(run.stdout))
+    assert len(sums) == 1
+
+
+@needs_toolchain
+def test_records_are_deterministic(demo):
+    for n, (_elf, runs) in demo.items():
+        first, second = (r.records.read_bytes() for r in runs)
+        assert first == second, f"{n} cores: record files differ between two runs"
+        harts = read_records(runs[0].records).by_hart
+        assert sorted(harts) == list(range(n))
+
+
+@needs_toolchain
+def test_eight_cores_do_an_eighth_of_the_work(demo):
+    one = model_cycles(demo[1][1][0].records)
+    eight = model_cycles(demo[8][1][0].records)
+    (f1,), (f8,) = one.forks, eight.forks
+    assert (f1.cores, f8.cores) == (1, 8) and f1.phases == f8.phases == 2     # one barrier inside
+    assert len(set(f8.core_insns)) == 1                                      # 8 rows each: balanced
+    ratio = f1.core_insns[0] / max(f8.core_insns)
+    assert 7.9 < ratio < 8.1, ratio
+    assert f1.core_insns[0] > 1_500_000                                      # 64*64*64 MACs on one core
+    assert 7.5 < f1.cycles / f8.cycles < 8.1
+    assert one.per_layer()[0] == eight.per_layer()[0]                        # serial initialisation
+    assert one.per_layer()[1] / eight.per_layer()[1] > 7.5
+
+
+@needs_toolchain
+def test_fewer_harts_than_cores_is_an_error(demo):
+    elf8 = demo[8][0]
+    with pytest.raises(BuildError, match="built for 8 cores"):
+        run_elf(elf8, 4)
+    # the runtime itself refuses too, instead of hanging in the first fork
+    cmd = qemu_command(elf8, 4, qemu_ram_bytes(SIRACUSA_LEVELS))
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=30)
+    assert proc.returncode == 3
+    assert "QEMU has only 4 harts" in proc.stdout
+
+
+@needs_toolchain
+def test_overfull_level_fails_at_link_time(tmp_path):
+    levels = [("L1", 16 << 10), ("L2", 2 << 20), ("L3", 16 << 20)]      # C (16 KiB) + stacks > 16 KiB
+    script = tmp_path / "small_l1.ld"
+    script.write_text(linker_script(levels))
+    with pytest.raises(RuntimeError) as info:
+        _demo_module().build_demo(tmp_path / "build", 8, linker_script=script)
+    msg = link_error_message(str(info.value), levels)
+    assert msg is not None and msg.startswith("network does not fit L1 (16384 bytes): over by "), msg

@@ -1,0 +1,256 @@
+/* Cluster runtime of the PULPOpen/Siracusa target on the QEMU virtual platform
+ * (qemu-system-riscv32 -machine virt -smp DEEPLOY_NUM_CORES, semihosting; see
+ * Deeploy/targets/siracusa/linker.py for the memory map).
+ *
+ * Boot: every hart starts at the ELF entry (_deeploy_entry, first in L2). Hart 0 (fabric
+ * controller and cluster core 0) runs picolibc's start-up (crt0-semihost: data, bss, TLS,
+ * constructors) and main. The constructor below clears .l1_bss/.l2_bss/.l3_bss, checks that QEMU has
+ * the harts the build expects, then sets the boot flag (.noinit) and wakes the workers.
+ * Worker harts 1..DEEPLOY_NUM_CORES-1 set gp, mtvec, their stack (L1) and a TLS block at its
+ * top, wait for the boot flag and then sleep in the worker loop. Harts beyond
+ * DEEPLOY_NUM_CORES (or beyond the stacks the linker script reserves) are parked.
+ *
+ * Waiting never spins: a waiting hart clears its own CLINT msip, re-checks its condition and
+ * sleeps in wfi; mie.MSIE is set and mstatus.MIE stays 0, so a software interrupt (msip = 1,
+ * written by the hart that changed the condition) only ends the wfi: no trap handler.
+ * Every wait is inside runtime markers (deeploy_runtime.h) so that the timing plugin does not
+ * count it. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <picotls.h>
+
+#include "deeploy_runtime.h"
+
+#if DEEPLOY_NUM_CORES < 1 || DEEPLOY_NUM_CORES > 64
+#error "DEEPLOY_NUM_CORES must be 1..64"
+#endif
+
+#define DEEPLOY_STR_(x) #x
+#define DEEPLOY_STR(x) DEEPLOY_STR_(x)
+
+#define CLINT_MSIP ((volatile uint32_t *)0x02000000u) /* QEMU virt ACLINT: msip of hart h at +4h */
+#define MIE_MSIE (1u << 3)
+#define BOOT_MAGIC 0xB007F1A6u
+
+/* From the generated linker script. */
+extern char __deeploy_max_harts[];
+extern char __deeploy_l1_bss_start[], __deeploy_l1_bss_end[];
+extern char __deeploy_l2_bss_start[], __deeploy_l2_bss_end[];
+extern char __deeploy_l3_bss_start[], __deeploy_l3_bss_end[];
+extern char __deeploy_stacks_start[], __deeploy_worker_stack_base[];
+extern char __deeploy_main_stack_size[], __deeploy_worker_stack_size[];
+
+/* ---- entry: every hart, a0 = hart id ------------------------------------------------------- */
+__asm__(
+    ".pushsection .text.deeploy_entry, \"ax\", @progbits\n"
+    ".globl _deeploy_entry\n"
+    ".type _deeploy_entry, @function\n"
+    ".weak _trap\n"
+    ".globl __deeploy_num_cores\n" /* absolute symbol: lets the QEMU runner check -smp */
+    ".equ __deeploy_num_cores, " DEEPLOY_STR(DEEPLOY_NUM_CORES) "\n"
+    "_deeploy_entry:\n"
+    "  csrr a0, mhartid\n"
+    "  bnez a0, 1f\n"
+    "  j _start\n" /* hart 0: picolibc start-up, constructors, main, exit */
+    "1:\n"
+    "  slti x0, x0, " DEEPLOY_STR(DEEPLOY_RT_BOOT) "\n"
+    ".option push\n"
+    ".option norelax\n"
+    "  la gp, __global_pointer$\n"
+    ".option pop\n"
+    "  la t0, _trap\n" /* picolibc's trap report (crt0-semihost), as on hart 0 */
+    "  csrw mtvec, t0\n"
+    "  li t0, " DEEPLOY_STR(DEEPLOY_NUM_CORES) "\n"
+    "  bgeu a0, t0, 2f\n"
+    "  lui t0, %hi(__deeploy_max_harts)\n"
+    "  addi t0, t0, %lo(__deeploy_max_harts)\n"
+    "  bgeu a0, t0, 2f\n"
+    "  lui t0, %hi(__deeploy_worker_stack_size)\n"
+    "  addi t0, t0, %lo(__deeploy_worker_stack_size)\n"
+    "  mul t0, t0, a0\n"
+    "  la sp, __deeploy_worker_stack_base\n"
+    "  add sp, sp, t0\n" /* top of this hart's stack */
+    "  lui t1, %hi(__tls_size)\n"
+    "  addi t1, t1, %lo(__tls_size)\n"
+    "  addi t1, t1, 15\n"
+    "  andi t1, t1, -16\n"
+    "  sub sp, sp, t1\n" /* the TLS block sits at the top of the stack */
+    "  mv tp, sp\n"
+    "  j deeploy_worker_main\n"
+    "2:\n"
+    "  slti x0, x0, " DEEPLOY_STR(DEEPLOY_RT_PARK) "\n"
+    "  csrw mie, zero\n"
+    "3:\n"
+    "  wfi\n"
+    "  j 3b\n"
+    ".size _deeploy_entry, . - _deeploy_entry\n"
+    ".popsection\n");
+
+/* ---- shared state (cluster-local: L1) ------------------------------------------------------ */
+typedef struct {
+  void (*fn)(void *);
+  void *arg;
+  uint32_t gen;       /* fork generation: workers run when it changes */
+  uint32_t done;      /* workers finished with the current fork */
+  uint32_t in_fork;   /* hart 0 is inside deeploy_cluster_fork */
+  uint32_t bar_count; /* cores arrived at the current barrier */
+  uint32_t bar_gen;   /* barrier generation: waiting cores leave when it changes */
+} deeploy_rt_t;
+
+static deeploy_rt_t deeploy_rt DEEPLOY_L1;
+static volatile uint32_t deeploy_boot_flag __attribute__((section(".noinit"), used));
+
+static inline uint32_t hart_id(void) {
+  uint32_t id;
+  __asm__ volatile("csrr %0, mhartid" : "=r"(id));
+  return id;
+}
+
+uint32_t deeploy_core_id(void) { return hart_id(); }
+
+static inline void fence(void) { __asm__ volatile("fence iorw, iorw" ::: "memory"); }
+static inline void wake(uint32_t hart) { CLINT_MSIP[hart] = 1; }
+static inline void sleep_prepare(uint32_t me) {
+  CLINT_MSIP[me] = 0; /* a wake-up sent after this point leaves msip set: wfi returns at once */
+  fence();
+}
+static inline void sleep_once(void) { __asm__ volatile("wfi" ::: "memory"); }
+static inline uint32_t load_acq(uint32_t *p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
+
+/* Sleep until cond holds; never spins: each failed check is followed by a wfi. */
+#define DEEPLOY_SLEEP_UNTIL(me, cond) \
+  do {                                \
+    for (;;) {                        \
+      sleep_prepare(me);              \
+      if (cond) break;                \
+      sleep_once();                   \
+    }                                 \
+  } while (0)
+
+void deeploy_exit(int n) { exit(n); }
+
+/* Stack overflow check: a canary word at the bottom of every core's stack, set at boot and
+ * checked after each fork (outside the counted regions). Core h's stack sits right above core
+ * h-1's, so an overflow would silently corrupt a neighbour's frames. */
+#define STACK_CANARY 0x57AC4ED5u
+static inline volatile uint32_t *stack_bottom(uint32_t h) {
+  return (volatile uint32_t *)(h == 0 ? __deeploy_stacks_start
+                                      : __deeploy_worker_stack_base + (h - 1) * (uintptr_t)__deeploy_worker_stack_size);
+}
+static void check_stack(uint32_t h);
+
+static void deeploy_fatal(const char *msg, unsigned a, unsigned b) {
+  printf("deeploy runtime error: ");
+  printf(msg, a, b);
+  printf("\n");
+  exit(3);
+}
+
+static void check_stack(uint32_t h) {
+  if (*stack_bottom(h) != STACK_CANARY)
+    deeploy_fatal("core %u overflowed its stack (%u bytes): generate the linker script with bigger stacks", h,
+                  (unsigned)(uintptr_t)(h ? __deeploy_worker_stack_size : __deeploy_main_stack_size));
+}
+
+/* ---- hart 0: before main ------------------------------------------------------------------- */
+static void __attribute__((constructor)) deeploy_runtime_init(void) {
+  DEEPLOY_MARKER(DEEPLOY_RT_INIT_ENTER); /* start-up is not counted (and touches the CLINT) */
+  memset(__deeploy_l1_bss_start, 0, (size_t)(__deeploy_l1_bss_end - __deeploy_l1_bss_start));
+  memset(__deeploy_l2_bss_start, 0, (size_t)(__deeploy_l2_bss_end - __deeploy_l2_bss_start));
+  memset(__deeploy_l3_bss_start, 0, (size_t)(__deeploy_l3_bss_end - __deeploy_l3_bss_start));
+  if ((uintptr_t)__deeploy_max_harts < DEEPLOY_NUM_CORES)
+    deeploy_fatal("built for %u cores but the linker script reserves stacks for %u harts",
+                  DEEPLOY_NUM_CORES, (unsigned)(uintptr_t)__deeploy_max_harts);
+  /* A hart QEMU does not have reads back msip = 0: fail instead of hanging in the first fork. */
+  for (uint32_t h = 1; h < DEEPLOY_NUM_CORES; h++) {
+    CLINT_MSIP[h] = 1;
+    uint32_t present = CLINT_MSIP[h];
+    CLINT_MSIP[h] = 0;
+    if (!present)
+      deeploy_fatal("built for %u cores (DEEPLOY_NUM_CORES) but QEMU has only %u harts: run with -smp "
+                    DEEPLOY_STR(DEEPLOY_NUM_CORES), DEEPLOY_NUM_CORES, (unsigned)h);
+  }
+  *stack_bottom(0) = STACK_CANARY;
+  __asm__ volatile("csrs mie, %0" ::"r"(MIE_MSIE));
+  fence();
+  deeploy_boot_flag = BOOT_MAGIC;
+  fence();
+  for (uint32_t h = 1; h < DEEPLOY_NUM_CORES; h++) wake(h);
+  DEEPLOY_MARKER(DEEPLOY_RT_INIT_LEAVE);
+}
+
+/* ---- worker harts -------------------------------------------------------------------------- */
+void deeploy_worker_main(uint32_t me) __attribute__((noreturn, used));
+void deeploy_worker_main(uint32_t me) {
+  /* still inside the BOOT wait region (not counted) */
+  void *tls;
+  __asm__ volatile("mv %0, tp" : "=r"(tls)); /* set by the entry code */
+  _init_tls(tls);
+  *stack_bottom(me) = STACK_CANARY;
+  __asm__ volatile("csrs mie, %0" ::"r"(MIE_MSIE));
+  DEEPLOY_SLEEP_UNTIL(me, deeploy_boot_flag == BOOT_MAGIC);
+  uint32_t seen = 0; /* generation of the last fork run; hart 0 cannot start the next one before
+                        every worker has finished this one */
+  for (;;) {
+    uint32_t gen;
+    DEEPLOY_SLEEP_UNTIL(me, (gen = load_acq(&deeploy_rt.gen)) != seen);
+    seen = gen;
+    void (*fn)(void *) = deeploy_rt.fn;
+    void *arg = deeploy_rt.arg;
+    DEEPLOY_MARKER(DEEPLOY_RT_TASK_BEGIN);
+    fn(arg);
+    DEEPLOY_MARKER(DEEPLOY_RT_TASK_END);
+    check_stack(me);
+    __atomic_fetch_add(&deeploy_rt.done, 1, __ATOMIC_RELEASE);
+    wake(0); /* every worker wakes hart 0: the same instructions whoever finishes last */
+  }
+}
+
+/* ---- fork / barrier ------------------------------------------------------------------------ */
+void deeploy_cluster_fork(void (*fn)(void *), void *arg) {
+  DEEPLOY_MARKER(DEEPLOY_RT_FORK_ENTER);
+  if (hart_id() != 0 || deeploy_rt.in_fork)
+    deeploy_fatal("deeploy_cluster_fork called from core %u (in a fork: %u); only core 0 outside a fork may fork",
+                  (unsigned)hart_id(), (unsigned)deeploy_rt.in_fork);
+  deeploy_rt.in_fork = 1;
+#if DEEPLOY_NUM_CORES > 1
+  deeploy_rt.fn = fn;
+  deeploy_rt.arg = arg;
+  deeploy_rt.done = 0;
+  __atomic_store_n(&deeploy_rt.gen, deeploy_rt.gen + 1, __ATOMIC_RELEASE);
+  fence();
+  for (uint32_t h = 1; h < DEEPLOY_NUM_CORES; h++) wake(h);
+#endif
+  DEEPLOY_MARKER(DEEPLOY_RT_TASK_BEGIN);
+  fn(arg);
+  DEEPLOY_MARKER(DEEPLOY_RT_TASK_END);
+#if DEEPLOY_NUM_CORES > 1
+  DEEPLOY_SLEEP_UNTIL(0, load_acq(&deeploy_rt.done) == DEEPLOY_NUM_CORES - 1);
+#endif
+  check_stack(0);
+  deeploy_rt.in_fork = 0;
+  DEEPLOY_MARKER(DEEPLOY_RT_FORK_LEAVE);
+}
+
+void deeploy_cluster_barrier(void) {
+  DEEPLOY_MARKER(DEEPLOY_RT_BARRIER_ENTER);
+#if DEEPLOY_NUM_CORES > 1
+  if (deeploy_rt.in_fork) { /* outside a fork only core 0 runs: nothing to wait for */
+    uint32_t me = hart_id();
+    uint32_t gen = load_acq(&deeploy_rt.bar_gen);
+    if (__atomic_fetch_add(&deeploy_rt.bar_count, 1, __ATOMIC_ACQ_REL) == DEEPLOY_NUM_CORES - 1) {
+      deeploy_rt.bar_count = 0;
+      __atomic_store_n(&deeploy_rt.bar_gen, gen + 1, __ATOMIC_RELEASE);
+      fence();
+      for (uint32_t h = 0; h < DEEPLOY_NUM_CORES; h++)
+        if (h != me) wake(h);
+    } else {
+      DEEPLOY_SLEEP_UNTIL(me, load_acq(&deeploy_rt.bar_gen) != gen);
+    }
+  }
+#endif
+  DEEPLOY_MARKER(DEEPLOY_RT_BARRIER_LEAVE);
+}

@@ -1,0 +1,71 @@
+# Siracusa on the QEMU virtual platform: RV32 bare-metal cross build with picolibc
+# (semihosting start-up, printf and exit), the PULPOpen cluster runtime and a generated linker
+# script. Loaded before project() by the top-level CMakeLists.txt (and by
+# TargetLibraries/PULPOpen/examples/CMakeLists.txt).
+#
+# Cache variables:
+#   NUM_CORES      cluster cores used (DEEPLOY_NUM_CORES, 1..8); run QEMU with -smp NUM_CORES
+#   LINKER_SCRIPT  the generated linker script (Deeploy.targets.siracusa.linker.linker_script);
+#                  empty: Siracusa's default levels, generated into the build folder
+#
+# After the targets exist, deeploy_platform_setup(LIBRARIES <libs> EXECUTABLES <exes>) adds the
+# runtime include folder to every target and the runtime sources, the linker script and a map
+# file to the executables. Facts behind the flags: specs/qemu-riscv.md.
+set(CMAKE_SYSTEM_NAME Generic)
+set(CMAKE_SYSTEM_PROCESSOR riscv32)
+set(CMAKE_TRY_COMPILE_TARGET_TYPE STATIC_LIBRARY)   # no linker script yet at compiler checks
+
+find_program(SIRACUSA_CC riscv64-unknown-elf-gcc)
+if(NOT SIRACUSA_CC)
+  message(FATAL_ERROR "riscv64-unknown-elf-gcc not found: run `bash toolchain/install.sh` from the repository root")
+endif()
+set(CMAKE_C_COMPILER ${SIRACUSA_CC})
+
+# rv32imac: picolibc has that multilib; -misa-spec=2.2 keeps csr instructions without the
+# _zicsr suffix that would break the multilib lookup.
+set(SIRACUSA_ARCH_FLAGS "-march=rv32imac -mabi=ilp32 -misa-spec=2.2 --specs=picolibc.specs")
+set(CMAKE_C_FLAGS_INIT "${SIRACUSA_ARCH_FLAGS}")
+set(CMAKE_EXE_LINKER_FLAGS_INIT "--crt0=semihost --oslib=semihost")
+set(CMAKE_C_STANDARD 11)
+set(CMAKE_C_STANDARD_REQUIRED ON)
+set(CMAKE_BUILD_TYPE Release CACHE STRING "" FORCE)
+set(CMAKE_C_FLAGS_RELEASE "-O2" CACHE STRING "" FORCE)
+add_compile_options(-Wall -Wno-unused-function)
+
+set(NUM_CORES 8 CACHE STRING "Cluster cores used (DEEPLOY_NUM_CORES, 1..8); run QEMU with -smp NUM_CORES")
+if(NOT NUM_CORES MATCHES "^[1-8]$")
+  message(FATAL_ERROR "NUM_CORES must be 1..8 (got '${NUM_CORES}')")
+endif()
+add_compile_definitions(DEEPLOY_NUM_CORES=${NUM_CORES})
+
+set(LINKER_SCRIPT "" CACHE FILEPATH "Generated linker script (empty: Siracusa's default memory levels)")
+
+set(SIRACUSA_REPO_DIR ${CMAKE_CURRENT_LIST_DIR}/..)
+get_filename_component(SIRACUSA_REPO_DIR ${SIRACUSA_REPO_DIR} ABSOLUTE)
+set(SIRACUSA_RUNTIME_DIR ${SIRACUSA_REPO_DIR}/TargetLibraries/PULPOpen)
+set(SIRACUSA_RUNTIME_SOURCES ${SIRACUSA_RUNTIME_DIR}/src/deeploy_runtime.c)
+
+function(deeploy_platform_setup)
+  cmake_parse_arguments(ARG "" "" "LIBRARIES;EXECUTABLES" ${ARGN})
+  set(script ${LINKER_SCRIPT})
+  if(NOT script)
+    set(script ${CMAKE_BINARY_DIR}/siracusa_default.ld)
+    find_package(Python3 REQUIRED COMPONENTS Interpreter)
+    execute_process(COMMAND ${Python3_EXECUTABLE} -m Deeploy.targets.siracusa.linker -o ${script}
+                    WORKING_DIRECTORY ${SIRACUSA_REPO_DIR} RESULT_VARIABLE rc ERROR_VARIABLE err)
+    if(rc)
+      message(FATAL_ERROR "could not generate the default Siracusa linker script: ${err}")
+    endif()
+  elseif(NOT EXISTS ${script})
+    message(FATAL_ERROR "LINKER_SCRIPT ${script} does not exist")
+  endif()
+  foreach(t IN LISTS ARG_LIBRARIES)
+    target_include_directories(${t} PUBLIC ${SIRACUSA_RUNTIME_DIR}/inc)
+  endforeach()
+  foreach(t IN LISTS ARG_EXECUTABLES)
+    target_include_directories(${t} PRIVATE ${SIRACUSA_RUNTIME_DIR}/inc)
+    target_sources(${t} PRIVATE ${SIRACUSA_RUNTIME_SOURCES})
+    target_link_options(${t} PRIVATE "SHELL:-T ${script}" "-Wl,-Map=$<TARGET_FILE:${t}>.map")
+    set_property(TARGET ${t} APPEND PROPERTY LINK_DEPENDS ${script})
+  endforeach()
+endfunction()
