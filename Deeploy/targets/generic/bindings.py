@@ -372,12 +372,12 @@ def _nl_rows(x_shape, operand_shapes):
                   for s, st in zip(shapes, strides)]
 
 
-def _nl_kernel(name, source, call, types, plan, scratch=None):
+def _nl_kernel(name, source, call, types, plan, scratch=None, shared=None):
     """A Kernel whose ``plan(node, graph)`` returns its extra type macros, or why it cannot run."""
     def accepts(node, graph):
         result = plan(node, graph)
         return result if isinstance(result, str) else None
-    return Kernel(name, source, call, types, accepts, scratch, lambda n, g: plan(n, g))
+    return Kernel(name, source, call, types, accepts, scratch, lambda n, g: plan(n, g), shared_scratch=shared)
 
 
 def _typed(**bounds):
@@ -430,13 +430,24 @@ def _isoftmax_plan(node, graph):
     return "row sums exceed int64"
 
 
+def _isoftmax_buffer(node, graph, lut: bool) -> int:
+    """Bytes of the e table (256 entries) or of one row of e values, with alignment slack (the
+    kernel aligns it), rounded up to 8: isoftmax.inc computes the same size."""
+    if (graph.tensors[node.inputs[0]].dtype.bits == 8) != lut:
+        return 0
+    n = _isoftmax_plan(node, graph)[0][1].nbytes
+    entries = 256 if lut else node.params.shape[-1]
+    return -(-(entries * n + n - 1) // 8) * 8
+
+
 def _isoftmax_scratch(node, graph):
-    """Per core: the e(d) table (8-bit inputs; only core 0's slice is used, built by all cores)
-    or one row of e values, plus alignment slack, rounded up to 8; isoftmax.inc computes the
-    same slice size to find its own slice."""
-    acc = _isoftmax_plan(node, graph)[0][1]
-    entries = 256 if graph.tensors[node.inputs[0]].dtype.bits == 8 else node.params.shape[-1]
-    return -(-(entries * acc.nbytes + acc.nbytes - 1) // 8) * 8  # the kernel aligns the table itself
+    """Per core: one row of e values (inputs wider than 8 bits)."""
+    return _isoftmax_buffer(node, graph, lut=False)
+
+
+def _isoftmax_shared(node, graph):
+    """Shared by the cores: the e(d) table of 8-bit inputs, built by all of them."""
+    return _isoftmax_buffer(node, graph, lut=True)
 
 
 def _itamax_plan(node, graph):
@@ -504,7 +515,8 @@ def _int_div_plan(node, graph):
     return _typed(TACC=(2 * num + 2 * den + scale + abs(p.eta) + abs(p.eps), 0))
 
 
-_ISOFTMAX_CALL = """${fn}(${x[0].ptr}, ${y[0].ptr}, ${scratch}, ${x[0].size // x[0].shape[-1]}, \
+_ISOFTMAX_CALL = """${fn}(${x[0].ptr}, ${y[0].ptr}, ${shared if x[0].dtype.bits == 8 else scratch}, \
+${x[0].size // x[0].shape[-1]}, \
 ${x[0].shape[-1]}, ${p.coeff_a}, ${p.coeff_b}, ${p.coeff_c}, ${p.log2}, ${p.n_levels - 1}, \
 ${256 if x[0].dtype.bits == 8 else 0});"""
 
@@ -572,7 +584,7 @@ GENERIC_BINDINGS: dict[str, tuple[Kernel, ...]] = {
     # -- end data movement and reductions --
     # -- integer nonlinearities and normalisations --
     "iSoftmax": (_nl_kernel("iSoftmax", "isoftmax.inc", _ISOFTMAX_CALL, ("TIN", "TOUT"), _isoftmax_plan,
-                            _isoftmax_scratch),),
+                            _isoftmax_scratch, _isoftmax_shared),),
     "ITAMax": (_nl_kernel("ITAMax", "itamax.inc", _ITAMAX_CALL, ("TIN", "TOUT"), _itamax_plan),),
     "ITAPartialMax": (_nl_kernel("ITAPartialMax", "itapartialmax.inc", _ITAPARTIALMAX_CALL, ("TIN", "TOUT"),
                                  _itapartialmax_plan),),

@@ -74,18 +74,20 @@ ${p.rq.shift}, ${p.rq.lo}, ${p.rq.hi});
 
 
 def _gemm_rq_strides(p, per_channel: bool):
-    """(batch, row, column) strides indexing mul or add of a requantised GEMM, or None."""
+    """(batch, row, column) strides indexing mul or add of a requantised GEMM over its
+    [batch, M, N] output, or None if the constants do not vary along whole dimensions."""
     b, rq = p.base, p.rq
     if not per_channel or rq.channels == 1:
         return (0, 0, 0)
-    if rq.inner == 1 and rq.channels == b.n:
-        return (0, 0, 1)
-    if rq.inner == b.n and rq.channels == b.m:
-        return (0, 1, 0)
-    if rq.inner == b.n and rq.channels == b.batch * b.m:
-        return (b.m, 1, 0)
-    if rq.inner == 1 and rq.channels == b.m * b.n:
-        return (0, b.n, 1)
+    dims = (b.batch, b.m, b.n)
+    for first in range(3):
+        for last in range(first, 3):
+            inner = int(np.prod(dims[last + 1:]))
+            if inner == rq.inner and int(np.prod(dims[first:last + 1])) == rq.channels:
+                strides, step = [0, 0, 0], 1
+                for axis in range(last, first - 1, -1):
+                    strides[axis], step = step, step * dims[axis]
+                return tuple(strides)
     return None
 
 

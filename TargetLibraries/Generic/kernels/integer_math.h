@@ -90,7 +90,7 @@ static inline deeploy_rows_t deeploy_chunk_flat(uint32_t rows, uint32_t width) {
 }
 
 static inline deeploy_rows_t deeploy_chunk_rows(uint32_t rows, uint32_t width) {
-    if (rows >= DEEPLOY_CORES()) {
+    if (DEEPLOY_CORES() == 1 || rows >= DEEPLOY_CORES()) {
         const deeploy_range_t c = deeploy_chunk(rows);
         return (deeploy_rows_t){c.lo, c.hi, 0, width};
     }
