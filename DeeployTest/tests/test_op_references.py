@@ -11,6 +11,7 @@ op_cases.py (JAX op-test style: op name -> a few generated cases).
 
 from __future__ import annotations
 
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -23,7 +24,8 @@ from Deeploy.frontend import assign_input_types, infer_graph, load_onnx
 from Deeploy.ops import registered_ops
 from Deeploy.reference import run_reference
 
-from DeeployTest.tests.op_cases import CUSTOM_OPS, ERROR_CASES, ONNX_OPS, RECORDS, Case, cases_of
+from DeeployTest.tests.op_cases import (CUSTOM_OPS, ERROR_CASES, ONNX_OPS, RECORDS, Case, cases_of,
+                                        naive_requant_shift)
 
 STANDARD = {"Add", "Sub", "Mul", "Conv", "Gemm", "MatMul", "MaxPool", "Pad", "Concat", "Slice",
             "Gather", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Transpose",
@@ -99,8 +101,11 @@ def _params(ops):
 
 
 # ---- 1. coverage of the registry -----------------------------------------------------------
+FUSED = {name for name in registered_ops() if name.startswith("Requantized")}
+
+
 def test_every_registered_op_has_a_record():
-    registered = set(registered_ops())
+    registered = set(registered_ops()) - FUSED  # fused ops: test_fused_op_is_requant_of_base
     assert sorted(registered - set(RECORDS)) == [], "registered ops without test records"
     assert sorted(set(RECORDS) - registered) == [], "records for ops that are not registered"
 
@@ -157,3 +162,38 @@ def test_bad_node_raises_op_error(label, op, operands, attrs, fragment, tmp_path
         infer_graph(graph)
     assert excinfo.value.node.name == name
     assert f"node '{name}' ({op})" in str(excinfo.value)
+
+
+def _fused_params():
+    params = []
+    for fused in sorted(FUSED):
+        base = fused[len("Requantized"):]
+        for case in cases_of(RECORDS[base])[:2]:
+            params.append(pytest.param(fused, base, case, id=f"{fused}-{case.label}"))
+    return params
+
+
+@pytest.mark.parametrize("fused, base, case", _fused_params())
+def test_fused_op_is_requant_of_base(fused, base, case, tmp_path):
+    """Requantized<Op> == naive RequantShift(reference Op), on the base op's cases with a scalar
+    or a per-last-axis requantisation."""
+    onnx.save(build_model(base, case), tmp_path / "base.onnx")
+    wide, _ = run_deeploy(tmp_path / "base.onnx", case)
+    rng = np.random.default_rng(len(case.label))
+    channels = wide.shape[-1] if wide.ndim and zlib.crc32(case.label.encode()) % 2 else 1
+    mul = rng.integers(1, 64, size=(channels,)) if channels > 1 else np.array([37])
+    add = rng.integers(-2**12, 2**12, size=mul.shape)
+    attrs = {"div": 2**10, "n_levels_out": 256, "signed": 1}
+    operands = list(case.operands)
+    arity = {"Conv": 3, "Gemm": 3, "MatMul": 3}.get(base, len(operands))
+    operands += [None] * (arity - len(operands))
+    from DeeployTest.tests.op_cases import const
+    fused_case = Case(case.label, tuple(operands) + (const(mul, np.float32), const(add, np.float32)),
+                      {**case.attrs, **attrs}, opset=case.opset)
+    onnx.save(build_model(fused, fused_case), tmp_path / "fused.onnx")
+    got, dtype = run_deeploy(tmp_path / "fused.onnx", fused_case)
+    mul_b = mul if channels > 1 else mul.reshape(())
+    add_b = add if channels > 1 else add.reshape(())
+    want = naive_requant_shift([wide, np.broadcast_to(mul_b, wide.shape), np.broadcast_to(add_b, wide.shape)], attrs)
+    assert str(dtype) == "int8"
+    assert_same(got, want, fused_case)
