@@ -80,7 +80,7 @@ def compile_graph(graph: Graph, platform: str, out_dir: str | Path, *, source: s
     """Compile a loaded graph whose inputs already have types (see ``assign_input_types``).
     ``cores``: cluster cores the code will run on (default: the platform's maximum)."""
     target = get_platform(platform)
-    cores = cores or target.max_cores
+    cores = target.max_cores if cores is None else cores
     if not 1 <= cores <= target.max_cores:
         raise DeeployError(f"platform {target.name} has 1 to {target.max_cores} cores, got {cores}")
     check_supported(graph, target)

@@ -11,12 +11,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from DeeployTest.testUtils.cluster import cluster_runner  # noqa: E402
+from DeeployTest.testUtils.cluster import cluster_runner, core_count  # noqa: E402
 from DeeployTest.testUtils.runner import main  # noqa: E402
 
 if __name__ == "__main__":
     main(cluster_runner("Siracusa", "TEST_SIRACUSA"), __doc__,
-         extra_args=lambda p: (p.add_argument("--cores", type=int, default=8, help="cluster cores, 1..8"),
+         extra_args=lambda p: (p.add_argument("--cores", type=core_count, default=8, help="cluster cores, 1..8"),
                                p.add_argument("--profileUntiled", action="store_true",
                                               help="print modelled cycles per layer")),
          compile_options=lambda args: {"cores": args.cores})

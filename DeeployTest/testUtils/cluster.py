@@ -13,7 +13,18 @@ from Deeploy.targets.siracusa.qemu import run_elf
 from Deeploy.targets.siracusa.timing import model_cycles
 from DeeployTest.testUtils.runner import RunnerPlatform
 
-__all__ = ["cluster_runner", "layer_profile"]
+__all__ = ["cluster_runner", "core_count", "layer_profile"]
+
+
+def core_count(text: str) -> int:
+    """argparse type of --cores: an integer 1..8 (the Siracusa cluster)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a number of cores (1..8)") from None
+    if not 1 <= value <= 8:
+        raise argparse.ArgumentTypeError(f"{value} is outside 1..8, the cores of the Siracusa cluster")
+    return value
 
 
 def layer_profile(result, layer_names: list[str]) -> list[str]:

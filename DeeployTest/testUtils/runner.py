@@ -128,8 +128,9 @@ def run_test(args: argparse.Namespace, rp: RunnerPlatform, compile_options: dict
         if proc.returncode:
             output = proc.stdout + proc.stderr
             explained = rp.explain_build_error(output) if rp.explain_build_error else None
-            if explained:
-                raise BuildError(explained)
+            fatal = re.search(r"CMake Error at [^\n]*\(message\):\n((?:[ \t]+\S[^\n]*\n?)+)", output)
+            if explained or fatal:
+                raise BuildError(explained or " ".join(fatal.group(1).split()))
             tail = "\n".join(output.strip().splitlines()[-25:])
             raise BuildError(f"{what} failed for {test_dir}:\n{tail}")
     if args.skipsim:
