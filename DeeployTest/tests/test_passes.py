@@ -1,0 +1,106 @@
+"""Lowering passes: each rule on an inline model (resulting op types, equivalence with the
+reference before the rewrite), and the whole Siracusa pass list on every test network."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+from Deeploy.frontend import assign_input_types, infer_graph, load_npz_arrays, load_onnx, map_arrays
+from Deeploy.passes.manager import run_passes
+from Deeploy.reference import run_reference
+from Deeploy.targets.siracusa.platform import SIRACUSA_PASSES
+from DeeployTest.tests.conftest import CORPUS, DEEPLOY_TEST, network_dirs
+
+RNG = np.random.default_rng(7)
+
+
+def _const(name, value):
+    return numpy_helper.from_array(np.asarray(value, np.float32), name)
+
+
+def _rqs(x, y, name, mul=3, add=17, div=2**8):
+    attrs = {k: numpy_helper.from_array(np.array([v], np.float32)) for k, v in
+             (("div", div), ("n_levels_out", 256), ("signed", 1))}
+    return (helper.make_node("RequantShift", [x, f"{name}.mul", f"{name}.add"], [y], name=name, **attrs),
+            [_const(f"{name}.mul", np.asarray(mul)), _const(f"{name}.add", np.asarray(add))])
+
+
+def _lower(tmp_path, nodes, inits, x_shape, y_shape, values, log=None):
+    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, x_shape)],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, y_shape)], inits)
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), tmp_path / "m.onnx")
+    graph = load_onnx(tmp_path / "m.onnx")
+    assign_input_types(graph, {"x": values})
+    infer_graph(graph)
+    before = run_reference(graph, {"x": values})["y"]
+    graph = run_passes(graph, SIRACUSA_PASSES, log)
+    after = run_reference(graph, {"x": values})["y"]
+    assert np.array_equal(before, after)
+    return [n.op for n in graph.nodes]
+
+
+def test_conv_chain_fuses_and_runs_channels_last(tmp_path):
+    w1, w2 = RNG.integers(-8, 8, (8, 4, 3, 3)), RNG.integers(-8, 8, (8, 8, 1, 1))
+    r1, c1 = _rqs("c1", "h", "rq1", mul=RNG.integers(1, 9, (8, 1, 1)), add=0)
+    r2, c2 = _rqs("c2", "y", "rq2")
+    nodes = [helper.make_node("Conv", ["x", "w1"], ["c1"], name="conv1", pads=[1, 1, 1, 1]), r1,
+             helper.make_node("Conv", ["h", "w2"], ["c2"], name="conv2"), r2]
+    ops = _lower(tmp_path, nodes, [_const("w1", w1), _const("w2", w2)] + c1 + c2,
+                 [1, 4, 6, 6], [1, 8, 6, 6], RNG.integers(-128, 128, (1, 4, 6, 6)))
+    # the transposes between the two convolutions cancel; one remains at each end
+    assert ops == ["Transpose", "RequantizedConv", "RequantizedConv", "Transpose"]
+
+
+def test_matmul_bias_requant_becomes_one_gemm(tmp_path):
+    r, c = _rqs("s", "y", "rq", mul=RNG.integers(1, 9, (16,)), add=RNG.integers(-99, 99, (16,)))
+    nodes = [helper.make_node("MatMul", ["x", "w"], ["m"], name="mm"),
+             helper.make_node("Add", ["b", "m"], ["s"], name="bias"), r]
+    ops = _lower(tmp_path, nodes, [_const("w", RNG.integers(-128, 128, (32, 16))),
+                                   _const("b", RNG.integers(-999, 999, (16,)))] + c,
+                 [1, 4, 32], [1, 4, 16], RNG.integers(-128, 128, (1, 4, 32)))
+    assert ops == ["RequantizedGemm"]
+
+
+def test_true_integer_div_folds_into_requant(tmp_path):
+    r, c = _rqs("q", "y", "rq", mul=5, add=0, div=2**16)
+    div = helper.make_node("TrueIntegerDiv", ["x"], ["q"], name="div", Delta=16384, eps=1, eta=200000, y=2)
+    ops = _lower(tmp_path, [div, r], c, [1, 64], [1, 64], RNG.integers(-128, 128, (1, 64)))
+    assert ops == ["RequantShift"]
+
+
+def test_rules_that_do_not_apply_say_why(tmp_path):
+    r, c = _rqs("q", "y", "rq", mul=5, add=3, div=2**16)  # add != 0: no folding
+    div = helper.make_node("TrueIntegerDiv", ["x"], ["q"], name="div", Delta=16384, eps=1, eta=200000, y=2)
+    messages = []
+    ops = _lower(tmp_path, [div, r], c, [1, 8], [1, 8], RNG.integers(-128, 128, (1, 8)), messages.append)
+    assert ops == ["TrueIntegerDiv", "RequantShift"]
+    assert any("add is not zero" in m for m in messages)
+
+
+def test_broadcasting_add_stays_unfused(tmp_path):
+    r, c = _rqs("s", "y", "rq")
+    nodes = [helper.make_node("Add", ["x", "b"], ["s"], name="add"), r]
+    ops = _lower(tmp_path, nodes, [_const("b", RNG.integers(-9, 9, (1, 4)))] + c, [3, 4], [3, 4],
+                 RNG.integers(-128, 128, (3, 4)))
+    assert ops == ["Add", "RequantShift"]
+
+
+NETWORKS = network_dirs(DEEPLOY_TEST, "Tests/Models") + network_dirs(
+    CORPUS, "Kernels/Integer", "Models/miniMobileNetv2", "Models/microLlama/INT8")
+
+
+@pytest.mark.parametrize("test_dir", NETWORKS, ids=[p.name for p in NETWORKS])
+def test_siracusa_passes_keep_goldens(test_dir):
+    graph = load_onnx(test_dir / "network.onnx")
+    inputs = map_arrays(test_dir / "inputs.npz", load_npz_arrays(test_dir / "inputs.npz"), graph.inputs, graph, "input")
+    expected = map_arrays(test_dir / "outputs.npz", load_npz_arrays(test_dir / "outputs.npz"), graph.outputs, graph,
+                          "output")
+    assign_input_types(graph, inputs)
+    infer_graph(graph)
+    graph = run_passes(graph, SIRACUSA_PASSES)
+    got = run_reference(graph, inputs)
+    for name in graph.outputs:
+        assert np.array_equal(got[name], expected[name]), name
