@@ -101,5 +101,8 @@ def emit_project(graph: Graph, layers: list[Layer], plan: MemoryPlan, platform: 
         for path in sorted(kernel_dir.iterdir()):
             if path.is_file():
                 shutil.copyfile(path, kernel_out / path.name)
+        for header in sorted((kernel_dir.parent / "inc").glob("*.h")):  # runtime interface
+            (out_dir / "include").mkdir(exist_ok=True)
+            shutil.copyfile(header, out_dir / "include" / header.name)
     return EmitSummary(len(layers), tuple(sorted(instances)), const_bytes, plan.arena_size,
                        plan.lower_bound, sum(b.nbytes for b in inputs + outputs))
