@@ -53,7 +53,7 @@ def _compile(args) -> None:
     kernels = collections.Counter(layer.variant for layer in result.layers)
     print(f"compiled {onnx_path} for {args.platform} in {time.perf_counter() - start:.2f} s -> {out}/")
     print(f"  layers:     {s.layers}")
-    print(f"  kernels:    " + ", ".join(f"{k} x{n}" for k, n in sorted(kernels.items())))
+    print("  kernels:    " + ", ".join(f"{k} x{n}" for k, n in sorted(kernels.items())))
     print(f"  constants:  {s.const_bytes} B")
     print(f"  activations: arena {s.arena_size} B (lower bound, peak of live bytes: {s.lower_bound} B)")
     print(f"  inputs+outputs: {s.io_bytes} B")

@@ -5,24 +5,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from Deeploy.ir.dtypes import INT32, INT64
 from Deeploy.targets.generic.bindings import GENERIC_BINDINGS
 from Deeploy.targets.platform import Kernel
+from Deeploy.targets.value_range import accumulator_type, max_abs
 
 __all__ = ["SIRACUSA_BINDINGS"]
-
-
-def _max_abs(graph, name: str) -> int:
-    if not name:
-        return 0
-    t = graph.tensors[name]
-    if t.is_constant:
-        return int(np.abs(t.value).max()) if t.size else 0
-    return max(-t.dtype.min, t.dtype.max)
-
-
-def _acc_type(bound: int):
-    return INT32 if bound < 2**31 else INT64
 
 
 def _conv_acc_bound(node, graph) -> int:
@@ -30,21 +17,21 @@ def _conv_acc_bound(node, graph) -> int:
     x, w, b = node.inputs[0], node.inputs[1], node.inputs[2]
     wt = graph.tensors[w]
     per_k = np.abs(wt.value.reshape(wt.shape[0], -1)).sum(axis=1) if wt.is_constant else None
-    bound = int(per_k.max()) * _max_abs(graph, x) if per_k is not None else 2**31
-    return bound + _max_abs(graph, b)
+    bound = int(per_k.max()) * max_abs(graph, x) if per_k is not None else 2**31
+    return bound + max_abs(graph, b)
 
 
 def _gemm_acc_bound(node, graph) -> int:
     p = node.params.base
-    return abs(p.alpha) * p.k * _max_abs(graph, node.inputs[0]) * _max_abs(graph, node.inputs[1]) \
-        + abs(p.beta) * _max_abs(graph, node.inputs[2])
+    return abs(p.alpha) * p.k * max_abs(graph, node.inputs[0]) * max_abs(graph, node.inputs[1]) \
+        + abs(p.beta) * max_abs(graph, node.inputs[2])
 
 
 def _rq_acc(acc_bound):
     def extra(node, graph):
         mul, add = node.inputs[-2], node.inputs[-1]
-        bound = acc_bound(node, graph) * _max_abs(graph, mul) + _max_abs(graph, add) + (1 << node.params.rq.shift)
-        return (("TACC", _acc_type(bound)),)
+        bound = acc_bound(node, graph) * max_abs(graph, mul) + max_abs(graph, add) + (1 << node.params.rq.shift)
+        return (("TACC", accumulator_type(bound)),)
     return extra
 
 

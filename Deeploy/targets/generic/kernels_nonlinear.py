@@ -1,0 +1,238 @@
+"""Generic kernels of the integer nonlinearities and normalisations (specs/integer-ops.md):
+softmaxes, norms, activations and divisions."""
+
+from __future__ import annotations
+
+from Deeploy.ir.dtypes import INT32, INT64, UINT32
+from Deeploy.targets.platform import Kernel
+from Deeploy.targets.generic.layout import broadcast_operands
+from Deeploy.targets.value_range import max_abs, value_range
+
+__all__ = ["NONLINEAR_KERNELS"]
+
+# Integer softmaxes, normalisations, activations and divisions (specs/integer-ops.md). Each
+# kernel's intermediate types (TACC, TSUM, TMUL) are the narrowest of int32 / int64 that provably
+# hold every intermediate for the operands' value ranges (a constant's actual values, else its
+# type's range); a node whose intermediates could exceed int64 is rejected.
+
+_NL_IMPORTS = ("<%! from Deeploy.targets.generic.kernels_nonlinear import _nl_rows\n"
+               "from Deeploy.targets.generic.layout import broadcast_operands %>")
+
+
+def _nl_signed(bound: int, shift: int = 0):
+    """INT32 or INT64 for values of magnitude <= bound that are right-shifted by ``shift``."""
+    if bound < 2**31 and shift < 32:
+        return INT32
+    if bound < 2**63 and shift < 64:
+        return INT64
+    return None
+
+
+def _nl_rows(x_shape, operand_shapes):
+    """Row-wise layout of operands broadcast onto x (normalised over its last axis): the row
+    dims ``[r0, r1, r2]`` and per operand ``(s0, s1, s2, cs)``: element strides of its row start
+    over the row dims and its step (0 or 1) along the row; None if more than 3 row dims remain."""
+    rank, width = len(x_shape), x_shape[-1]
+    shapes = [[1] * (rank - len(s)) + list(s) for s in operand_shapes]
+    laid = broadcast_operands(tuple(x_shape[:-1]), [s[:-1] for s in shapes], max_dims=3)
+    if laid is None:
+        return None
+    dims, strides = laid
+    return dims, [tuple(v * s[-1] for v in st) + (1 if s[-1] == width and width > 1 else 0,)
+                  for s, st in zip(shapes, strides)]
+
+
+def _nl_kernel(name, source, call, types, plan, scratch=None, shared=None):
+    """A Kernel whose ``plan(node, graph)`` returns its extra type macros, or why it cannot run."""
+    def accepts(node, graph):
+        result = plan(node, graph)
+        return result if isinstance(result, str) else None
+    return Kernel(name, source, call, types, accepts, scratch, lambda n, g: plan(n, g), shared_scratch=shared)
+
+
+def _typed(**bounds):
+    """Extra types for named bounds ``macro=(bound, shift)``, or the reason one does not fit."""
+    out = []
+    for macro, (bound, shift) in bounds.items():
+        t = _nl_signed(bound, shift)
+        if t is None:
+            return f"{macro} intermediates (|v| <= {bound}, shift {shift}) exceed int64"
+        out.append((macro, t))
+    return tuple(out)
+
+
+def _isoftmax_exp_range(p, span: int):
+    """(min e, max e, max |p + b|) over d = max - x in [0, span], exactly: per z block the
+    quadratic a*(p + b)^2 + c is extreme at the ends of p's range or at its vertex p = -b."""
+    a, b, c, L = p.coeff_a, p.coeff_b, p.coeff_c, p.log2
+    emin = emax = None
+    tmax = 0
+    for z in range(32):
+        dlo = z * L
+        if dlo > span:
+            break
+        dhi = span if z == 31 else min((z + 1) * L - 1, span)
+        plo, phi = z * L - dhi, z * L - dlo
+        for q in {plo, phi} | ({-b} if plo <= -b <= phi else set()):
+            e = (a * (q + b) ** 2 + c) >> z
+            emin = e if emin is None else min(emin, e)
+            emax = e if emax is None else max(emax, e)
+            tmax = max(tmax, abs(q + b))
+    return emin, emax, tmax
+
+
+def _isoftmax_plan(node, graph):
+    p, xt = node.params, graph.tensors[node.inputs[0]].dtype
+    if xt.bits > 32:
+        return f"input type {xt} is wider than 32 bits"
+    if p.log2 >= 2**31:
+        return f"log2 = {p.log2} does not fit 31 bits"
+    emin, emax, tmax = _isoftmax_exp_range(p, xt.max - xt.min)
+    if emin < 0:
+        return "coeffA/coeffC make the exp approximation negative for some inputs"
+    if tmax >= 2**31 or abs(p.coeff_a) * tmax * tmax + abs(p.coeff_c) >= 2**63:
+        return "exp intermediates exceed int64"
+    width, levels = p.shape[-1], p.n_levels - 1
+    if emax * levels <= 2**31 and emax * width < 2**32:
+        return (("TACC", UINT32),)
+    if emax * max(levels, width) < 2**63:
+        return (("TACC", INT64),)
+    return "row sums exceed int64"
+
+
+def _isoftmax_buffer(node, graph, lut: bool) -> int:
+    """Bytes of the e table (256 entries) or of one row of e values, with alignment slack (the
+    kernel aligns it), rounded up to 8: isoftmax.inc computes the same size."""
+    if (graph.tensors[node.inputs[0]].dtype.bits == 8) != lut:
+        return 0
+    n = _isoftmax_plan(node, graph)[0][1].nbytes
+    entries = 256 if lut else node.params.shape[-1]
+    return -(-(entries * n + n - 1) // 8) * 8
+
+
+def _isoftmax_scratch(node, graph):
+    """Per core: one row of e values (inputs wider than 8 bits)."""
+    return _isoftmax_buffer(node, graph, lut=False)
+
+
+def _isoftmax_shared(node, graph):
+    """Shared by the cores: the e(d) table of 8-bit inputs, built by all of them."""
+    return _isoftmax_buffer(node, graph, lut=True)
+
+
+def _itamax_plan(node, graph):
+    if graph.tensors[node.inputs[0]].dtype.bits > 32:
+        return "input wider than 32 bits"
+    return () if node.params.shape[-1] < 2**24 else "rows longer than 2^24"
+
+
+def _itapartialmax_plan(node, graph):
+    if graph.tensors[node.inputs[0]].dtype.bits > 16:
+        return "input wider than 16 bits"
+    return () if node.params.shape[-1] < 2**23 else "rows longer than 2^23"
+
+
+def _layernorm_plan(node, graph):
+    p, (x, w, b) = node.params, node.inputs
+    if _nl_rows(p.shape, [graph.tensors[w].shape, graph.tensors[b].shape]) is None:
+        return "weight/bias broadcast needs more than 3 row dimensions"
+    lo, hi = value_range(graph, x)
+    xm, span = max(-lo, hi), hi - lo
+    return _typed(TSUM=(4 * p.width * xm * xm, 0),
+                  TMUL=(span * max_abs(graph, w) + max_abs(graph, b) + span, p.shift))
+
+
+def _rmsnorm_plan(node, graph):
+    p, (x, w) = node.params, node.inputs
+    if _nl_rows(p.shape, [graph.tensors[w].shape]) is None:
+        return "weight broadcast needs more than 3 row dimensions"
+    xm = max_abs(graph, x)
+    return _typed(TSUM=(p.width * xm * xm, 0), TMUL=(xm * max_abs(graph, w) + xm, p.shift))
+
+
+def _nonorm_plan(node, graph):
+    p, (x, w, b) = node.params, node.inputs
+    if broadcast_operands(p.shape, [graph.tensors[w].shape, graph.tensors[b].shape]) is None:
+        return "weight/bias broadcast needs more than 4 dimensions after merging"
+    inner = max_abs(graph, x) * max_abs(graph, w) + max_abs(graph, b)
+    return _typed(TACC=(max(inner, inner * abs(p.mul), abs(p.mul)), p.shift))
+
+
+def _igelu_plan(node, graph):
+    p, xm = node.params, max_abs(graph, node.inputs[0])
+    inner = p.b * p.b + 2 * abs(p.one) + 1
+    return _typed(TACC=(max(xm, inner, xm * inner), 0))
+
+
+def _ihardswish_plan(node, graph):
+    p, xm = node.params, max_abs(graph, node.inputs[0])
+    gate = p.six * abs(p.one_over_six)
+    return _typed(TACC=(max(xm + abs(p.three), p.six, abs(p.one_over_six), gate, xm * gate), 0))
+
+
+def _true_div_plan(node, graph):
+    xm, k = max_abs(graph, node.inputs[0]), abs(node.params.coeff)
+    return _typed(TACC=(max(xm, k, xm * k), 0))
+
+
+def _int_div_plan(node, graph):
+    p, (a, b) = node.params, node.inputs
+    if broadcast_operands(p.shape, [graph.tensors[a].shape, graph.tensors[b].shape]) is None:
+        return "broadcast pattern needs more than 4 dimensions after merging"
+    scale = abs(p.delta * p.eta)
+    num = max_abs(graph, a) * scale
+    den = max_abs(graph, b) * abs(p.eta) + abs(p.eps)
+    return _typed(TACC=(2 * num + 2 * den + scale + abs(p.eta) + abs(p.eps), 0))
+
+
+_ISOFTMAX_CALL = """${fn}(${x[0].ptr}, ${y[0].ptr}, ${shared if x[0].dtype.bits == 8 else scratch}, \
+${x[0].size // x[0].shape[-1]}, \
+${x[0].shape[-1]}, ${p.coeff_a}, ${p.coeff_b}, ${p.coeff_c}, ${p.log2}, ${p.n_levels - 1}, \
+${256 if x[0].dtype.bits == 8 else 0});"""
+
+_ITAMAX_CALL = """${fn}(${x[0].ptr}, ${y[0].ptr}, ${x[0].size // x[0].shape[-1]}, ${x[0].shape[-1]}, \
+${p.n_levels - 1});"""
+
+_ITAPARTIALMAX_CALL = """${fn}(${x[0].ptr}, ${y[0].ptr}, ${x[0].size // x[0].shape[-1]}, \
+${x[0].shape[-1]}, ${p.group_width}, ${p.n_levels // 2 - 1});"""
+
+_ILAYERNORM_CALL = _NL_IMPORTS + """<% r, (ws, bs) = _nl_rows(x[0].shape, [x[1].shape, x[2].shape]) %>\
+${fn}(${x[0].ptr}, ${x[1].ptr}, ${x[2].ptr}, ${y[0].ptr}, ${", ".join(map(str, r))}, ${x[0].shape[-1]}, \
+${", ".join(map(str, ws))}, ${", ".join(map(str, bs))}, ${p.shift}, ${p.lo}, ${p.hi});"""
+
+_IRMSNORM_CALL = _NL_IMPORTS + """<% r, (ws,) = _nl_rows(x[0].shape, [x[1].shape]) %>\
+${fn}(${x[0].ptr}, ${x[1].ptr}, ${y[0].ptr}, ${", ".join(map(str, r))}, ${x[0].shape[-1]}, \
+${", ".join(map(str, ws))}, ${p.shift}, ${p.lo}, ${p.hi});"""
+
+_INONORM_CALL = _NL_IMPORTS + """<% dims, (sw, sb) = broadcast_operands(y[0].shape, [x[1].shape, x[2].shape]) %>\
+${fn}(${x[0].ptr}, ${x[1].ptr}, ${x[2].ptr}, ${y[0].ptr}, ${", ".join(map(str, dims))}, \
+${", ".join(map(str, sw))}, ${", ".join(map(str, sb))}, ${p.mul}, ${p.shift}, ${p.lo}, ${p.hi});"""
+
+_IGELU_CALL = """${fn}(${x[0].ptr}, ${y[0].ptr}, ${y[0].size}, ${p.b}, ${p.one});"""
+
+_IHARDSWISH_CALL = """${fn}(${x[0].ptr}, ${y[0].ptr}, ${y[0].size}, ${p.one_over_six}, ${p.three}, ${p.six});"""
+
+_TRUE_DIV_CALL = """${fn}(${x[0].ptr}, ${y[0].ptr}, ${y[0].size}, ${p.coeff});"""
+
+_INT_DIV_CALL = _NL_IMPORTS + """<% dims, (sa, sb) = broadcast_operands(y[0].shape, [x[0].shape, x[1].shape]) %>\
+${fn}(${x[0].ptr}, ${x[1].ptr}, ${y[0].ptr}, ${", ".join(map(str, dims))}, ${", ".join(map(str, sa))}, \
+${", ".join(map(str, sb))}, ${p.delta * p.eta}, ${p.eta}, ${p.eps});"""
+
+NONLINEAR_KERNELS: dict[str, tuple[Kernel, ...]] = {
+    "iSoftmax": (_nl_kernel("iSoftmax", "isoftmax.inc", _ISOFTMAX_CALL, ("TIN", "TOUT"), _isoftmax_plan,
+                            _isoftmax_scratch, _isoftmax_shared),),
+    "ITAMax": (_nl_kernel("ITAMax", "itamax.inc", _ITAMAX_CALL, ("TIN", "TOUT"), _itamax_plan),),
+    "ITAPartialMax": (_nl_kernel("ITAPartialMax", "itapartialmax.inc", _ITAPARTIALMAX_CALL, ("TIN", "TOUT"),
+                                 _itapartialmax_plan),),
+    "iLayerNorm": (_nl_kernel("iLayerNorm", "ilayernorm.inc", _ILAYERNORM_CALL, ("TIN", "TW", "TB", "TOUT"),
+                              _layernorm_plan),),
+    "iRMSNorm": (_nl_kernel("iRMSNorm", "irmsnorm.inc", _IRMSNORM_CALL, ("TIN", "TW", "TOUT"), _rmsnorm_plan),),
+    "iNoNorm": (_nl_kernel("iNoNorm", "inonorm.inc", _INONORM_CALL, ("TIN", "TW", "TB", "TOUT"), _nonorm_plan),),
+    "iGELU": (_nl_kernel("iGELU", "igelu.inc", _IGELU_CALL, ("TIN", "TOUT"), _igelu_plan),),
+    "iHardswish": (_nl_kernel("iHardswish", "ihardswish.inc", _IHARDSWISH_CALL, ("TIN", "TOUT"),
+                              _ihardswish_plan),),
+    "TrueIntegerDiv": (_nl_kernel("TrueIntegerDiv", "true_integer_div.inc", _TRUE_DIV_CALL, ("TIN", "TOUT"),
+                                  _true_div_plan),),
+    "IntegerDiv": (_nl_kernel("IntegerDiv", "integer_div.inc", _INT_DIV_CALL, ("TA", "TB", "TY"),
+                              _int_div_plan),),
+}
