@@ -1,6 +1,7 @@
 """The ``deeploy`` command line.
 
     deeploy compile net.onnx --platform Generic -o out/   # standalone C project + summary
+    deeploy compile net.onnx --platform Siracusa --cores 8 -o out/
     deeploy ops --platform Generic                         # operators the platform runs
 """
 
@@ -48,7 +49,7 @@ def _compile(args) -> None:
     out = Path(args.output)
     result = compile_graph(graph, args.platform, out, source=onnx_path.name,
                            snapshot_dir=out.with_name(out.name + "_states") if args.snapshots else None,
-                           log=print if args.verbose else None)
+                           cores=args.cores, log=print if args.verbose else None)
     s = result.summary
     kernels = collections.Counter(layer.variant for layer in result.layers)
     print(f"compiled {onnx_path} for {args.platform} in {time.perf_counter() - start:.2f} s -> {out}/")
@@ -79,6 +80,8 @@ def main(argv: list[str] | None = None) -> int:
                    "(default: inputs.npz beside the model, if present)")
     c.add_argument("--input-type", action="append", default=[], metavar="NAME=TYPE",
                    help="integer type of a graph input, e.g. input=uint8")
+    c.add_argument("--cores", type=int, default=None,
+                   help="cluster cores the code will run on (cluster platforms; default: all)")
     c.add_argument("--snapshots", action="store_true", help="write ONNX snapshots to <output>_states/")
     c.add_argument("-v", "--verbose", action="store_true")
     c.set_defaults(run=_compile)
