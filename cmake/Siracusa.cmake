@@ -9,8 +9,8 @@
 #                  empty: Siracusa's default levels, generated into the build folder
 #
 # After the targets exist, deeploy_platform_setup(LIBRARIES <libs> EXECUTABLES <exes>) adds the
-# runtime include folder to every target and the runtime sources, the linker script and a map
-# file to the executables. Facts behind the flags: specs/qemu-riscv.md.
+# runtime include folder to every target and the runtime sources (cluster runtime, DMA engines),
+# the linker script and a map file to the executables. Facts behind the flags: specs/qemu-riscv.md.
 set(CMAKE_SYSTEM_NAME Generic)
 set(CMAKE_SYSTEM_PROCESSOR riscv32)
 set(CMAKE_TRY_COMPILE_TARGET_TYPE STATIC_LIBRARY)   # no linker script yet at compiler checks
@@ -43,7 +43,7 @@ set(LINKER_SCRIPT "" CACHE FILEPATH "Generated linker script (empty: Siracusa's 
 set(SIRACUSA_REPO_DIR ${CMAKE_CURRENT_LIST_DIR}/..)
 get_filename_component(SIRACUSA_REPO_DIR ${SIRACUSA_REPO_DIR} ABSOLUTE)
 set(SIRACUSA_RUNTIME_DIR ${SIRACUSA_REPO_DIR}/TargetLibraries/PULPOpen)
-set(SIRACUSA_RUNTIME_SOURCES ${SIRACUSA_RUNTIME_DIR}/src/deeploy_runtime.c)
+set(SIRACUSA_RUNTIME_SOURCES ${SIRACUSA_RUNTIME_DIR}/src/deeploy_runtime.c ${SIRACUSA_RUNTIME_DIR}/src/deeploy_dma.c)
 
 function(deeploy_platform_setup)
   cmake_parse_arguments(ARG "" "" "LIBRARIES;EXECUTABLES" ${ARGN})

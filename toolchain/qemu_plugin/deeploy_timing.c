@@ -1,10 +1,11 @@
 /* Deeploy timing plugin for qemu-system-riscv32 (TCG plugin API version 1, QEMU 7.2).
  *
  * Counts exactly, per hart (vCPU): executed instructions and data memory accesses (loads and
- * stores separately) per address region; at every marker instruction `slti x0, x0, ID` it
- * appends a record with the hart's counters to the output file. Counting stops after a runtime
- * marker with an even id in 0x10-0x3f (a wait region opens) and resumes after an odd one (see
- * TargetLibraries/PULPOpen/inc/deeploy_runtime.h); marker instructions are never counted.
+ * stores separately) per address region; at every marker instruction `slti x0, x0, ID` (except
+ * the DMA-internal ones, 0x40-0x4f) it appends a record with the hart's counters to the output
+ * file. Counting stops after a runtime marker with an even id in 0x10-0x3f (a wait region opens)
+ * and resumes after an odd one (see TargetLibraries/PULPOpen/inc/deeploy_runtime.h); marker
+ * instructions are never counted. DMA transfers and waits get records of their own (below).
  *
  *   qemu-system-riscv32 ... -plugin libdeeploy_timing.so,out=records.txt,region=L2:0x80000000:0x200000,...
  *
@@ -12,14 +13,33 @@
  * an access goes to the first region containing its address, else to "other").
  *
  * Output (text, one record per line, deterministic under -icount):
- *   # deeploy-vp-records 1
+ *   # deeploy-vp-records 2
  *   # regions L2:0x80000000:0x200000 L1:0x90000000:0x40000 ...
  *   # columns hart seq marker insns L2_ld L2_st L1_ld L1_st ... other_ld other_st
+ *   # dma-columns dma hart seq engine index commands rows L2_rd L2_wr L1_rd L1_wr ... other_rd other_wr
+ *   # wait-columns wait hart seq engine transfer retired
  *   <hart> <seq> <marker> <insns> <ld> <st> ...
+ *   dma <hart> <seq> <engine> <index> <commands> <rows> <bytes read> <bytes written> ...
+ *   wait <hart> <seq> <engine> <transfer> <retired>
  * hart = vCPU index (= mhartid on virt); seq = the record's index among that hart's records;
  * marker = the id as 0x%03x, or "end" for the final record of every hart that ran (written at
  * exit); counters are cumulative since reset, excluding wait regions, counted up to (not
  * including) the marker.
+ *
+ * DMA (protocol in TargetLibraries/PULPOpen/inc/deeploy_dma.h): an issue window (markers 0x20 ..
+ * 0x21) or a wait window (0x22 .. 0x23) is a wait region like the runtime's others, and its two
+ * markers write ordinary records. Inside it, markers 0x40-0x4f write no record: ENGINE(e) (0x40+e)
+ * names the engine, CMD (0x48) counts a hardware command, the accesses between ROW_BEGIN (0x49)
+ * and ROW_END (0x4a) are the transfer's bytes (per region, loads = bytes read, stores = bytes
+ * written, sizes from the access width) and count one row, RETIRE (0x4b) retires the hart's
+ * oldest not yet retired transfer on the engine. After the record of ISSUE_END (seq) comes a
+ * "dma" line for that record: index = the transfer's number among the hart's transfers on that
+ * engine (0, 1, ...; an issue window without CMD is no transfer and writes no line). After the
+ * record of WAIT_END comes a "wait" line: transfer = index of the newest transfer it retired
+ * (the one waited for; earlier ones of the same engine end before it), -1 if it retired none
+ * (already complete), retired = how many it retired. A marker out of protocol writes
+ *   # plugin error: hart H record SEQ: WHAT
+ * and the record reader rejects the file.
  *
  * How counting works: at translation each block is cut at its marker instructions. The
  * instructions before the first marker are added by a block-entry callback, those after each
@@ -42,6 +62,32 @@ DEEPLOY_PLUGIN_EXPORT int qemu_plugin_version = DEEPLOY_QEMU_PLUGIN_API_VERSION;
 #define MARKER_MATCH 0x00002013u /* opcode OP-IMM (0x13), funct3 SLTI (2), rd = rs1 = x0 */
 #define RT_FIRST 0x10
 #define RT_LAST 0x3f
+/* DMA markers (TargetLibraries/PULPOpen/inc/deeploy_dma.h) */
+#define DMA_ISSUE_BEGIN 0x20
+#define DMA_ISSUE_END 0x21
+#define DMA_WAIT_BEGIN 0x22
+#define DMA_WAIT_END 0x23
+#define DMA_INNER_FIRST 0x40 /* 0x40-0x4f: inside a window, no record */
+#define DMA_INNER_LAST 0x4f
+#define DMA_ENGINE_FIRST 0x40
+#define MAX_ENGINES 8
+#define DMA_CMD 0x48
+#define DMA_ROW_BEGIN 0x49
+#define DMA_ROW_END 0x4a
+#define DMA_RETIRE 0x4b
+
+enum { WINDOW_NONE, WINDOW_ISSUE, WINDOW_WAIT };
+
+typedef struct {
+  int window;                         /* WINDOW_* */
+  int engine;                         /* -1 until the window's ENGINE marker */
+  int in_row;                         /* between ROW_BEGIN and ROW_END */
+  uint64_t cmds, rows;                /* of the transfer being issued */
+  uint64_t bytes[MAX_REGIONS + 1][2]; /* [region or other][0 = read, 1 = written] */
+  int64_t wait_last;                  /* newest transfer retired by the current wait, -1: none */
+  uint64_t wait_count;                /* transfers retired by the current wait */
+  uint64_t issued[MAX_ENGINES], retired[MAX_ENGINES];
+} dma_t;
 
 typedef struct {
   uint64_t insns;
@@ -49,6 +95,7 @@ typedef struct {
   uint64_t seq;
   int excluded;
   int ran;
+  dma_t dma;
 } __attribute__((aligned(64))) hart_t;
 
 typedef struct {
@@ -64,6 +111,18 @@ static pthread_mutex_t out_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static inline hart_t *hart(unsigned vcpu) { return &harts[vcpu < MAX_HARTS ? vcpu : MAX_HARTS - 1]; }
 
+static void write_line(const char *line, size_t n) {
+  pthread_mutex_lock(&out_lock);
+  if (out) fwrite(line, 1, n, out);
+  pthread_mutex_unlock(&out_lock);
+}
+
+static int region_of(uint64_t vaddr) {
+  int r = 0;
+  while (r < n_regions && vaddr - regions[r].base >= regions[r].size) r++;
+  return r;
+}
+
 static void write_record(unsigned vcpu, hart_t *h, int marker) {
   char line[64 + 2 * 21 * (MAX_REGIONS + 2)];
   int n = marker >= 0 ? snprintf(line, sizeof line, "%u %" PRIu64 " 0x%03x %" PRIu64, vcpu, h->seq, marker, h->insns)
@@ -72,9 +131,99 @@ static void write_record(unsigned vcpu, hart_t *h, int marker) {
     n += snprintf(line + n, sizeof line - n, " %" PRIu64 " %" PRIu64, h->acc[r][0], h->acc[r][1]);
   line[n++] = '\n';
   h->seq++;
-  pthread_mutex_lock(&out_lock);
-  fwrite(line, 1, (size_t)n, out);
-  pthread_mutex_unlock(&out_lock);
+  write_line(line, (size_t)n);
+}
+
+/* ---- DMA windows --------------------------------------------------------------------------- */
+static void dma_error(unsigned vcpu, hart_t *h, const char *what) {
+  char line[256];
+  int n = snprintf(line, sizeof line, "# plugin error: hart %u record %" PRIu64 ": %s\n", vcpu, h->seq, what);
+  write_line(line, (size_t)n);
+}
+
+static void dma_open(unsigned vcpu, hart_t *h, int window) {
+  dma_t *d = &h->dma;
+  if (d->window != WINDOW_NONE) dma_error(vcpu, h, "DMA window opened inside another one");
+  d->window = window;
+  d->engine = -1;
+  d->in_row = 0;
+  d->cmds = d->rows = 0;
+  memset(d->bytes, 0, sizeof d->bytes);
+  d->wait_last = -1;
+  d->wait_count = 0;
+}
+
+/* after the record of ISSUE_END / WAIT_END (seq = h->seq - 1) */
+static void dma_close(unsigned vcpu, hart_t *h, int window) {
+  dma_t *d = &h->dma;
+  char line[160 + 2 * 21 * (MAX_REGIONS + 2)]; /* 6 numbers, then 2 per region and other */
+  int n;
+  if (d->window != window || d->engine < 0 || d->in_row) {
+    dma_error(vcpu, h, d->window != window ? "DMA window closed by the wrong marker (or never opened)"
+                                           : d->engine < 0 ? "DMA window without an ENGINE marker"
+                                                           : "DMA window closed inside a row");
+    d->window = WINDOW_NONE;
+    return;
+  }
+  d->window = WINDOW_NONE;
+  if (window == WINDOW_ISSUE) {
+    if (!d->cmds) {
+      if (d->rows) dma_error(vcpu, h, "DMA rows without a command");
+      return; /* a 0-byte copy: no transfer */
+    }
+    n = snprintf(line, sizeof line, "dma %u %" PRIu64 " %d %" PRIu64 " %" PRIu64 " %" PRIu64, vcpu, h->seq - 1,
+                 d->engine, d->issued[d->engine]++, d->cmds, d->rows);
+    for (int r = 0; r <= n_regions; r++)
+      n += snprintf(line + n, sizeof line - n, " %" PRIu64 " %" PRIu64, d->bytes[r][0], d->bytes[r][1]);
+  } else {
+    n = snprintf(line, sizeof line, "wait %u %" PRIu64 " %d %" PRId64 " %" PRIu64, vcpu, h->seq - 1, d->engine,
+                 d->wait_last, d->wait_count);
+  }
+  line[n++] = '\n';
+  write_line(line, (size_t)n);
+}
+
+/* markers 0x40-0x4f: no record */
+static void dma_inner(unsigned vcpu, hart_t *h, int id) {
+  dma_t *d = &h->dma;
+  if (d->window == WINDOW_NONE) {
+    dma_error(vcpu, h, "DMA marker outside an issue or wait window");
+    return;
+  }
+  if (id >= DMA_ENGINE_FIRST && id < DMA_ENGINE_FIRST + MAX_ENGINES) {
+    if (d->engine >= 0) dma_error(vcpu, h, "second ENGINE marker in one DMA window");
+    d->engine = id - DMA_ENGINE_FIRST;
+    return;
+  }
+  if (d->engine < 0) {
+    dma_error(vcpu, h, "DMA marker before the window's ENGINE marker");
+    return;
+  }
+  switch (id) {
+  case DMA_CMD:
+    if (d->window != WINDOW_ISSUE || d->in_row) dma_error(vcpu, h, "CMD outside an issue window or inside a row");
+    d->cmds++;
+    break;
+  case DMA_ROW_BEGIN:
+    if (d->window != WINDOW_ISSUE || d->in_row || !d->cmds) dma_error(vcpu, h, "ROW_BEGIN out of place");
+    d->in_row = 1;
+    d->rows++;
+    break;
+  case DMA_ROW_END:
+    if (!d->in_row) dma_error(vcpu, h, "ROW_END without ROW_BEGIN");
+    d->in_row = 0;
+    break;
+  case DMA_RETIRE:
+    if (d->window != WINDOW_WAIT || d->retired[d->engine] >= d->issued[d->engine]) {
+      dma_error(vcpu, h, "RETIRE outside a wait window or of a transfer never issued");
+      break;
+    }
+    d->wait_last = (int64_t)d->retired[d->engine]++;
+    d->wait_count++;
+    break;
+  default:
+    dma_error(vcpu, h, "unknown DMA marker");
+  }
 }
 
 /* udata: number of instructions of the block's first segment */
@@ -90,18 +239,28 @@ static void on_marker(unsigned vcpu, void *udata) {
   int id = (int)(v & 0xfff);
   hart_t *h = hart(vcpu);
   h->ran = 1;
-  write_record(vcpu, h, id);
-  if (id >= RT_FIRST && id <= RT_LAST) h->excluded = !(id & 1);
+  if (id >= DMA_INNER_FIRST && id <= DMA_INNER_LAST) {
+    dma_inner(vcpu, h, id);
+  } else {
+    write_record(vcpu, h, id);
+    if (id == DMA_ISSUE_BEGIN || id == DMA_WAIT_BEGIN)
+      dma_open(vcpu, h, id == DMA_ISSUE_BEGIN ? WINDOW_ISSUE : WINDOW_WAIT);
+    else if (id == DMA_ISSUE_END || id == DMA_WAIT_END)
+      dma_close(vcpu, h, id == DMA_ISSUE_END ? WINDOW_ISSUE : WINDOW_WAIT);
+    if (id >= RT_FIRST && id <= RT_LAST) h->excluded = !(id & 1);
+  }
   if (!h->excluded) h->insns += v >> 12;
 }
 
 static void on_mem(unsigned vcpu, qemu_plugin_meminfo_t info, uint64_t vaddr, void *udata) {
   (void)udata;
   hart_t *h = hart(vcpu);
+  if (h->dma.in_row) { /* a DMA transfer's data: bytes, not core accesses */
+    h->dma.bytes[region_of(vaddr)][qemu_plugin_mem_is_store(info) ? 1 : 0] += 1u << qemu_plugin_mem_size_shift(info);
+    return;
+  }
   if (h->excluded) return;
-  int r = 0;
-  while (r < n_regions && vaddr - regions[r].base >= regions[r].size) r++;
-  h->acc[r][qemu_plugin_mem_is_store(info) ? 1 : 0]++;
+  h->acc[region_of(vaddr)][qemu_plugin_mem_is_store(info) ? 1 : 0]++;
 }
 
 static int marker_id(struct qemu_plugin_insn *insn) {
@@ -195,12 +354,14 @@ DEEPLOY_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_in
   out = fopen(path, "w");
   if (!out) return fail("cannot open the output file", path);
   setvbuf(out, NULL, _IOFBF, 1 << 16);
-  fprintf(out, "# deeploy-vp-records 1\n# regions");
+  fprintf(out, "# deeploy-vp-records 2\n# regions");
   for (int r = 0; r < n_regions; r++)
     fprintf(out, " %s:0x%" PRIx64 ":0x%" PRIx64, regions[r].name, regions[r].base, regions[r].size);
   fprintf(out, "\n# columns hart seq marker insns");
   for (int r = 0; r < n_regions; r++) fprintf(out, " %s_ld %s_st", regions[r].name, regions[r].name);
-  fprintf(out, " other_ld other_st\n");
+  fprintf(out, " other_ld other_st\n# dma-columns dma hart seq engine index commands rows");
+  for (int r = 0; r < n_regions; r++) fprintf(out, " %s_rd %s_wr", regions[r].name, regions[r].name);
+  fprintf(out, " other_rd other_wr\n# wait-columns wait hart seq engine transfer retired\n");
   qemu_plugin_register_vcpu_tb_trans_cb(id, on_translate);
   qemu_plugin_register_atexit_cb(id, on_atexit, NULL);
   return 0;

@@ -7,39 +7,65 @@ The plugin writes one record per marker instruction (format in
     # columns hart seq marker insns L2_ld L2_st L1_ld L1_st L3_ld L3_st other_ld other_st
     0 4 0x010 54682 36 9507 10 20 0 0 2 0
 
-with counters cumulative per hart and excluding the runtime's wait regions. The model:
+with counters cumulative per hart and excluding the runtime's wait regions, plus one line per DMA
+transfer and per DMA wait (``TargetLibraries/PULPOpen/inc/deeploy_dma.h``)::
+
+    # dma-columns dma hart seq engine index commands rows L2_rd L2_wr L1_rd L1_wr ... other_rd other_wr
+    dma 0 17 0 3 1 64 2048 0 0 2048 0 0 0 0
+    # wait-columns wait hart seq engine transfer retired
+    wait 0 21 0 3 1
+
+each attached to the hart's record ``seq`` (the marker closing the issue or wait window). The model:
 
 * the cost of a stretch of one hart's execution is
   ``base_cpi * instructions + sum over regions of latency(region) * (loads + stores)``;
 * serial code is hart 0's cost;
 * a fork (hart 0: FORK_ENTER ... FORK_LEAVE; every core: TASK_BEGIN fn TASK_END) costs
-  ``fork_cycles + sum over barrier phases of (max over participating cores of their cost in
+  ``fork_cycles + sum over barrier phases of (max over participating cores of their time in
   the phase) + barrier_cycles per barrier inside + barrier_cycles for the final join``: the
   cores run in lock-step between barriers, so each phase lasts as long as its slowest core
-  (with no barrier inside, this is the max over cores of their cost in the fork);
+  (with no barrier inside and no DMA, this is the max over cores of their cost in the fork);
+* DMA: every engine is one FIFO queue. A core reaching a copy at time ``t`` spends
+  ``issue = commands * words * issue_word_cycles`` programming it (words: 3 per 1-D command,
+  5 per 2-D command); the transfer starts (first beat) at
+  ``start = max(t + issue, engine free) + setup`` and ends at
+  ``end = start + rows * (ceil(row_bytes / bandwidth) + row_cycles)`` (``row_bytes = bytes /
+  rows``), which is when the engine becomes free. A core reaching a wait at ``t`` continues at
+  ``max(t, end)`` of the transfer waited for (earlier transfers of the engine end before it).
+  Cores of a phase are simulated together in time order (ties: lower hart first), so transfers
+  of several cores queue in the order the model issues them, and compute overlaps DMA exactly
+  as far as the issue and wait points allow;
 * layer ``k`` (marker ``0x100 + k`` on hart 0) lasts from its marker to the next layer marker,
   ``DEEPLOY_MARK_LAYER_END`` (0x0ff) or the end of the program. Layer markers belong in serial
-  code; one inside a forked function is placed at the fork's start plus hart 0's cost so far.
+  code; one inside a forked function is placed at hart 0's time when it reaches it.
 
 All results are *modelled* cycles of a plain RV32IMAC core set (no XpulpV2 SIMD, no stalls beyond
-memory latency): compare ratios (1 vs 8 cores, tilings, L2 vs L1 placement), not absolute
-values with silicon or GVSoC (``specs/siracusa-timing.md``).
+memory latency): compare ratios (1 vs 8 cores, tilings, L2 vs L1 placement, single vs double
+buffering), not absolute values with silicon or GVSoC (``specs/siracusa-timing.md``).
 """
 
 from __future__ import annotations
 
+import heapq
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
-__all__ = ["TimingModel", "Record", "Records", "ForkTime", "LayerTime", "TimingResult", "read_records",
-           "model_cycles", "SIRACUSA_TIMING"]
+__all__ = ["TimingModel", "Record", "DmaRecord", "WaitRecord", "Records", "ForkTime", "LayerTime", "DmaTransfer",
+           "DmaWait", "TimingResult", "read_records", "model_cycles", "SIRACUSA_TIMING", "DMA_CLUSTER", "DMA_L3",
+           "DMA_ENGINE_NAMES"]
 
-# Runtime marker ids (TargetLibraries/PULPOpen/inc/deeploy_runtime.h)
+# Runtime marker ids (TargetLibraries/PULPOpen/inc/deeploy_runtime.h, deeploy_dma.h)
 FORK_ENTER, TASK_BEGIN, TASK_END, FORK_LEAVE = 0x10, 0x11, 0x12, 0x13
 BARRIER_ENTER, BARRIER_LEAVE = 0x14, 0x15
+DMA_ISSUE_BEGIN, DMA_ISSUE_END, DMA_WAIT_BEGIN, DMA_WAIT_END = 0x20, 0x21, 0x22, 0x23
 LAYER_END = 0x0FF
 LAYER_BASE = 0x100
+
+# DMA engines (deeploy_dma_engine_t)
+DMA_CLUSTER, DMA_L3 = 0, 1
+DMA_ENGINE_NAMES = ("cluster", "L3")
 
 
 @dataclass(frozen=True)
@@ -61,6 +87,40 @@ class TimingModel:
     fork_cycles: dispatching a fork to the cores: GUESS 50 (not found; "tens of cycles").
     barrier_cycles: one hardware barrier: 11 cycles, independent of the core count (Glaser et
         al., DATE 2019); also charged for the join at the end of every fork.
+
+    Cluster DMA (mchan, L2 <-> L1; GVSoC ``pulp/mchan/mchan_v7_impl.cpp``):
+
+    dma_setup_cycles: from the command to the first data beat: about 14 cycles (*derived*: the
+        first burst's round trip through the cluster interconnect and SoC router, as
+        l2_latency). Charged for every transfer, also one queued behind another: conservative,
+        the mchan pipelines the bursts of back-to-back commands.
+    dma_bandwidth: 8 bytes per cycle in each direction (*derived*: 2 TCDM ports of 4 bytes per
+        direction). The model keeps one queue per engine; the mchan has separate read and write
+        queues, so on silicon an L2->L1 and an L1->L2 transfer can overlap (conservative).
+    dma_row_cycles: extra cycles per row of a 2-D/3-D transfer: 0. A row is at least one burst,
+        rows' bursts pipeline back to back (up to 8 outstanding), and each row is rounded up to
+        whole beats (``ceil(row_bytes / bandwidth)``: a row cannot share a beat with the next).
+    dma_issue_word_cycles: core cycles per command word the issuing core stores into the DMA's
+        command queue: 1 (single-cycle store to a cluster peripheral); a 1-D command is 3 words, a
+        2-D command 5 (GVSoC mchan model); a 3-D copy is one 2-D command per plane.
+
+    L3 DMA (uDMA HyperBus channel, L3 <-> L2; GVSoC ``pulp/udma/hyper/udma_hyper_v3.cpp``,
+    HyperRAM datasheets). The peripheral clock is taken equal to the cluster clock (GUESS):
+
+    l3_dma_setup_cycles: from the programmed channel to the first HyperBus transaction: GUESS 14
+        (the uDMA's first L2 access over the SoC interconnect, as l2_latency).
+    l3_dma_bandwidth: 1 byte per cycle (GVSoC hyper model: one byte per peripheral cycle; a
+        HyperRAM at 200 MHz DDR reaches 400 MB/s, i.e. 2 bytes per bus clock, on silicon).
+    l3_dma_command_cycles: per HyperBus transaction: 8 = chip select on (1) + the 6-byte
+        command/address phase at 1 byte per cycle (6) + chip select off (1) (GVSoC hyper model).
+    l3_dma_latency_cycles: per HyperBus transaction: 12 = a HyperRAM's initial access latency of
+        6 clocks, doubled by the default fixed-latency mode (GVSoC: ``latency <<
+        en_add_latency``; *derived*, the latency is configurable).
+        Every row of a 2-D/3-D L3 transfer is its own transaction (GVSoC splits 2-D transfers),
+        so the L3 engine's per-row overhead is ``l3_dma_command_cycles + l3_dma_latency_cycles``.
+    l3_dma_issue_word_cycles: core cycles per register word programmed into the uDMA: GUESS 14
+        (each store crosses from the cluster to the SoC peripherals, as l2_latency); 3 words for
+        a 1-D transfer, 5 for a 2-D one, as for the cluster DMA.
     """
 
     base_cpi: float = 1.0
@@ -70,9 +130,39 @@ class TimingModel:
     other_latency: float = 0.0
     fork_cycles: float = 50.0
     barrier_cycles: float = 11.0
+    dma_setup_cycles: float = 14.0
+    dma_bandwidth: float = 8.0
+    dma_row_cycles: float = 0.0
+    dma_issue_word_cycles: float = 1.0
+    l3_dma_setup_cycles: float = 14.0
+    l3_dma_bandwidth: float = 1.0
+    l3_dma_command_cycles: float = 8.0
+    l3_dma_latency_cycles: float = 12.0
+    l3_dma_issue_word_cycles: float = 14.0
 
     def latency(self, region: str) -> float:
         return {"L1": self.l1_latency, "L2": self.l2_latency, "L3": self.l3_latency}.get(region, self.other_latency)
+
+    def dma_engine(self, engine: int) -> tuple[float, float, float, float]:
+        """(setup cycles, bytes per cycle, extra cycles per row, issue cycles per command word)."""
+        if engine == DMA_CLUSTER:
+            return self.dma_setup_cycles, self.dma_bandwidth, self.dma_row_cycles, self.dma_issue_word_cycles
+        if engine == DMA_L3:
+            return (self.l3_dma_setup_cycles, self.l3_dma_bandwidth,
+                    self.l3_dma_command_cycles + self.l3_dma_latency_cycles, self.l3_dma_issue_word_cycles)
+        raise ValueError(f"unknown DMA engine {engine} (engines: {', '.join(DMA_ENGINE_NAMES)})")
+
+    def dma_issue_cycles(self, engine: int, commands: int, rows: int) -> float:
+        """Cycles the issuing core spends programming a transfer: 3 words per 1-D command, 5 per 2-D."""
+        words = 3 if rows <= commands else 5
+        return commands * words * self.dma_engine(engine)[3]
+
+    def dma_cycles(self, engine: int, bytes_: int, rows: int) -> float:
+        """Cycles from the first beat to the end of a transfer of ``rows`` equal rows."""
+        _setup, bandwidth, row_cycles, _word = self.dma_engine(engine)
+        rows = max(rows, 1)
+        row_bytes = -(-bytes_ // rows)
+        return rows * (math.ceil(row_bytes / bandwidth) + row_cycles)
 
 
 SIRACUSA_TIMING = TimingModel()
@@ -94,9 +184,41 @@ class Record:
 
 
 @dataclass(frozen=True)
+class DmaRecord:
+    """One DMA transfer as the plugin saw it, issued by ``hart`` at its record ``seq``."""
+
+    hart: int
+    seq: int
+    engine: int
+    index: int                   # among the hart's transfers on this engine: 0, 1, ...
+    commands: int                # hardware commands (1-D or 2-D; one per plane of a 3-D copy)
+    rows: int                    # contiguous rows
+    read: tuple[int, ...]        # bytes read per region (regions of the file, "other" last)
+    written: tuple[int, ...]     # bytes written per region
+
+    @property
+    def bytes(self) -> int:
+        return sum(self.written)
+
+
+@dataclass(frozen=True)
+class WaitRecord:
+    """One DMA wait: ``transfer`` is the index of the newest transfer it waited for (None: all
+    already waited for), ``retired`` how many transfers it retired."""
+
+    hart: int
+    seq: int
+    engine: int
+    transfer: int | None
+    retired: int
+
+
+@dataclass(frozen=True)
 class Records:
     regions: tuple[str, ...]               # region names in column order, "other" last
     by_hart: dict[int, list[Record]]
+    dma: dict[tuple[int, int], DmaRecord] = field(default_factory=dict)     # by (hart, seq)
+    waits: dict[tuple[int, int], WaitRecord] = field(default_factory=dict)  # by (hart, seq)
 
     def final(self, hart: int) -> Record:
         return self.by_hart[hart][-1]
@@ -107,6 +229,8 @@ def read_records(source: str | Path) -> Records:
     text = source if isinstance(source, str) and "\n" in source else Path(source).read_text()
     regions: tuple[str, ...] | None = None
     by_hart: dict[int, list[Record]] = {}
+    dma_lines: list[tuple[int, list[str]]] = []
+    wait_lines: list[tuple[int, list[str]]] = []
     for lineno, line in enumerate(text.splitlines(), 1):
         line = line.strip()
         if not line:
@@ -119,10 +243,22 @@ def read_records(source: str | Path) -> Records:
                         any(not c.endswith("_ld") for c in cols[4::2]) or any(not c.endswith("_st") for c in cols[5::2]):
                     raise ValueError(f"line {lineno}: unexpected columns {cols}")
                 regions = tuple(c[:-3] for c in cols[4::2])
+            elif words[:2] == ["plugin", "error:"]:
+                raise ValueError(f"line {lineno}: the timing plugin reports a DMA protocol error: {line[1:].strip()}")
             continue
         if regions is None:
             raise ValueError(f"line {lineno}: record before the '# columns' header")
         f = line.split()
+        if f[0] == "dma":
+            if len(f) != 7 + 2 * len(regions):
+                raise ValueError(f"line {lineno}: expected {7 + 2 * len(regions)} fields in a dma line, got {len(f)}")
+            dma_lines.append((lineno, f))
+            continue
+        if f[0] == "wait":
+            if len(f) != 6:
+                raise ValueError(f"line {lineno}: expected 6 fields in a wait line, got {len(f)}")
+            wait_lines.append((lineno, f))
+            continue
         if len(f) != 4 + 2 * len(regions):
             raise ValueError(f"line {lineno}: expected {4 + 2 * len(regions)} fields, got {len(f)}")
         marker = None if f[2] == "end" else int(f[2], 0)
@@ -134,7 +270,34 @@ def read_records(source: str | Path) -> Records:
         recs.sort(key=lambda r: r.seq)
         if [r.seq for r in recs] != list(range(len(recs))):
             raise ValueError(f"hart {hart}: record sequence numbers are not 0..{len(recs) - 1}")
-    return Records(regions, dict(sorted(by_hart.items())))
+
+    def anchor(lineno: int, hart: int, seq: int, marker: int, what: str) -> None:
+        recs = by_hart.get(hart, [])
+        if not 0 <= seq < len(recs) or recs[seq].marker != marker:
+            raise ValueError(f"line {lineno}: {what} line for hart {hart} record {seq}, which is not a 0x{marker:03x} "
+                             f"marker record")
+
+    dma: dict[tuple[int, int], DmaRecord] = {}
+    next_index: dict[tuple[int, int], int] = {}
+    for lineno, f in dma_lines:
+        v = [int(x) for x in f[1:]]
+        d = DmaRecord(v[0], v[1], v[2], v[3], v[4], v[5], tuple(v[6::2]), tuple(v[7::2]))
+        anchor(lineno, d.hart, d.seq, DMA_ISSUE_END, "dma")
+        if d.index != next_index.get((d.hart, d.engine), 0):
+            raise ValueError(f"line {lineno}: hart {d.hart} engine {d.engine}: transfer {d.index} out of order")
+        next_index[(d.hart, d.engine)] = d.index + 1
+        if sum(d.read) != sum(d.written) or d.commands < 1 or d.rows < d.commands:
+            raise ValueError(f"line {lineno}: inconsistent transfer (read {sum(d.read)} bytes, wrote "
+                             f"{sum(d.written)}, {d.commands} commands, {d.rows} rows)")
+        dma[(d.hart, d.seq)] = d
+    waits: dict[tuple[int, int], WaitRecord] = {}
+    for lineno, f in wait_lines:
+        hart, seq, engine, transfer, retired = (int(x) for x in f[1:])
+        anchor(lineno, hart, seq, DMA_WAIT_END, "wait")
+        if (transfer < 0) != (retired == 0) or retired < 0:
+            raise ValueError(f"line {lineno}: inconsistent wait (transfer {transfer}, retired {retired})")
+        waits[(hart, seq)] = WaitRecord(hart, seq, engine, transfer if transfer >= 0 else None, retired)
+    return Records(regions, dict(sorted(by_hart.items())), dma, waits)
 
 
 @dataclass(frozen=True)
@@ -146,6 +309,7 @@ class ForkTime:
     phases: int                        # barriers inside + 1
     core_cycles: tuple[float, ...]     # per participating core: its cost in the fork (no waits)
     core_insns: tuple[int, ...]        # per participating core: instructions in the fork
+    core_dma_cycles: tuple[float, ...] = ()   # per participating core: DMA issue + wait stalls
 
 
 @dataclass(frozen=True)
@@ -156,11 +320,61 @@ class LayerTime:
 
 
 @dataclass(frozen=True)
+class DmaTransfer:
+    """A modelled DMA transfer. Times are on the common modelled timeline (hart 0's, which the
+    cores of a fork share)."""
+
+    engine: int                        # DMA_CLUSTER or DMA_L3
+    hart: int                          # issuing core
+    index: int                         # among that core's transfers on the engine
+    issue: float                       # the core reached the copy call
+    start: float                       # first beat: max(issue + issue cycles, engine free) + setup
+    end: float                         # last beat; the engine is free again
+    bytes: int
+    rows: int
+    commands: int
+    src: str                           # level read (most bytes), e.g. "L2"
+    dst: str                           # level written
+    issue_cycles: float = 0.0          # the issuing core spent programming it (from ``issue``)
+    setup: float = 0.0                 # the engine's setup before the first beat (ends at ``start``)
+
+    @property
+    def engine_name(self) -> str:
+        return DMA_ENGINE_NAMES[self.engine] if 0 <= self.engine < len(DMA_ENGINE_NAMES) else str(self.engine)
+
+    @property
+    def cycles(self) -> float:
+        """From the call to the last beat: what the transfer took as seen by the program."""
+        return self.end - self.issue
+
+    @property
+    def duration(self) -> float:
+        """From the first to the last beat."""
+        return self.end - self.start
+
+    @property
+    def busy(self) -> float:
+        """Cycles the engine spent on it: setup and data."""
+        return self.setup + self.end - self.start
+
+
+@dataclass(frozen=True)
+class DmaWait:
+    engine: int
+    hart: int
+    transfer: int | None               # index of the transfer waited for (None: nothing left)
+    time: float                        # the core reached the wait
+    stall: float                       # cycles it waited: max(0, end of the transfer - time)
+
+
+@dataclass(frozen=True)
 class TimingResult:
     total: float                       # whole program, reset to exit (hart 0's timeline)
     forks: tuple[ForkTime, ...]
     layers: tuple[LayerTime, ...]      # in order of occurrence (a network run twice appears twice)
     model: TimingModel = field(default=SIRACUSA_TIMING)
+    dma: tuple[DmaTransfer, ...] = ()  # in issue order (modelled)
+    waits: tuple[DmaWait, ...] = ()    # in modelled order
 
     @property
     def forked(self) -> float:
@@ -170,6 +384,11 @@ class TimingResult:
     def serial(self) -> float:
         return self.total - self.forked
 
+    @property
+    def dma_stall(self) -> float:
+        """Cycles cores spent waiting for DMA transfers (summed over cores)."""
+        return sum(w.stall for w in self.waits)
+
     def per_layer(self) -> dict[int, float]:
         """Cycles per layer index, summed over its occurrences."""
         out: dict[int, float] = {}
@@ -177,11 +396,23 @@ class TimingResult:
             out[lt.layer] = out.get(lt.layer, 0.0) + lt.cycles
         return out
 
+    def dma_between(self, start: float, end: float) -> tuple[tuple[DmaTransfer, ...], tuple[DmaWait, ...]]:
+        """Transfers issued and waits begun in [start, end) of the modelled timeline."""
+        return (tuple(d for d in self.dma if start <= d.issue < end),
+                tuple(w for w in self.waits if start <= w.time < end))
+
     def summary(self) -> str:
         lines = [f"modelled cycles: total {self.total:.0f} (serial {self.serial:.0f}, "
                  f"{len(self.forks)} forks {self.forked:.0f})"]
         for k, c in self.per_layer().items():
             lines.append(f"  layer {k}: {c:.0f}")
+        for e, name in enumerate(DMA_ENGINE_NAMES):
+            ts = [d for d in self.dma if d.engine == e]
+            if ts:
+                busy = sum(d.busy for d in ts)
+                stall = sum(w.stall for w in self.waits if w.engine == e)
+                lines.append(f"  DMA {name}: {len(ts)} transfers, {sum(d.bytes for d in ts)} bytes, "
+                             f"engine busy {busy:.0f} cycles, cores stalled {stall:.0f} cycles waiting")
         return "\n".join(lines)
 
 
@@ -195,6 +426,111 @@ class _Cost:
     def __call__(self, a: tuple[int, ...], b: tuple[int, ...]) -> float:
         """Cost of going from counters a to counters b."""
         return sum(w * (y - x) for w, x, y in zip(self.weights, a, b))
+
+
+class _Dma:
+    """The DMA engines' queues on the modelled timeline."""
+
+    def __init__(self, model: TimingModel, regions: Sequence[str]):
+        self.model = model
+        self.regions = tuple(regions)
+        self.free: dict[int, float] = {}
+        self.transfers: dict[tuple[int, int, int], DmaTransfer] = {}
+        self.order: list[DmaTransfer] = []
+        self.waits: list[DmaWait] = []
+        self.retired: dict[tuple[int, int], int] = {}
+
+    def _level(self, per_region: tuple[int, ...]) -> str:
+        best = max(range(len(per_region)), key=lambda r: (per_region[r], -r))
+        return self.regions[best]
+
+    def issue(self, d: DmaRecord, t: float) -> float:
+        """The core reaches the copy at t; returns its time when it has programmed it."""
+        m = self.model
+        setup = m.dma_engine(d.engine)[0]
+        issue_cycles = m.dma_issue_cycles(d.engine, d.commands, d.rows)
+        programmed = t + issue_cycles
+        start = max(programmed, self.free.get(d.engine, 0.0)) + setup
+        end = start + m.dma_cycles(d.engine, d.bytes, d.rows)
+        self.free[d.engine] = end
+        tr = DmaTransfer(d.engine, d.hart, d.index, t, start, end, d.bytes, d.rows, d.commands,
+                         self._level(d.read), self._level(d.written), issue_cycles, setup)
+        self.transfers[(d.hart, d.engine, d.index)] = tr
+        self.order.append(tr)
+        return programmed
+
+    def wait(self, w: WaitRecord, t: float) -> float:
+        """The core reaches the wait at t; returns its time when the wait returns."""
+        key = (w.hart, w.engine)
+        done = self.retired.get(key, 0)
+        if w.transfer is None:
+            self.waits.append(DmaWait(w.engine, w.hart, None, t, 0.0))
+            return t
+        if w.transfer - w.retired + 1 != done:
+            raise ValueError(f"hart {w.hart} record {w.seq}: the wait retires transfers "
+                             f"{w.transfer - w.retired + 1}..{w.transfer} of engine {w.engine}, expected from {done}")
+        tr = self.transfers.get((w.hart, w.engine, w.transfer))
+        if tr is None:
+            raise ValueError(f"hart {w.hart} record {w.seq}: waits for transfer {w.transfer} of engine {w.engine}, "
+                             f"which it has not issued")
+        self.retired[key] = w.transfer + 1
+        resume = max(t, tr.end)
+        self.waits.append(DmaWait(w.engine, w.hart, w.transfer, t, resume - t))
+        return resume
+
+
+# One event of a core's stretch of execution: (cost since the previous event, kind, payload);
+# kinds: "issue" (DmaRecord), "wait" (WaitRecord), "mark" (layer marker id), "end" (None).
+_Event = tuple[float, str, object]
+
+
+def _events(recs: Records, hart: int, lo: int, hi: int, start: tuple[int, ...], cost: _Cost,
+            layers: bool) -> tuple[list[_Event], float]:
+    """Events of hart's records lo..hi (inclusive) from counters ``start``, closed by an "end" at
+    record hi; and the stretch's total cost."""
+    events: list[_Event] = []
+    rs = recs.by_hart[hart]
+    prev, total, pending = start, 0.0, 0.0
+    for r in rs[lo:hi + 1]:
+        c = cost(prev, r.counters)
+        prev = r.counters
+        total += c
+        pending += c
+        ev = None
+        if r.marker == DMA_ISSUE_END and (hart, r.seq) in recs.dma:
+            ev = ("issue", recs.dma[(hart, r.seq)])
+        elif r.marker == DMA_WAIT_END and (hart, r.seq) in recs.waits:
+            ev = ("wait", recs.waits[(hart, r.seq)])
+        elif layers and r.marker is not None and (r.marker >= LAYER_BASE or r.marker == LAYER_END):
+            ev = ("mark", r.marker)
+        if ev is not None:
+            events.append((pending, *ev))
+            pending = 0.0
+    events.append((pending, "end", None))
+    return events, total
+
+
+def _simulate(start: float, streams: dict[int, list[_Event]], dma: _Dma,
+              marks: list[tuple[float, int | None]]) -> dict[int, float]:
+    """Run the cores' event streams from ``start`` together, in time order (ties: lower hart);
+    returns each core's end time. Layer marks (hart 0's) are appended to ``marks``."""
+    ends: dict[int, float] = {}
+    heap = [(start + ev[0][0], h, 0) for h, ev in streams.items()]
+    heapq.heapify(heap)
+    while heap:
+        t, h, i = heapq.heappop(heap)
+        _delta, kind, payload = streams[h][i]
+        if kind == "end":
+            ends[h] = t
+            continue
+        if kind == "issue":
+            t = dma.issue(payload, t)          # type: ignore[arg-type]
+        elif kind == "wait":
+            t = dma.wait(payload, t)           # type: ignore[arg-type]
+        elif kind == "mark":
+            marks.append((t, payload))         # type: ignore[arg-type]
+        heapq.heappush(heap, (t + streams[h][i + 1][0], h, i + 1))
+    return ends
 
 
 def _task_spans(recs: list[Record]) -> list[tuple[int, int]]:
@@ -213,24 +549,28 @@ def _task_spans(recs: list[Record]) -> list[tuple[int, int]]:
     return spans
 
 
-def _phases(recs: list[Record], span: tuple[int, int], cost: _Cost) -> list[float]:
-    """Cost of each barrier-separated phase of one task."""
+def _phase_bounds(recs: list[Record], span: tuple[int, int]) -> list[tuple[int, int]]:
+    """(first record index, closing record index) of each barrier-separated phase of one task:
+    the phase's cost runs from the counters of the record before ``first`` to the closing one
+    (BARRIER_ENTER or TASK_END)."""
     b, e = span
-    out, start = [], recs[b].counters
-    for r in recs[b + 1:e + 1]:
-        if r.marker in (BARRIER_ENTER, TASK_END):
-            out.append(cost(start, r.counters))
-        elif r.marker == BARRIER_LEAVE:
-            start = r.counters
+    out, first = [], b + 1
+    for j in range(b + 1, e + 1):
+        m = recs[j].marker
+        if m in (BARRIER_ENTER, TASK_END):
+            out.append((first, j))
+        elif m == BARRIER_LEAVE:
+            first = j + 1
     return out
 
 
 def model_cycles(records: Records | str | Path, model: TimingModel = SIRACUSA_TIMING) -> TimingResult:
-    """Modelled cycles of a run: total, per fork and per layer."""
+    """Modelled cycles of a run: total, per fork, per layer, and every DMA transfer and wait."""
     recs = records if isinstance(records, Records) else read_records(records)
     if 0 not in recs.by_hart:
         raise ValueError("no records of hart 0")
     cost = _Cost(model, recs.regions)
+    dma = _Dma(model, recs.regions)
     spans = {h: _task_spans(r) for h, r in recs.by_hart.items()}
     zero = (0,) * (1 + 2 * len(recs.regions))
 
@@ -250,28 +590,46 @@ def model_cycles(records: Records | str | Path, model: TimingModel = SIRACUSA_TI
             if b0 < i or leave is None:
                 raise ValueError(f"fork {k}: hart 0's records are not FORK_ENTER, TASK_BEGIN ... TASK_END, FORK_LEAVE")
             cores = [h for h in recs.by_hart if len(spans[h]) > k]
-            phases = {h: _phases(recs.by_hart[h], spans[h][k], cost) for h in cores}
-            counts = {len(p) for p in phases.values()}
+            bounds = {h: _phase_bounds(recs.by_hart[h], spans[h][k]) for h in cores}
+            counts = {len(p) for p in bounds.values()}
             if len(counts) != 1:
                 raise ValueError(f"fork {k}: cores disagree on the number of barriers "
-                                 f"({ {h: len(p) - 1 for h, p in phases.items()} })")
+                                 f"({ {h: len(p) - 1 for h, p in bounds.items()} })")
             n_phases = counts.pop()
-            body = sum(max(phases[h][p] for h in cores) for p in range(n_phases))
+            compute = {h: 0.0 for h in cores}
+            busy = {h: 0.0 for h in cores}
+            phase_start = t + model.fork_cycles
+            body = 0.0
+            for p in range(n_phases):
+                streams = {}
+                for h in cores:
+                    first, close = bounds[h][p]
+                    hr = recs.by_hart[h]
+                    streams[h], c = _events(recs, h, first, close, hr[first - 1].counters, cost, layers=h == 0)
+                    compute[h] += c
+                ends = _simulate(phase_start, streams, dma, events)
+                for h in cores:
+                    busy[h] += ends[h] - phase_start
+                duration = max(ends.values()) - phase_start
+                body += duration
+                phase_start += duration + model.barrier_cycles
             cycles = model.fork_cycles + body + model.barrier_cycles * n_phases   # barriers + join
-            for j in range(b0 + 1, e0):          # layer markers inside the task (approximate)
-                if h0[j].marker is not None and (h0[j].marker >= LAYER_BASE or h0[j].marker == LAYER_END):
-                    events.append((t + model.fork_cycles + cost(h0[b0].counters, h0[j].counters), h0[j].marker))
             forks.append(ForkTime(
                 index=k, start=t, cycles=cycles, cores=len(cores), phases=n_phases,
-                core_cycles=tuple(sum(phases[h]) for h in cores),
+                core_cycles=tuple(compute[h] for h in cores),
                 core_insns=tuple(recs.by_hart[h][spans[h][k][1]].insns - recs.by_hart[h][spans[h][k][0]].insns
-                                 for h in cores)))
+                                 for h in cores),
+                core_dma_cycles=tuple(busy[h] - compute[h] for h in cores)))
             t += cycles
             # hart 0 counted nothing between TASK_END and FORK_LEAVE (a wait region)
             prev = h0[leave].counters
             i, k = leave + 1, k + 1
             continue
-        if r.marker is None or r.marker >= LAYER_BASE or r.marker == LAYER_END:
+        if r.marker == DMA_ISSUE_END and (0, r.seq) in recs.dma:
+            t = dma.issue(recs.dma[(0, r.seq)], t)
+        elif r.marker == DMA_WAIT_END and (0, r.seq) in recs.waits:
+            t = dma.wait(recs.waits[(0, r.seq)], t)
+        elif r.marker is None or r.marker >= LAYER_BASE or r.marker == LAYER_END:
             events.append((t, r.marker))
         i += 1
     if k != len(spans[0]):
@@ -282,7 +640,8 @@ def model_cycles(records: Records | str | Path, model: TimingModel = SIRACUSA_TI
         if marker is not None and marker >= LAYER_BASE:
             end = events[j + 1][0] if j + 1 < len(events) else t
             layers.append(LayerTime(marker - LAYER_BASE, start, end - start))
-    return TimingResult(total=t, forks=tuple(forks), layers=tuple(layers), model=model)
+    return TimingResult(total=t, forks=tuple(forks), layers=tuple(layers), model=model,
+                        dma=tuple(dma.order), waits=tuple(dma.waits))
 
 
 if __name__ == "__main__":

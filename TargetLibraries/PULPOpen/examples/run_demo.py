@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""Build the virtual-platform matmul demo for 1 and 8 cores, run both under QEMU with the timing
+"""Build the virtual-platform demos for 1 and 8 cores, run them under QEMU with the timing
 plugin (twice each, to check determinism) and print checksums, instruction counts and
-modelled cycles.
+modelled cycles: the matmul demo (forks, barriers) and the DMA demo (single- vs double-buffered
+copy-compute-copy through L1; modelled DMA time exposed vs hidden).
 
     python TargetLibraries/PULPOpen/examples/run_demo.py [--build-dir DIR] [--slowdown]
 
@@ -23,18 +24,51 @@ REPO = HERE.parents[2]
 sys.path.insert(0, str(REPO))
 
 from Deeploy.targets.siracusa.qemu import run_elf  # noqa: E402
-from Deeploy.targets.siracusa.timing import model_cycles, read_records  # noqa: E402
+from Deeploy.targets.siracusa.timing import TimingResult, model_cycles, read_records  # noqa: E402
 
 
-def build_demo(build_dir: Path, num_cores: int, repeat: int = 1, linker_script: Path | None = None) -> Path:
-    """Configure and build matmul_demo with NUM_CORES = num_cores; returns the ELF."""
+def build_demo(build_dir: Path, num_cores: int, repeat: int = 1, linker_script: Path | None = None,
+               target: str = "matmul_demo") -> Path:
+    """Configure and build one demo (matmul_demo or dma_demo) with NUM_CORES = num_cores; returns the ELF."""
     cmd = ["cmake", "-S", str(HERE), "-B", str(build_dir), f"-DNUM_CORES={num_cores}", f"-DDEMO_REPEAT={repeat}",
            f"-DLINKER_SCRIPT={linker_script or ''}"]
-    for c in (cmd, ["cmake", "--build", str(build_dir)]):
+    for c in (cmd, ["cmake", "--build", str(build_dir), "--target", target]):
         proc = subprocess.run(c, capture_output=True, text=True)
         if proc.returncode:
             raise RuntimeError(f"{' '.join(c)} failed:\n{proc.stdout}{proc.stderr}")
-    return build_dir / "matmul_demo"
+    return build_dir / target
+
+
+# layers of dma_demo.c
+DMA_LAYER_L3, DMA_LAYER_SINGLE, DMA_LAYER_DOUBLE = 1, 2, 3
+
+
+def dma_variants(result: TimingResult) -> dict[str, dict[str, float]]:
+    """Per variant of the DMA demo ("single-buffered", "double-buffered"): its modelled cycles,
+    transfers, DMA time (cycles the engine was busy with them: setup and data), cycles the cores
+    stalled in waits, and the exposed share of the DMA time (stall / DMA time)."""
+    out = {}
+    for name, layer in (("single-buffered", DMA_LAYER_SINGLE), ("double-buffered", DMA_LAYER_DOUBLE)):
+        (lt,) = [x for x in result.layers if x.layer == layer]
+        transfers, waits = result.dma_between(lt.start, lt.start + lt.cycles)
+        dma = sum(t.busy for t in transfers)
+        stall = sum(w.stall for w in waits)
+        out[name] = {"cycles": lt.cycles, "transfers": len(transfers), "dma": dma, "stall": stall,
+                     "exposed": stall / dma if dma else 0.0}
+    return out
+
+
+def dma_report(result: TimingResult) -> str:
+    v = dma_variants(result)
+    lines = []
+    for name, d in v.items():
+        lines.append(f"{name}: {d['cycles']:.0f} cycles; {d['transfers']} transfers, DMA time {d['dma']:.0f} "
+                     f"cycles, cores stalled {d['stall']:.0f} cycles: {100 * d['exposed']:.1f}% of the DMA time "
+                     f"exposed, {100 * max(0.0, 1 - d['exposed']):.1f}% hidden behind compute")
+    sb, db = v["single-buffered"], v["double-buffered"]
+    lines.append(f"double buffering saves {sb['cycles'] - db['cycles']:.0f} cycles "
+                 f"({sb['cycles'] / db['cycles']:.3f}x)")
+    return "\n".join(lines)
 
 
 def checksum(stdout: str) -> str:
@@ -67,6 +101,16 @@ def main() -> int:
     print(f"fork instructions: 1 core {f1.core_insns[0]}, 8 cores max {max(f8.core_insns)} per core "
           f"({f1.core_insns[0] / max(f8.core_insns):.2f}x); modelled fork cycles {f1.cycles:.0f} vs "
           f"{f8.cycles:.0f} ({f1.cycles / f8.cycles:.2f}x)")
+    for n in (1, 8):
+        elf = build_demo(base / f"cores{n}", n, target="dma_demo")
+        runs = [run_elf(elf, n, timeout=60, records=base / f"cores{n}" / f"dma_records{k}.txt") for k in (1, 2)]
+        same = runs[0].records.read_bytes() == runs[1].records.read_bytes()
+        res = model_cycles(runs[0].records)
+        print(f"DMA demo, {n} core(s): exit {runs[0].exit_code}, checksum {checksum(runs[0].stdout)}, "
+              f"records identical across runs: {same}")
+        print("  " + runs[0].stdout.strip().splitlines()[-1])
+        print("  " + res.summary().replace("\n", "\n  "))
+        print("  " + dma_report(res).replace("\n", "\n  "))
     if a.slowdown:
         for n in (1, 8):
             elf = build_demo(base / f"slow{n}", n, repeat=50)

@@ -42,7 +42,9 @@ void deeploy_cluster_barrier(void);
  *   hart h:  BOOT [wait for boot flag, sleep] TASK_BEGIN fn(arg) TASK_END [sleep] TASK_BEGIN ...
  *   any:     BARRIER_ENTER [arrive, sleep until all arrived] BARRIER_LEAVE  (inside fn only)
  *   hart 0 before main: INIT_ENTER [clear .l1/.l2/.l3_bss, probe harts, release workers] INIT_LEAVE
- *   PARK: a hart beyond DEEPLOY_NUM_CORES (or the stacks reserved) sleeps forever. */
+ *   PARK: a hart beyond DEEPLOY_NUM_CORES (or the stacks reserved) sleeps forever.
+ * DMA (deeploy_dma.h) uses 0x20-0x23 (issue and wait windows, same even/odd rule) and 0x40-0x4f
+ * (inside those windows only: engine, commands, rows, retired transfers). */
 #define DEEPLOY_RT_FORK_ENTER 0x10    /* hart 0 enters deeploy_cluster_fork (stop) */
 #define DEEPLOY_RT_TASK_BEGIN 0x11    /* a core starts fn(arg) (resume) */
 #define DEEPLOY_RT_TASK_END 0x12      /* a core has returned from fn(arg) (stop) */
