@@ -12,11 +12,14 @@ import subprocess
 import pytest
 
 from Deeploy.errors import BuildError
-from Deeploy.targets.siracusa.linker import (SIRACUSA_LEVELS, l1_reserved_bytes, link_error_message, linker_script,
+from Deeploy.targets import get_platform
+from Deeploy.targets.siracusa.linker import (l1_reserved_bytes, link_error_message, linker_script,
                                              memory_map, qemu_ram_bytes)
 from Deeploy.targets.siracusa.qemu import PLUGIN, qemu_command, run_elf
 from Deeploy.targets.siracusa.timing import model_cycles, read_records
 from DeeployTest.tests.conftest import REPO
+
+SIRACUSA_LEVELS = get_platform("Siracusa").memory
 
 DEMO_DIR = REPO / "TargetLibraries" / "PULPOpen" / "examples"
 

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from typing import Iterable, Sequence
 
 __all__ = ["DRAM_BASE", "MAIN_STACK_BYTES", "MAX_HARTS", "WORKER_STACK_BYTES", "Region", "l1_reserved_bytes",
-           "link_error_message", "linker_script", "memory_map", "qemu_ram_bytes", "SIRACUSA_LEVELS"]
+           "link_error_message", "linker_script", "memory_map", "qemu_ram_bytes"]
 
 DRAM_BASE = 0x8000_0000          # QEMU virt DRAM
 DRAM_LIMIT = 0xC000_0000         # QEMU puts the device tree below min(end of RAM, 3 GiB)
@@ -46,10 +46,6 @@ MAX_HARTS = 8                    # stacks reserved for this many cluster cores
 MAIN_STACK_BYTES = 8 * 1024      # hart 0: start-up, main(), printf, fork bodies on core 0
 WORKER_STACK_BYTES = 2 * 1024    # harts 1..: forked functions (kernels), minus the TLS block
 STACK_ALIGN = 16
-
-#: Siracusa's memory levels (sizes from specs/siracusa-timing.md: L1 TCDM 256 KiB, L2 2 MiB,
-#: L3 HyperRAM; 16 MiB assumed here). Default for ``python -m Deeploy.targets.siracusa.linker``.
-SIRACUSA_LEVELS = (("L1", 256 * 1024), ("L2", 2 * 1024 * 1024), ("L3", 16 * 1024 * 1024))
 
 # What each level holds, for the error message.
 _CONTENTS = {
@@ -387,7 +383,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--level", action="append", default=[], metavar="NAME=BYTES",
                    help="a memory level (default: Siracusa's L1 256 KiB, L2 2 MiB, L3 16 MiB)")
     a = p.parse_args(argv)
-    levels = [(s.split("=")[0], int(s.split("=")[1], 0)) for s in a.level] or list(SIRACUSA_LEVELS)
+    levels = [(s.split("=")[0], int(s.split("=")[1], 0)) for s in a.level]
+    if not levels:  # the platform description is the one home of the sizes
+        from Deeploy.targets import get_platform
+        levels = list(get_platform("Siracusa").memory)
     text = linker_script(levels)
     from pathlib import Path
     out = Path(a.output)
