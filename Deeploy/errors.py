@@ -2,7 +2,7 @@
 the command-line tools print it on one line and exit non-zero."""
 
 __all__ = ["DeeployError", "FrontendError", "GraphError", "UnsupportedOpError", "OpError",
-           "BindingError", "BuildError"]
+           "BindingError", "BuildError", "TilingError"]
 
 
 class DeeployError(Exception):
@@ -44,3 +44,22 @@ class BindingError(DeeployError):
 
 class BuildError(DeeployError):
     """The generated C project failed to configure, build or run."""
+
+
+class TilingError(DeeployError):
+    """A layer the tiler cannot place in a memory level, or an op it has no tiling rule for.
+
+    For a layer that does not fit, ``min_bytes`` is the smallest level size (e.g. ``--l1``) with
+    which some tiling fits, and ``constraint`` says what keeps the tiles from shrinking further.
+    """
+
+    def __init__(self, message: str, *, layer: str | None = None, op: str | None = None,
+                 level: str | None = None, capacity: int | None = None, min_bytes: int | None = None,
+                 constraint: str | None = None):
+        super().__init__(message)
+        self.layer = layer
+        self.op = op
+        self.level = level
+        self.capacity = capacity
+        self.min_bytes = min_bytes
+        self.constraint = constraint

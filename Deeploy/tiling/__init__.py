@@ -1,0 +1,42 @@
+"""Tiling model of the Siracusa target: per layer, the tile sizes that minimise modelled cycles
+while every tile (double-buffered where it changes) fits the small L1.
+
+Layout:
+  spec.py          the problem of one layer: Dims, AxisMaps, Operands, LayerSpec, candidate tile
+                   sizes, tile ranges, DMA command counts
+  constraints.py   per-op rules (exhaustive dispatch) -> LayerSpec; rules in ops/ by family
+  params.py        cost-model parameters with sources (TilingParams)
+  solver.py        the CP-SAT model, TilingSolution, evaluation, smallest footprint, errors
+  two_level.py     L2 tiles of data in L3 (the same model one level up), then L1 tiles
+"""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+from Deeploy.ir.graph import Graph, Node
+from Deeploy.tiling.constraints import RULES, RuleContext, layer_spec, siracusa_context
+from Deeploy.tiling.params import SIRACUSA_L1, VIRTUAL_PLATFORM_L1, TilingParams, l3_to_l2_params
+from Deeploy.tiling.solver import (BufferTiling, TilingSolution, cache_info, clear_cache, evaluate, min_footprint,
+                                   solve_spec)
+from Deeploy.tiling.spec import AxisMap, Dim, LayerSpec, Operand, candidates, operand_ranges, tile_ranges
+from Deeploy.tiling.two_level import TwoLevelSolution, restrict, solve_two_level, tile_two_level
+
+__all__ = ["RULES", "RuleContext", "layer_spec", "siracusa_context", "TilingParams", "SIRACUSA_L1",
+           "VIRTUAL_PLATFORM_L1", "l3_to_l2_params", "TilingSolution", "BufferTiling", "solve_spec", "evaluate",
+           "min_footprint", "clear_cache", "cache_info", "tile_layer", "tile_graph", "LayerSpec", "Dim", "AxisMap",
+           "Operand", "candidates", "tile_ranges", "operand_ranges", "TwoLevelSolution", "restrict",
+           "solve_two_level", "tile_two_level"]
+
+
+def tile_layer(node: Node, graph: Graph, params: TilingParams = SIRACUSA_L1, ctx: RuleContext | None = None,
+               cache: bool = True) -> TilingSolution:
+    """The tiling of one layer (data in ``params.source``, tiles in ``params.level``)."""
+    return solve_spec(layer_spec(node, graph, ctx), params, cache)
+
+
+def tile_graph(graph: Graph, params: TilingParams = SIRACUSA_L1, ctx: RuleContext | None = None,
+               cache: bool = True, nodes: Iterable[Node] | None = None) -> dict[str, TilingSolution]:
+    """Tilings of every layer, by node name; the first layer that does not fit raises."""
+    ctx = ctx if ctx is not None else siracusa_context(params.cores)
+    return {n.name: tile_layer(n, graph, params, ctx, cache) for n in (nodes if nodes is not None else graph.nodes)}

@@ -1,0 +1,1 @@
+"""Tiling rules, one module per op family; ``Deeploy.tiling.constraints`` dispatches to them."""

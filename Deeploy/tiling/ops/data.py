@@ -1,0 +1,125 @@
+"""Data movement: the output is tiled, every input tile is the part of the input the output
+tile is made of.
+
+* Transpose: output axes that stay adjacent (and in order) in the input merge; the input tile is
+  the same box with permuted axes (a strided DMA brings it in, the cores permute it in L1).
+* Concat: dims (outer, concat axis, inner); part ``i`` covers ``[off_i, off_i + len_i)`` of the
+  concat axis, so an output tile reads the intersection with every part it overlaps (empty parts
+  and empty intersections move nothing).
+* Slice: output index ``o`` of an axis reads ``start + o*step`` (reversed for negative steps); an
+  input tile spans its first to last element.
+* Pad: output index ``o`` reads ``o - pad_begin`` when inside the input; tiles in the padding read
+  nothing (negative pads crop).
+* Gather: the gathered axis of the data (constant, arbitrary indices) and the index dims of the
+  output stay whole; the dims before and after are tiled.
+"""
+
+from __future__ import annotations
+
+import math
+
+from Deeploy.ir.graph import Graph, Node
+from Deeploy.tiling.ops._common import RuleContext, kernel_scratch, layer_ops, operand, zero_copy_spec
+from Deeploy.tiling.spec import INPUT, OUTPUT, AxisMap, Dim, LayerSpec
+
+__all__ = ["transpose_rule", "concat_rule", "slice_rule", "pad_rule", "gather_rule"]
+
+
+def _spec(node, graph, ctx, dims, ops) -> LayerSpec:
+    names = tuple(d.name for d in dims)
+    return LayerSpec(node.name, node.op, tuple(dims), tuple(ops), layer_ops(node, graph), parallel=(names,),
+                     scratch=kernel_scratch(node, graph, ctx)).validate()
+
+
+def transpose_rule(node: Node, graph: Graph, ctx: RuleContext) -> LayerSpec:
+    p = node.params
+    x, y = node.inputs[0], node.outputs[0]
+    if graph.tensors[y].size == 0:
+        return zero_copy_spec(node, "empty output")
+    rank = len(p.in_shape)
+    kept_in = [a for a in range(rank) if p.in_shape[a] != 1]
+    pos = {a: i for i, a in enumerate(kept_in)}
+    groups: list[list[int]] = []            # input axes, grouped in output order
+    for a in (p.perm[k] for k in range(rank)):
+        if p.in_shape[a] == 1:
+            continue
+        if groups and pos[a] == pos[groups[-1][-1]] + 1:
+            groups[-1].append(a)
+        else:
+            groups.append([a])
+    if not groups:
+        dims = [Dim("t0", 1)]
+        return _spec(node, graph, ctx, dims, [operand(graph, x, INPUT, [AxisMap(1, "t0")]),
+                                               operand(graph, y, OUTPUT, [AxisMap(1, "t0")])])
+    dims = [Dim(f"t{k}", math.prod(p.in_shape[a] for a in g)) for k, g in enumerate(groups)]
+    y_axes = [AxisMap(d.size, d.name) for d in dims]
+    in_order = sorted(range(len(groups)), key=lambda k: pos[groups[k][0]])
+    x_axes = [AxisMap(dims[k].size, dims[k].name) for k in in_order]
+    return _spec(node, graph, ctx, dims, [operand(graph, x, INPUT, x_axes), operand(graph, y, OUTPUT, y_axes)])
+
+
+def concat_rule(node: Node, graph: Graph, ctx: RuleContext) -> LayerSpec:
+    p = node.params
+    y = node.outputs[0]
+    out = tuple(graph.tensors[y].shape)
+    if graph.tensors[y].size == 0:
+        return zero_copy_spec(node, "empty output")
+    outer, length, inner = math.prod(out[:p.axis]), out[p.axis], math.prod(out[p.axis + 1:])
+    dims = ([Dim("outer", outer)] if outer > 1 else []) + [Dim("C", length)] + ([Dim("inner", inner)] if inner > 1 else [])
+    head = [AxisMap(outer, "outer")] if outer > 1 else []
+    tail = [AxisMap(inner, "inner")] if inner > 1 else []
+    ops, offset, seen = [], 0, set()
+    for name, shape in zip(node.inputs, p.in_shapes):
+        part = shape[p.axis]
+        if part and math.prod(shape) and name not in seen:
+            seen.add(name)
+            ops.append(operand(graph, name, INPUT, head + [AxisMap(part, "C", offset=-offset)] + tail))
+        offset += part
+    ops.append(operand(graph, y, OUTPUT, head + [AxisMap(length, "C")] + tail))
+    return _spec(node, graph, ctx, dims, ops)
+
+
+def slice_rule(node: Node, graph: Graph, ctx: RuleContext) -> LayerSpec:
+    p = node.params
+    x, y = node.inputs[0], node.outputs[0]
+    out = p.out_shape
+    if math.prod(out) == 0:
+        return zero_copy_spec(node, "empty output")
+    dims = [Dim(f"s{a}", out[a]) for a in range(len(out))]
+    x_axes = [AxisMap(p.in_shape[a], f"s{a}", stride=abs(p.steps[a]), offset=p.starts[a], reverse=p.steps[a] < 0)
+              for a in range(len(out))]
+    y_axes = [AxisMap(out[a], f"s{a}") for a in range(len(out))]
+    return _spec(node, graph, ctx, dims, [operand(graph, x, INPUT, x_axes), operand(graph, y, OUTPUT, y_axes)])
+
+
+def pad_rule(node: Node, graph: Graph, ctx: RuleContext) -> LayerSpec:
+    p = node.params
+    x, y = node.inputs[0], node.outputs[0]
+    out = p.out_shape
+    if math.prod(out) == 0:
+        return zero_copy_spec(node, "empty output")
+    dims = [Dim(f"p{a}", out[a]) for a in range(len(out))]
+    x_axes = [AxisMap(p.in_shape[a], f"p{a}", offset=-p.begin[a]) for a in range(len(out))]
+    y_axes = [AxisMap(out[a], f"p{a}") for a in range(len(out))]
+    ops = [operand(graph, y, OUTPUT, y_axes)]
+    if graph.tensors[x].size:
+        ops.insert(0, operand(graph, x, INPUT, x_axes))
+    return _spec(node, graph, ctx, dims, ops)
+
+
+def gather_rule(node: Node, graph: Graph, ctx: RuleContext) -> LayerSpec:
+    p = node.params
+    x, y = node.inputs[0], node.outputs[0]
+    if graph.tensors[y].size == 0:
+        return zero_copy_spec(node, "empty output")
+    shape = p.data_shape
+    outer, gathered, inner = math.prod(shape[:p.axis]), shape[p.axis], math.prod(shape[p.axis + 1:])
+    count = math.prod(p.indices_shape)
+    dims = (([Dim("outer", outer)] if outer > 1 else [])
+            + [Dim("idx", count, tileable=False, why_whole="the gathered axis of Gather (constant indices)")]
+            + ([Dim("inner", inner)] if inner > 1 else []))
+    head = [AxisMap(outer, "outer")] if outer > 1 else []
+    tail = [AxisMap(inner, "inner")] if inner > 1 else []
+    ops = [operand(graph, x, INPUT, head + [AxisMap(gathered)] + tail),
+           operand(graph, y, OUTPUT, head + [AxisMap(count, "idx")] + tail)]
+    return _spec(node, graph, ctx, dims, ops)

@@ -1,0 +1,78 @@
+"""GEMM / MatMul and their requantised forms: ``Y[b] = A[b] @ B[b] (+ C)``.
+
+Dims: batch B, rows M, columns N and, for the non-requantised ops only, the reduction K.
+
+K: the requantised ops keep K whole. Their kernel requantises each output in its epilogue, which
+needs the complete sum; tiling K would need a separate int32 accumulator tile and a requantising
+pass the kernels do not have. Plain Gemm/MatMul (int32 outputs) may tile K with accumulation:
+the int32 output tile stays in L1 across the K tiles (K is the innermost loop), the bias is
+added with the first K tile and the tile is written back once, after the last one.
+
+A tile reads A[b, m-tile, k-tile] and B[b, k-tile, n-tile] (transposed views as stored), the
+bias C along the axes it spans, per-channel requantisation constants along the (batch, row,
+column) axes they vary on. Loop orders: (B, N, M) keeps the B tile (weights) while the M tiles
+pass, (B, M, N) keeps the A tile; the solver picks. The kernels split batch*rows over the cores
+(columns when a tile has fewer rows than cores).
+"""
+
+from __future__ import annotations
+
+import math
+
+from Deeploy.ir.graph import Graph, Node
+from Deeploy.tiling.ops._common import RuleContext, kernel_scratch, layer_ops, operand, zero_copy_spec
+from Deeploy.tiling.spec import INPUT, OUTPUT, AxisMap, Dim, LayerSpec
+
+__all__ = ["gemm_rule"]
+
+
+def _rq_axes(node: Node, graph: Graph, const: str, per_channel: bool) -> tuple[AxisMap, ...]:
+    from Deeploy.targets.siracusa.bindings import _gemm_rq_strides
+    size = graph.tensors[const].size
+    if not per_channel or size == 1:
+        return (AxisMap(size),)
+    p = node.params.base
+    strides = _gemm_rq_strides(node.params, True)
+    if strides is None:                 # no kernel takes this layout; keep the constant whole
+        return (AxisMap(size),)
+    sizes, names = (p.batch, p.m, p.n), ("B", "M", "N")
+    axes = tuple(AxisMap(sizes[i], names[i]) for i in range(3) if strides[i] != 0)
+    return axes if math.prod(a.size for a in axes) == size else (AxisMap(size),)
+
+
+def gemm_rule(node: Node, graph: Graph, ctx: RuleContext) -> LayerSpec:
+    fused = node.op.startswith("Requantized")
+    p = node.params.base if fused else node.params
+    base = node.inputs[:-2] if fused else node.inputs
+    a, b = base[0], base[1]
+    c = base[2] if len(base) > 2 and base[2] else None
+    y = node.outputs[0]
+    if graph.tensors[y].size == 0:
+        return zero_copy_spec(node, "empty output")
+    dims = [Dim("B", p.batch), Dim("M", p.m), Dim("N", p.n)]
+    whole: tuple[str, ...] = ()
+    if fused:
+        kax = AxisMap(p.k)
+        whole = (f"the reduction of {node.op} over K={p.k} stays whole (requantisation needs the complete sum)",)
+    else:
+        dims.append(Dim("K", p.k, reduction=True))
+        kax = AxisMap(p.k, "K")
+    bat, m, n = AxisMap(p.batch, "B"), AxisMap(p.m, "M"), AxisMap(p.n, "N")
+    a_axes = ((bat,) if p.a_batched else ()) + ((kax, m) if p.trans_a else (m, kax))
+    b_axes = ((bat,) if p.b_batched else ()) + ((n, kax) if p.trans_b else (kax, n))
+    ops = [operand(graph, a, INPUT, a_axes), operand(graph, b, INPUT, b_axes)]
+    if c is not None:
+        ct = graph.tensors[c]
+        c_batch = ct.size // max(1, p.c_rows * p.c_cols)
+        c_axes = ((bat,) if p.c_batched and c_batch == p.batch else (AxisMap(c_batch),) if c_batch > 1 else ())
+        c_axes += (m if p.c_rows == p.m else AxisMap(p.c_rows), n if p.c_cols == p.n else AxisMap(p.c_cols))
+        ops.append(operand(graph, c, INPUT, c_axes))
+    if fused:
+        ops.append(operand(graph, node.inputs[-2], INPUT, _rq_axes(node, graph, node.inputs[-2], node.params.rq.mul_per_channel)))
+        ops.append(operand(graph, node.inputs[-1], INPUT, _rq_axes(node, graph, node.inputs[-1], node.params.rq.add_per_channel)))
+    ops.append(operand(graph, y, OUTPUT, (bat, m, n)))
+    tail = () if fused else ("K",)
+    return LayerSpec(node.name, node.op, tuple(dims), tuple(ops), layer_ops(node, graph),
+                     parallel=(("B", "M"), ("N",)),
+                     loop_orders=(("B", "N", "M") + tail, ("B", "M", "N") + tail),
+                     scratch=kernel_scratch(node, graph, ctx), whole=whole).validate()

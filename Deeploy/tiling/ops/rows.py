@@ -1,0 +1,63 @@
+"""Row-wise ops and reductions: the reduced or normalised axes stay whole, the other axes are
+tiled (whole rows per tile).
+
+* iSoftmax, ITAMax, ITAPartialMax: each output row needs the maximum and the sum of its whole
+  row (ITAPartialMax streams column groups but still rescales the whole row at the end).
+* iLayerNorm, iRMSNorm: mean / root mean square over the last axis; weight and bias broadcast
+  onto x and are tiled with it. iNoNorm is affine per element (no reduction), yet its last axis
+  (the normalised axis of the op family) is kept whole too, as specified for the norms.
+* ReduceSum, ReduceMean, IntegerMean: the reduced axes whole, the kept axes tiled.
+"""
+
+from __future__ import annotations
+
+from Deeploy.ir.graph import Graph, Node
+from Deeploy.tiling.ops._common import (ABSENT, BCAST, FULL, RuleContext, axis_spec, broadcast_pattern,
+                                        zero_copy_spec)
+from Deeploy.tiling.spec import INPUT, OUTPUT, LayerSpec
+
+__all__ = ["softmax_rule", "norm_rule", "reduce_rule"]
+
+
+def _row_names(rank: int) -> dict[int, str]:
+    names = {a: "rows" for a in range(rank - 1)}
+    names[rank - 1] = "width"
+    return names
+
+
+def softmax_rule(node: Node, graph: Graph, ctx: RuleContext) -> LayerSpec:
+    x, y = node.inputs[0], node.outputs[0]
+    shape = tuple(graph.tensors[x].shape)
+    if graph.tensors[y].size == 0:
+        return zero_copy_spec(node, "empty output")
+    full = [FULL] * len(shape)
+    return axis_spec(node, graph, ctx, shape, [(x, INPUT, full), (y, OUTPUT, full)],
+                     whole={len(shape) - 1: f"the reduced axis of {node.op}"}, names=_row_names(len(shape)),
+                     parallel="tileable")
+
+
+def norm_rule(node: Node, graph: Graph, ctx: RuleContext) -> LayerSpec:
+    x, y = node.inputs[0], node.outputs[0]
+    shape = tuple(graph.tensors[x].shape)
+    if graph.tensors[y].size == 0:
+        return zero_copy_spec(node, "empty output")
+    full = [FULL] * len(shape)
+    ops = [(x, INPUT, full)]
+    ops += [(c, INPUT, broadcast_pattern(graph.tensors[c].shape, shape)) for c in node.inputs[1:] if c]
+    return axis_spec(node, graph, ctx, shape, ops + [(y, OUTPUT, full)],
+                     whole={len(shape) - 1: f"the normalised axis of {node.op}"},
+                     names=_row_names(len(shape)), parallel="tileable")
+
+
+def reduce_rule(node: Node, graph: Graph, ctx: RuleContext) -> LayerSpec:
+    p = node.params
+    x, y = node.inputs[0], node.outputs[0]
+    if graph.tensors[y].size == 0 or graph.tensors[x].size == 0:
+        return zero_copy_spec(node, "empty input or output")
+    shape = tuple(p.in_shape)
+    reduced = set(p.axes)
+    y_pattern = [(BCAST if p.keepdims else ABSENT) if a in reduced else FULL for a in range(len(shape))]
+    whole = {a: f"the reduced axes of {node.op}" for a in reduced}
+    names = {a: ("reduced" if a in reduced else "kept") for a in range(len(shape))}
+    return axis_spec(node, graph, ctx, shape, [(x, INPUT, [FULL] * len(shape)), (y, OUTPUT, y_pattern)],
+                     whole=whole, names=names, parallel="tileable")

@@ -1,0 +1,685 @@
+"""The tiling model of one layer, solved with CP-SAT, and its solution.
+
+The cost model (exact for the candidate tile sizes; halos, clipping at the borders and
+remainder tiles included; everything computed from the spec's AxisMaps):
+
+  t_d, n_d   tile size and tile count of dim d, t_d among ``spec.candidates`` (the most balanced
+             size for every tile count, largest first; index 0 = the whole dim).
+  bytes_b    the largest tile of operand b, aligned to ``params.alignment``; L1 holds one copy,
+             two when double buffered and b's tile changes from tile to tile (a tile that never
+             changes is loaded once).
+  L1         sum_b copies_b * bytes_b + kernel scratch <= capacity.
+  sweep_b    DMA cycles to move every distinct tile of b once: bytes / bandwidth (a beat never
+             serves two rows: rows shorter than the bandwidth move one per cycle) plus, per DMA
+             command, latency + issue cost (1-D or 2-D commands from the tile's memory layout;
+             counted for the largest tile).
+  DMA_b      sweep_b * prod n_d over the dims d that b does not depend on and that enclose, in
+             the chosen loop order, a tiled dim of b (b is fetched again each time such a loop
+             advances; exact for lexicographic tile loops). DMA_in / DMA_out sum them by role.
+  first/last DMA cycles of the first input tiles / last output tiles (pipeline fill, drain).
+  compute    sum over tiles of the slowest core's share: the tile's ops / ops_per_cycle scaled
+             by ceil(units / cores) / (units / cores), units = the tile's extent along the dims
+             the kernel splits over the cores (``spec.parallel``).
+  overhead   T * per_tile_cycles, T = prod_d n_d tiles (fork, join, loop bookkeeping).
+  exposed    single buffering: DMA_in + DMA_out (no overlap); double buffering: first + last
+             (not hidden) + max(0, rest - compute - overhead), rest = max(DMA_in - first,
+             DMA_out - last) for a full-duplex DMA (one port pair per direction), else the sum.
+  cycles     compute + overhead + exposed; ties broken towards larger tiles, then the first
+             loop order.
+
+The CP-SAT model. Every option (a combination of candidate tile sizes of the free dims, a loop
+order and, with ``buffering="auto"``, single or double buffering) has exact footprint and cycles
+from the terms above; those of all options are computed together, vectorised over the grid of
+candidate combinations, from per-operand tables over the candidates of the dims each operand
+depends on. Options beaten by another in both footprint and cycles are dropped (exact
+dominance: whatever the capacity, an optimal tiling survives; typically tens remain). The model:
+  z_k        option k is chosen; exactly one.
+  t_d, n_d   integer tile size and tile count per free dim; order_o and double_buffered
+             literals: linear in z (what the chosen option makes them).
+  tile_bytes_b, second_copy_b   per operand buffer, linear in z;
+  L1:        sum_b (tile_bytes_b + second_copy_b) + scratch <= capacity;
+  objective: minimise cycles * width + tie-break (linear in z); the footprint model minimises
+             L1 instead (the smallest capacity that fits, for the error message).
+Products of tile counts (T, DMA re-fetch factors, compute classes) and the max() of the overlap
+are thus precomputed per option. A first version stated them with CP-SAT product and max
+constraints over the tile-count variables: the objective is flat (compute dominates and barely
+varies), so single-worker CP-SAT had to enumerate, 1-5 s per convolution layer; with options it
+takes milliseconds and the result is the same (the tests compare it with brute force).
+
+Deterministic: one worker, fixed seed, fixed search order (options by cost), a
+deterministic-time limit (the wall-clock limit only guards against pathological models) and the
+tie-break. ``_Problem.evaluate`` recomputes every reported number of the chosen tiling in plain
+Python; the solver checks it against the CP-SAT model's values.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import time
+from dataclasses import dataclass, field, replace
+from typing import Mapping, Sequence
+
+import numpy as np
+from ortools.sat.python import cp_model
+
+from Deeploy.errors import TilingError
+from Deeploy.tiling.params import SIRACUSA_L1, TilingParams
+from Deeploy.tiling.spec import INPUT, AxisStats, LayerSpec, Operand, axis_stats, candidates, dma_layout
+
+__all__ = ["BufferTiling", "TilingSolution", "solve_spec", "evaluate", "min_footprint", "clear_cache",
+           "cache_info"]
+
+
+@dataclass(frozen=True)
+class BufferTiling:
+    """One operand's L1 buffer: its largest tile (logical view), bytes of one copy (aligned), the
+    number of copies (2 = double-buffered), and what moves over the whole layer."""
+
+    tensor: str
+    role: str
+    tile_shape: tuple[int, ...]
+    tile_bytes: int
+    copies: int
+    l1_bytes: int
+    transfers: int
+    moved_bytes: int
+    dma_cycles: int
+
+
+@dataclass(frozen=True)
+class TilingSolution:
+    """The chosen tiling of one layer and its modelled cost.
+
+    ``tile[i]`` is the tile size of ``dims[i]`` (of ``sizes[i]``), ``tiles_per_dim[i]`` the tile
+    count; ``l1_bytes`` = sum of the buffers' ``l1_bytes`` + ``scratch_bytes``. Cycles:
+    ``dma_cycles`` is the DMA time not hidden by compute, ``dma_busy_cycles`` all DMA time,
+    ``total_cycles`` = compute + overhead + dma. A zero-copy view has no tiles and no cost.
+    """
+
+    layer: str
+    op: str
+    level: str
+    capacity: int
+    dims: tuple[str, ...]
+    sizes: tuple[int, ...]
+    tile: tuple[int, ...]
+    tiles_per_dim: tuple[int, ...]
+    num_tiles: int
+    loop_order: tuple[str, ...]
+    double_buffered: bool
+    buffers: tuple[BufferTiling, ...]
+    scratch_bytes: int
+    l1_bytes: int
+    dma_cycles: int
+    dma_busy_cycles: int
+    compute_cycles: int
+    overhead_cycles: int
+    total_cycles: int
+    optimal: bool = True
+    zero_copy: bool = False
+    solve_seconds: float = field(default=0.0, compare=False, hash=False)
+
+    @property
+    def tile_sizes(self) -> dict[str, int]:
+        return dict(zip(self.dims, self.tile))
+
+    def tile_of(self, dim: str) -> int:
+        return self.tile_sizes[dim]
+
+    def buffer(self, tensor: str, role: str | None = None) -> BufferTiling:
+        for b in self.buffers:
+            if b.tensor == tensor and (role is None or b.role == role):
+                return b
+        raise KeyError(tensor)
+
+    def summary(self) -> str:
+        if self.zero_copy:
+            return f"{self.layer} ({self.op}): zero copy, nothing to tile"
+        tiles = " ".join(f"{d}={t}/{s}" for d, t, s in zip(self.dims, self.tile, self.sizes) if s > 1)
+        return (f"{self.layer} ({self.op}): {self.num_tiles} tiles [{tiles}] {self.l1_bytes} B "
+                f"{'DB' if self.double_buffered else 'SB'}; cycles {self.total_cycles} = compute "
+                f"{self.compute_cycles} + overhead {self.overhead_cycles} + dma {self.dma_cycles} "
+                f"(busy {self.dma_busy_cycles})")
+
+
+# ---- precomputed tables ----------------------------------------------------------------------
+def _align(n: int, a: int) -> int:
+    return -(-n // a) * a if a > 1 else n
+
+
+def _cdiv(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+@dataclass(frozen=True)
+class _Row:
+    tile_shape: tuple[int, ...]
+    tile_bytes: int
+    sweep: int
+    first: int
+    last: int
+    transfers: int
+    moved: int
+
+
+_ROW_FIELDS = ("tile_bytes", "sweep", "first", "last", "transfers", "moved")
+
+
+def _beats(nbytes, run_bytes, bw):
+    """DMA data cycles of ``nbytes`` in contiguous rows of ``run_bytes``: ``bw`` bytes per cycle,
+    but one beat never serves two rows, so rows shorter than ``bw`` move one row per cycle
+    (works on ints and numpy arrays)."""
+    return -(-nbytes // np.clip(run_bytes, 1, bw))
+
+
+def _row(op: Operand, stats: Sequence[AxisStats], params: TilingParams) -> _Row:
+    ext = tuple(s.max for s in stats)
+    e = op.elem_bytes
+    tile_bytes = _align(e * math.prod(ext), params.alignment)
+    cmds, strided, run = dma_layout(op.shape, ext, params.dma_2d)
+    setup = cmds * (params.dma_latency + (params.dma_issue_2d if strided else params.dma_issue_1d))
+    transfers = math.prod(s.nonempty for s in stats)
+    moved = e * math.prod(s.sum for s in stats)
+    bw, run_bytes = params.dma_bytes_per_cycle, e * run
+    first_b, last_b = e * math.prod(s.first for s in stats), e * math.prod(s.last for s in stats)
+    return _Row(ext, tile_bytes, int(_beats(moved, run_bytes, bw)) + transfers * setup,
+                int(_beats(first_b, run_bytes, bw)) + (setup if first_b else 0),
+                int(_beats(last_b, run_bytes, bw)) + (setup if last_b else 0), transfers, moved)
+
+
+class _Buffer:
+    """One operand over the candidate tiles of the dims it depends on: every _Row field as an
+    array indexed by those dims' candidate indices (``table``)."""
+
+    def __init__(self, op: Operand, spec: LayerSpec, cands: Mapping[str, tuple[int, ...]], params: TilingParams):
+        self.op, self.params = op, params
+        self.shape = op.shape
+        self.deps = tuple(d for d in spec.dim_names if d in op.dims)
+        sizes = {d.name: d.size for d in spec.dims}
+        self.per_axis = []
+        for a in op.axes:
+            if a.dim is None:
+                self.per_axis.append((axis_stats(a, 0, 1),))
+            else:
+                self.per_axis.append(tuple(axis_stats(a, sizes[a.dim], t) for t in cands[a.dim]))
+        self.axis_dep = [self.deps.index(a.dim) if a.dim is not None else None for a in op.axes]
+        grid = tuple(len(cands[d]) for d in self.deps)
+
+        def product(field: str) -> np.ndarray:
+            out = np.ones(grid, dtype=np.int64)
+            for stats, j in zip(self.per_axis, self.axis_dep):
+                values = np.asarray([getattr(st, field) for st in stats], dtype=np.int64)
+                if j is None:
+                    out = out * values[0]
+                else:
+                    out = out * values.reshape([-1 if k == j else 1 for k in range(len(grid))])
+            return out
+
+        e, bw, a = op.elem_bytes, params.dma_bytes_per_cycle, params.alignment
+        setup = np.zeros(grid, dtype=np.int64)
+        run = np.zeros(grid, dtype=np.int64)
+        for combo in itertools.product(*(range(k) for k in grid)):
+            setup[combo], run[combo] = self._setup(combo)
+        tile_bytes = e * product("max")
+        transfers = product("nonempty")
+        moved = e * product("sum")
+        first_b, last_b = e * product("first"), e * product("last")
+        run = e * run
+        self.table = {
+            "tile_bytes": -(-tile_bytes // a) * a,
+            "sweep": _beats(moved, run, bw) + transfers * setup,
+            "first": _beats(first_b, run, bw) + np.where(first_b > 0, setup, 0),
+            "last": _beats(last_b, run, bw) + np.where(last_b > 0, setup, 0),
+            "transfers": transfers,
+            "moved": moved,
+        }
+
+    def _extents(self, combo: Sequence[int]) -> tuple[int, ...]:
+        return tuple(st[0 if j is None else combo[j]].max for st, j in zip(self.per_axis, self.axis_dep))
+
+    def _setup(self, combo: Sequence[int]) -> tuple[int, int]:
+        """(set-up cycles, contiguous run in elements) of one transfer of the largest tile: per
+        DMA command latency + issue cost."""
+        p = self.params
+        cmds, strided, run = dma_layout(self.shape, self._extents(combo), p.dma_2d)
+        return cmds * (p.dma_latency + (p.dma_issue_2d if strided else p.dma_issue_1d)), run
+
+    def row(self, choice: Mapping[str, int]) -> _Row:
+        combo = tuple(choice[d] for d in self.deps)
+        stats = [st[0 if j is None else combo[j]] for st, j in zip(self.per_axis, self.axis_dep)]
+        return _row(self.op, stats, self.params)
+
+
+def _classes(size: int, t: int) -> list[tuple[int, int]]:
+    n = _cdiv(size, t)
+    last = size - (n - 1) * t
+    return [(t, n)] if last == t else [(t, n - 1), (last, 1)]
+
+
+def _compute_cycles(spec: LayerSpec, tiles: Mapping[str, int], params: TilingParams) -> int:
+    """Sum over tiles of the slowest core's share of the tile's ops (see module docstring)."""
+    if spec.ops == 0:
+        return 0
+    pdims = [d for d in spec.dim_names if any(d in alt for alt in spec.parallel)]
+    sizes = {d.name: d.size for d in spec.dims}
+    cores = params.cores
+    if not pdims:
+        return math.ceil(cores * spec.ops / params.ops_per_cycle - 1e-9)
+    total = 0
+    for combo in itertools.product(*(_classes(sizes[d], tiles[d]) for d in pdims)):
+        ext = {d: e for d, (e, _) in zip(pdims, combo)}
+        count = math.prod(c for _, c in combo)
+        alt = spec.parallel[-1]
+        for candidate in spec.parallel:
+            if math.prod(ext[d] for d in candidate) >= cores:
+                alt = candidate
+                break
+        units = math.prod(ext[d] for d in alt)
+        rest = math.prod(ext[d] for d in pdims if d not in alt)
+        total += count * _cdiv(units, cores) * rest
+    volume = math.prod(sizes[d] for d in pdims)
+    return math.ceil(cores * spec.ops * total / (params.ops_per_cycle * volume) - 1e-9)
+
+
+def _compute_grid(spec: LayerSpec, cands: Mapping[str, tuple[int, ...]], params: TilingParams,
+                  index: Mapping[str, np.ndarray]) -> np.ndarray:
+    """``_compute_cycles`` of every grid point, vectorised: per dim the full tiles and the
+    remainder tile are the two extent classes, summed over the 2^|P| class combinations."""
+    points = len(next(iter(index.values()))) if index else 1
+    if spec.ops == 0:
+        return np.zeros(points, dtype=np.int64)
+    pdims = [d for d in spec.dim_names if any(d in alt for alt in spec.parallel)]
+    cores = params.cores
+    if not pdims:
+        return np.full(points, math.ceil(cores * spec.ops / params.ops_per_cycle - 1e-9), dtype=np.int64)
+    sizes = {d.name: d.size for d in spec.dims}
+    classes = {}
+    for d in pdims:
+        t = np.asarray(cands[d], dtype=np.int64)[index[d]]
+        n = -(-sizes[d] // t)
+        last = sizes[d] - (n - 1) * t
+        even = last == t
+        classes[d] = ((t, np.where(even, n, n - 1)), (last, np.where(even, 0, 1)))
+    total = np.zeros(points, dtype=np.int64)
+    for pick in itertools.product((0, 1), repeat=len(pdims)):
+        ext = {d: classes[d][k][0] for d, k in zip(pdims, pick)}
+        count = np.ones(points, dtype=np.int64)
+        for d, k in zip(pdims, pick):
+            count = count * classes[d][k][1]
+        chosen = np.zeros(points, dtype=np.int64)
+        decided = np.zeros(points, dtype=bool)
+        for alt in spec.parallel:
+            units = np.prod(np.stack([ext[d] for d in alt]), axis=0) if alt else np.ones(points, np.int64)
+            rest = np.prod(np.stack([ext[d] for d in pdims if d not in alt] or [np.ones(points, np.int64)]), axis=0)
+            value = -(-units // cores) * rest
+            take = ~decided & ((units >= cores) | (alt is spec.parallel[-1]))
+            chosen = np.where(take, value, chosen)
+            decided |= take
+        total += count * chosen
+    volume = math.prod(sizes[d] for d in pdims)
+    return np.ceil(cores * spec.ops * total.astype(np.float64) / (params.ops_per_cycle * volume) - 1e-9).astype(np.int64)
+
+
+def _dim_candidates(spec: LayerSpec, params: TilingParams) -> dict[str, tuple[int, ...]]:
+    """Candidates per dim, thinned (the dim with most first) until the grid of combinations has
+    at most ``params.max_grid`` points."""
+    caps = {d.name: params.max_candidates for d in spec.dims}
+    while True:
+        cands = {d.name: candidates(d, caps[d.name]) for d in spec.dims}
+        if math.prod(len(c) for c in cands.values()) <= params.max_grid:
+            return cands
+        worst = max(spec.dim_names, key=lambda d: (len(cands[d]), d))
+        caps[worst] = max(2, int(len(cands[worst]) * 0.8))
+
+
+class _Problem:
+    """Everything about one (spec, params) the model and the evaluation share: candidates, the
+    operand tables, and every cost term as an array over the grid of the free dims' choices."""
+
+    def __init__(self, spec: LayerSpec, params: TilingParams):
+        self.spec, self.params = spec, params
+        self.cands = _dim_candidates(spec, params)
+        self.counts = {d.name: [_cdiv(d.size, t) for t in self.cands[d.name]] for d in spec.dims}
+        self.buffers = [_Buffer(o, spec, self.cands, params) for o in spec.operands if o.nbytes > 0]
+        self.free = [d for d in spec.dim_names if len(self.cands[d]) > 1]
+        self._grid()
+
+    # -- every term over the grid ------------------------------------------------------------
+    def _grid(self) -> None:
+        spec, p = self.spec, self.params
+        shape = tuple(len(self.cands[d]) for d in self.free)
+        points = math.prod(shape)
+        flat = np.indices(shape).reshape(len(shape), points) if shape else np.zeros((0, 1), dtype=np.int64)
+        self.points = points
+        self.index = {d: (flat[self.free.index(d)] if d in self.free else np.zeros(points, dtype=np.int64))
+                      for d in spec.dim_names}
+        n = {d: np.asarray(self.counts[d], dtype=np.int64)[self.index[d]] for d in spec.dim_names}
+        tiled = {d: n[d] > 1 for d in spec.dim_names}
+        self.tiles = np.prod(np.stack([n[d] for d in spec.dim_names]), axis=0) if spec.dims else np.ones(points, np.int64)
+        self.tiebreak = sum((self.index[d] for d in self.free), np.zeros(points, dtype=np.int64))
+        single = np.full(points, spec.scratch, dtype=np.int64)
+        extra = np.zeros(points, dtype=np.int64)
+        first = np.zeros(points, dtype=np.int64)
+        last = np.zeros(points, dtype=np.int64)
+        self.dma = {o: [np.zeros(points, dtype=np.int64), np.zeros(points, dtype=np.int64)] for o in spec.orders()}
+        self.buffer_bytes, self.buffer_changes = [], []
+        for b in self.buffers:
+            sel = tuple(self.index[d] for d in b.deps)
+            col = {f: (b.table[f][sel] if b.deps else np.full(points, b.table[f][()], dtype=np.int64))
+                   for f in _ROW_FIELDS}
+            changes = np.zeros(points, dtype=bool)
+            for d in b.deps:
+                changes |= tiled[d]
+            single += col["tile_bytes"]
+            extra += np.where(changes, col["tile_bytes"], 0)
+            self.buffer_bytes.append(col["tile_bytes"])
+            self.buffer_changes.append(changes)
+            if b.op.role == INPUT:
+                first += col["first"]
+            else:
+                last += col["last"]
+            for o in spec.orders():
+                pos = {d: k for k, d in enumerate(o)}
+                factor = np.ones(points, dtype=np.int64)
+                for d in o:
+                    inner = [e for e in b.deps if pos[e] > pos[d]]
+                    if d in b.deps or not inner:
+                        continue
+                    inner_tiled = np.zeros(points, dtype=bool)
+                    for e in inner:
+                        inner_tiled |= tiled[e]
+                    factor *= np.where(inner_tiled, n[d], 1)
+                self.dma[o][0 if b.op.role == INPUT else 1] += factor * col["sweep"]
+        self.l1_single, self.l1_extra, self.first, self.last = single, extra, first, last
+        self.compute = _compute_grid(spec, self.cands, p, self.index)
+
+    def totals(self, order: tuple[str, ...], db: bool) -> np.ndarray:
+        """Modelled cycles of every grid point for one loop order and buffering (vectorised
+        twin of ``evaluate``; the reference for brute-force checks)."""
+        p = self.params
+        dma_in, dma_out = self.dma[order]
+        overhead = self.tiles * p.per_tile_cycles
+        if db:
+            rest_in, rest_out = dma_in - self.first, dma_out - self.last
+            rest = np.maximum(rest_in, rest_out) if p.dma_full_duplex else rest_in + rest_out
+            exposed = self.first + self.last + np.maximum(0, rest - self.compute - overhead)
+        else:
+            exposed = dma_in + dma_out
+        return self.compute + overhead + exposed
+
+    def footprint(self, db: bool) -> np.ndarray:
+        return self.l1_single + (self.l1_extra if db else 0)
+
+    def choice(self, point: int) -> dict[str, int]:
+        return {d: int(self.index[d][point]) for d in self.spec.dim_names}
+
+    # -- the cost of one tiling, in plain Python (what the solution reports) -----------------
+    def evaluate(self, choice: Mapping[str, int], order: tuple[str, ...], db: bool) -> TilingSolution:
+        spec, p = self.spec, self.params
+        tiles = {d: self.cands[d][choice[d]] for d in spec.dim_names}
+        n = {d: self.counts[d][choice[d]] for d in spec.dim_names}
+        pos = {d: i for i, d in enumerate(order)}
+        bufs, dma_in, dma_out, pro, epi = [], 0, 0, 0, 0
+        for b in self.buffers:
+            row = b.row(choice)
+            copies = 2 if db and any(n[d] > 1 for d in b.deps) else 1
+            factor = 1
+            for d in order:
+                if d not in b.deps and any(pos[e] > pos[d] and n[e] > 1 for e in b.deps):
+                    factor *= n[d]
+            dma = factor * row.sweep
+            if b.op.role == INPUT:
+                dma_in, pro = dma_in + dma, pro + row.first
+            else:
+                dma_out, epi = dma_out + dma, epi + row.last
+            bufs.append(BufferTiling(b.op.tensor, b.op.role, row.tile_shape, row.tile_bytes, copies,
+                                     row.tile_bytes * copies, factor * row.transfers, factor * row.moved, dma))
+        num_tiles = math.prod(n.values())
+        compute = _compute_cycles(spec, tiles, p)
+        overhead = num_tiles * p.per_tile_cycles
+        if db:
+            rest_in, rest_out = dma_in - pro, dma_out - epi
+            rest = max(rest_in, rest_out) if p.dma_full_duplex else rest_in + rest_out
+            exposed = pro + epi + max(0, rest - compute - overhead)
+        else:
+            exposed = dma_in + dma_out
+        l1 = sum(b.l1_bytes for b in bufs) + spec.scratch
+        return TilingSolution(spec.layer, spec.op, p.level, p.capacity, spec.dim_names,
+                              tuple(d.size for d in spec.dims), tuple(tiles[d] for d in spec.dim_names),
+                              tuple(n[d] for d in spec.dim_names), num_tiles, tuple(order), db, tuple(bufs),
+                              spec.scratch, l1, exposed, dma_in + dma_out, compute, overhead,
+                              compute + overhead + exposed)
+
+    # -- candidate options on the (footprint, cycles) Pareto front ----------------------------
+    def options(self, pareto: bool = True) -> list[tuple[int, int, bool, int, int]]:
+        """(grid point, order index, double buffered, footprint, cost key) of the options, by
+        footprint; with ``pareto`` only those no other option beats in both footprint and cost
+        (whatever the capacity, an optimal one is among them). Cost key: cycles * width +
+        tie-break (larger tiles, then the first loop order)."""
+        if pareto and hasattr(self, "_options"):
+            return self._options
+        spec, p = self.spec, self.params
+        modes = {"double": (True,), "single": (False,), "auto": (True, False)}[p.buffering]
+        orders = spec.orders()
+        width = int(self.tiebreak.max()) + len(orders) + 1
+        rows = []
+        for oi, o in enumerate(orders):
+            for dbv in modes:
+                key = self.totals(o, dbv) * width + self.tiebreak + oi
+                foot = self.footprint(dbv)
+                rows.append(np.stack([foot, key, np.arange(self.points), np.full(self.points, oi),
+                                      np.full(self.points, int(dbv))], axis=1))
+        table = np.concatenate(rows)
+        table = table[np.lexsort((table[:, 4], table[:, 3], table[:, 2], table[:, 1], table[:, 0]))]
+        self._width = width
+        if not pareto:
+            return [(int(pt), int(oi), bool(dbv), int(foot), int(key)) for foot, key, pt, oi, dbv in table.tolist()]
+        front, best = [], None
+        for foot, key, pt, oi, dbv in table.tolist():
+            if best is None or key < best:
+                front.append((int(pt), int(oi), bool(dbv), int(foot), int(key)))
+                best = key
+        self._options = front
+        return front
+
+    # -- the CP-SAT model --------------------------------------------------------------------
+    def model(self, objective: str, capacity: int | None, pareto: bool = True) -> "_Model":
+        """CP-SAT model (see the module docstring) over the Pareto-optimal options: tile-size
+        variables per dim, the L1 constraint as the sum of the operand buffers (a second copy
+        where double buffered and changing) plus scratch, and the options' cycles as objective
+        (``objective`` "cycles"), or the footprint itself ("footprint")."""
+        spec = self.spec
+        m = cp_model.CpModel()
+        options = self.options(pareto)
+        z = [m.NewBoolVar(f"option{k}") for k in range(len(options))]
+        m.AddExactlyOne(z)
+
+        def over(values):
+            return cp_model.LinearExpr.WeightedSum(z, [int(v) for v in values])
+
+        # the tile size and tile count of every free dim, and the loop order and buffering, as
+        # the chosen option makes them
+        t, n = {}, {}
+        for d in self.free:
+            cand, counts = self.cands[d], self.counts[d]
+            sizes = [cand[int(self.index[d][pt])] for pt, *_ in options]
+            t[d] = m.NewIntVar(min(cand), max(cand), f"t_{d}")
+            m.Add(t[d] == over(sizes))
+            n[d] = m.NewIntVar(1, max(counts), f"n_{d}")
+            m.Add(n[d] == over([counts[int(self.index[d][pt])] for pt, *_ in options]))
+        orders = spec.orders()
+        order = [m.NewBoolVar(f"order{k}") for k in range(len(orders))]
+        m.AddExactlyOne(order)
+        for k, lit in enumerate(order):
+            m.Add(lit == sum(z[j] for j, (_, oi, _, _, _) in enumerate(options) if oi == k))
+        db = m.NewBoolVar("double_buffered")
+        m.Add(db == sum(z[j] for j, (_, _, dbv, _, _) in enumerate(options) if dbv))
+
+        # L1: per operand buffer its largest tile (given the chosen tile sizes) and a second copy
+        # when double buffered and its tile changes from tile to tile; plus the kernel scratch
+        buffers = []
+        for i, b in enumerate(self.buffers):
+            bytes_b, changes = self.buffer_bytes[i], self.buffer_changes[i]
+            one = [bytes_b[pt] for pt, *_ in options]
+            two = [bytes_b[pt] if (dbv and changes[pt]) else 0 for pt, _, dbv, _, _ in options]
+            tile = m.NewIntVar(min(one), max(one), f"tile_bytes{i}")
+            m.Add(tile == over(one))
+            second = m.NewIntVar(min(two), max(two), f"second_copy{i}")
+            m.Add(second == over(two))
+            buffers.append((tile, second))
+        l1 = m.NewIntVar(0, max(f for *_, f, _ in options), "l1")
+        m.Add(l1 == sum(a + b for a, b in buffers) + spec.scratch)
+        if capacity is not None:
+            m.Add(l1 <= capacity)
+        keys = [key for *_, key in options]
+        cost = m.NewIntVar(min(keys), max(keys), "cost")
+        m.Add(cost == over(keys))
+        if objective == "footprint":
+            m.Minimize(l1)        # footprints of Pareto options differ: no tie
+            ranked = range(len(z))
+        else:
+            m.Minimize(cost)
+            ranked = sorted(range(len(z)), key=lambda k: (options[k][4], k))
+        m.AddDecisionStrategy([z[k] for k in ranked], cp_model.CHOOSE_FIRST, cp_model.SELECT_MAX_VALUE)
+        return _Model(m, t, db, l1, z, options, order, cost, self._width)
+
+
+@dataclass
+class _Model:
+    model: cp_model.CpModel
+    t: dict
+    db: object
+    l1: object
+    z: list
+    options: list
+    order: list
+    cost: object
+    width: int
+
+    def solve(self, params: TilingParams) -> tuple[cp_model.CpSolver, int]:
+        solver = cp_model.CpSolver()
+        solver.parameters.num_workers = 1
+        solver.parameters.random_seed = params.seed
+        solver.parameters.max_deterministic_time = params.max_deterministic_time
+        solver.parameters.max_time_in_seconds = params.max_time_s
+        solver.parameters.search_branching = cp_model.FIXED_SEARCH   # options by cost
+        solver.parameters.cp_model_presolve = False    # presolve costs 10-100x the search here
+        return solver, solver.Solve(self.model)
+
+    def point(self, solver: cp_model.CpSolver) -> int:
+        return self.options[[k for k, lit in enumerate(self.z) if solver.Value(lit)][0]][0]
+
+    def double_buffered(self, solver: cp_model.CpSolver) -> bool:
+        return bool(solver.Value(self.db))
+
+    def order_index(self, solver: cp_model.CpSolver) -> int:
+        return [k for k, lit in enumerate(self.order) if solver.Value(lit)][0]
+
+
+def _zero_copy(spec: LayerSpec, params: TilingParams) -> TilingSolution:
+    return TilingSolution(spec.layer, spec.op, params.level, params.capacity, (), (), (), (), 0, (), False, (), 0, 0,
+                          0, 0, 0, 0, 0, True, True)
+
+
+def evaluate(spec: LayerSpec, tiles: Mapping[str, int], params: TilingParams = SIRACUSA_L1,
+             order: Sequence[str] | None = None, double_buffered: bool | None = None) -> TilingSolution:
+    """The modelled cost of a given tiling (tile sizes must be candidates of their dims)."""
+    prob = _Problem(spec, params)
+    choice = {d: prob.cands[d].index(tiles.get(d, spec.dim(d).size)) for d in spec.dim_names}
+    db = (params.buffering != "single") if double_buffered is None else double_buffered
+    return prob.evaluate(choice, tuple(order) if order else spec.orders()[0], db)
+
+
+def _minimal(prob: _Problem) -> TilingSolution:
+    built = prob.model("footprint", None)
+    solver, status = built.solve(prob.params)
+    if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        raise RuntimeError(f"{prob.spec.layer}: footprint model status {solver.StatusName(status)}")
+    choice = prob.choice(built.point(solver))
+    sol = prob.evaluate(choice, prob.spec.orders()[built.order_index(solver)], built.double_buffered(solver))
+    if sol.l1_bytes != solver.Value(built.l1):
+        raise RuntimeError(f"{prob.spec.layer}: footprint {solver.Value(built.l1)} vs evaluated {sol.l1_bytes}")
+    return replace(sol, optimal=status == cp_model.OPTIMAL)
+
+
+def min_footprint(spec: LayerSpec, params: TilingParams = SIRACUSA_L1) -> TilingSolution:
+    """The tiling with the smallest footprint: its ``l1_bytes`` is the smallest capacity that fits."""
+    if spec.zero_copy:
+        return _zero_copy(spec, params)
+    return _minimal(_Problem(spec, params))
+
+
+def _infeasible(spec: LayerSpec, params: TilingParams, smallest: TilingSolution) -> TilingError:
+    need = smallest.l1_bytes
+    parts = [f"{b.role} '{b.tensor}' {b.copies} x {b.tile_bytes} B"
+             for b in sorted(smallest.buffers, key=lambda b: (-b.l1_bytes, b.tensor))]
+    if smallest.scratch_bytes:
+        parts.append(f"kernel scratch {smallest.scratch_bytes} B")
+    reasons = spec.whole_reasons()
+    tiles = ", ".join(f"{d}={t}" for d, t, s in zip(smallest.dims, smallest.tile, smallest.sizes) if s > 1) or "one tile"
+    buffering = "double-buffered" if smallest.double_buffered else "single-buffered"
+    constraint = "; ".join(reasons) + ": " if reasons else ""
+    constraint += f"even its smallest {buffering} tiling ({tiles}) needs {need} B ({', '.join(parts)})"
+    message = (f"layer '{spec.layer}' ({spec.op}) does not fit {params.level} = {params.capacity} B: {constraint}; "
+               f"the smallest {params.flag} that fits is {need} B")
+    error = TilingError(message, layer=spec.layer, op=spec.op, level=params.level, capacity=params.capacity,
+                        min_bytes=need, constraint=constraint)
+    error.smallest = smallest
+    return error
+
+
+_CACHE: dict[tuple, TilingSolution | TilingError] = {}
+
+
+def clear_cache() -> None:
+    _CACHE.clear()
+
+
+def cache_info() -> int:
+    return len(_CACHE)
+
+
+def _relabel(sol: TilingSolution, spec: LayerSpec) -> TilingSolution:
+    names = [o.tensor for o in spec.operands if o.nbytes > 0]
+    return replace(sol, layer=spec.layer, op=spec.op,
+                   buffers=tuple(replace(b, tensor=t) for b, t in zip(sol.buffers, names)))
+
+
+def solve_spec(spec: LayerSpec, params: TilingParams = SIRACUSA_L1, cache: bool = True) -> TilingSolution:
+    """The tiling of minimal modelled cycles that fits ``params.capacity``; TilingError (with
+    the smallest capacity that fits) if none does. Identical layers (same signature) share
+    one solve when ``cache`` is set."""
+    if spec.zero_copy:
+        return _zero_copy(spec, params)
+    key = (spec.signature(), params)
+    if cache and key in _CACHE:
+        hit = _CACHE[key]
+        if isinstance(hit, TilingError):
+            raise _infeasible(spec, params, _relabel(hit.smallest, spec))
+        return _relabel(hit, spec)
+    start = time.perf_counter()
+    prob = _Problem(spec, params)
+    built = prob.model("cycles", params.capacity)
+    solver, status = built.solve(params)
+    if status == cp_model.INFEASIBLE:
+        error = _infeasible(spec, params, _minimal(prob))
+        if cache:
+            _CACHE[key] = error
+        raise error
+    if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        raise TilingError(f"layer '{spec.layer}' ({spec.op}): no tiling found within the solver's limits "
+                          f"(status {solver.StatusName(status)})", layer=spec.layer, op=spec.op)
+    choice = prob.choice(built.point(solver))
+    sol = prob.evaluate(choice, spec.orders()[built.order_index(solver)], built.double_buffered(solver))
+    if sol.total_cycles != solver.Value(built.cost) // built.width or sol.l1_bytes != solver.Value(built.l1):
+        raise RuntimeError(f"{spec.layer}: CP-SAT model and evaluation disagree: "
+                           f"{solver.Value(built.cost) // built.width} vs {sol.total_cycles} cycles, "
+                           f"{solver.Value(built.l1)} vs {sol.l1_bytes} B")
+    for d in prob.free:
+        if solver.Value(built.t[d]) != sol.tile_of(d):
+            raise RuntimeError(f"{spec.layer}: tile variable of {d} disagrees with the chosen option")
+    sol = replace(sol, optimal=status == cp_model.OPTIMAL, solve_seconds=time.perf_counter() - start)
+    if cache:
+        _CACHE[key] = sol
+    return sol
