@@ -1,12 +1,14 @@
-"""Tiling model of the Siracusa target: per layer, the tile sizes that minimise modelled cycles
-while every tile (double-buffered where it changes) fits the small L1.
+"""Tiling model of the Siracusa target: per layer, the tile sizes (and loop order, and buffering)
+that minimise modelled cycles while every tile, double-buffered where it changes, fits the L1.
+See README.md in this folder.
 
 Layout:
   spec.py          the problem of one layer: Dims, AxisMaps, Operands, LayerSpec, candidate tile
-                   sizes, tile ranges, DMA command counts
-  constraints.py   per-op rules (exhaustive dispatch) -> LayerSpec; rules in ops/ by family
-  params.py        cost-model parameters with sources (TilingParams)
-  solver.py        the CP-SAT model, TilingSolution, evaluation, smallest footprint, errors
+                   sizes, tile ranges, DMA layout of a tile
+  constraints.py   per-op rules (exhaustive dispatch) -> LayerSpec; the rules in ops/ by family
+  params.py        cost-model parameters with their sources (TilingParams)
+  solver.py        cost terms, the CP-SAT model, TilingSolution, evaluation, smallest footprint,
+                   TilingError for layers that do not fit
   two_level.py     L2 tiles of data in L3 (the same model one level up), then L1 tiles
 """
 

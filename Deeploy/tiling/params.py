@@ -1,40 +1,48 @@
 """Parameters of the tiling cost model, with their sources.
 
-Sources: ``/work/shared/specs/siracusa-timing.md`` (cited as *spec*, section and row), the
-Siracusa platform description (``Deeploy/targets/siracusa/platform.py``: memory sizes, alignment
-and the virtual platform's TimingModel) and, where nothing was found, an explicit GUESS.
+Sources: ``/work/shared/specs/siracusa-timing.md`` (cited as *spec*, section and row) and the
+Siracusa platform description (``Deeploy/targets/siracusa/platform.py``: memory alignment and the
+virtual platform's TimingModel, whose DMA engine parameters cite the spec and GVSoC). The DMA
+terms follow the platform's DMA timing (``Deeploy/targets/siracusa/timing.py``): per transfer
+``setup`` cycles, then ``rows * (ceil(row_bytes / bandwidth) + row_cycles)``, and the issuing
+core stores 3 words per 1-D and 5 per 2-D command, so the tiles the model prefers are the ones the
+virtual platform will time as fast. GUESSes are marked.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from Deeploy.targets.siracusa.timing import SIRACUSA_TIMING
+from Deeploy.targets.siracusa.platform import SIRACUSA
 
 __all__ = ["TilingParams", "SIRACUSA_L1", "VIRTUAL_PLATFORM_L1", "l3_to_l2_params", "BUFFERING"]
 
 BUFFERING = ("double", "single", "auto")
+_T = SIRACUSA.timing
 
 
 @dataclass(frozen=True)
 class TilingParams:
     """One memory level's tiling problem: capacity, transfer and compute costs, solver limits.
 
-    capacity:            bytes of the level available to one layer's tiles (``--l1``; default
-                         64000 as the project's tiled flow uses; the level holds 256 KiB,
-                         spec "Cluster: L1 TCDM").
+    capacity:            bytes of the level one layer's tiles may use (``--l1``, default 64000;
+                         the level holds 256 KiB, spec "Cluster: L1 TCDM").
     alignment:           every buffer starts aligned: 4 B (platform L1 MemoryLevel.alignment).
-    dma_bytes_per_cycle: 8 B/cycle per direction, L2->L1 and L1->L2 (spec "Memories and DMA":
-                         cluster DMA (mchan), *derived*: 2 TCDM ports of 4 B per direction). A beat
-                         serves one contiguous row: rows shorter than 8 B move one per cycle.
-    dma_full_duplex:     reads and writes proceed in parallel (same row: one port pair per
-                         direction).
-    dma_latency:         ~14 cycles before the first beat of a transfer (spec "DMA setup",
-                         *derived*).
-    dma_issue_1d/2d:     core stores to program a transfer: 3 words for 1-D, 5 for 2-D (spec
-                         "DMA setup"); counted per DMA command with the latency.
-    dma_2d:              the DMA has 2-D (length + stride) transfers (mchan, spec "Memories and
-                         DMA"); without them every strided row is a command of its own.
+    dma_bytes_per_cycle: 8 B/cycle (spec "Memories and DMA", cluster DMA (mchan), *derived*: 2 TCDM
+                         ports of 4 B per direction; TimingModel.dma_bandwidth). A beat serves one
+                         contiguous row: a row of r bytes takes ceil(r / 8) cycles.
+    dma_setup:           14 cycles from the command to the first beat, per command (spec "DMA
+                         setup", *derived*; TimingModel.dma_setup_cycles).
+    dma_row_cycles:      extra cycles per row of a strided transfer: 0 (TimingModel.dma_row_cycles:
+                         the bursts of a 2-D transfer pipeline).
+    dma_issue_word_cycles, dma_words_1d, dma_words_2d: the issuing core stores 3 command words for
+                         a 1-D and 5 for a 2-D command, 1 cycle each (spec "DMA setup", GVSoC mchan;
+                         TimingModel.dma_issue_word_cycles). Core time: counted as overhead.
+    dma_full_duplex:     False: one DMA engine is one FIFO queue for both directions, as the
+                         platform's DMA timing models it. The hardware has ports per direction
+                         (spec "Memories and DMA"); True overlaps reads and writes.
+    dma_2d:              the DMA has 2-D (length + stride) commands (spec: mchan 1-D and 2-D; a
+                         3-D box costs one 2-D command per plane, as ``deeploy_dma_copy3d``).
     ops_per_cycle:       arithmetic ops per cycle of the whole cluster (8 cores). Default 31:
                          PULP-NN int8 kernels reach 15.5 MAC/cycle on 8 XpulpV2 cores, a MAC is
                          2 ops (spec "Sanity checks"). The virtual platform (plain RV32IMAC, no
@@ -43,7 +51,7 @@ class TilingParams:
     fork_cycles:         dispatching one kernel call to the cores: GUESS 50 (spec: "not found,
                          tens of cycles"; platform TimingModel.fork_cycles).
     barrier_cycles:      11, the join of every call (Glaser et al., DATE 2019; spec "Cluster").
-    tile_loop_cycles:    GUESS 20 per tile: tile index and pointer updates, DMA completion wait.
+    tile_loop_cycles:    GUESS 20 per tile: tile index and pointer updates, DMA wait bookkeeping.
     buffering:           "double" (a second buffer for every operand whose tile changes, DMA of
                          the next tile overlapping the current tile's compute), "single" (no
                          overlap) or "auto" (the solver chooses per layer).
@@ -57,17 +65,19 @@ class TilingParams:
     """
 
     capacity: int = 64000
-    alignment: int = 4
-    dma_bytes_per_cycle: int = 8
-    dma_full_duplex: bool = True
-    dma_latency: int = 14
-    dma_issue_1d: int = 3
-    dma_issue_2d: int = 5
+    alignment: int = SIRACUSA.level("L1").alignment
+    dma_bytes_per_cycle: int = int(_T.dma_bandwidth)
+    dma_setup: int = int(_T.dma_setup_cycles)
+    dma_row_cycles: int = int(_T.dma_row_cycles)
+    dma_issue_word_cycles: int = int(_T.dma_issue_word_cycles)
+    dma_words_1d: int = 3
+    dma_words_2d: int = 5
+    dma_full_duplex: bool = False
     dma_2d: bool = True
     ops_per_cycle: float = 31.0
-    cores: int = 8
-    fork_cycles: int = int(SIRACUSA_TIMING.fork_cycles)
-    barrier_cycles: int = int(SIRACUSA_TIMING.barrier_cycles)
+    cores: int = SIRACUSA.max_cores
+    fork_cycles: int = int(_T.fork_cycles)
+    barrier_cycles: int = int(_T.barrier_cycles)
     tile_loop_cycles: int = 20
     buffering: str = "double"
     max_candidates: int = 48
@@ -89,6 +99,11 @@ class TilingParams:
         """Fixed cost of one tile: fork + join barrier + tile loop bookkeeping."""
         return self.fork_cycles + self.barrier_cycles + self.tile_loop_cycles
 
+    def command_cycles(self, strided: bool) -> tuple[int, int]:
+        """(DMA set-up, core issue) cycles of one command."""
+        words = self.dma_words_2d if strided else self.dma_words_1d
+        return self.dma_setup, words * self.dma_issue_word_cycles
+
     def with_capacity(self, capacity: int) -> "TilingParams":
         return replace(self, capacity=capacity)
 
@@ -108,15 +123,13 @@ VIRTUAL_PLATFORM_L1 = replace(SIRACUSA_L1, ops_per_cycle=2.5)
 
 
 def l3_to_l2_params(l2_bytes: int, base: TilingParams = SIRACUSA_L1) -> TilingParams:
-    """The same model one level up: L2 tiles of data that lives in L3 (HyperRAM behind the uDMA).
-
-    Bandwidth 1 B/cycle: "about 1 byte per peripheral cycle" (spec "Memories and DMA": L3,
-    GVSoC uDMA hyper model; peripheral and cluster clocks taken equal, GUESS). Half duplex: one
-    HyperBus. Latency 100 cycles per transfer: command/address phase (6 bytes) plus device
-    latency plus uDMA programming, the platform TimingModel's l3_latency (GUESS). The uDMA has
-    1-D transfers only (2-D commands cost as many 1-D ones: issue cost taken equal). Per L2
-    tile the cluster runs the layer's L1 tiles; the fixed per-tile cost is the same fork/join.
-    """
-    return replace(base, capacity=l2_bytes, dma_bytes_per_cycle=1, dma_full_duplex=False,
-                   dma_latency=int(SIRACUSA_TIMING.l3_latency), dma_issue_1d=3, dma_issue_2d=3, dma_2d=False,
+    """The same model one level up: L2 tiles of data that live in L3 (HyperRAM behind the uDMA),
+    with the platform's L3 DMA engine (TimingModel l3_dma_*; spec "Memories and DMA": L3):
+    1 B/cycle, 14 cycles set-up per transfer, every row its own HyperBus transaction (command
+    phase 8 + latency 12 cycles), 14 cycles per command word stored by the core (GUESS in the
+    TimingModel: a store crossing to the SoC peripherals), one queue for both directions."""
+    return replace(base, capacity=l2_bytes, dma_bytes_per_cycle=int(_T.l3_dma_bandwidth),
+                   dma_setup=int(_T.l3_dma_setup_cycles),
+                   dma_row_cycles=int(_T.l3_dma_command_cycles + _T.l3_dma_latency_cycles),
+                   dma_issue_word_cycles=int(_T.l3_dma_issue_word_cycles), dma_full_duplex=False,
                    level="L2", source="L3")

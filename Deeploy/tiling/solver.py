@@ -9,10 +9,11 @@ remainder tiles included; everything computed from the spec's AxisMaps):
              two when double buffered and b's tile changes from tile to tile (a tile that never
              changes is loaded once).
   L1         sum_b copies_b * bytes_b + kernel scratch <= capacity.
-  sweep_b    DMA cycles to move every distinct tile of b once: bytes / bandwidth (a beat never
-             serves two rows: rows shorter than the bandwidth move one per cycle) plus, per DMA
-             command, latency + issue cost (1-D or 2-D commands from the tile's memory layout;
-             counted for the largest tile).
+  sweep_b    DMA engine cycles to move every distinct tile of b once, as the platform's DMA
+             timing counts them: per command ``dma_setup``, per contiguous row
+             ``ceil(row_bytes / bandwidth) + dma_row_cycles`` (1-D or 2-D commands and the row
+             length from the largest tile's layout in memory); issue_b: core cycles storing the
+             commands (3 words for 1-D, 5 for 2-D).
   DMA_b      sweep_b * prod n_d over the dims d that b does not depend on and that enclose, in
              the chosen loop order, a tiled dim of b (b is fetched again each time such a loop
              advances; exact for lexicographic tile loops). DMA_in / DMA_out sum them by role.
@@ -20,10 +21,11 @@ remainder tiles included; everything computed from the spec's AxisMaps):
   compute    sum over tiles of the slowest core's share: the tile's ops / ops_per_cycle scaled
              by ceil(units / cores) / (units / cores), units = the tile's extent along the dims
              the kernel splits over the cores (``spec.parallel``).
-  overhead   T * per_tile_cycles, T = prod_d n_d tiles (fork, join, loop bookkeeping).
+  overhead   T * per_tile_cycles, T = prod_d n_d tiles (fork, join, loop bookkeeping), plus the
+             issue cycles of all transfers (core time, not hidden).
   exposed    single buffering: DMA_in + DMA_out (no overlap); double buffering: first + last
-             (not hidden) + max(0, rest - compute - overhead), rest = max(DMA_in - first,
-             DMA_out - last) for a full-duplex DMA (one port pair per direction), else the sum.
+             (not hidden) + max(0, rest - compute - overhead), rest = DMA_in - first + DMA_out -
+             last for one DMA queue (the platform), max of the two with ``dma_full_duplex``.
   cycles     compute + overhead + exposed; ties broken towards larger tiles, then the first
              loop order.
 
@@ -74,7 +76,8 @@ __all__ = ["BufferTiling", "TilingSolution", "solve_spec", "evaluate", "min_foot
 @dataclass(frozen=True)
 class BufferTiling:
     """One operand's L1 buffer: its largest tile (logical view), bytes of one copy (aligned), the
-    number of copies (2 = double-buffered), and what moves over the whole layer."""
+    number of copies (2 = double-buffered), and over the whole layer its DMA transfers, bytes,
+    DMA engine cycles and the cycles cores spend issuing the transfers."""
 
     tensor: str
     role: str
@@ -85,6 +88,7 @@ class BufferTiling:
     transfers: int
     moved_bytes: int
     dma_cycles: int
+    issue_cycles: int
 
 
 @dataclass(frozen=True)
@@ -161,31 +165,38 @@ class _Row:
     last: int
     transfers: int
     moved: int
+    issue: int
 
 
-_ROW_FIELDS = ("tile_bytes", "sweep", "first", "last", "transfers", "moved")
+_ROW_FIELDS = ("tile_bytes", "sweep", "first", "last", "transfers", "moved", "issue")
 
 
-def _beats(nbytes, run_bytes, bw):
-    """DMA data cycles of ``nbytes`` in contiguous rows of ``run_bytes``: ``bw`` bytes per cycle,
-    but one beat never serves two rows, so rows shorter than ``bw`` move one row per cycle
-    (works on ints and numpy arrays)."""
-    return -(-nbytes // np.clip(run_bytes, 1, bw))
+def _dma_time(nbytes, transfers, run_bytes, setup, params: TilingParams):
+    """DMA engine cycles of ``transfers`` transfers moving ``nbytes`` in contiguous rows of
+    ``run_bytes`` (the platform's DMA timing: per transfer ``setup``, per row ``ceil(row_bytes /
+    bandwidth) + row_cycles``; rows of shorter remainder tiles counted by bytes). Works on ints
+    and numpy arrays."""
+    bw = params.dma_bytes_per_cycle
+    run = np.maximum(run_bytes, 1)
+    rows = np.maximum(transfers, -(-nbytes // run))
+    pad = -(-run // bw) * bw - run                # bytes a row's last beat leaves unused
+    beats = -(-(nbytes + rows * pad) // bw)
+    return np.where(np.asarray(nbytes) > 0, beats + rows * params.dma_row_cycles + transfers * setup, 0)
 
 
 def _row(op: Operand, stats: Sequence[AxisStats], params: TilingParams) -> _Row:
     ext = tuple(s.max for s in stats)
     e = op.elem_bytes
     tile_bytes = _align(e * math.prod(ext), params.alignment)
-    cmds, strided, run = dma_layout(op.shape, ext, params.dma_2d)
-    setup = cmds * (params.dma_latency + (params.dma_issue_2d if strided else params.dma_issue_1d))
+    cmds, strided, run = dma_layout(tuple(op.shape), ext, params.dma_2d)
+    setup, issue = (cmds * c for c in params.command_cycles(strided))
     transfers = math.prod(s.nonempty for s in stats)
     moved = e * math.prod(s.sum for s in stats)
-    bw, run_bytes = params.dma_bytes_per_cycle, e * run
     first_b, last_b = e * math.prod(s.first for s in stats), e * math.prod(s.last for s in stats)
-    return _Row(ext, tile_bytes, int(_beats(moved, run_bytes, bw)) + transfers * setup,
-                int(_beats(first_b, run_bytes, bw)) + (setup if first_b else 0),
-                int(_beats(last_b, run_bytes, bw)) + (setup if last_b else 0), transfers, moved)
+    run_b = e * run
+    return _Row(ext, tile_bytes, int(_dma_time(moved, transfers, run_b, setup, params)),
+                int(_dma_time(first_b, 1, run_b, setup, params)), int(_dma_time(last_b, 1, run_b, setup, params)),
+                transfers, moved, transfers * issue)
 
 
 class _Buffer:
@@ -216,11 +227,12 @@ class _Buffer:
                     out = out * values.reshape([-1 if k == j else 1 for k in range(len(grid))])
             return out
 
-        e, bw, a = op.elem_bytes, params.dma_bytes_per_cycle, params.alignment
+        e, a = op.elem_bytes, params.alignment
         setup = np.zeros(grid, dtype=np.int64)
+        issue = np.zeros(grid, dtype=np.int64)
         run = np.zeros(grid, dtype=np.int64)
         for combo in itertools.product(*(range(k) for k in grid)):
-            setup[combo], run[combo] = self._setup(combo)
+            setup[combo], issue[combo], run[combo] = self._layout(combo)
         tile_bytes = e * product("max")
         transfers = product("nonempty")
         moved = e * product("sum")
@@ -228,22 +240,23 @@ class _Buffer:
         run = e * run
         self.table = {
             "tile_bytes": -(-tile_bytes // a) * a,
-            "sweep": _beats(moved, run, bw) + transfers * setup,
-            "first": _beats(first_b, run, bw) + np.where(first_b > 0, setup, 0),
-            "last": _beats(last_b, run, bw) + np.where(last_b > 0, setup, 0),
+            "sweep": _dma_time(moved, transfers, run, setup, params),
+            "first": _dma_time(first_b, 1, run, setup, params),
+            "last": _dma_time(last_b, 1, run, setup, params),
             "transfers": transfers,
             "moved": moved,
+            "issue": transfers * issue,
         }
 
     def _extents(self, combo: Sequence[int]) -> tuple[int, ...]:
         return tuple(st[0 if j is None else combo[j]].max for st, j in zip(self.per_axis, self.axis_dep))
 
-    def _setup(self, combo: Sequence[int]) -> tuple[int, int]:
-        """(set-up cycles, contiguous run in elements) of one transfer of the largest tile: per
-        DMA command latency + issue cost."""
-        p = self.params
-        cmds, strided, run = dma_layout(self.shape, self._extents(combo), p.dma_2d)
-        return cmds * (p.dma_latency + (p.dma_issue_2d if strided else p.dma_issue_1d)), run
+    def _layout(self, combo: Sequence[int]) -> tuple[int, int, int]:
+        """(DMA set-up cycles, core issue cycles, contiguous run in elements) of one transfer of
+        the largest tile."""
+        cmds, strided, run = dma_layout(self.shape, self._extents(combo), self.params.dma_2d)
+        setup, issue = self.params.command_cycles(strided)
+        return cmds * setup, cmds * issue, run
 
     def row(self, choice: Mapping[str, int]) -> _Row:
         combo = tuple(choice[d] for d in self.deps)
@@ -363,6 +376,7 @@ class _Problem:
         first = np.zeros(points, dtype=np.int64)
         last = np.zeros(points, dtype=np.int64)
         self.dma = {o: [np.zeros(points, dtype=np.int64), np.zeros(points, dtype=np.int64)] for o in spec.orders()}
+        self.issue = {o: np.zeros(points, dtype=np.int64) for o in spec.orders()}
         self.buffer_bytes, self.buffer_changes = [], []
         for b in self.buffers:
             sel = tuple(self.index[d] for d in b.deps)
@@ -391,6 +405,7 @@ class _Problem:
                         inner_tiled |= tiled[e]
                     factor *= np.where(inner_tiled, n[d], 1)
                 self.dma[o][0 if b.op.role == INPUT else 1] += factor * col["sweep"]
+                self.issue[o] += factor * col["issue"]
         self.l1_single, self.l1_extra, self.first, self.last = single, extra, first, last
         self.compute = _compute_grid(spec, self.cands, p, self.index)
 
@@ -399,7 +414,7 @@ class _Problem:
         twin of ``evaluate``; the reference for brute-force checks)."""
         p = self.params
         dma_in, dma_out = self.dma[order]
-        overhead = self.tiles * p.per_tile_cycles
+        overhead = self.tiles * p.per_tile_cycles + self.issue[order]
         if db:
             rest_in, rest_out = dma_in - self.first, dma_out - self.last
             rest = np.maximum(rest_in, rest_out) if p.dma_full_duplex else rest_in + rest_out
@@ -420,7 +435,7 @@ class _Problem:
         tiles = {d: self.cands[d][choice[d]] for d in spec.dim_names}
         n = {d: self.counts[d][choice[d]] for d in spec.dim_names}
         pos = {d: i for i, d in enumerate(order)}
-        bufs, dma_in, dma_out, pro, epi = [], 0, 0, 0, 0
+        bufs, dma_in, dma_out, pro, epi, issue = [], 0, 0, 0, 0, 0
         for b in self.buffers:
             row = b.row(choice)
             copies = 2 if db and any(n[d] > 1 for d in b.deps) else 1
@@ -429,15 +444,17 @@ class _Problem:
                 if d not in b.deps and any(pos[e] > pos[d] and n[e] > 1 for e in b.deps):
                     factor *= n[d]
             dma = factor * row.sweep
+            issue += factor * row.issue
             if b.op.role == INPUT:
                 dma_in, pro = dma_in + dma, pro + row.first
             else:
                 dma_out, epi = dma_out + dma, epi + row.last
             bufs.append(BufferTiling(b.op.tensor, b.op.role, row.tile_shape, row.tile_bytes, copies,
-                                     row.tile_bytes * copies, factor * row.transfers, factor * row.moved, dma))
+                                     row.tile_bytes * copies, factor * row.transfers, factor * row.moved, dma,
+                                     factor * row.issue))
         num_tiles = math.prod(n.values())
         compute = _compute_cycles(spec, tiles, p)
-        overhead = num_tiles * p.per_tile_cycles
+        overhead = num_tiles * p.per_tile_cycles + issue
         if db:
             rest_in, rest_out = dma_in - pro, dma_out - epi
             rest = max(rest_in, rest_out) if p.dma_full_duplex else rest_in + rest_out

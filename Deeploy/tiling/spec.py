@@ -259,7 +259,8 @@ def operand_ranges(operand: Operand, dim_ranges: dict[str, tuple[int, int]]) -> 
     return tuple(a.range(*dim_ranges[a.dim]) if a.dim is not None else (0, a.size) for a in operand.axes)
 
 
-def dma_layout(shape: Sequence[int], extents: Sequence[int], two_d: bool = True) -> tuple[int, bool, int]:
+@lru_cache(maxsize=1 << 16)
+def dma_layout(shape: tuple[int, ...], extents: tuple[int, ...], two_d: bool = True) -> tuple[int, bool, int]:
     """(commands, strided, run) to move a box of ``extents`` out of a C-contiguous tensor of
     ``shape``; ``run`` is the length in elements of its contiguous pieces (rows).
 
@@ -292,4 +293,4 @@ def dma_layout(shape: Sequence[int], extents: Sequence[int], two_d: bool = True)
 
 def dma_commands(shape: Sequence[int], extents: Sequence[int], two_d: bool = True) -> tuple[int, bool]:
     """(commands, strided) of ``dma_layout``."""
-    return dma_layout(shape, extents, two_d)[:2]
+    return dma_layout(tuple(shape), tuple(extents), two_d)[:2]
