@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from Deeploy.ir.dtypes import INT32, INT64
+from Deeploy.targets.generic.layout import merge_strided_dims
 from Deeploy.targets.platform import Kernel
 
 __all__ = ["DATA_KERNELS"]
@@ -55,17 +56,7 @@ def _dm_slice_view(p):
     None if more than 6 dims remain."""
     in_strides = _dm_strides(p.in_shape)
     base = sum(s * st for s, st in zip(p.starts, in_strides))
-    dims = list(p.out_shape)
-    strides = [t * st for t, st in zip(p.steps, in_strides)]
-    keep = [k for k, d in enumerate(dims) if d != 1]
-    dims, strides = ([dims[k] for k in keep], [strides[k] for k in keep]) if keep else ([1], [1])
-    k = len(dims) - 1
-    while k > 0:
-        if strides[k - 1] == strides[k] * dims[k]:
-            dims[k - 1] *= dims[k]
-            strides[k - 1] = strides[k]
-            del dims[k], strides[k]
-        k -= 1
+    dims, strides = merge_strided_dims(list(p.out_shape), [t * st for t, st in zip(p.steps, in_strides)])
     if len(dims) > 6:
         return None
     return base, [1] * (6 - len(dims)) + dims, [0] * (6 - len(dims)) + strides

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 
 
-__all__ = ["contiguous_strides", "broadcast_operands", "transpose_operands", "pad_left"]
+__all__ = ["contiguous_strides", "merge_strided_dims", "broadcast_operands", "transpose_operands", "pad_left"]
 
 
 def contiguous_strides(shape) -> list[int]:
@@ -50,12 +50,8 @@ def broadcast_operands(out_shape, in_shapes, max_dims: int = 4):
     return pad_left(dims, max_dims, 1), [pad_left(s, max_dims, 0) for s in all_strides]
 
 
-def transpose_operands(in_shape, perm, max_dims: int = 6):
-    """Output dims and the input strides in output-axis order, merged where the permutation
-    keeps axes adjacent, padded to ``max_dims``; None if too many dims remain."""
-    in_strides = contiguous_strides(in_shape)
-    dims = [in_shape[a] for a in perm]
-    strides = [in_strides[a] for a in perm]
+def merge_strided_dims(dims, strides) -> tuple[list[int], list[int]]:
+    """Drop size-1 dims and merge neighbours whose strides make them one contiguous run."""
     keep = [k for k, d in enumerate(dims) if d != 1] or [0]
     dims, strides = [dims[k] for k in keep], [strides[k] for k in keep]
     k = len(dims) - 1
@@ -65,6 +61,14 @@ def transpose_operands(in_shape, perm, max_dims: int = 6):
             strides[k - 1] = strides[k]
             del dims[k], strides[k]
         k -= 1
+    return dims, strides
+
+
+def transpose_operands(in_shape, perm, max_dims: int = 6):
+    """Output dims and the input strides in output-axis order, merged where the permutation
+    keeps axes adjacent, padded to ``max_dims``; None if too many dims remain."""
+    in_strides = contiguous_strides(in_shape)
+    dims, strides = merge_strided_dims([in_shape[a] for a in perm], [in_strides[a] for a in perm])
     if len(dims) > max_dims:
         return None
     return pad_left(dims, max_dims, 1), pad_left(strides, max_dims, 0)
