@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable
 
@@ -22,6 +22,7 @@ from Deeploy.ir.onnx_export import save_snapshot
 from Deeploy.memory.planner import MemoryPlan, plan_memory
 from Deeploy.passes.manager import run_passes
 from Deeploy.targets import get_platform
+from Deeploy.tiling.network import TiledNetwork, TilingOptions, tile_network
 
 __all__ = ["CompileResult", "compile_network", "compile_graph", "write_atomically"]
 
@@ -35,6 +36,7 @@ class CompileResult:
     plan: MemoryPlan
     summary: EmitSummary
     notes: list[str] = field(default_factory=list)
+    tiled: TiledNetwork | None = None
 
 
 def write_atomically(out_dir: Path, fill: Callable[[Path], object]):
@@ -60,6 +62,7 @@ def compile_network(onnx_path: str | Path, platform: str, out_dir: str | Path, *
                     input_values: dict[str, np.ndarray] | None = None,
                     input_types: dict[str, IntType] | None = None,
                     snapshot_dir: str | Path | None = None,
+                    cores: int | None = None, tiling: TilingOptions | None = None,
                     log: Callable[[str], None] | None = None) -> CompileResult:
     """Compile ``onnx_path`` for ``platform`` into the C project folder ``out_dir``.
 
@@ -69,16 +72,18 @@ def compile_network(onnx_path: str | Path, platform: str, out_dir: str | Path, *
     graph = load_onnx(onnx_path)
     notes = assign_input_types(graph, input_values, input_types)
     result = compile_graph(graph, platform, out_dir, source=Path(onnx_path).name,
-                           snapshot_dir=snapshot_dir, log=log)
+                           snapshot_dir=snapshot_dir, cores=cores, tiling=tiling, log=log)
     result.notes[:0] = notes
     return result
 
 
 def compile_graph(graph: Graph, platform: str, out_dir: str | Path, *, source: str = "network.onnx",
                   snapshot_dir: str | Path | None = None, cores: int | None = None,
+                  tiling: TilingOptions | None = None,
                   log: Callable[[str], None] | None = None) -> CompileResult:
     """Compile a loaded graph whose inputs already have types (see ``assign_input_types``).
-    ``cores``: cluster cores the code will run on (default: the platform's maximum)."""
+    ``cores``: cluster cores the code will run on (default: the platform's maximum).
+    ``tiling``: run every layer tile by tile out of L1 (cluster platforms with an L1 level)."""
     target = get_platform(platform)
     cores = target.max_cores if cores is None else cores
     if not 1 <= cores <= target.max_cores:
@@ -95,7 +100,23 @@ def compile_graph(graph: Graph, platform: str, out_dir: str | Path, *, source: s
     if snapshots:
         save_snapshot(graph, snapshots / "backend_post_binding.onnx",
                       {layer.node.name: {"deeploy_kernel": layer.variant} for layer in layers})
-    plan = plan_memory(graph, layers, target.level(target.default_level))
+    if tiling is None:
+        plan = plan_memory(graph, layers, target.level(target.default_level))
+        summary = write_atomically(Path(out_dir), lambda tmp: emit_project(
+            graph, layers, plan, target, tmp, source, cores))
+        return CompileResult(graph, layers, plan, summary)
+    if not target.cluster or "L1" not in {m.name for m in target.memory}:
+        raise DeeployError(f"platform {target.name} has no L1 to tile into")
+    plan = plan_memory(graph, [replace(layer, scratch=0, shared_offset=0) for layer in layers], target.level("L2"))
+    data_level = target.level(tiling.default_level)
+    l2_data = plan.arena_size + (_data_bytes(graph) if tiling.default_level == "L2" else 0)
+    tiled = tile_network(graph, layers, plan, tiling, cores, l2_data)
     summary = write_atomically(Path(out_dir), lambda tmp: emit_project(
-        graph, layers, plan, target, tmp, source, cores))
-    return CompileResult(graph, layers, plan, summary)
+        graph, layers, plan, target, tmp, source, cores, tiled, data_level))
+    return CompileResult(graph, layers, plan, summary, tiled=tiled)
+
+
+def _data_bytes(graph: Graph) -> int:
+    """Bytes of the graph's inputs, outputs and constants."""
+    names = set(graph.inputs) | set(graph.outputs) | {t.name for t in graph.constants()}
+    return sum(graph.tensors[n].nbytes for n in names)

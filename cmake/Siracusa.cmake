@@ -43,7 +43,8 @@ set(LINKER_SCRIPT "" CACHE FILEPATH "Generated linker script (empty: Siracusa's 
 set(SIRACUSA_REPO_DIR ${CMAKE_CURRENT_LIST_DIR}/..)
 get_filename_component(SIRACUSA_REPO_DIR ${SIRACUSA_REPO_DIR} ABSOLUTE)
 set(SIRACUSA_RUNTIME_DIR ${SIRACUSA_REPO_DIR}/TargetLibraries/PULPOpen)
-set(SIRACUSA_RUNTIME_SOURCES ${SIRACUSA_RUNTIME_DIR}/src/deeploy_runtime.c ${SIRACUSA_RUNTIME_DIR}/src/deeploy_dma.c)
+set(SIRACUSA_RUNTIME_SOURCES ${SIRACUSA_RUNTIME_DIR}/src/deeploy_runtime.c ${SIRACUSA_RUNTIME_DIR}/src/deeploy_dma.c
+    ${SIRACUSA_RUNTIME_DIR}/src/deeploy_tiling.c)
 
 function(deeploy_platform_setup)
   cmake_parse_arguments(ARG "" "" "LIBRARIES;EXECUTABLES" ${ARGN})

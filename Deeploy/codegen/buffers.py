@@ -69,6 +69,15 @@ class BufferNames:
             ptr = f"(({ct} *)({self.arena} + {p.offset}))"
         return Buf(name, ptr, tuple(t.shape), t.dtype)
 
+    def address(self, name: str) -> str:
+        """A constant C expression of the address of the tensor's storage (static initialisers)."""
+        p = self.plan.placements[name]
+        if p.kind == "constant":
+            return self._idents[name]
+        if p.kind in ("input", "output"):
+            return f"DeeployNetwork_{p.kind}_{p.index}"
+        return f"({self.arena} + {p.offset})"
+
     def scratch(self, node_name: str, within: int = 0) -> str:
         offset = self.plan.scratch_offsets.get(node_name)
         return "NULL" if offset is None else f"((void *)({self.arena} + {offset + within}))"

@@ -4,6 +4,7 @@ and copy the kernel sources it uses, giving a self-contained C project."""
 from __future__ import annotations
 
 import functools
+import json
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,7 +16,7 @@ from Deeploy.binding import Layer
 from Deeploy.codegen.buffers import Buf, BufferNames
 from Deeploy.ir.graph import Graph
 from Deeploy.memory.planner import MemoryPlan
-from Deeploy.targets.platform import Platform
+from Deeploy.targets.platform import MemoryLevel, Platform
 
 __all__ = ["emit_project", "EmitSummary", "c_array_body"]
 
@@ -62,16 +63,25 @@ def render_call(layer: Layer, names: BufferNames) -> str:
 
 
 def emit_project(graph: Graph, layers: list[Layer], plan: MemoryPlan, platform: Platform,
-                 out_dir: Path, source: str, cores: int = 1) -> EmitSummary:
+                 out_dir: Path, source: str, cores: int = 1, tiling=None, data_level: MemoryLevel | None = None
+                 ) -> EmitSummary:
+    """``tiling``: a ``Deeploy.tiling.network.TiledNetwork`` (layers run tile by tile out of L1);
+    ``data_level``: where graph inputs, outputs and constants live (default: the arena's level)."""
     arena = f"deeploy_arena_{plan.level.name}"
     names = BufferNames(graph, plan, arena)
+    tiled = {}
+    if tiling is not None:
+        from Deeploy.codegen.tiled import tiled_layer_code
+        tiled = {k: tiled_layer_code(k, layers[k], sched, graph, names, "deeploy_l1_arena", "deeploy_l2_staging")
+                 for k, sched in tiling.schedules.items()}
     calls = []
     for k, layer in enumerate(layers):
         call = render_call(layer, names)
         runs = not (call.startswith("/*") and call.endswith("*/") and call.count("*/") == 1)
         title = f"{k}: {layer.node.op} '{layer.node.name}' -> {layer.variant}".replace("*/", "* /")
         calls.append((title, call, runs))
-    text = "\n".join(c for _, c, _ in calls)
+    text = "\n".join([c for k, (_, c, _) in enumerate(calls) if k not in tiled]
+                     + [code.definitions for code in tiled.values()])
 
     constants, const_bytes = [], 0
     for t in sorted(graph.constants(), key=lambda t: t.name):
@@ -86,6 +96,8 @@ def emit_project(graph: Graph, layers: list[Layer], plan: MemoryPlan, platform: 
     inputs: list[Buf] = [names.buf(n) for n in graph.inputs]
     outputs: list[Buf] = [names.buf(n) for n in graph.outputs]
     ctx = dict(source=source, platform=platform.name, cluster=platform.cluster, level=plan.level, cores=cores,
+               const_level=data_level or plan.level, io_level=data_level or plan.level, tiled=tiled,
+               l1_size=tiling.l1_size if tiling else 0, staging_size=tiling.staging_size if tiling else 0,
                layers=layers, constants=constants,
                const_bytes=const_bytes, arena=arena, arena_size=plan.arena_size,
                lower_bound=plan.lower_bound, inputs=inputs, outputs=outputs,
@@ -95,6 +107,9 @@ def emit_project(graph: Graph, layers: list[Layer], plan: MemoryPlan, platform: 
     (out_dir / "Network.c").write_text(_file_template("Network.c.mako").render(**ctx))
     (out_dir / "Network.h").write_text(_file_template("Network.h.mako").render(**ctx))
     (out_dir / "CMakeLists.txt").write_text(_file_template("CMakeLists.txt.mako").render(**ctx))
+    if tiled:
+        manifest = [code.manifest for code in tiled.values()]
+        (out_dir / "tiling.json").write_text(json.dumps({"layers": manifest}, indent=0))
     kernel_out = out_dir / "kernels"
     kernel_out.mkdir(exist_ok=True)
     for kernel_dir in platform.kernel_dirs:  # sources may include each other: copy all

@@ -4,11 +4,16 @@ script, cross build, QEMU run with the timing plugin, modelled cycles."""
 from __future__ import annotations
 
 import argparse
+import json
+from dataclasses import replace
 from pathlib import Path
 
 from Deeploy.errors import DeeployError
 from Deeploy.targets import get_platform
+from Deeploy.codegen.memory_plot import write_memory_plot
+from Deeploy.memory.report import memory_levels
 from Deeploy.targets.siracusa.linker import link_error_message, linker_script
+from Deeploy.targets.siracusa.profile import tiling_profile
 from Deeploy.targets.siracusa.qemu import run_elf
 from Deeploy.targets.siracusa.timing import model_cycles
 from DeeployTest.testUtils.runner import RunnerPlatform
@@ -45,6 +50,12 @@ def _layer_titles(network_dir: Path) -> list[str]:
     return titles
 
 
+def _memory(target, args: argparse.Namespace):
+    """The platform's memory levels, L2 sized by --l2 when given."""
+    l2 = getattr(args, "l2", None)
+    return tuple(replace(m, size=l2) if m.name == "L2" and l2 else m for m in target.memory)
+
+
 def cluster_runner(platform: str, gen_root: str) -> RunnerPlatform:
     target = get_platform(platform)
 
@@ -53,7 +64,7 @@ def cluster_runner(platform: str, gen_root: str) -> RunnerPlatform:
             raise DeeployError(f"--cores={args.cores} is outside 1..{target.max_cores} ({platform} cluster)")
         script = gen / "harness" / "link.ld"
         script.parent.mkdir(parents=True, exist_ok=True)
-        script.write_text(linker_script(target.memory))
+        script.write_text(linker_script(_memory(target, args)))
         return [f"-DNUM_CORES={args.cores}", f"-DLINKER_SCRIPT={script}"]
 
     def execute(binary: Path, args: argparse.Namespace, gen: Path, timeout: float) -> tuple[int, str]:
@@ -65,11 +76,20 @@ def cluster_runner(platform: str, gen_root: str) -> RunnerPlatform:
             out += ("" if out.endswith("\n") else "\n") + f"Runtime: {network:.0f} cycles\n"
             if getattr(args, "profileUntiled", False):
                 out += "\n".join(["Per-layer modelled cycles:"] + layer_profile(result, _layer_titles(gen / "network"))) + "\n"
+            manifest = gen / "network" / "tiling.json"
+            if getattr(args, "profileTiling", False) and manifest.is_file():
+                out += "\n".join(tiling_profile(result, json.loads(manifest.read_text()))) + "\n"
         return run.exit_code, out
 
     def explain(output: str) -> str | None:
         return link_error_message(output, target.memory)
 
+    def after_compile(result, args: argparse.Namespace, gen: Path) -> None:
+        if getattr(args, "plotMemAlloc", False):
+            steps, levels = memory_levels(result, target)
+            path = write_memory_plot(gen / "memory_allocation.html", f"{platform}: {gen.name}", steps, levels)
+            print(f"Memory allocation plot: {path}")
+
     return RunnerPlatform(platform=platform, gen_root=gen_root, cmake_platform=target.cmake_platform,
                           execute=execute, prepare=prepare, timeout=600.0, harness_runs=1,
-                          explain_build_error=explain)
+                          explain_build_error=explain, after_compile=after_compile)

@@ -47,6 +47,7 @@ class RunnerPlatform:
     timeout: float = 300.0
     harness_runs: int = 2                          # RunNetwork calls per test (re-entrancy check)
     explain_build_error: Callable[[str], str | None] | None = None  # e.g. an over-full memory level
+    after_compile: Callable[[object, argparse.Namespace, Path], None] | None = None  # e.g. reports
 
 
 def base_parser(description: str) -> argparse.ArgumentParser:
@@ -114,6 +115,8 @@ def run_test(args: argparse.Namespace, rp: RunnerPlatform, compile_options: dict
                                log=log, **(compile_options or {}))
         s = result.summary
         write_harness(result.graph, inputs, expected, harness_dir, runs=rp.harness_runs)
+        if rp.after_compile:
+            rp.after_compile(result, args, gen)
         print(f"Compiled {test_dir.name} for {rp.platform} in {time.perf_counter() - start:.2f} s: "
               f"{s.layers} layers, constants {s.const_bytes} B, arena {s.arena_size} B "
               f"(lower bound {s.lower_bound} B)")

@@ -8,6 +8,9 @@
 % if cluster:
 #define DEEPLOY_CLUSTER 1
 #include "deeploy_runtime.h"
+% if tiled:
+#include "deeploy_tiling.h"
+% endif
 #if DEEPLOY_NUM_CORES > ${cores}
 #error "compiled for ${cores} cores (scratch buffers are sized for them): rebuild with at most ${cores}"
 #endif
@@ -17,17 +20,22 @@
 
 /* ---- constants ---- */
 % for ident, ctype, size, body in constants:
-static const ${ctype} ${ident}[${max(1, size)}] ${level.const_attr} __attribute__((aligned(4))) = {${body}};
+static const ${ctype} ${ident}[${max(1, size)}] ${const_level.const_attr} __attribute__((aligned(4))) = {${body}};
 % endfor
 
 /* ---- activations ---- */
 static uint8_t ${arena}[${max(1, arena_size)}] ${level.data_attr} __attribute__((aligned(16)));
+% if tiled:
+/* ---- tiles: one layer's L1 tiles (${l1_size} bytes) and L2 staging of its L3 operands (${staging_size} bytes) ---- */
+static uint8_t deeploy_l1_arena[${max(1, l1_size)}] DEEPLOY_L1 __attribute__((aligned(16)));
+static uint8_t deeploy_l2_staging[${max(1, staging_size)}] DEEPLOY_L2 __attribute__((aligned(16)));
+% endif
 
 % for k, b in enumerate(inputs):
-static ${b.ctype} DeeployNetwork_input_${k}[${max(1, b.size)}] ${level.data_attr} __attribute__((aligned(16)));
+static ${b.ctype} DeeployNetwork_input_${k}[${max(1, b.size)}] ${io_level.data_attr} __attribute__((aligned(16)));
 % endfor
 % for k, b in enumerate(outputs):
-static ${b.ctype} DeeployNetwork_output_${k}[${max(1, b.size)}] ${level.data_attr} __attribute__((aligned(16)));
+static ${b.ctype} DeeployNetwork_output_${k}[${max(1, b.size)}] ${io_level.data_attr} __attribute__((aligned(16)));
 % endfor
 void *const DeeployNetwork_inputs[${max(1, len(inputs))}] = {${", ".join(f"DeeployNetwork_input_{k}" for k in range(len(inputs))) or "NULL"}};
 const uint32_t DeeployNetwork_inputs_bytes[${max(1, len(inputs))}] = {${", ".join(str(b.nbytes) for b in inputs) or "0"}};
@@ -50,7 +58,10 @@ const uint32_t DeeployNetwork_outputs_bytes[${max(1, len(outputs))}] = {${", ".j
 % if cluster:
 /* ---- layers: each runs on every cluster core, which takes its share of the work ---- */
 % for k, (title, call, runs) in enumerate(calls):
-% if runs:
+% if k in tiled:
+${tiled[k].definitions}
+
+% elif runs:
 static void deeploy_layer_${k}(void *arg) {
     (void)arg;
     ${call}
@@ -65,7 +76,10 @@ void InitNetwork(void) {
 void RunNetwork(void) {
 % for k, (title, call, runs) in enumerate(calls):
     /* ${title} */
-% if not runs:
+% if k in tiled:
+    DEEPLOY_MARK_LAYER(${k});
+    ${tiled[k].run}
+% elif not runs:
     ${call}
 % elif cluster:
     DEEPLOY_MARK_LAYER(${k});

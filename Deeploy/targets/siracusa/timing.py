@@ -60,6 +60,7 @@ __all__ = ["TimingModel", "Record", "DmaRecord", "WaitRecord", "Records", "ForkT
 FORK_ENTER, TASK_BEGIN, TASK_END, FORK_LEAVE = 0x10, 0x11, 0x12, 0x13
 BARRIER_ENTER, BARRIER_LEAVE = 0x14, 0x15
 DMA_ISSUE_BEGIN, DMA_ISSUE_END, DMA_WAIT_BEGIN, DMA_WAIT_END = 0x20, 0x21, 0x22, 0x23
+TILE_MARKS = range(0x50, 0x58)   # deeploy_tiling.h: phases of the tiles of a tiled layer
 LAYER_END = 0x0FF
 LAYER_BASE = 0x100
 
@@ -375,6 +376,7 @@ class TimingResult:
     model: TimingModel = field(default=SIRACUSA_TIMING)
     dma: tuple[DmaTransfer, ...] = ()  # in issue order (modelled)
     waits: tuple[DmaWait, ...] = ()    # in modelled order
+    marks: tuple[tuple[float, int], ...] = ()   # (time, marker) of the tile phase markers
 
     @property
     def forked(self) -> float:
@@ -629,19 +631,21 @@ def model_cycles(records: Records | str | Path, model: TimingModel = SIRACUSA_TI
             t = dma.issue(recs.dma[(0, r.seq)], t)
         elif r.marker == DMA_WAIT_END and (0, r.seq) in recs.waits:
             t = dma.wait(recs.waits[(0, r.seq)], t)
-        elif r.marker is None or r.marker >= LAYER_BASE or r.marker == LAYER_END:
+        elif r.marker is None or r.marker >= LAYER_BASE or r.marker == LAYER_END or r.marker in TILE_MARKS:
             events.append((t, r.marker))
         i += 1
     if k != len(spans[0]):
         raise ValueError(f"hart 0 ran {len(spans[0])} tasks but entered {k} forks")
 
+    marks = tuple(e for e in events if e[1] in TILE_MARKS)
+    bounds = [e for e in events if e[1] not in TILE_MARKS]
     layers = []
-    for j, (start, marker) in enumerate(events):
+    for j, (start, marker) in enumerate(bounds):
         if marker is not None and marker >= LAYER_BASE:
-            end = events[j + 1][0] if j + 1 < len(events) else t
+            end = bounds[j + 1][0] if j + 1 < len(bounds) else t
             layers.append(LayerTime(marker - LAYER_BASE, start, end - start))
     return TimingResult(total=t, forks=tuple(forks), layers=tuple(layers), model=model,
-                        dma=tuple(dma.order), waits=tuple(dma.waits))
+                        dma=tuple(dma.order), waits=tuple(dma.waits), marks=marks)
 
 
 if __name__ == "__main__":

@@ -1,12 +1,8 @@
 """GEMM / MatMul and their requantised forms: ``Y[b] = A[b] @ B[b] (+ C)``.
 
-Dims: batch B, rows M, columns N and, for the non-requantised ops only, the reduction K.
-
-K: the requantised ops keep K whole. Their kernel requantises each output in its epilogue, which
-needs the complete sum; tiling K would need a separate int32 accumulator tile and a requantising
-pass the kernels do not have. Plain Gemm/MatMul (int32 outputs) may tile K with accumulation:
-the int32 output tile stays in L1 across the K tiles (K is the innermost loop), the bias is
-added with the first K tile and the tile is written back once, after the last one.
+Dims: batch B, rows M, columns N. K stays whole: the requantised kernels requantise each output
+in their epilogue, which needs the complete sum, and no GEMM kernel accumulates partial sums into
+a resident output tile (a K dim with ``reduction=True`` is what such a kernel would need).
 
 A tile reads A[b, m-tile, k-tile] and B[b, k-tile, n-tile] (transposed views as stored), the
 bias C along the axes it spans, per-channel requantisation constants along the (batch, row,
@@ -50,13 +46,9 @@ def gemm_rule(node: Node, graph: Graph, ctx: RuleContext) -> LayerSpec:
     if graph.tensors[y].size == 0:
         return zero_copy_spec(node, "empty output")
     dims = [Dim("B", p.batch), Dim("M", p.m), Dim("N", p.n)]
-    whole: tuple[str, ...] = ()
-    if fused:
-        kax = AxisMap(p.k)
-        whole = (f"the reduction of {node.op} over K={p.k} stays whole (requantisation needs the complete sum)",)
-    else:
-        dims.append(Dim("K", p.k, reduction=True))
-        kax = AxisMap(p.k, "K")
+    why = "requantisation needs the complete sum" if fused else "the kernels do not accumulate partial sums"
+    whole = (f"the reduction of {node.op} over K={p.k} stays whole ({why})",)
+    kax = AxisMap(p.k)
     bat, m, n = AxisMap(p.batch, "B"), AxisMap(p.m, "M"), AxisMap(p.n, "N")
     a_axes = ((bat,) if p.a_batched else ()) + ((kax, m) if p.trans_a else (m, kax))
     b_axes = ((bat,) if p.b_batched else ()) + ((n, kax) if p.trans_b else (kax, n))
@@ -71,8 +63,7 @@ def gemm_rule(node: Node, graph: Graph, ctx: RuleContext) -> LayerSpec:
         ops.append(operand(graph, node.inputs[-2], INPUT, _rq_axes(node, graph, node.inputs[-2], node.params.rq.mul_per_channel)))
         ops.append(operand(graph, node.inputs[-1], INPUT, _rq_axes(node, graph, node.inputs[-1], node.params.rq.add_per_channel)))
     ops.append(operand(graph, y, OUTPUT, (bat, m, n)))
-    tail = () if fused else ("K",)
     return LayerSpec(node.name, node.op, tuple(dims), tuple(ops), layer_ops(node, graph),
                      parallel=(("B", "M"), ("N",)),
-                     loop_orders=(("B", "N", "M") + tail, ("B", "M", "N") + tail),
+                     loop_orders=(("B", "N", "M"), ("B", "M", "N")),
                      scratch=kernel_scratch(node, graph, ctx), whole=whole).validate()

@@ -1,0 +1,113 @@
+"""C of one tiled layer: the tables ``deeploy_run_tiled`` reads (TargetLibraries/PULPOpen/inc/
+deeploy_tiling.h) and the tile kernel, one call of the layer's kernel per tile class, rendered
+with the params of that class's tile node (Deeploy/tiling/tile_node.py) on the L1 tiles."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from Deeploy.binding import Layer
+from Deeploy.codegen.buffers import Buf, BufferNames
+from Deeploy.ir.graph import Graph
+from Deeploy.ops import get_op
+from Deeploy.tiling.schedule import TileSchedule
+from Deeploy.tiling.tile_node import tile_node
+
+__all__ = ["TiledCode", "tiled_layer_code"]
+
+
+@dataclass(frozen=True)
+class TiledCode:
+    """Definitions (before RunNetwork), the statement running the layer, and the profile
+    manifest entry (ops of every tile in execution order)."""
+
+    definitions: str
+    run: str
+    manifest: dict
+
+
+def _c_list(values) -> str:
+    return ", ".join(str(int(v)) for v in values) or "0"
+
+
+def _axis(a, dims: tuple[str, ...]) -> str:
+    q, r = a.group if a.group is not None else (0, 0)
+    dim = dims.index(a.dim) if a.dim is not None else -1
+    return f"{{{a.size}, {a.stride}, {a.offset}, {a.span}, {dim}, {int(a.reverse)}, {q}, {r}}}"
+
+
+def _render_tile_call(layer: Layer, node, tgraph: Graph, ptrs: dict[str, str], names: BufferNames,
+                      scratch: str, shared: str) -> str:
+    def buf(name: str) -> Buf:
+        if name in ptrs:
+            t = tgraph.tensors[name]
+            return Buf(name, f"(({t.dtype.ctype} *){ptrs[name]})", tuple(t.shape), t.dtype)
+        if name not in names.graph.tensors:      # a constant of the tile node only (params carry it)
+            t = tgraph.tensors[name]
+            return Buf(name, f"(({t.dtype.ctype} *)0)", tuple(t.shape), t.dtype)
+        return names.buf(name)
+
+    from Deeploy.codegen.emit import _template
+    ctx = dict(fn=layer.variant, node=node, p=node.params,
+               x=[buf(i) if i else None for i in node.inputs], y=[buf(o) for o in node.outputs],
+               scratch=scratch, shared=shared)
+    return _template(layer.kernel.call).render(**ctx).strip()
+
+
+def tiled_layer_code(k: int, layer: Layer, sched: TileSchedule, graph: Graph, names: BufferNames,
+                     l1_arena: str, staging_arena: str, l1_base: int = 0) -> TiledCode:
+    """The C of tiled layer ``k`` (tables prefixed ``deeploy_t<k>_``)."""
+    p = f"deeploy_t{k}"
+    spec, dims = sched.spec, sched.dims
+    lines = [f"/* layer {k}: {layer.node.op} '{layer.node.name}' tiled: {sched.num_tiles} L1 tiles "
+             f"({sched.l2_tiles()} L2 tiles), {'double' if sched.double_buffer else 'single'}-buffered, "
+             f"L1 {sched.l1_bytes} B */".replace("*/ ", "")]
+    ops = []
+    for s in sched.slots:
+        o = s.operand
+        lines.append(f"static const deeploy_tile_axis_t {p}_axes{s.index}[] = {{"
+                     + ", ".join(_axis(a, dims) for a in o.axes) + "};")
+        l1 = [f"{l1_arena} + {l1_base + off}" for off in s.l1_offsets] + ["NULL"] * (2 - s.copies)
+        staging = f"{staging_arena} + {s.staging_offset}" if s.in_l3 else "NULL"
+        ops.append(f"{{(uint8_t *){names.address(o.tensor)}, {p}_axes{s.index}, {len(o.axes)}, {o.elem_bytes}, "
+                   f"{int(s.output)}, {int(s.in_l3)}, {s.copies}, {{{', '.join(l1)}}}, {staging}}}")
+    lines.append(f"static const deeploy_tile_operand_t {p}_ops[] = {{\n    " + ",\n    ".join(ops) + "};")
+    for d, classes in enumerate(sched.dim_class):
+        lines.append(f"static const uint16_t {p}_cls{d}[] = {{{_c_list(classes)}}};")
+    lines.append(f"static const uint16_t *const {p}_cls[] = {{{', '.join(f'{p}_cls{d}' for d in range(len(dims)))}}};")
+    lines.append(f"static const uint32_t {p}_radix[] = {{{_c_list(sched.radix)}}};")
+    lines.append(f"static const uint8_t {p}_order[] = {{{_c_list(dims.index(d) for d in sched.order)}}};")
+    lines.append(f"static const int32_t {p}_size[] = {{{_c_list(d.size for d in spec.dims)}}};")
+    lines.append(f"static const int32_t {p}_l2[] = {{{_c_list(sched.l2_tile)}}};")
+    lines.append(f"static const int32_t {p}_l1[] = {{{_c_list(sched.l1_tile)}}};")
+
+    ptrs = {s.operand.tensor: f"tile->buf[{s.index}]" for s in sched.slots}
+    scratch_at = l1_base + sched.scratch_offset
+    scratch = f"((void *)({l1_arena} + {scratch_at}))" if layer.scratch else "NULL"
+    shared = f"((void *)({l1_arena} + {scratch_at + layer.shared_offset}))" if layer.scratch else "NULL"
+    cases, class_ops = [], {}
+    for cls, ranges in sched.class_tiles():
+        node, tgraph = tile_node(layer.node, graph, spec, ranges)
+        call = _render_tile_call(layer, node, tgraph, ptrs, names, scratch, shared)
+        ins = [tgraph.tensors[i] if i else None for i in node.inputs]
+        outs = [tgraph.tensors[o] for o in node.outputs]
+        cost = get_op(node).cost(node.params, ins, outs)
+        class_ops[cls] = int(cost.ops) if cost.ops > 0 else sum(t.size for t in outs)
+        cases.append(f"    case {cls}: {{\n        " + call.replace("\n", "\n        ") + "\n        break;\n    }")
+    lines.append(f"static void {p}_kernel(void *arg) {{\n    const deeploy_tile_t *tile = (const deeploy_tile_t *)arg;\n"
+                 f"    (void)tile;\n    switch (tile->cls) {{\n" + "\n".join(cases) + "\n    default:\n        break;\n    }\n}")
+    lines.append(f"static const deeploy_tiled_layer_t {p} = {{{len(dims)}, {len(sched.slots)}, "
+                 f"{int(sched.double_buffer)}, {p}_order, {p}_size, {p}_l2, {p}_l1, {p}_cls, {p}_radix, "
+                 f"{p}_ops, {p}_kernel}};")
+    tile_ops, l2_ops = [], [0] * sched.l2_tiles()
+    for j2, cls, _ in sched.tiles():
+        tile_ops.append(class_ops[cls])
+        l2_ops[j2] += class_ops[cls]
+    manifest = {
+        "index": k, "layer": layer.node.name, "op": layer.node.op,
+        "buffering": "DB" if sched.double_buffer else "SB",
+        "staged": sched.l2 is not None, "l2_tiles": sched.l2_tiles(),
+        "tile_ops": tile_ops, "l2_tile_ops": l2_ops,
+        "l1_bytes": sched.l1_bytes, "staging_bytes": sched.staging_bytes,
+    }
+    return TiledCode("\n".join(lines), f"deeploy_run_tiled(&{p});", manifest)

@@ -1,0 +1,48 @@
+#!/usr/bin/env python3
+"""Compile a test network for Siracusa with every layer tiled into L1 (CP-SAT tiler, DMA between
+the levels), cross-compile it for RV32 and run it on N cluster cores under QEMU; check its outputs
+and print the modelled cycles.
+
+    python testRunner_tiled_siracusa.py -t Tests/Models/microLlama/microLlama64_parallel --cores=8 --l1 8000 \\
+        --doublebuffer --profileTiling
+"""
+
+import argparse
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from Deeploy.tiling.network import LEVELS, TilingOptions  # noqa: E402
+from DeeployTest.testUtils.cluster import cluster_runner, core_count  # noqa: E402
+from DeeployTest.testUtils.runner import main  # noqa: E402
+
+
+def _bytes(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a number of bytes") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"{value} bytes: must be positive")
+    return value
+
+
+def _arguments(p: argparse.ArgumentParser) -> None:
+    defaults = TilingOptions()
+    p.add_argument("--cores", type=core_count, default=8, help="cluster cores, 1..8")
+    p.add_argument("--l1", type=_bytes, default=defaults.l1, help=f"L1 bytes for one layer's tiles (default {defaults.l1})")
+    p.add_argument("--l2", type=_bytes, default=defaults.l2, help=f"L2 bytes (default {defaults.l2})")
+    p.add_argument("--defaultMemLevel", choices=LEVELS, default=defaults.default_level,
+                   help="where graph inputs, outputs and constants live (default L2)")
+    p.add_argument("--doublebuffer", action="store_true", help="prefetch the next tile while computing this one")
+    p.add_argument("--profileTiling", action="store_true", help="print modelled cycles per tile and DMA phase")
+    p.add_argument("--plotMemAlloc", action="store_true", help="write memory_allocation.html next to the generated code")
+
+
+def _options(args: argparse.Namespace) -> dict:
+    return {"cores": args.cores, "tiling": TilingOptions(args.l1, args.l2, args.defaultMemLevel, args.doublebuffer)}
+
+
+if __name__ == "__main__":
+    main(cluster_runner("Siracusa", "TEST_SIRACUSA_TILED"), __doc__, extra_args=_arguments, compile_options=_options)

@@ -1,0 +1,343 @@
+/* Tiled execution of one layer: see inc/deeploy_tiling.h. */
+#include <stdint.h>
+
+#include "deeploy_tiling.h"
+
+typedef struct {
+  int32_t lo[DEEPLOY_TILE_MAX_RANK], ext[DEEPLOY_TILE_MAX_RANK];
+} box_t;
+
+typedef struct {
+  box_t l2box;              /* the operand's L2 tile (staged operands) */
+  box_t slot[2];            /* the box each L1 slot holds */
+  uint8_t l2valid, valid[2], cur;
+  deeploy_dma_t pending[2]; /* last write-back from each slot (outputs) */
+} op_state_t;
+
+/* Core 0's bookkeeping, in L1 next to the tiles it describes, and an L1 copy of the layer's
+ * description (generated tables are constants in L2, where every access is slow). */
+static op_state_t state[DEEPLOY_TILE_MAX_OPERANDS] DEEPLOY_L1;
+static deeploy_tiled_layer_t layer_l1 DEEPLOY_L1;
+static deeploy_tile_operand_t operands_l1[DEEPLOY_TILE_MAX_OPERANDS] DEEPLOY_L1;
+static deeploy_tile_axis_t axes_l1[DEEPLOY_TILE_MAX_OPERANDS][DEEPLOY_TILE_MAX_RANK] DEEPLOY_L1;
+static uint8_t order_l1[DEEPLOY_TILE_MAX_DIMS] DEEPLOY_L1;
+static int32_t size_l1[DEEPLOY_TILE_MAX_DIMS] DEEPLOY_L1;
+static int32_t l2_tile_l1[DEEPLOY_TILE_MAX_DIMS] DEEPLOY_L1;
+static int32_t l1_tile_l1[DEEPLOY_TILE_MAX_DIMS] DEEPLOY_L1;
+static uint32_t radix_l1[DEEPLOY_TILE_MAX_DIMS] DEEPLOY_L1;
+
+static const deeploy_tiled_layer_t *to_l1(const deeploy_tiled_layer_t *src) {
+  deeploy_tiled_layer_t *L = &layer_l1;
+  *L = *src;
+  for (int d = 0; d < src->ndims; d++) {
+    order_l1[d] = src->order[d];
+    size_l1[d] = src->size[d];
+    l2_tile_l1[d] = src->l2_tile[d];
+    l1_tile_l1[d] = src->l1_tile[d];
+    radix_l1[d] = src->class_radix[d];
+  }
+  for (int o = 0; o < src->noperands; o++) {
+    operands_l1[o] = src->operands[o];
+    for (int k = 0; k < src->operands[o].rank; k++) axes_l1[o][k] = src->operands[o].axes[k];
+    operands_l1[o].axes = axes_l1[o];
+  }
+  L->order = order_l1;
+  L->size = size_l1;
+  L->l2_tile = l2_tile_l1;
+  L->l1_tile = l1_tile_l1;
+  L->class_radix = radix_l1;
+  L->operands = operands_l1;
+  return L;
+}
+
+static void axis_range(const deeploy_tile_axis_t *a, const int32_t *lo, const int32_t *hi, int32_t *ra,
+                       int32_t *rb) {
+  int32_t x, y;
+  if (a->dim < 0) {
+    *ra = 0;
+    *rb = a->size;
+    return;
+  }
+  int32_t l = lo[a->dim], h = hi[a->dim];
+  if (a->group_q) {
+    x = (l / a->group_q) * a->group_r;
+    y = ((h - 1) / a->group_q + 1) * a->group_r;
+  } else if (a->reverse) {
+    x = a->offset - a->stride * (h - 1);
+    y = a->offset - a->stride * l + a->span;
+  } else {
+    x = l * a->stride + a->offset;
+    y = (h - 1) * a->stride + a->offset + a->span;
+  }
+  if (x < 0) x = 0;
+  if (y > a->size) y = a->size;
+  if (x >= y) {
+    x = x < a->size ? x : a->size;
+    y = x;
+  }
+  *ra = x;
+  *rb = y;
+}
+
+static void operand_box(const deeploy_tile_operand_t *op, const int32_t *lo, const int32_t *hi, box_t *box) {
+  for (int k = 0; k < op->rank; k++) {
+    int32_t a, b;
+    axis_range(&op->axes[k], lo, hi, &a, &b);
+    box->lo[k] = a;
+    box->ext[k] = b - a;
+  }
+}
+
+static int same_box(const box_t *a, const box_t *b, int rank) {
+  for (int k = 0; k < rank; k++)
+    if (a->lo[k] != b->lo[k] || a->ext[k] != b->ext[k]) return 0;
+  return 1;
+}
+
+static uint32_t box_elems(const box_t *b, int rank) {
+  uint32_t n = 1;
+  for (int k = 0; k < rank; k++) n *= (uint32_t)b->ext[k];
+  return n;
+}
+
+/* Copies `box` of a C-contiguous view (`shape`, at `view`) to or from a dense buffer: contiguous
+ * axes merge, the innermost run and two strided levels make one 3-D copy, further levels loop.
+ * Returns the handle of the last copy (waiting for it waits for all). */
+static deeploy_dma_t copy_box(deeploy_dma_engine_t engine, uint8_t *view, const int32_t *shape, const box_t *box,
+                              int rank, uint32_t elem, uint8_t *dense, int load) {
+  uint32_t count[DEEPLOY_TILE_MAX_RANK], vs[DEEPLOY_TILE_MAX_RANK], ds[DEEPLOY_TILE_MAX_RANK];
+  int levels = 0;
+  uint32_t vstride = elem, dstride = elem, offset = 0;
+  for (int k = rank - 1; k >= 0; k--) {
+    uint32_t ext = (uint32_t)box->ext[k];
+    if (ext == 0) return DEEPLOY_DMA_NONE;
+    offset += (uint32_t)box->lo[k] * vstride;
+    if (ext > 1) {
+      if (levels && count[levels - 1] * vs[levels - 1] == vstride) {
+        count[levels - 1] *= ext;
+      } else {
+        count[levels] = ext;
+        vs[levels] = vstride;
+        ds[levels] = dstride;
+        levels++;
+      }
+      dstride *= ext;
+    }
+    vstride *= (uint32_t)shape[k];
+  }
+  uint32_t row = elem;
+  int first = 0;
+  if (levels && vs[0] == elem) {
+    row = count[0] * elem;
+    first = 1;
+  }
+  /* the (up to) two levels above the row are one 3-D copy; the rest loop */
+  uint32_t rows = 1, rvs = row, rds = row, planes = 1, pvs = 0, pds = 0;
+  if (first < levels) {
+    rows = count[first];
+    rvs = vs[first];
+    rds = ds[first];
+  }
+  if (first + 1 < levels) {
+    planes = count[first + 1];
+    pvs = vs[first + 1];
+    pds = ds[first + 1];
+  }
+  int outer = first + 2;
+  uint32_t idx[DEEPLOY_TILE_MAX_RANK] = {0};
+  deeploy_dma_t h = DEEPLOY_DMA_NONE;
+  for (;;) {
+    uint32_t vo = offset, dof = 0;
+    for (int l = outer; l < levels; l++) {
+      vo += idx[l] * vs[l];
+      dof += idx[l] * ds[l];
+    }
+    if (load)
+      h = deeploy_dma_copy_3d(engine, dense + dof, view + vo, row, rows, rds, rvs, planes, pds, pvs);
+    else
+      h = deeploy_dma_copy_3d(engine, view + vo, dense + dof, row, rows, rvs, rds, planes, pvs, pds);
+    int l = outer;
+    while (l < levels && ++idx[l] == count[l]) idx[l++] = 0;
+    if (l >= levels) break;
+  }
+  return h;
+}
+
+/* The view an operand's L1 tiles are copied from or to: its home, or its staged L2 tile. */
+static uint8_t *tile_source(const deeploy_tile_operand_t *op, const op_state_t *s, const box_t *box, int32_t *shape,
+                            box_t *local) {
+  for (int k = 0; k < op->rank; k++) {
+    if (op->in_l3) {
+      shape[k] = s->l2box.ext[k];
+      local->lo[k] = box->lo[k] - s->l2box.lo[k];
+    } else {
+      shape[k] = op->axes[k].size;
+      local->lo[k] = box->lo[k];
+    }
+    local->ext[k] = box->ext[k];
+  }
+  return op->in_l3 ? op->staging : op->home;
+}
+
+/* Loads input `i`'s tile `box` unless a slot holds it already: into the next slot when `next`
+ * (prefetch while the current one is in use), else into the current one. */
+static deeploy_dma_t load_input(const deeploy_tile_operand_t *op, op_state_t *s, const box_t *box, int next) {
+  if (s->valid[s->cur] && same_box(&s->slot[s->cur], box, op->rank)) return DEEPLOY_DMA_NONE;
+  int slot = next && op->copies > 1 ? 1 - s->cur : s->cur;
+  s->cur = (uint8_t)slot;
+  s->slot[slot] = *box;
+  s->valid[slot] = 1;
+  s->valid[1 - slot] = s->valid[1 - slot] && op->copies > 1;
+  int32_t shape[DEEPLOY_TILE_MAX_RANK];
+  box_t local;
+  uint8_t *src = tile_source(op, s, box, shape, &local);
+  return copy_box(DEEPLOY_DMA_CLUSTER, src, shape, &local, op->rank, op->elem, op->l1[slot], 1);
+}
+
+static deeploy_dma_t later(deeploy_dma_t a, deeploy_dma_t b) { return a > b ? a : b; }
+
+/* The dim ranges of L1 tile q of the L2 tile [lo2, hi2), and its class. */
+static uint32_t l1_tile(const deeploy_tiled_layer_t *L, uint32_t q, const int32_t *lo2, const int32_t *hi2,
+                        const int32_t *j, int32_t *lo, int32_t *hi) {
+  uint32_t cls = 0;
+  for (int k = L->ndims - 1; k >= 0; k--) {
+    int d = L->order[k];
+    int32_t t = L->l1_tile[d];
+    uint32_t m = (uint32_t)((hi2[d] - lo2[d] + t - 1) / t);
+    uint32_t i = q % m;
+    q /= m;
+    lo[d] = lo2[d] + (int32_t)i * t;
+    hi[d] = lo[d] + t < hi2[d] ? lo[d] + t : hi2[d];
+    uint32_t per_l2 = (uint32_t)((L->l2_tile[d] + t - 1) / t);
+    cls += L->dim_class[d][(uint32_t)j[d] * per_l2 + i] * L->class_radix[d];
+  }
+  return cls;
+}
+
+/* Loads every input of tile (lo, hi) that is not in L1 yet; `prefetch`: only those with a second
+ * slot, into it. Returns the handle to wait for. */
+static deeploy_dma_t load_inputs(const deeploy_tiled_layer_t *L, const int32_t *lo, const int32_t *hi, int prefetch) {
+  deeploy_dma_t h = DEEPLOY_DMA_NONE;
+  for (int o = 0; o < L->noperands; o++) {
+    const deeploy_tile_operand_t *op = &L->operands[o];
+    if (op->output || (prefetch && op->copies < 2)) continue;
+    box_t box;
+    operand_box(op, lo, hi, &box);
+    h = later(h, load_input(op, &state[o], &box, prefetch));
+  }
+  return h;
+}
+
+static void run_l1_tiles(const deeploy_tiled_layer_t *L, const int32_t *lo2, const int32_t *hi2, const int32_t *j) {
+  uint32_t tiles = 1;
+  for (int d = 0; d < L->ndims; d++) tiles *= (uint32_t)((hi2[d] - lo2[d] + L->l1_tile[d] - 1) / L->l1_tile[d]);
+  int32_t lo[DEEPLOY_TILE_MAX_DIMS], hi[DEEPLOY_TILE_MAX_DIMS];
+  int32_t nlo[DEEPLOY_TILE_MAX_DIMS], nhi[DEEPLOY_TILE_MAX_DIMS];
+  deeploy_tile_t tile;
+  uint32_t cls = l1_tile(L, 0, lo2, hi2, j, lo, hi);
+  deeploy_dma_t ready = DEEPLOY_DMA_NONE;
+  if (L->double_buffer) ready = load_inputs(L, lo, hi, 0);
+  for (uint32_t q = 0; q < tiles; q++) {
+    DEEPLOY_MARKER(DEEPLOY_MARK_TILE_INPUT);
+    ready = later(ready, load_inputs(L, lo, hi, 0));   /* what was not prefetched */
+    deeploy_dma_wait(DEEPLOY_DMA_CLUSTER, ready);
+    ready = DEEPLOY_DMA_NONE;
+    for (int o = 0; o < L->noperands; o++) {
+      const deeploy_tile_operand_t *op = &L->operands[o];
+      op_state_t *s = &state[o];
+      if (op->output) {
+        s->cur = op->copies > 1 ? 1 - s->cur : 0;
+        deeploy_dma_wait(DEEPLOY_DMA_CLUSTER, s->pending[s->cur]);
+      }
+      tile.buf[o] = op->l1[s->cur];
+    }
+    tile.cls = cls;
+    uint32_t ncls = 0;
+    if (q + 1 < tiles) {
+      ncls = l1_tile(L, q + 1, lo2, hi2, j, nlo, nhi);
+      if (L->double_buffer) ready = load_inputs(L, nlo, nhi, 1);
+    }
+    DEEPLOY_MARKER(DEEPLOY_MARK_TILE_KERNEL);
+    deeploy_cluster_fork(L->kernel, &tile);
+    DEEPLOY_MARKER(DEEPLOY_MARK_TILE_OUTPUT);
+    for (int o = 0; o < L->noperands; o++) {
+      const deeploy_tile_operand_t *op = &L->operands[o];
+      if (!op->output) continue;
+      op_state_t *s = &state[o];
+      box_t box, local;
+      int32_t shape[DEEPLOY_TILE_MAX_RANK];
+      operand_box(op, lo, hi, &box);
+      uint8_t *dst = tile_source(op, s, &box, shape, &local);
+      s->pending[s->cur] = copy_box(DEEPLOY_DMA_CLUSTER, dst, shape, &local, op->rank, op->elem, op->l1[s->cur], 0);
+    }
+    if (!L->double_buffer) deeploy_dma_wait_all(DEEPLOY_DMA_CLUSTER);
+    DEEPLOY_MARKER(DEEPLOY_MARK_TILE_END);
+    for (int d = 0; d < L->ndims; d++) {
+      lo[d] = nlo[d];
+      hi[d] = nhi[d];
+    }
+    cls = ncls;
+  }
+  deeploy_dma_wait_all(DEEPLOY_DMA_CLUSTER);
+}
+
+void deeploy_run_tiled(const deeploy_tiled_layer_t *layer) {
+  const deeploy_tiled_layer_t *L = to_l1(layer);
+  int staged = 0, staged_out = 0;
+  for (int o = 0; o < L->noperands; o++) {
+    op_state_t *s = &state[o];
+    s->l2valid = s->valid[0] = s->valid[1] = 0;
+    s->cur = 0;
+    s->pending[0] = s->pending[1] = DEEPLOY_DMA_NONE;
+    staged |= L->operands[o].in_l3;
+    staged_out |= L->operands[o].in_l3 && L->operands[o].output;
+  }
+  uint32_t outer = 1;
+  for (int d = 0; d < L->ndims; d++) outer *= (uint32_t)((L->size[d] + L->l2_tile[d] - 1) / L->l2_tile[d]);
+  int32_t lo2[DEEPLOY_TILE_MAX_DIMS], hi2[DEEPLOY_TILE_MAX_DIMS], j[DEEPLOY_TILE_MAX_DIMS];
+  for (uint32_t q2 = 0; q2 < outer; q2++) {
+    uint32_t q = q2;
+    for (int k = L->ndims - 1; k >= 0; k--) {
+      int d = L->order[k];
+      uint32_t n = (uint32_t)((L->size[d] + L->l2_tile[d] - 1) / L->l2_tile[d]);
+      j[d] = (int32_t)(q % n);
+      q /= n;
+      lo2[d] = j[d] * L->l2_tile[d];
+      hi2[d] = lo2[d] + L->l2_tile[d] < L->size[d] ? lo2[d] + L->l2_tile[d] : L->size[d];
+    }
+    if (staged) {
+      DEEPLOY_MARKER(DEEPLOY_MARK_STAGE_INPUT);
+      for (int o = 0; o < L->noperands; o++) {
+        const deeploy_tile_operand_t *op = &L->operands[o];
+        op_state_t *s = &state[o];
+        if (!op->in_l3) continue;
+        box_t box;
+        operand_box(op, lo2, hi2, &box);
+        if (s->l2valid && same_box(&s->l2box, &box, op->rank)) continue;
+        s->l2box = box;
+        s->l2valid = 1;
+        if (!op->output && box_elems(&box, op->rank)) {
+          int32_t shape[DEEPLOY_TILE_MAX_RANK];
+          for (int k = 0; k < op->rank; k++) shape[k] = op->axes[k].size;
+          copy_box(DEEPLOY_DMA_L3, op->home, shape, &box, op->rank, op->elem, op->staging, 1);
+        }
+      }
+      deeploy_dma_wait_all(DEEPLOY_DMA_L3);
+      DEEPLOY_MARKER(DEEPLOY_MARK_STAGE_INNER);
+    }
+    run_l1_tiles(L, lo2, hi2, j);
+    if (staged) {
+      DEEPLOY_MARKER(DEEPLOY_MARK_STAGE_OUTPUT);
+      for (int o = 0; staged_out && o < L->noperands; o++) {
+        const deeploy_tile_operand_t *op = &L->operands[o];
+        if (!op->in_l3 || !op->output) continue;
+        int32_t shape[DEEPLOY_TILE_MAX_RANK];
+        for (int k = 0; k < op->rank; k++) shape[k] = op->axes[k].size;
+        copy_box(DEEPLOY_DMA_L3, op->home, shape, &state[o].l2box, op->rank, op->elem, op->staging, 0);
+        state[o].l2valid = 0;
+      }
+      deeploy_dma_wait_all(DEEPLOY_DMA_L3);
+      DEEPLOY_MARKER(DEEPLOY_MARK_STAGE_END);
+    }
+  }
+}
