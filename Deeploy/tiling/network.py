@@ -26,7 +26,8 @@ CODE_RESERVE = 128 * 1024   # L2 kept for code, runtime data and the harness whe
 class TilingOptions:
     """``--l1`` (bytes for one layer's tiles), ``--l2`` (the L2 memory), ``--defaultMemLevel``
     (where graph inputs, outputs and constants live; activations stay in L2) and
-    ``--doublebuffer``."""
+    ``--doublebuffer`` (the solver double-buffers every layer where the modelled cycles say the
+    second copy pays for itself; without it every layer is single-buffered)."""
 
     l1: int = 64000
     l2: int = 1024000
@@ -41,7 +42,7 @@ class TilingOptions:
 
     def l1_params(self, cores: int) -> TilingParams:
         return replace(VIRTUAL_PLATFORM_L1, capacity=self.l1, cores=cores,
-                       buffering="double" if self.double_buffer else "single")
+                       buffering="auto" if self.double_buffer else "single")
 
 
 @dataclass(frozen=True)
@@ -59,16 +60,34 @@ def _l3_tensors(graph: Graph, plan: MemoryPlan, options: TilingOptions) -> set[s
     return {n for n, p in plan.placements.items() if p.kind in ("constant", "input", "output")}
 
 
-def tile_network(graph: Graph, layers: list[Layer], plan: MemoryPlan, options: TilingOptions, cores: int,
-                 l2_data_bytes: int) -> TiledNetwork:
-    """Schedules of every layer that runs. ``l2_data_bytes``: what already lives in L2 (the
-    activation arena, and I/O and constants when they live there); the rest of ``options.l2``,
-    less CODE_RESERVE, is the budget of the L2 tiles of operands in L3."""
+def _data_bytes(graph: Graph) -> int:
+    """Bytes of the graph's inputs, outputs and constants."""
+    names = set(graph.inputs) | set(graph.outputs) | {t.name for t in graph.constants()}
+    return sum(graph.tensors[n].nbytes for n in names)
+
+
+def _l2_error(plan: MemoryPlan, data: int, staging: int, options: TilingOptions) -> DeeployError:
+    parts = [f"activations {plan.arena_size} B"] + ([f"inputs, outputs and constants {data} B"] if data else [])
+    parts += ([f"L2 tiles of L3 operands {staging} B"] if staging else []) + [f"{CODE_RESERVE} B kept for code"]
+    need = plan.arena_size + data + staging + CODE_RESERVE
+    fix = "--defaultMemLevel L3 or " if options.default_level == "L2" and data else ""
+    return DeeployError(f"the network does not fit L2 = {options.l2} B: it needs {need} B ({', '.join(parts)}); "
+                        f"use {fix}--l2 {need} or more")
+
+
+def tile_network(graph: Graph, layers: list[Layer], plan: MemoryPlan, options: TilingOptions,
+                 cores: int) -> TiledNetwork:
+    """Schedules of every layer that runs. What lives in L2 (the activation arena ``plan``, and
+    I/O and constants unless they live in L3) and CODE_RESERVE leave the rest of ``options.l2``
+    as the budget of the L2 tiles of operands in L3."""
     from Deeploy.targets.siracusa.bindings import SIRACUSA_BINDINGS
     ctx = RuleContext(SIRACUSA_BINDINGS, cores)
     l1_params = options.l1_params(cores)
     in_l3 = _l3_tensors(graph, plan, options)
-    budget = options.l2 - l2_data_bytes - CODE_RESERVE
+    data = _data_bytes(graph) if options.default_level == "L2" else 0
+    budget = options.l2 - plan.arena_size - data - CODE_RESERVE
+    if budget < 0:
+        raise _l2_error(plan, data, 0, options)
     schedules, l1_size, staging = {}, 0, 0
     for k, layer in enumerate(layers):
         spec = layer_spec(layer.node, graph, ctx)
@@ -76,16 +95,14 @@ def tile_network(graph: Graph, layers: list[Layer], plan: MemoryPlan, options: T
             continue
         staged = {o.tensor: True for o in spec.operands if o.tensor in in_l3 and o.nbytes > 0}
         if staged:
-            if budget <= 0:
-                raise DeeployError(f"L2 is full before tiling layer '{layer.node.name}': {l2_data_bytes} B of "
-                                   f"activations and data + {CODE_RESERVE} B for code exceed --l2 {options.l2}; "
-                                   f"increase --l2")
+            if budget < 1024:
+                raise _l2_error(plan, data, 1024, options)
             outer = solve_spec(replace(spec, scratch=0), replace(l3_to_l2_params(budget, l1_params), buffering="single"))
             inner = solve_spec(restrict(spec, outer.tile_sizes), l1_params)
-            sched = schedule_layer(spec, inner, outer, staged, options.double_buffer, l1_params.alignment)
+            sched = schedule_layer(spec, inner, outer, staged, inner.double_buffered, l1_params.alignment)
         else:
-            sched = schedule_layer(spec, solve_spec(spec, l1_params), None, {}, options.double_buffer,
-                                   l1_params.alignment)
+            sol = solve_spec(spec, l1_params)
+            sched = schedule_layer(spec, sol, None, {}, sol.double_buffered, l1_params.alignment)
         if sched.l1_bytes > options.l1:
             raise DeeployError(f"layer '{layer.node.name}' ({layer.node.op}): its L1 tiles need {sched.l1_bytes} B, "
                                f"more than --l1 {options.l1}; the smallest --l1 that fits is {sched.l1_bytes} B")

@@ -64,7 +64,8 @@ def cluster_runner(platform: str, gen_root: str) -> RunnerPlatform:
             raise DeeployError(f"--cores={args.cores} is outside 1..{target.max_cores} ({platform} cluster)")
         script = gen / "harness" / "link.ld"
         script.parent.mkdir(parents=True, exist_ok=True)
-        script.write_text(linker_script(_memory(target, args)))
+        memory["levels"] = _memory(target, args)
+        script.write_text(linker_script(memory["levels"]))
         return [f"-DNUM_CORES={args.cores}", f"-DLINKER_SCRIPT={script}"]
 
     def execute(binary: Path, args: argparse.Namespace, gen: Path, timeout: float) -> tuple[int, str]:
@@ -81,8 +82,10 @@ def cluster_runner(platform: str, gen_root: str) -> RunnerPlatform:
                 out += "\n".join(tiling_profile(result, json.loads(manifest.read_text()))) + "\n"
         return run.exit_code, out
 
+    memory = {"levels": target.memory}
+
     def explain(output: str) -> str | None:
-        return link_error_message(output, target.memory)
+        return link_error_message(output, memory["levels"])
 
     def after_compile(result, args: argparse.Namespace, gen: Path) -> None:
         if getattr(args, "plotMemAlloc", False):
@@ -91,5 +94,5 @@ def cluster_runner(platform: str, gen_root: str) -> RunnerPlatform:
             print(f"Memory allocation plot: {path}")
 
     return RunnerPlatform(platform=platform, gen_root=gen_root, cmake_platform=target.cmake_platform,
-                          execute=execute, prepare=prepare, timeout=600.0, harness_runs=1,
+                          execute=execute, prepare=prepare, timeout=600.0, harness_runs=1, harness_section=".l3_rodata",
                           explain_build_error=explain, after_compile=after_compile)

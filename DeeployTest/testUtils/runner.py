@@ -46,6 +46,7 @@ class RunnerPlatform:
     prepare: Callable[[argparse.Namespace, Path], list[str]] = lambda args, gen: []
     timeout: float = 300.0
     harness_runs: int = 2                          # RunNetwork calls per test (re-entrancy check)
+    harness_section: str = ""                      # section of the reference data (default .rodata)
     explain_build_error: Callable[[str], str | None] | None = None  # e.g. an over-full memory level
     after_compile: Callable[[object, argparse.Namespace, Path], None] | None = None  # e.g. reports
 
@@ -114,7 +115,7 @@ def run_test(args: argparse.Namespace, rp: RunnerPlatform, compile_options: dict
         result = compile_graph(graph, rp.platform, network_dir, snapshot_dir=gen / "deeployStates",
                                log=log, **(compile_options or {}))
         s = result.summary
-        write_harness(result.graph, inputs, expected, harness_dir, runs=rp.harness_runs)
+        write_harness(result.graph, inputs, expected, harness_dir, runs=rp.harness_runs, section=rp.harness_section)
         if rp.after_compile:
             rp.after_compile(result, args, gen)
         print(f"Compiled {test_dir.name} for {rp.platform} in {time.perf_counter() - start:.2f} s: "

@@ -41,7 +41,9 @@ def conv_rule(node: Node, graph: Graph, ctx: RuleContext) -> LayerSpec:
     top, left = p.pads[0], p.pads[1]
     cig, cog = p.ch_in // p.group, p.ch_out // p.group
     oh, ow = p.out_hw
-    dims = (Dim("N", p.batch), Dim("OH", oh), Dim("OW", ow), Dim("CO", p.ch_out))
+    # grouped (not depthwise) convolutions tile output channels by whole groups
+    granule = cog if p.group > 1 and not p.depthwise else 1
+    dims = (Dim("N", p.batch), Dim("OH", oh), Dim("OW", ow), Dim("CO", p.ch_out, granule=granule))
     n = AxisMap(p.batch, "N")
     rows = _window(p.in_hw[0], "OH", kh, sh, dh, top)
     cols = _window(p.in_hw[1], "OW", kw, sw, dw, left)

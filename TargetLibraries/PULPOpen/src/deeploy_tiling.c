@@ -7,10 +7,23 @@ typedef struct {
   int32_t lo[DEEPLOY_TILE_MAX_RANK], ext[DEEPLOY_TILE_MAX_RANK];
 } box_t;
 
+/* How a box of given extents moves between a C-contiguous view and a dense buffer: contiguous
+ * axes merge; the innermost run and two strided levels make one 3-D copy, further levels loop. */
+typedef struct {
+  int32_t ext[DEEPLOY_TILE_MAX_RANK];   /* the extents (and view shape) it was planned for */
+  int32_t shape[DEEPLOY_TILE_MAX_RANK];
+  uint32_t vstride[DEEPLOY_TILE_MAX_RANK]; /* bytes between neighbours along each view axis */
+  uint32_t row, rows, rvs, rds, planes, pvs, pds;
+  uint32_t outer, count[DEEPLOY_TILE_MAX_RANK], vs[DEEPLOY_TILE_MAX_RANK], ds[DEEPLOY_TILE_MAX_RANK];
+  uint8_t empty, valid;
+} geom_t;
+
 typedef struct {
   box_t l2box;              /* the operand's L2 tile (staged operands) */
   box_t slot[2];            /* the box each L1 slot holds */
   uint8_t l2valid, valid[2], cur;
+  uint32_t dims;            /* mask of the dims the operand's box depends on */
+  geom_t l1geom, l3geom;    /* last copy plans: L1 tiles, L2 tiles */
   deeploy_dma_t pending[2]; /* last write-back from each slot (outputs) */
 } op_state_t;
 
@@ -94,24 +107,31 @@ static int same_box(const box_t *a, const box_t *b, int rank) {
   return 1;
 }
 
+static void set_box(box_t *dst, const box_t *src, int rank) {
+  for (int k = 0; k < rank; k++) {
+    dst->lo[k] = src->lo[k];
+    dst->ext[k] = src->ext[k];
+  }
+}
+
 static uint32_t box_elems(const box_t *b, int rank) {
   uint32_t n = 1;
   for (int k = 0; k < rank; k++) n *= (uint32_t)b->ext[k];
   return n;
 }
 
-/* Copies `box` of a C-contiguous view (`shape`, at `view`) to or from a dense buffer: contiguous
- * axes merge, the innermost run and two strided levels make one 3-D copy, further levels loop.
- * Returns the handle of the last copy (waiting for it waits for all). */
-static deeploy_dma_t copy_box(deeploy_dma_engine_t engine, uint8_t *view, const int32_t *shape, const box_t *box,
-                              int rank, uint32_t elem, uint8_t *dense, int load) {
+static void plan_copy(geom_t *g, const int32_t *shape, const box_t *box, int rank, uint32_t elem) {
   uint32_t count[DEEPLOY_TILE_MAX_RANK], vs[DEEPLOY_TILE_MAX_RANK], ds[DEEPLOY_TILE_MAX_RANK];
   int levels = 0;
-  uint32_t vstride = elem, dstride = elem, offset = 0;
+  uint32_t vstride = elem, dstride = elem;
+  g->empty = 0;
+  g->valid = 1;
   for (int k = rank - 1; k >= 0; k--) {
     uint32_t ext = (uint32_t)box->ext[k];
-    if (ext == 0) return DEEPLOY_DMA_NONE;
-    offset += (uint32_t)box->lo[k] * vstride;
+    g->ext[k] = box->ext[k];
+    g->shape[k] = shape[k];
+    g->vstride[k] = vstride;
+    if (ext == 0) g->empty = 1;
     if (ext > 1) {
       if (levels && count[levels - 1] * vs[levels - 1] == vstride) {
         count[levels - 1] *= ext;
@@ -125,40 +145,55 @@ static deeploy_dma_t copy_box(deeploy_dma_engine_t engine, uint8_t *view, const 
     }
     vstride *= (uint32_t)shape[k];
   }
-  uint32_t row = elem;
   int first = 0;
+  g->row = elem;
   if (levels && vs[0] == elem) {
-    row = count[0] * elem;
+    g->row = count[0] * elem;
     first = 1;
   }
-  /* the (up to) two levels above the row are one 3-D copy; the rest loop */
-  uint32_t rows = 1, rvs = row, rds = row, planes = 1, pvs = 0, pds = 0;
-  if (first < levels) {
-    rows = count[first];
-    rvs = vs[first];
-    rds = ds[first];
+  g->rows = 1, g->rvs = g->rds = g->row, g->planes = 1, g->pvs = g->pds = 0;
+  if (first < levels) g->rows = count[first], g->rvs = vs[first], g->rds = ds[first];
+  if (first + 1 < levels) g->planes = count[first + 1], g->pvs = vs[first + 1], g->pds = ds[first + 1];
+  g->outer = 0;
+  for (int l = first + 2; l < levels; l++, g->outer++) {
+    g->count[g->outer] = count[l];
+    g->vs[g->outer] = vs[l];
+    g->ds[g->outer] = ds[l];
   }
-  if (first + 1 < levels) {
-    planes = count[first + 1];
-    pvs = vs[first + 1];
-    pds = ds[first + 1];
-  }
-  int outer = first + 2;
+}
+
+static int same_plan(const geom_t *g, const int32_t *shape, const box_t *box, int rank) {
+  if (!g->valid) return 0;
+  for (int k = 0; k < rank; k++)
+    if (g->ext[k] != box->ext[k] || g->shape[k] != shape[k]) return 0;
+  return 1;
+}
+
+/* Copies `box` of the view (`shape`, at `view`) to or from the dense buffer, planned by (and
+ * re-planning) `g`. Returns the handle of the last copy (waiting for it waits for all). */
+static deeploy_dma_t copy_box(deeploy_dma_engine_t engine, uint8_t *view, const int32_t *shape, const box_t *box,
+                              int rank, uint32_t elem, uint8_t *dense, int load, geom_t *g) {
+  if (!same_plan(g, shape, box, rank)) plan_copy(g, shape, box, rank, elem);
+  if (g->empty) return DEEPLOY_DMA_NONE;
+  uint32_t offset = 0;
+  for (int k = 0; k < rank; k++) offset += (uint32_t)box->lo[k] * g->vstride[k];
   uint32_t idx[DEEPLOY_TILE_MAX_RANK] = {0};
   deeploy_dma_t h = DEEPLOY_DMA_NONE;
   for (;;) {
     uint32_t vo = offset, dof = 0;
-    for (int l = outer; l < levels; l++) {
-      vo += idx[l] * vs[l];
-      dof += idx[l] * ds[l];
+    for (uint32_t l = 0; l < g->outer; l++) {
+      vo += idx[l] * g->vs[l];
+      dof += idx[l] * g->ds[l];
     }
     if (load)
-      h = deeploy_dma_copy_3d(engine, dense + dof, view + vo, row, rows, rds, rvs, planes, pds, pvs);
+      h = deeploy_dma_copy_3d(engine, dense + dof, view + vo, g->row, g->rows, g->rds, g->rvs, g->planes, g->pds,
+                              g->pvs);
     else
-      h = deeploy_dma_copy_3d(engine, view + vo, dense + dof, row, rows, rvs, rds, planes, pvs, pds);
-    int l = outer;
-    while (l < levels && ++idx[l] == count[l]) idx[l++] = 0;
-    if (l >= levels) break;
+      h = deeploy_dma_copy_3d(engine, view + vo, dense + dof, g->row, g->rows, g->rvs, g->rds, g->planes, g->pvs,
+                              g->pds);
+    uint32_t l = 0;
+    while (l < g->outer && ++idx[l] == g->count[l]) idx[l++] = 0;
+    if (l >= g->outer) break;
   }
   return h;
 }
@@ -185,13 +220,13 @@ static deeploy_dma_t load_input(const deeploy_tile_operand_t *op, op_state_t *s,
   if (s->valid[s->cur] && same_box(&s->slot[s->cur], box, op->rank)) return DEEPLOY_DMA_NONE;
   int slot = next && op->copies > 1 ? 1 - s->cur : s->cur;
   s->cur = (uint8_t)slot;
-  s->slot[slot] = *box;
+  set_box(&s->slot[slot], box, op->rank);
   s->valid[slot] = 1;
   s->valid[1 - slot] = s->valid[1 - slot] && op->copies > 1;
   int32_t shape[DEEPLOY_TILE_MAX_RANK];
   box_t local;
   uint8_t *src = tile_source(op, s, box, shape, &local);
-  return copy_box(DEEPLOY_DMA_CLUSTER, src, shape, &local, op->rank, op->elem, op->l1[slot], 1);
+  return copy_box(DEEPLOY_DMA_CLUSTER, src, shape, &local, op->rank, op->elem, op->l1[slot], 1, &s->l1geom);
 }
 
 static deeploy_dma_t later(deeploy_dma_t a, deeploy_dma_t b) { return a > b ? a : b; }
@@ -214,13 +249,20 @@ static uint32_t l1_tile(const deeploy_tiled_layer_t *L, uint32_t q, const int32_
   return cls;
 }
 
-/* Loads every input of tile (lo, hi) that is not in L1 yet; `prefetch`: only those with a second
- * slot, into it. Returns the handle to wait for. */
-static deeploy_dma_t load_inputs(const deeploy_tiled_layer_t *L, const int32_t *lo, const int32_t *hi, int prefetch) {
+/* Loads the inputs of tile (lo, hi) that are not in L1 yet (only operands depending on a dim in
+ * `changed` since the tile whose inputs are in L1 can differ). LOAD_ALL: every input into its
+ * current slot; LOAD_SINGLE: only those without a second slot (the others were prefetched);
+ * PREFETCH: only those with a second slot, into it. Returns the handle to wait for. */
+enum { LOAD_ALL, LOAD_SINGLE, PREFETCH };
+
+static deeploy_dma_t load_inputs(const deeploy_tiled_layer_t *L, const int32_t *lo, const int32_t *hi, int which,
+                                 uint32_t changed) {
   deeploy_dma_t h = DEEPLOY_DMA_NONE;
   for (int o = 0; o < L->noperands; o++) {
     const deeploy_tile_operand_t *op = &L->operands[o];
-    if (op->output || (prefetch && op->copies < 2)) continue;
+    if (op->output || (!(state[o].dims & changed) && state[o].valid[state[o].cur])) continue;
+    if ((which == PREFETCH && op->copies < 2) || (which == LOAD_SINGLE && op->copies > 1)) continue;
+    int prefetch = which == PREFETCH;
     box_t box;
     operand_box(op, lo, hi, &box);
     h = later(h, load_input(op, &state[o], &box, prefetch));
@@ -236,10 +278,11 @@ static void run_l1_tiles(const deeploy_tiled_layer_t *L, const int32_t *lo2, con
   deeploy_tile_t tile;
   uint32_t cls = l1_tile(L, 0, lo2, hi2, j, lo, hi);
   deeploy_dma_t ready = DEEPLOY_DMA_NONE;
-  if (L->double_buffer) ready = load_inputs(L, lo, hi, 0);
+  uint32_t changed = ~0u, next_changed = 0;   /* dims whose range differs from the previous tile */
+  if (L->double_buffer) ready = load_inputs(L, lo, hi, LOAD_ALL, changed);
   for (uint32_t q = 0; q < tiles; q++) {
     DEEPLOY_MARKER(DEEPLOY_MARK_TILE_INPUT);
-    ready = later(ready, load_inputs(L, lo, hi, 0));   /* what was not prefetched */
+    ready = later(ready, load_inputs(L, lo, hi, L->double_buffer ? LOAD_SINGLE : LOAD_ALL, changed));
     deeploy_dma_wait(DEEPLOY_DMA_CLUSTER, ready);
     ready = DEEPLOY_DMA_NONE;
     for (int o = 0; o < L->noperands; o++) {
@@ -255,7 +298,9 @@ static void run_l1_tiles(const deeploy_tiled_layer_t *L, const int32_t *lo2, con
     uint32_t ncls = 0;
     if (q + 1 < tiles) {
       ncls = l1_tile(L, q + 1, lo2, hi2, j, nlo, nhi);
-      if (L->double_buffer) ready = load_inputs(L, nlo, nhi, 1);
+      next_changed = 0;
+      for (int d = 0; d < L->ndims; d++) next_changed |= (uint32_t)(nlo[d] != lo[d]) << d;
+      if (L->double_buffer) ready = load_inputs(L, nlo, nhi, PREFETCH, next_changed);
     }
     DEEPLOY_MARKER(DEEPLOY_MARK_TILE_KERNEL);
     deeploy_cluster_fork(L->kernel, &tile);
@@ -268,7 +313,8 @@ static void run_l1_tiles(const deeploy_tiled_layer_t *L, const int32_t *lo2, con
       int32_t shape[DEEPLOY_TILE_MAX_RANK];
       operand_box(op, lo, hi, &box);
       uint8_t *dst = tile_source(op, s, &box, shape, &local);
-      s->pending[s->cur] = copy_box(DEEPLOY_DMA_CLUSTER, dst, shape, &local, op->rank, op->elem, op->l1[s->cur], 0);
+      s->pending[s->cur] = copy_box(DEEPLOY_DMA_CLUSTER, dst, shape, &local, op->rank, op->elem, op->l1[s->cur], 0,
+                                    &s->l1geom);
     }
     if (!L->double_buffer) deeploy_dma_wait_all(DEEPLOY_DMA_CLUSTER);
     DEEPLOY_MARKER(DEEPLOY_MARK_TILE_END);
@@ -277,6 +323,7 @@ static void run_l1_tiles(const deeploy_tiled_layer_t *L, const int32_t *lo2, con
       hi[d] = nhi[d];
     }
     cls = ncls;
+    changed = next_changed;
   }
   deeploy_dma_wait_all(DEEPLOY_DMA_CLUSTER);
 }
@@ -289,6 +336,10 @@ void deeploy_run_tiled(const deeploy_tiled_layer_t *layer) {
     s->l2valid = s->valid[0] = s->valid[1] = 0;
     s->cur = 0;
     s->pending[0] = s->pending[1] = DEEPLOY_DMA_NONE;
+    s->l1geom.valid = s->l3geom.valid = 0;
+    s->dims = 0;
+    for (int k = 0; k < L->operands[o].rank; k++)
+      if (L->operands[o].axes[k].dim >= 0) s->dims |= 1u << L->operands[o].axes[k].dim;
     staged |= L->operands[o].in_l3;
     staged_out |= L->operands[o].in_l3 && L->operands[o].output;
   }
@@ -314,12 +365,13 @@ void deeploy_run_tiled(const deeploy_tiled_layer_t *layer) {
         box_t box;
         operand_box(op, lo2, hi2, &box);
         if (s->l2valid && same_box(&s->l2box, &box, op->rank)) continue;
-        s->l2box = box;
+        set_box(&s->l2box, &box, op->rank);
         s->l2valid = 1;
+        s->valid[0] = s->valid[1] = 0;
         if (!op->output && box_elems(&box, op->rank)) {
           int32_t shape[DEEPLOY_TILE_MAX_RANK];
           for (int k = 0; k < op->rank; k++) shape[k] = op->axes[k].size;
-          copy_box(DEEPLOY_DMA_L3, op->home, shape, &box, op->rank, op->elem, op->staging, 1);
+          copy_box(DEEPLOY_DMA_L3, op->home, shape, &box, op->rank, op->elem, op->staging, 1, &s->l3geom);
         }
       }
       deeploy_dma_wait_all(DEEPLOY_DMA_L3);
@@ -333,7 +385,8 @@ void deeploy_run_tiled(const deeploy_tiled_layer_t *layer) {
         if (!op->in_l3 || !op->output) continue;
         int32_t shape[DEEPLOY_TILE_MAX_RANK];
         for (int k = 0; k < op->rank; k++) shape[k] = op->axes[k].size;
-        copy_box(DEEPLOY_DMA_L3, op->home, shape, &state[o].l2box, op->rank, op->elem, op->staging, 0);
+        copy_box(DEEPLOY_DMA_L3, op->home, shape, &state[o].l2box, op->rank, op->elem, op->staging, 0,
+                 &state[o].l3geom);
         state[o].l2valid = 0;
       }
       deeploy_dma_wait_all(DEEPLOY_DMA_L3);
