@@ -23,7 +23,7 @@ def memory_levels(result, platform) -> tuple[list[str], list[PlotLevel]]:
     sizes = {n: graph.tensors[n].nbytes for n, p in plan.placements.items() if p.kind == "arena" and n not in roots}
     for iv in lifetimes(graph, sizes, roots):
         p = plan.placements[iv.name]
-        buffers[arena_level].append(PlotBuffer(iv.name, p.offset, iv.size, iv.start, iv.end, "activation"))
+        buffers[arena_level].append(PlotBuffer(iv.name, p.offset, iv.size, iv.first, iv.last, "activation"))
     for k, layer in enumerate(result.layers):
         at = plan.scratch_offsets.get(layer.node.name)
         if at is not None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from Deeploy.binding import Layer
-from Deeploy.errors import DeeployError
+from Deeploy.errors import DeeployError, TilingError
 from Deeploy.ir.graph import Graph
 from Deeploy.memory.planner import MemoryPlan
 from Deeploy.tiling.constraints import RuleContext, layer_spec
@@ -75,6 +75,19 @@ def _l2_error(plan: MemoryPlan, data: int, staging: int, options: TilingOptions)
                         f"use {fix}--l2 {need} or more")
 
 
+def _misfit_error(misfits: list[TilingError]) -> TilingError:
+    """One error for every layer that does not fit: the most demanding one in full, and the
+    smallest size of its level that fits them all."""
+    worst = max(misfits, key=lambda e: e.min_bytes)
+    if len(misfits) == 1:
+        return worst
+    others = ", ".join(f"'{e.layer}' ({e.min_bytes} B)" for e in misfits if e is not worst)
+    return TilingError(f"{worst}. {len(misfits) - 1} more layers do not fit either: {others}; the smallest size "
+                       f"that fits every layer is {worst.min_bytes} B", layer=worst.layer, op=worst.op,
+                       level=worst.level, capacity=worst.capacity, min_bytes=worst.min_bytes,
+                       constraint=worst.constraint)
+
+
 def tile_network(graph: Graph, layers: list[Layer], plan: MemoryPlan, options: TilingOptions,
                  cores: int) -> TiledNetwork:
     """Schedules of every layer that runs. What lives in L2 (the activation arena ``plan``, and
@@ -88,25 +101,34 @@ def tile_network(graph: Graph, layers: list[Layer], plan: MemoryPlan, options: T
     budget = options.l2 - plan.arena_size - data - CODE_RESERVE
     if budget < 0:
         raise _l2_error(plan, data, 0, options)
-    schedules, l1_size, staging = {}, 0, 0
+    schedules, l1_size, staging, misfits = {}, 0, 0, []
     for k, layer in enumerate(layers):
         spec = layer_spec(layer.node, graph, ctx)
         if spec.zero_copy:
             continue
         staged = {o.tensor: True for o in spec.operands if o.tensor in in_l3 and o.nbytes > 0}
-        if staged:
-            if budget < 1024:
-                raise _l2_error(plan, data, 1024, options)
-            outer = solve_spec(replace(spec, scratch=0), replace(l3_to_l2_params(budget, l1_params), buffering="single"))
-            inner = solve_spec(restrict(spec, outer.tile_sizes), l1_params)
-            sched = schedule_layer(spec, inner, outer, staged, inner.double_buffered, l1_params.alignment)
-        else:
-            sol = solve_spec(spec, l1_params)
-            sched = schedule_layer(spec, sol, None, {}, sol.double_buffered, l1_params.alignment)
+        try:
+            if staged:
+                if budget < 1024:
+                    raise _l2_error(plan, data, 1024, options)
+                outer = solve_spec(replace(spec, scratch=0),
+                                   replace(l3_to_l2_params(budget, l1_params), buffering="single"))
+                inner = solve_spec(restrict(spec, outer.tile_sizes), l1_params)
+                sched = schedule_layer(spec, inner, outer, staged, inner.double_buffered, l1_params.alignment)
+            else:
+                sol = solve_spec(spec, l1_params)
+                sched = schedule_layer(spec, sol, None, {}, sol.double_buffered, l1_params.alignment)
+        except TilingError as error:
+            if error.min_bytes is None:
+                raise
+            misfits.append(error)
+            continue
         if sched.l1_bytes > options.l1:
             raise DeeployError(f"layer '{layer.node.name}' ({layer.node.op}): its L1 tiles need {sched.l1_bytes} B, "
                                f"more than --l1 {options.l1}; the smallest --l1 that fits is {sched.l1_bytes} B")
         schedules[k] = sched
         l1_size = max(l1_size, sched.l1_bytes)
         staging = max(staging, sched.staging_bytes)
+    if misfits:
+        raise _misfit_error(misfits)
     return TiledNetwork(schedules, l1_size, staging, budget, options)
