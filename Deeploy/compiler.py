@@ -109,14 +109,7 @@ def compile_graph(graph: Graph, platform: str, out_dir: str | Path, *, source: s
         raise DeeployError(f"platform {target.name} has no L1 to tile into")
     plan = plan_memory(graph, [replace(layer, scratch=0, shared_offset=0) for layer in layers], target.level("L2"))
     data_level = target.level(tiling.default_level)
-    l2_data = plan.arena_size + (_data_bytes(graph) if tiling.default_level == "L2" else 0)
-    tiled = tile_network(graph, layers, plan, tiling, cores, l2_data)
+    tiled = tile_network(graph, layers, plan, tiling, cores)
     summary = write_atomically(Path(out_dir), lambda tmp: emit_project(
         graph, layers, plan, target, tmp, source, cores, tiled, data_level))
     return CompileResult(graph, layers, plan, summary, tiled=tiled)
-
-
-def _data_bytes(graph: Graph) -> int:
-    """Bytes of the graph's inputs, outputs and constants."""
-    names = set(graph.inputs) | set(graph.outputs) | {t.name for t in graph.constants()}
-    return sum(graph.tensors[n].nbytes for n in names)

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from Deeploy.binding import Layer
 from Deeploy.codegen.buffers import Buf, BufferNames
+from Deeploy.codegen.emit import _template
 from Deeploy.ir.graph import Graph
 from Deeploy.ops import get_op
 from Deeploy.tiling.schedule import TileSchedule
@@ -47,7 +48,6 @@ def _render_tile_call(layer: Layer, node, tgraph: Graph, ptrs: dict[str, str], n
             return Buf(name, f"(({t.dtype.ctype} *)0)", tuple(t.shape), t.dtype)
         return names.buf(name)
 
-    from Deeploy.codegen.emit import _template
     ctx = dict(fn=layer.variant, node=node, p=node.params,
                x=[buf(i) if i else None for i in node.inputs], y=[buf(o) for o in node.outputs],
                scratch=scratch, shared=shared)
@@ -59,9 +59,9 @@ def tiled_layer_code(k: int, layer: Layer, sched: TileSchedule, graph: Graph, na
     """The C of tiled layer ``k`` (tables prefixed ``deeploy_t<k>_``)."""
     p = f"deeploy_t{k}"
     spec, dims = sched.spec, sched.dims
-    lines = [f"/* layer {k}: {layer.node.op} '{layer.node.name}' tiled: {sched.num_tiles} L1 tiles "
-             f"({sched.l2_tiles()} L2 tiles), {'double' if sched.double_buffer else 'single'}-buffered, "
-             f"L1 {sched.l1_bytes} B */".replace("*/ ", "")]
+    title = f"{layer.node.op} '{layer.node.name}'".replace("*/", "* /")
+    lines = [f"/* layer {k}: {title} tiled: {sched.num_tiles} L1 tiles ({sched.l2_tiles()} L2 tiles), "
+             f"{'double' if sched.double_buffer else 'single'}-buffered, L1 {sched.l1_bytes} B */"]
     ops = []
     for s in sched.slots:
         o = s.operand
