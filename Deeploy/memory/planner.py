@@ -36,7 +36,8 @@ class MemoryPlan:
     lower_bound: int = 0
 
 
-def _align(n: int, a: int) -> int:
+def align(n: int, a: int) -> int:
+    """``n`` rounded up to a multiple of ``a``."""
     return (n + a - 1) // a * a
 
 
@@ -56,7 +57,7 @@ def place_intervals(intervals: list[Interval], alignment: int) -> tuple[list[int
         for lo, hi in busy:
             if offset + iv.size <= lo:
                 break
-            offset = max(offset, _align(hi, alignment))
+            offset = max(offset, align(hi, alignment))
         offsets[k] = offset
         placed.append(k)
         total = max(total, offset + iv.size)
@@ -95,10 +96,10 @@ def plan_memory(graph: Graph, layers: list[Layer], level: MemoryLevel) -> Memory
     for node in graph.nodes:
         for name in node.outputs:
             if name and name not in plan.placements and name not in roots:
-                sizes[name] = _align(graph.tensors[name].nbytes, level.alignment)
+                sizes[name] = align(graph.tensors[name].nbytes, level.alignment)
     tensors = lifetimes(graph, sizes, roots)
     step_of = {layer.node.name: step for step, layer in enumerate(layers)}
-    scratches = [Interval(layer.node.name, _align(layer.scratch, level.alignment),
+    scratches = [Interval(layer.node.name, align(layer.scratch, level.alignment),
                           step_of[layer.node.name], step_of[layer.node.name])
                  for layer in layers if layer.scratch]
     offsets, plan.arena_size = place_intervals(tensors + scratches, level.alignment)

@@ -15,14 +15,11 @@ import math
 from dataclasses import dataclass
 from typing import Iterator, Mapping
 
+from Deeploy.memory.planner import align
 from Deeploy.tiling.solver import TilingSolution
 from Deeploy.tiling.spec import OUTPUT, AxisMap, LayerSpec, Operand, tile_ranges
 
 __all__ = ["OperandSlots", "TileSchedule", "schedule_layer", "axis_key"]
-
-
-def _align(n: int, a: int) -> int:
-    return -(-n // a) * a
 
 
 def axis_key(a: AxisMap, lo: int, hi: int) -> tuple:
@@ -31,12 +28,7 @@ def axis_key(a: AxisMap, lo: int, hi: int) -> tuple:
     ra, rb = a.range(lo, hi)
     if rb <= ra:
         return (0,)
-    if a.group is not None:
-        return (rb - ra,)
-    if a.reverse:
-        va, vb = a.offset - a.stride * (hi - 1), a.offset - a.stride * lo + a.span
-    else:
-        va, vb = lo * a.stride + a.offset, (hi - 1) * a.stride + a.offset + a.span
+    va, vb = a.window(lo, hi)
     return (rb - ra, ra - va, vb - rb)
 
 
@@ -174,11 +166,11 @@ def schedule_layer(spec: LayerSpec, l1: TilingSolution, l2: TilingSolution | Non
     for k, op in enumerate(operands):
         changes = any(len(per_dim[d]) > 1 for d in op.dims)
         copies = 2 if double_buffer and changes else 1
-        slot = _align(_max_box(op, per_dim), alignment)
+        slot = align(_max_box(op, per_dim), alignment)
         offsets = tuple(l1_off + c * slot for c in range(copies))
         l1_off += copies * slot
         staged = bool(in_l3.get(op.tensor)) and l2 is not None
-        staging = _align(_max_box(op, l2_per_dim), alignment) if staged else 0
+        staging = align(_max_box(op, l2_per_dim), alignment) if staged else 0
         slots.append(OperandSlots(op, k, staged, copies, slot, offsets, staging, l2_off))
         l2_off += staging
     scratch_offset = l1_off

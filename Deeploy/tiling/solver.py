@@ -66,6 +66,7 @@ import numpy as np
 from ortools.sat.python import cp_model
 
 from Deeploy.errors import TilingError
+from Deeploy.memory.planner import align
 from Deeploy.tiling.params import SIRACUSA_L1, TilingParams
 from Deeploy.tiling.spec import INPUT, AxisStats, LayerSpec, Operand, axis_stats, candidates, dma_layout
 
@@ -148,10 +149,6 @@ class TilingSolution:
 
 
 # ---- precomputed tables ----------------------------------------------------------------------
-def _align(n: int, a: int) -> int:
-    return -(-n // a) * a if a > 1 else n
-
-
 def _cdiv(a: int, b: int) -> int:
     return -(-a // b)
 
@@ -187,7 +184,7 @@ def _dma_time(nbytes, transfers, run_bytes, setup, params: TilingParams):
 def _row(op: Operand, stats: Sequence[AxisStats], params: TilingParams) -> _Row:
     ext = tuple(s.max for s in stats)
     e = op.elem_bytes
-    tile_bytes = _align(e * math.prod(ext), params.alignment)
+    tile_bytes = align(e * math.prod(ext), params.alignment)
     cmds, strided, run = dma_layout(tuple(op.shape), ext, params.dma_2d)
     setup, issue = (cmds * c for c in params.command_cycles(strided))
     transfers = math.prod(s.nonempty for s in stats)

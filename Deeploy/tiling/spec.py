@@ -75,16 +75,19 @@ class AxisMap:
         return (self.dim is not None and self.stride == 1 and self.offset == 0 and self.span == 1
                 and not self.reverse and self.group is None)
 
+    def window(self, lo: int, hi: int) -> tuple[int, int]:
+        """The range before clipping to the axis (it may reach into padding or other parts)."""
+        if self.group is not None:
+            q, r = self.group
+            return (lo // q) * r, ((hi - 1) // q + 1) * r
+        if self.reverse:
+            return self.offset - self.stride * (hi - 1), self.offset - self.stride * lo + self.span
+        return lo * self.stride + self.offset, (hi - 1) * self.stride + self.offset + self.span
+
     def range(self, lo: int, hi: int) -> tuple[int, int]:
         if self.dim is None:
             return 0, self.size
-        if self.group is not None:
-            q, r = self.group
-            a, b = (lo // q) * r, ((hi - 1) // q + 1) * r
-        elif self.reverse:
-            a, b = self.offset - self.stride * (hi - 1), self.offset - self.stride * lo + self.span
-        else:
-            a, b = lo * self.stride + self.offset, (hi - 1) * self.stride + self.offset + self.span
+        a, b = self.window(lo, hi)
         a, b = max(a, 0), min(b, self.size)
         return (a, b) if a < b else (min(a, self.size), min(a, self.size))
 

@@ -114,12 +114,6 @@ static void set_box(box_t *dst, const box_t *src, int rank) {
   }
 }
 
-static uint32_t box_elems(const box_t *b, int rank) {
-  uint32_t n = 1;
-  for (int k = 0; k < rank; k++) n *= (uint32_t)b->ext[k];
-  return n;
-}
-
 static void plan_copy(geom_t *g, const int32_t *shape, const box_t *box, int rank, uint32_t elem) {
   uint32_t count[DEEPLOY_TILE_MAX_RANK], vs[DEEPLOY_TILE_MAX_RANK], ds[DEEPLOY_TILE_MAX_RANK];
   int levels = 0;
@@ -198,17 +192,18 @@ static deeploy_dma_t copy_box(deeploy_dma_engine_t engine, uint8_t *view, const 
   return h;
 }
 
+/* The shape of an operand's home view. */
+static void home_shape(const deeploy_tile_operand_t *op, int32_t *shape) {
+  for (int k = 0; k < op->rank; k++) shape[k] = op->axes[k].size;
+}
+
 /* The view an operand's L1 tiles are copied from or to: its home, or its staged L2 tile. */
 static uint8_t *tile_source(const deeploy_tile_operand_t *op, const op_state_t *s, const box_t *box, int32_t *shape,
                             box_t *local) {
+  if (!op->in_l3) home_shape(op, shape);
   for (int k = 0; k < op->rank; k++) {
-    if (op->in_l3) {
-      shape[k] = s->l2box.ext[k];
-      local->lo[k] = box->lo[k] - s->l2box.lo[k];
-    } else {
-      shape[k] = op->axes[k].size;
-      local->lo[k] = box->lo[k];
-    }
+    if (op->in_l3) shape[k] = s->l2box.ext[k];
+    local->lo[k] = box->lo[k] - (op->in_l3 ? s->l2box.lo[k] : 0);
     local->ext[k] = box->ext[k];
   }
   return op->in_l3 ? op->staging : op->home;
@@ -368,9 +363,9 @@ void deeploy_run_tiled(const deeploy_tiled_layer_t *layer) {
         set_box(&s->l2box, &box, op->rank);
         s->l2valid = 1;
         s->valid[0] = s->valid[1] = 0;
-        if (!op->output && box_elems(&box, op->rank)) {
+        if (!op->output) {  /* an empty box issues nothing */
           int32_t shape[DEEPLOY_TILE_MAX_RANK];
-          for (int k = 0; k < op->rank; k++) shape[k] = op->axes[k].size;
+          home_shape(op, shape);
           copy_box(DEEPLOY_DMA_L3, op->home, shape, &box, op->rank, op->elem, op->staging, 1, &s->l3geom);
         }
       }
@@ -384,7 +379,7 @@ void deeploy_run_tiled(const deeploy_tiled_layer_t *layer) {
         const deeploy_tile_operand_t *op = &L->operands[o];
         if (!op->in_l3 || !op->output) continue;
         int32_t shape[DEEPLOY_TILE_MAX_RANK];
-        for (int k = 0; k < op->rank; k++) shape[k] = op->axes[k].size;
+        home_shape(op, shape);
         copy_box(DEEPLOY_DMA_L3, op->home, shape, &state[o].l2box, op->rank, op->elem, op->staging, 0,
                  &state[o].l3geom);
         state[o].l2valid = 0;
