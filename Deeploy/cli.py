@@ -75,7 +75,8 @@ def main(argv: list[str] | None = None) -> int:
     c = sub.add_parser("compile", help="compile an ONNX network into a standalone C project")
     c.add_argument("model", help="the .onnx file")
     c.add_argument("--platform", default="Generic")
-    c.add_argument("-o", "--output", required=True, help="output folder (replaced atomically)")
+    c.add_argument("-o", "--output", required=True,
+                   help="output folder: created, or replaced atomically if an earlier compile created it")
     c.add_argument("--inputs", help="npz of sample inputs deciding input integer types "
                    "(default: inputs.npz beside the model, if present)")
     c.add_argument("--input-type", action="append", default=[], metavar="NAME=TYPE",
@@ -94,6 +95,9 @@ def main(argv: list[str] | None = None) -> int:
     except DeeployError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
+    except KeyboardInterrupt:
+        print("error: interrupted; nothing was written", file=sys.stderr)
+        return 130
     return 0
 
 

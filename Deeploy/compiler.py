@@ -20,11 +20,12 @@ from Deeploy.ir.dtypes import IntType
 from Deeploy.ir.graph import Graph
 from Deeploy.ir.onnx_export import save_snapshot
 from Deeploy.memory.planner import MemoryPlan, plan_memory
+from Deeploy.passes.graph_outputs import copy_shared_outputs
 from Deeploy.passes.manager import run_passes
 from Deeploy.targets import get_platform
 from Deeploy.tiling.network import TiledNetwork, TilingOptions, tile_network
 
-__all__ = ["CompileResult", "compile_network", "compile_graph", "write_atomically"]
+__all__ = ["CompileResult", "compile_network", "compile_graph", "write_atomically", "OUTPUT_MARK"]
 
 
 @dataclass
@@ -39,23 +40,65 @@ class CompileResult:
     tiled: TiledNetwork | None = None
 
 
+OUTPUT_MARK = ".deeploy-output"
+# What older versions wrote without the mark: a folder holding only these is also ours.
+_GENERATED_NAMES = {"Network.c", "Network.h", "CMakeLists.txt", "tiling.json", "manifest.json", "kernels", "include"}
+
+
+def _check_replaceable(out_dir: Path) -> None:
+    """Refuse an output path whose replacement could destroy anything the compiler did not write."""
+    if not out_dir.exists() and not out_dir.is_symlink():
+        return
+    if not out_dir.is_dir() or out_dir.is_symlink():
+        raise DeeployError(f"output '{out_dir}' exists and is not a folder; name a new folder "
+                           "(existing files are never overwritten)")
+    if Path.cwd().resolve().is_relative_to(out_dir.resolve()):
+        raise DeeployError(f"output folder '{out_dir}' is the working directory or contains it; "
+                           "name a new folder, e.g. -o out")
+    entries = {e.name for e in out_dir.iterdir()}
+    if entries and OUTPUT_MARK not in entries and not entries <= _GENERATED_NAMES:
+        shown = ", ".join(sorted(entries)[:3]) + (", ..." if len(entries) > 3 else "")
+        raise DeeployError(f"output folder '{out_dir}' holds files the compiler did not write ({shown}); "
+                           "name a new or empty folder (only folders it created are replaced)")
+
+
+def _os_error(exc: OSError, what: str, path: Path) -> DeeployError:
+    reason = {PermissionError: "permission denied", FileExistsError: "a file is in the way",
+              NotADirectoryError: "a file is in the way"}.get(type(exc), exc.strerror or str(exc))
+    return DeeployError(f"cannot {what} '{path}': {reason}")
+
+
 def write_atomically(out_dir: Path, fill: Callable[[Path], object]):
     """Run ``fill`` on a fresh temporary folder beside ``out_dir`` and move it into place only
-    if ``fill`` succeeds, so a failed compilation never leaves a half-written folder."""
-    out_dir = Path(out_dir).resolve()
-    out_dir.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=out_dir.parent))
+    if ``fill`` succeeds, so a failed compilation never leaves a half-written folder. Only a
+    folder the compiler created (it carries ``OUTPUT_MARK``) or an empty one is replaced."""
+    out_dir = Path(out_dir).absolute()
+    _check_replaceable(out_dir)
+    try:
+        out_dir.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=out_dir.parent))
+    except OSError as exc:
+        raise _os_error(exc, "create the output folder", out_dir) from None
+    old = None
     try:
         result = fill(tmp)
+        (tmp / OUTPUT_MARK).write_text("Written by deeploy; the folder is replaced on the next compile.\n")
         if out_dir.exists():
             old = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.old.", dir=out_dir.parent))
             os.replace(out_dir, old / "x")
-            shutil.rmtree(old)
-        os.replace(tmp, out_dir)
+        try:
+            os.replace(tmp, out_dir)
+        except OSError:
+            if old is not None:
+                os.replace(old / "x", out_dir)
+            raise
         return result
-    except BaseException:
+    except OSError as exc:
+        raise _os_error(exc, "replace the output folder", out_dir) from None
+    finally:
         shutil.rmtree(tmp, ignore_errors=True)
-        raise
+        if old is not None:
+            shutil.rmtree(old, ignore_errors=True)
 
 
 def compile_network(onnx_path: str | Path, platform: str, out_dir: str | Path, *,
@@ -93,7 +136,7 @@ def compile_graph(graph: Graph, platform: str, out_dir: str | Path, *, source: s
     snapshots = Path(snapshot_dir) if snapshot_dir else None
     if snapshots:
         save_snapshot(graph, snapshots / "frontend.onnx")
-    graph = run_passes(graph, target.passes, log)
+    graph = run_passes(graph, (*target.passes, copy_shared_outputs), log)
     if snapshots:
         save_snapshot(graph, snapshots / "middleware.onnx")
     layers = bind(graph, target, cores)
