@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from Deeploy.errors import BindingError, UnsupportedOpError
-from Deeploy.ir.dtypes import INT32, IntType
+from Deeploy.ir.dtypes import INT32, DType
 from Deeploy.ir.graph import Graph, Node
 from Deeploy.targets.platform import Kernel, Platform
 
@@ -19,7 +19,7 @@ class Layer:
 
     node: Node
     kernel: Kernel
-    type_args: tuple[tuple[str, IntType], ...]
+    type_args: tuple[tuple[str, DType], ...]
     scratch: int = 0          # total bytes: one slice per core, then the shared part
     shared_offset: int = 0    # where the shared part starts
 
@@ -31,7 +31,7 @@ class Layer:
         return self.kernel.name + "_" + "_".join(t.short for _, t in self.type_args)
 
 
-def _type_args(kernel: Kernel, node: Node, graph: Graph) -> tuple[tuple[str, IntType], ...]:
+def _type_args(kernel: Kernel, node: Node, graph: Graph) -> tuple[tuple[str, DType], ...]:
     tensors = [graph.tensors[i] if i else None for i in node.inputs]
     tensors += [graph.tensors[o] for o in node.outputs]
     args = []

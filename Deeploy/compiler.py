@@ -16,7 +16,7 @@ from Deeploy.errors import DeeployError
 from Deeploy.binding import Layer, bind, check_supported
 from Deeploy.codegen.emit import EmitSummary, emit_project
 from Deeploy.frontend import assign_input_types, infer_graph, load_onnx
-from Deeploy.ir.dtypes import IntType
+from Deeploy.ir.dtypes import DType
 from Deeploy.ir.graph import Graph
 from Deeploy.ir.onnx_export import save_snapshot
 from Deeploy.memory.planner import MemoryPlan, plan_memory
@@ -103,7 +103,7 @@ def write_atomically(out_dir: Path, fill: Callable[[Path], object]):
 
 def compile_network(onnx_path: str | Path, platform: str, out_dir: str | Path, *,
                     input_values: dict[str, np.ndarray] | None = None,
-                    input_types: dict[str, IntType] | None = None,
+                    input_types: dict[str, DType] | None = None,
                     snapshot_dir: str | Path | None = None,
                     cores: int | None = None, tiling: TilingOptions | None = None,
                     log: Callable[[str], None] | None = None) -> CompileResult:

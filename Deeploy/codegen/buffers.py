@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from Deeploy.ir.dtypes import IntType
+from Deeploy.ir.dtypes import DType
 from Deeploy.ir.graph import Graph
 from Deeploy.memory.planner import MemoryPlan
 
@@ -21,7 +21,7 @@ class Buf:
     name: str                 # tensor name in the graph
     ptr: str                  # C expression of a typed pointer to its first element
     shape: tuple[int, ...]
-    dtype: IntType
+    dtype: DType
 
     @property
     def size(self) -> int:

@@ -11,18 +11,13 @@ import onnx
 from onnx import numpy_helper
 
 from Deeploy.errors import FrontendError
-from Deeploy.ir.dtypes import IntType, smallest_int_type
+from Deeploy.ir.dtypes import dtype_of_onnx, dtype_of_values
 from Deeploy.ir.graph import Graph, Node, Tensor
 
 __all__ = ["load_onnx", "integer_values", "ACCEPTED_DOMAINS"]
 
 ACCEPTED_DOMAINS = ("", "ai.onnx", "PACTOps", "ai.onnx.contrib")
 
-_ONNX_INT_TYPES = {
-    onnx.TensorProto.INT8: IntType(8, True), onnx.TensorProto.UINT8: IntType(8, False),
-    onnx.TensorProto.INT16: IntType(16, True), onnx.TensorProto.UINT16: IntType(16, False),
-    onnx.TensorProto.INT32: IntType(32, True), onnx.TensorProto.UINT32: IntType(32, False),
-}
 
 
 def integer_values(array: np.ndarray, what: str) -> np.ndarray:
@@ -101,9 +96,10 @@ def load_onnx(path: str | Path) -> Graph:
         if vi.name in tensors:
             continue  # an initializer that is also listed as an input: a constant
         elem = vi.type.tensor_type.elem_type
-        declared = _ONNX_INT_TYPES.get(elem)
-        if elem not in _ONNX_INT_TYPES and elem not in (onnx.TensorProto.FLOAT, onnx.TensorProto.DOUBLE,
-                                                        onnx.TensorProto.INT64):
+        declared = dtype_of_onnx(elem)
+        inferred = elem in (onnx.TensorProto.FLOAT, onnx.TensorProto.DOUBLE, onnx.TensorProto.INT64)
+        declared = None if inferred else declared  # fake-float and int64 inputs: typed from values
+        if declared is None and not inferred or declared is not None and declared.bits > 32:
             raise FrontendError(f"{path}: graph input '{vi.name}' has unsupported element type "
                                 f"{onnx.TensorProto.DataType.Name(elem)}")
         shape = _declared_shape(vi, path)
@@ -151,6 +147,5 @@ def load_onnx(path: str | Path) -> Graph:
     graph.topological_sort()
     for t in graph.tensors.values():
         if t.is_constant:
-            lo, hi = (int(t.value.min()), int(t.value.max())) if t.value.size else (0, 0)
-            t.dtype = smallest_int_type(lo, hi)
+            t.dtype = dtype_of_values(t.value)
     return graph

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from Deeploy.errors import FrontendError, OpError
-from Deeploy.ir.dtypes import INT8, IntType, smallest_int_type
+from Deeploy.ir.dtypes import INT8, DType, dtype_of_values
 from Deeploy.ir.graph import Graph
 from Deeploy.ops import get_op
 
@@ -14,7 +14,7 @@ __all__ = ["assign_input_types", "infer_graph"]
 
 
 def assign_input_types(graph: Graph, values: dict[str, np.ndarray] | None = None,
-                       overrides: dict[str, IntType] | None = None) -> list[str]:
+                       overrides: dict[str, DType] | None = None) -> list[str]:
     """Give every graph input an integer type.
 
     Priority: an explicit override, then the smallest type holding the sample ``values``, then
@@ -31,7 +31,7 @@ def assign_input_types(graph: Graph, values: dict[str, np.ndarray] | None = None
         if name in overrides:
             t.dtype = overrides[name]
         elif name in values and values[name].size:
-            t.dtype = smallest_int_type(int(values[name].min()), int(values[name].max()))
+            t.dtype = dtype_of_values(values[name])
         elif t.dtype is None:
             t.dtype = INT8
             notes.append(f"input '{name}' assumed int8 (no sample values, declared as float)")

@@ -14,7 +14,7 @@ from typing import Any, Iterable
 import numpy as np
 
 from Deeploy.errors import GraphError
-from Deeploy.ir.dtypes import IntType, smallest_int_type
+from Deeploy.ir.dtypes import DType, dtype_of_values
 
 __all__ = ["Tensor", "Node", "Graph"]
 
@@ -25,7 +25,7 @@ class Tensor:
 
     name: str
     shape: tuple[int, ...] | None = None
-    dtype: IntType | None = None
+    dtype: DType | None = None
     value: np.ndarray | None = None  # int64 array for constants
 
     @property
@@ -94,12 +94,11 @@ class Graph:
     def add_constant(self, name: str, value: np.ndarray) -> str:
         name = self.unique_name(name)
         value = np.asarray(value, dtype=np.int64)
-        lo, hi = (int(value.min()), int(value.max())) if value.size else (0, 0)
-        self.tensors[name] = Tensor(name, tuple(value.shape), smallest_int_type(lo, hi), value)
+        self.tensors[name] = Tensor(name, tuple(value.shape), dtype_of_values(value), value)
         return name
 
     def add_tensor(self, name: str, shape: tuple[int, ...] | None = None,
-                   dtype: IntType | None = None) -> str:
+                   dtype: DType | None = None) -> str:
         name = self.unique_name(name)
         self.tensors[name] = Tensor(name, shape, dtype)
         return name

@@ -8,14 +8,11 @@ import numpy as np
 import onnx
 from onnx import helper, numpy_helper
 
+from Deeploy.ir.dtypes import onnx_elem_type
 from Deeploy.ir.graph import Graph
 
 __all__ = ["to_onnx", "save_snapshot"]
 
-_ELEM = {"int8": onnx.TensorProto.INT8, "uint8": onnx.TensorProto.UINT8,
-         "int16": onnx.TensorProto.INT16, "uint16": onnx.TensorProto.UINT16,
-         "int32": onnx.TensorProto.INT32, "uint32": onnx.TensorProto.UINT32,
-         "int64": onnx.TensorProto.INT64}
 
 
 def _attr(name, value):
@@ -29,7 +26,7 @@ def to_onnx(graph: Graph, node_notes: dict[str, dict[str, str]] | None = None) -
 
     def info(name):
         t = graph.tensors[name]
-        elem = _ELEM[t.dtype.name] if t.dtype else onnx.TensorProto.FLOAT
+        elem = onnx_elem_type(t.dtype) if t.dtype else onnx.TensorProto.FLOAT
         return helper.make_tensor_value_info(name, elem, list(t.shape) if t.shape is not None else None)
 
     nodes, domains = [], {""}

@@ -8,12 +8,12 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from Deeploy.errors import OpError
-from Deeploy.ir.dtypes import IntType
+from Deeploy.ir.dtypes import DType
 from Deeploy.ir.graph import Graph, Node, Tensor
 
 __all__ = ["OpDef", "Cost", "register", "get_op", "op_named", "registered_ops", "OutSpec"]
 
-OutSpec = tuple[tuple[int, ...], IntType]
+OutSpec = tuple[tuple[int, ...], DType]
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from Deeploy.ir.dtypes import smallest_int_type
+from Deeploy.ir.dtypes import dtype_of_values
 from Deeploy.ir.graph import Graph
 from Deeploy.ops import get_op
 
@@ -22,8 +22,7 @@ def fold_constants(graph: Graph, log=None) -> tuple[Graph, bool]:
             for name, value in zip(node.outputs, values):
                 t = graph.tensors[name]
                 t.value = np.asarray(value, dtype=np.int64)
-                lo, hi = (int(t.value.min()), int(t.value.max())) if t.value.size else (0, 0)
-                t.dtype = smallest_int_type(lo, hi)
+                t.dtype = dtype_of_values(t.value)
             modified = True
             if log:
                 log(f"  fold_constants: {node!r} evaluated at compile time")

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Sequence
 
-from Deeploy.ir.dtypes import IntType
+from Deeploy.ir.dtypes import DType
 from Deeploy.ir.graph import Graph, Node
 
 __all__ = ["Kernel", "MemoryLevel", "Platform", "TARGET_LIBRARIES"]
@@ -37,7 +37,7 @@ class Kernel:
     types: tuple[str, ...] = ()
     accepts: Callable[[Node, Graph], str | None] | None = None
     scratch: Callable[[Node, Graph], int] | None = None
-    extra_types: Callable[[Node, Graph], tuple[tuple[str, IntType], ...]] | None = None
+    extra_types: Callable[[Node, Graph], tuple[tuple[str, DType], ...]] | None = None
     shared_scratch: Callable[[Node, Graph], int] | None = None
 
 

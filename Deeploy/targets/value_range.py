@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from Deeploy.ir.dtypes import INT32, INT64, IntType
+from Deeploy.ir.dtypes import INT32, INT64, DType
 from Deeploy.ir.graph import Graph
 
 __all__ = ["value_range", "max_abs", "accumulator_type"]
@@ -23,6 +23,6 @@ def max_abs(graph: Graph, name: str) -> int:
     return max(-lo, hi)
 
 
-def accumulator_type(bound: int) -> IntType:
+def accumulator_type(bound: int) -> DType:
     """int32 when every value of magnitude <= ``bound`` fits, else int64."""
     return INT32 if bound < 2**31 else INT64

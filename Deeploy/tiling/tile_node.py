@@ -29,7 +29,7 @@ from typing import Callable, Mapping
 import numpy as np
 
 from Deeploy.errors import OpError, TilingError
-from Deeploy.ir.dtypes import smallest_int_type
+from Deeploy.ir.dtypes import dtype_of_values
 from Deeploy.ir.graph import Graph, Node, Tensor
 from Deeploy.ops import get_op
 from Deeploy.tiling.spec import OUTPUT, AxisMap, LayerSpec, Operand, operand_ranges
@@ -335,8 +335,7 @@ def _tile_tensor(t: _Tile, name: str) -> Tensor:
     """The tensor ``name`` of the tile graph: an operand's box, a new constant, or the original."""
     if name in t.constants:
         value = t.constants[name]
-        lo, hi = (int(value.min()), int(value.max())) if value.size else (0, 0)
-        return Tensor(name, tuple(value.shape), smallest_int_type(lo, hi), value)
+        return Tensor(name, tuple(value.shape), dtype_of_values(value), value)
     orig = t.graph.tensors[name]
     if name in t.operands:
         op = t.operands[name]

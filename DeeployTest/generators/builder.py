@@ -18,7 +18,7 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 from Deeploy.frontend.onnx_loader import _attribute_value
-from Deeploy.ir.dtypes import INT8, IntType, smallest_int_type
+from Deeploy.ir.dtypes import INT8, DType, dtype_of_values
 from Deeploy.ir.graph import Graph, Node, Tensor
 from Deeploy.ops import get_op
 
@@ -37,7 +37,7 @@ def tensor_attr(value, rank: int = 1, dtype=np.float32) -> TensorProto:
     return numpy_helper.from_array(arr)
 
 
-def _magnitude(t: IntType) -> int:
+def _magnitude(t: DType) -> int:
     return max(-t.min, t.max)
 
 
@@ -90,7 +90,7 @@ class Net:
         the sample (what the test runner infers from inputs.npz)."""
         value = np.asarray(value, dtype=np.int64)
         self._claim(name)
-        dtype = smallest_int_type(int(value.min()), int(value.max())) if value.size else INT8
+        dtype = dtype_of_values(value)
         self.graph.tensors[name] = Tensor(name, tuple(value.shape), dtype)
         self.graph.inputs.append(name)
         self.inputs.append(name)
@@ -114,7 +114,7 @@ class Net:
             raise BuildError(f"constant '{name}' does not fit {np.dtype(dtype)}")
         self.initializers.append(numpy_helper.from_array(stored, name))
         lo, hi = (int(ivalue.min()), int(ivalue.max())) if ivalue.size else (0, 0)
-        self.graph.tensors[name] = Tensor(name, tuple(ivalue.shape), smallest_int_type(lo, hi), ivalue)
+        self.graph.tensors[name] = Tensor(name, tuple(ivalue.shape), dtype_of_values(ivalue), ivalue)
         self.values[name] = ivalue
         self.bounds[name] = max(abs(lo), abs(hi))
         return name
@@ -313,6 +313,6 @@ class Net:
         total = 0
         for v in self.input_values() + self.output_values():
             if v.size:
-                total += v.size * smallest_int_type(int(v.min()), int(v.max())).nbytes
+                total += v.size * dtype_of_values(v).nbytes
         return total
 

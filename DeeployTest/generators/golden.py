@@ -20,7 +20,7 @@ import onnx
 from onnx import TensorProto, helper
 
 from Deeploy.frontend import assign_input_types, infer_graph, load_onnx
-from Deeploy.ir.dtypes import smallest_int_type
+from Deeploy.ir.dtypes import dtype_of_values
 from Deeploy.reference import run_reference
 from DeeployTest.generators.builder import BuildError, Net
 
@@ -44,8 +44,7 @@ def save_npz(path: Path, arrays: list[np.ndarray], prefix: str) -> None:
     with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_STORED) as zf:
         for k, a in enumerate(arrays):
             a = np.asarray(a, dtype=np.int64)
-            lo, hi = (int(a.min()), int(a.max())) if a.size else (0, 0)
-            a = a.astype(smallest_int_type(lo, hi).numpy)
+            a = a.astype(dtype_of_values(a).numpy)
             member = io.BytesIO()
             np.lib.format.write_array(member, np.ascontiguousarray(a), allow_pickle=False)
             info = zipfile.ZipInfo(f"{prefix}_{k}.npy", date_time=_ZIP_DATE)
