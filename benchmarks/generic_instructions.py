@@ -37,7 +37,7 @@ def load(test: Path):
     inputs = map_arrays(test / "inputs.npz", load_npz_arrays(test / "inputs.npz"), graph.inputs, graph, "input")
     expected = map_arrays(test / "outputs.npz", load_npz_arrays(test / "outputs.npz"), graph.outputs, graph, "output")
     assign_input_types(graph, inputs)
-    return graph, inputs, expected
+    return graph, inputs, [expected[n] for n in graph.outputs]
 
 
 def run_network_instructions(test: Path, work: Path) -> int:

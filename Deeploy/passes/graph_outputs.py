@@ -1,0 +1,34 @@
+"""Every graph output gets storage of its own that some layer writes: an output listed a second
+time, an output that is a graph input and an output that is a constant are each produced by an
+Identity copy into a fresh tensor (``x -> Identity -> x_out``). Without it, the second listing
+of a tensor, or an input or constant listed as output, names an output buffer nothing writes."""
+
+from __future__ import annotations
+
+from Deeploy.ir.graph import Graph, Node
+
+__all__ = ["copy_shared_outputs"]
+
+
+def copy_shared_outputs(graph: Graph, log=None) -> tuple[Graph, bool]:
+    seen: set[str] = set(graph.inputs)
+    node_names = set(graph.node_names())
+    modified = False
+    for k, name in enumerate(graph.outputs):
+        if name not in seen and not graph.is_constant(name):
+            seen.add(name)
+            continue
+        t = graph.tensors[name]
+        copy = graph.add_tensor(f"{name}_out{k}", t.shape, t.dtype)
+        node_name, n = f"output_copy_{k}", 0
+        while node_name in node_names:
+            n += 1
+            node_name = f"output_copy_{k}_{n}"
+        node_names.add(node_name)
+        graph.nodes.append(Node(node_name, "Identity", [name], [copy]))
+        graph.outputs[k] = copy
+        seen.add(copy)
+        modified = True
+        if log:
+            log(f"  copy_shared_outputs: graph output {k} ('{name}') copied into '{copy}'")
+    return graph, modified
