@@ -1,6 +1,6 @@
 """Operator definitions: one module per operator family, each registering its ops once."""
 
-from Deeploy.ops._registry import Cost, OpDef, get_op, registered_ops  # noqa: F401
+from Deeploy.ops._registry import Cost, OpDef, Trait, get_op, op_named, ops_with, registered_ops  # noqa: F401
 from Deeploy.ops import (  # noqa: F401  (imported for their registrations)
     activation, concat, conv, division, elementwise, gemm, norm, pad, pool, reduce, requant,
     shape_ops, slicing, softmax,

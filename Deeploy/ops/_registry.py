@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
@@ -11,7 +12,7 @@ from Deeploy.errors import OpError
 from Deeploy.ir.dtypes import DType
 from Deeploy.ir.graph import Graph, Node, Tensor
 
-__all__ = ["OpDef", "Cost", "register", "get_op", "op_named", "registered_ops", "OutSpec"]
+__all__ = ["OpDef", "Cost", "Trait", "register", "get_op", "op_named", "registered_ops", "ops_with", "OutSpec"]
 
 OutSpec = tuple[tuple[int, ...], DType]
 
@@ -30,6 +31,18 @@ def _default_cost(params: Any, ins: Sequence[Tensor | None], outs: Sequence[Tens
     return Cost(ops=sum(t.size for t in outs), bytes=moved)
 
 
+class Trait(enum.Enum):
+    """What passes, tiling and tests may assume of an op, so rules target traits, not names."""
+
+    STANDARD = "standard"              # an ONNX standard op: onnxruntime runs it with our meaning
+    ELEMENTWISE = "elementwise"        # output element i comes from input element i (after broadcasting)
+    BROADCASTING = "broadcasting"      # binary, its two inputs broadcast onto the output (numpy rules)
+    REDUCTION = "reduction"            # reduces over axes
+    ROWWISE = "rowwise"                # normalises the last axis row by row
+    DATA_MOVEMENT = "data_movement"    # moves elements, computes nothing
+    VIEW = "view"                      # the output is the input's buffer reinterpreted: zero copy
+
+
 @dataclass(frozen=True)
 class OpDef:
     """Everything the compiler knows about one operator.
@@ -38,7 +51,11 @@ class OpDef:
     infer:     (params, input tensors) -> [(shape, dtype)] per output
     reference: (params, input arrays as int64) -> output arrays, bit-exact
     cost:      (params, input tensors, output tensors) -> Cost
-    alias:     the output is the input's buffer reinterpreted (Reshape & co.): zero copy
+    traits:    what rules may assume of it (``Trait``)
+    tiling:    its tiling family: how an output tile maps to its operands' tiles and how the node
+               is restricted to one tile (``Deeploy/tiling/families.py``); None: not tileable
+    fuse_slots: None, or the op fuses with a following RequantShift into ``Requantized<op>``
+               whose mul and add follow this many input slots (absent optional inputs as '')
     """
 
     name: str
@@ -46,7 +63,16 @@ class OpDef:
     infer: Callable[[Any, Sequence[Tensor | None]], list[OutSpec]]
     reference: Callable[[Any, Sequence[np.ndarray | None]], list[np.ndarray]]
     cost: Callable[[Any, Sequence[Tensor | None], Sequence[Tensor]], Cost] = _default_cost
-    alias: bool = False
+    traits: frozenset[Trait] = frozenset()
+    tiling: str | None = None
+    fuse_slots: int | None = None
+
+    @property
+    def alias(self) -> bool:
+        return Trait.VIEW in self.traits
+
+    def has(self, trait: Trait) -> bool:
+        return trait in self.traits
 
 
 _REGISTRY: dict[str, OpDef] = {}
@@ -72,3 +98,8 @@ def op_named(name: str) -> OpDef:
 
 def registered_ops() -> dict[str, OpDef]:
     return dict(_REGISTRY)
+
+
+def ops_with(trait: Trait) -> frozenset[str]:
+    """Names of the registered ops having ``trait``."""
+    return frozenset(name for name, op in _REGISTRY.items() if trait in op.traits)

@@ -13,7 +13,7 @@ import numpy as np
 from Deeploy.errors import OpError
 from Deeploy.ir.dtypes import INT32, smallest_int_type, widest
 from Deeploy.ops._attrs import attr_float, attr_int, const_input, in_tensor, require_inputs
-from Deeploy.ops._registry import Cost, OpDef, register
+from Deeploy.ops._registry import Cost, OpDef, Trait, register
 
 __all__ = ["IGELUParams", "IHardswishParams", "ClipParams", "UnaryParams"]
 
@@ -54,7 +54,8 @@ def _igelu_reference(p: IGELUParams, xs):
 
 
 register(OpDef("iGELU", _igelu_parse, lambda p, ins: [(p.shape, INT32)], _igelu_reference,
-               _elementwise_cost(7)))
+               _elementwise_cost(7),
+               traits=frozenset({Trait.ELEMENTWISE}), tiling="pointwise", fuse_slots=0))
 
 
 # ---- iHardswish ----------------------------------------------------------------------------
@@ -82,7 +83,8 @@ def _ihardswish_reference(p: IHardswishParams, xs):
 
 
 register(OpDef("iHardswish", _ihardswish_parse, lambda p, ins: [(p.shape, INT32)],
-               _ihardswish_reference, _elementwise_cost(4)))
+               _ihardswish_reference, _elementwise_cost(4),
+               traits=frozenset({Trait.ELEMENTWISE}), tiling="pointwise", fuse_slots=0))
 
 
 # ---- Relu ----------------------------------------------------------------------------------
@@ -92,7 +94,8 @@ def _relu_parse(node, graph):
 
 
 register(OpDef("Relu", _relu_parse, lambda p, ins: [(p.shape, ins[0].dtype)],
-               lambda p, xs: [np.maximum(xs[0], 0)], _elementwise_cost(1)))
+               lambda p, xs: [np.maximum(xs[0], 0)], _elementwise_cost(1),
+               traits=frozenset({Trait.STANDARD, Trait.ELEMENTWISE}), tiling="pointwise"))
 
 
 # ---- Clip ----------------------------------------------------------------------------------
@@ -147,4 +150,5 @@ def _clip_infer(p: ClipParams, ins):
     return [(p.shape, dtype)]
 
 
-register(OpDef("Clip", _clip_parse, _clip_infer, _clip_reference, _elementwise_cost(2)))
+register(OpDef("Clip", _clip_parse, _clip_infer, _clip_reference, _elementwise_cost(2),
+               traits=frozenset({Trait.STANDARD, Trait.ELEMENTWISE}), tiling="pointwise"))

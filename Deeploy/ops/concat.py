@@ -10,7 +10,7 @@ import numpy as np
 from Deeploy.errors import OpError
 from Deeploy.ir.dtypes import widest
 from Deeploy.ops._attrs import attr_int, normalize_axis
-from Deeploy.ops._registry import Cost, OpDef, register
+from Deeploy.ops._registry import Cost, OpDef, Trait, register
 
 __all__ = ["ConcatParams"]
 
@@ -55,4 +55,5 @@ def _concat_cost(p: ConcatParams, ins, outs):
 
 
 register(OpDef("Concat", _concat_parse, _concat_infer,
-               lambda p, xs: [np.concatenate(xs, axis=p.axis)], _concat_cost))
+               lambda p, xs: [np.concatenate(xs, axis=p.axis)], _concat_cost,
+               traits=frozenset({Trait.STANDARD, Trait.DATA_MOVEMENT}), tiling="concat"))

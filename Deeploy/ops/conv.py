@@ -9,7 +9,7 @@ import numpy as np
 from Deeploy.errors import OpError
 from Deeploy.ir.dtypes import INT32
 from Deeploy.ops._attrs import attr_int, attr_ints, attr_str, require_inputs
-from Deeploy.ops._registry import Cost, OpDef, register
+from Deeploy.ops._registry import Cost, OpDef, Trait, register
 
 __all__ = ["ConvParams", "conv_reference"]
 
@@ -132,4 +132,5 @@ def _conv_cost(p: ConvParams, ins, outs):
 
 register(OpDef("Conv", _conv_parse, _conv_infer,
                lambda p, xs: [conv_reference(p, xs[0], xs[1], xs[2] if len(xs) > 2 else None)],
-               _conv_cost))
+               _conv_cost,
+               traits=frozenset({Trait.STANDARD}), tiling="conv", fuse_slots=3))

@@ -16,7 +16,7 @@ import numpy as np
 from Deeploy.errors import OpError
 from Deeploy.ir.dtypes import INT32
 from Deeploy.ops._attrs import attr_int, broadcast_shape, require_inputs
-from Deeploy.ops._registry import Cost, OpDef, register
+from Deeploy.ops._registry import Cost, OpDef, Trait, register
 
 __all__ = ["TrueIntegerDivParams", "IntegerDivParams", "exact_attr", "div_round_half_away"]
 
@@ -61,7 +61,8 @@ def _true_div_parse(node, graph):
 
 register(OpDef("TrueIntegerDiv", _true_div_parse, lambda p, ins: [(p.shape, INT32)],
                lambda p, xs: [xs[0] * p.coeff],
-               lambda p, ins, outs: Cost(ops=outs[0].size, bytes=ins[0].nbytes + outs[0].nbytes)))
+               lambda p, ins, outs: Cost(ops=outs[0].size, bytes=ins[0].nbytes + outs[0].nbytes),
+               traits=frozenset({Trait.ELEMENTWISE}), tiling="pointwise"))
 
 
 # ---- IntegerDiv ----------------------------------------------------------------------------
@@ -104,4 +105,5 @@ def _int_div_reference(p: IntegerDivParams, xs):
 
 register(OpDef("IntegerDiv", _int_div_parse, lambda p, ins: [(p.shape, INT32)], _int_div_reference,
                lambda p, ins, outs: Cost(ops=5 * outs[0].size,
-                                         bytes=sum(t.nbytes for t in ins) + outs[0].nbytes)))
+                                         bytes=sum(t.nbytes for t in ins) + outs[0].nbytes),
+               traits=frozenset({Trait.ELEMENTWISE, Trait.BROADCASTING}), tiling="broadcast"))

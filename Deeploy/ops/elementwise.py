@@ -8,7 +8,7 @@ import numpy as np
 
 from Deeploy.ir.dtypes import INT32
 from Deeploy.ops._attrs import broadcast_shape, require_inputs
-from Deeploy.ops._registry import Cost, OpDef, register
+from Deeploy.ops._registry import Cost, OpDef, Trait, register
 
 __all__ = ["BinaryParams"]
 
@@ -34,6 +34,8 @@ def _binary_cost(p: BinaryParams, ins, outs):
     return Cost(ops=int(np.prod(p.shape)), bytes=sum(t.nbytes for t in ins) + outs[0].nbytes)
 
 
+_BINARY = frozenset({Trait.STANDARD, Trait.ELEMENTWISE, Trait.BROADCASTING})
+
 for _name, _fn in (("Add", np.add), ("Sub", np.subtract), ("Mul", np.multiply)):
-    register(OpDef(_name, _binary_parse, _binary_infer,
-                   lambda p, xs, fn=_fn: [fn(xs[0], xs[1])], _binary_cost))
+    register(OpDef(_name, _binary_parse, _binary_infer, lambda p, xs, fn=_fn: [fn(xs[0], xs[1])], _binary_cost,
+                   traits=_BINARY, tiling="broadcast", fuse_slots=0 if _name == "Add" else None))

@@ -1,6 +1,7 @@
 """Requantised operators made by the lowering passes: ``Op -> RequantShift`` fused into one
 node ``Requantized<Op>`` whose inputs are Op's inputs followed by RequantShift's mul and add,
-and whose attributes are Op's plus RequantShift's (div, n_levels(_out), signed)."""
+and whose attributes are Op's plus RequantShift's (div, n_levels(_out), signed). Every op
+registered with ``fuse_slots`` gets its fused form here."""
 
 from __future__ import annotations
 
@@ -9,12 +10,12 @@ from typing import Any
 
 from Deeploy.ir.dtypes import smallest_int_type
 from Deeploy.ir.graph import Node
-from Deeploy.ops._registry import Cost, OpDef, op_named, register
+from Deeploy.ops._registry import Cost, OpDef, Trait, op_named, register, registered_ops
 from Deeploy.ops.requant import REQUANT_ATTRS, RequantParams, requant_params, requantize
 
 __all__ = ["FusedParams", "FUSABLE", "fused_name"]
 
-FUSABLE = ("Conv", "Gemm", "MatMul", "Add", "iGELU", "iHardswish")
+FUSABLE = tuple(name for name, op in registered_ops().items() if op.fuse_slots is not None)
 
 
 @dataclass(frozen=True)
@@ -67,7 +68,9 @@ def _make(base_op: str) -> OpDef:
         base = op_named(base_op).cost(p.base, ins[:-2], outs)
         return Cost(base.ops + 4 * outs[0].size, base.bytes)
 
-    return OpDef(fused_name(base_op), parse, infer, reference, cost)
+    base = op_named(base_op)
+    return OpDef(fused_name(base_op), parse, infer, reference, cost, traits=base.traits - {Trait.STANDARD},
+                 tiling=f"requantized_{base.tiling}")
 
 
 for _op in FUSABLE:

@@ -10,7 +10,7 @@ import numpy as np
 from Deeploy.errors import OpError
 from Deeploy.ir.dtypes import INT32
 from Deeploy.ops._attrs import attr_float, attr_int, broadcast_shape, require_inputs
-from Deeploy.ops._registry import Cost, OpDef, register
+from Deeploy.ops._registry import Cost, OpDef, Trait, register
 
 __all__ = ["MatMulParams"]
 
@@ -113,5 +113,7 @@ def _mm_cost(p: MatMulParams, ins, outs):
                 bytes=sum(t.nbytes for t in ins if t is not None) + outs[0].nbytes)
 
 
-register(OpDef("MatMul", _matmul_parse, _mm_infer, _gemm_reference, _mm_cost))
-register(OpDef("Gemm", _gemm_parse, _mm_infer, _gemm_reference, _mm_cost))
+register(OpDef("MatMul", _matmul_parse, _mm_infer, _gemm_reference, _mm_cost,
+               traits=frozenset({Trait.STANDARD}), tiling="gemm", fuse_slots=3))
+register(OpDef("Gemm", _gemm_parse, _mm_infer, _gemm_reference, _mm_cost,
+               traits=frozenset({Trait.STANDARD}), tiling="gemm", fuse_slots=3))

@@ -11,7 +11,7 @@ import numpy as np
 from Deeploy.errors import OpError
 from Deeploy.ir.dtypes import smallest_int_type
 from Deeploy.ops._attrs import attr_int, log2_exact, require_inputs
-from Deeploy.ops._registry import Cost, OpDef, register
+from Deeploy.ops._registry import Cost, OpDef, Trait, register
 
 __all__ = ["NormParams", "NoNormParams", "isqrt", "trunc_div"]
 
@@ -111,8 +111,10 @@ def _norm_cost(p, ins, outs):
 
 
 register(OpDef("iLayerNorm", _norm_parse(("weight", "bias")), _norm_infer, _layernorm_reference,
-               _norm_cost))
-register(OpDef("iRMSNorm", _norm_parse(("weight",)), _norm_infer, _rmsnorm_reference, _norm_cost))
+               _norm_cost,
+               traits=frozenset({Trait.ROWWISE}), tiling="norm"))
+register(OpDef("iRMSNorm", _norm_parse(("weight",)), _norm_infer, _rmsnorm_reference, _norm_cost,
+               traits=frozenset({Trait.ROWWISE}), tiling="norm"))
 
 
 def _nonorm_parse(node, graph):
@@ -129,4 +131,5 @@ def _nonorm_reference(p: NoNormParams, xs):
 
 register(OpDef("iNoNorm", _nonorm_parse, _norm_infer, _nonorm_reference,
                lambda p, ins, outs: Cost(ops=4 * outs[0].size,
-                                         bytes=sum(t.nbytes for t in ins) + outs[0].nbytes)))
+                                         bytes=sum(t.nbytes for t in ins) + outs[0].nbytes),
+               traits=frozenset({Trait.ROWWISE}), tiling="norm"))

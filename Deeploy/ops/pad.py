@@ -13,7 +13,7 @@ from Deeploy.errors import OpError
 from Deeploy.ir.dtypes import smallest_int_type, widest
 from Deeploy.ops._attrs import (attr_float, attr_ints, attr_str, const_input, in_tensor,
                                 normalize_axis, require_inputs)
-from Deeploy.ops._registry import Cost, OpDef, register
+from Deeploy.ops._registry import Cost, OpDef, Trait, register
 
 __all__ = ["PadParams"]
 
@@ -99,4 +99,5 @@ def _pad_cost(p: PadParams, ins, outs):
     return Cost(ops=0, bytes=ins[0].nbytes + outs[0].nbytes)
 
 
-register(OpDef("Pad", _pad_parse, _pad_infer, _pad_reference, _pad_cost))
+register(OpDef("Pad", _pad_parse, _pad_infer, _pad_reference, _pad_cost,
+               traits=frozenset({Trait.STANDARD, Trait.DATA_MOVEMENT}), tiling="pad"))

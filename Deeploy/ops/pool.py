@@ -10,7 +10,7 @@ import numpy as np
 
 from Deeploy.errors import OpError
 from Deeploy.ops._attrs import attr_int, attr_ints, attr_str, require_inputs
-from Deeploy.ops._registry import Cost, OpDef, register
+from Deeploy.ops._registry import Cost, OpDef, Trait, register
 
 __all__ = ["MaxPoolParams", "maxpool_reference"]
 
@@ -139,4 +139,5 @@ def _maxpool_cost(p: MaxPoolParams, ins, outs):
 
 
 register(OpDef("MaxPool", _maxpool_parse, _maxpool_infer,
-               lambda p, xs: [maxpool_reference(p, xs[0])], _maxpool_cost))
+               lambda p, xs: [maxpool_reference(p, xs[0])], _maxpool_cost,
+               traits=frozenset({Trait.STANDARD}), tiling="maxpool"))

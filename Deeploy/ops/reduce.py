@@ -13,7 +13,7 @@ import numpy as np
 from Deeploy.errors import OpError
 from Deeploy.ir.dtypes import INT32
 from Deeploy.ops._attrs import attr_int, attr_ints, const_input, in_tensor, normalize_axis, require_inputs
-from Deeploy.ops._registry import Cost, OpDef, register
+from Deeploy.ops._registry import Cost, OpDef, Trait, register
 
 __all__ = ["ReduceParams", "mean_round_half_up"]
 
@@ -87,8 +87,11 @@ def _reduce_cost(p: ReduceParams, ins, outs):
 
 
 register(OpDef("ReduceSum", _reduce_parse, lambda p, ins: [(p.out_shape, INT32)],
-               lambda p, xs: [_sum(p, xs[0])], _reduce_cost))
+               lambda p, xs: [_sum(p, xs[0])], _reduce_cost,
+               traits=frozenset({Trait.STANDARD, Trait.REDUCTION}), tiling="reduce"))
 register(OpDef("ReduceMean", _mean_parse, lambda p, ins: [(p.out_shape, ins[0].dtype)],
-               _mean_reference, _reduce_cost))
+               _mean_reference, _reduce_cost,
+               traits=frozenset({Trait.STANDARD, Trait.REDUCTION}), tiling="reduce"))
 register(OpDef("IntegerMean", lambda node, graph: _mean_parse(node, graph, False),
-               lambda p, ins: [(p.out_shape, ins[0].dtype)], _mean_reference, _reduce_cost))
+               lambda p, ins: [(p.out_shape, ins[0].dtype)], _mean_reference, _reduce_cost,
+               traits=frozenset({Trait.REDUCTION}), tiling="reduce"))

@@ -10,7 +10,7 @@ import numpy as np
 from Deeploy.errors import OpError
 from Deeploy.ir.dtypes import smallest_int_type
 from Deeploy.ops._attrs import attr_int, log2_exact, require_inputs
-from Deeploy.ops._registry import Cost, OpDef, register
+from Deeploy.ops._registry import Cost, OpDef, Trait, register
 
 __all__ = ["RequantParams", "REQUANT_ATTRS", "channel_layout", "requant_params", "requantize"]
 
@@ -111,4 +111,5 @@ def _rqs_cost(p: RequantParams, ins, outs):
     return Cost(ops=4 * outs[0].size, bytes=ins[0].nbytes + outs[0].nbytes)
 
 
-register(OpDef("RequantShift", _rqs_parse, _rqs_infer, _rqs_reference, _rqs_cost))
+register(OpDef("RequantShift", _rqs_parse, _rqs_infer, _rqs_reference, _rqs_cost,
+               traits=frozenset({Trait.ELEMENTWISE}), tiling="requant"))

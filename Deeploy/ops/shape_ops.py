@@ -9,7 +9,7 @@ import numpy as np
 
 from Deeploy.errors import OpError
 from Deeploy.ops._attrs import attr_int, attr_ints, const_input, normalize_axis, require_inputs
-from Deeploy.ops._registry import Cost, OpDef, register
+from Deeploy.ops._registry import Cost, OpDef, Trait, register
 
 __all__ = ["ViewParams", "TransposeParams"]
 
@@ -106,7 +106,7 @@ for _name, _parse in (("Reshape", _reshape_parse), ("Flatten", _flatten_parse),
                       ("Squeeze", _squeeze_parse), ("Unsqueeze", _unsqueeze_parse),
                       ("Identity", _identity_parse)):
     register(OpDef(_name, _parse, _view_infer, lambda p, xs: [xs[0].reshape(p.shape)], _view_cost,
-                   alias=True))
+                   traits=frozenset({Trait.STANDARD, Trait.DATA_MOVEMENT, Trait.VIEW}), tiling=_name.lower()))
 
 
 @dataclass(frozen=True)
@@ -132,4 +132,5 @@ def _transpose_parse(node, graph):
 
 register(OpDef("Transpose", _transpose_parse, lambda p, ins: [(p.out_shape, ins[0].dtype)],
                lambda p, xs: [np.transpose(xs[0], p.perm)],
-               lambda p, ins, outs: Cost(0, ins[0].nbytes + outs[0].nbytes)))
+               lambda p, ins, outs: Cost(0, ins[0].nbytes + outs[0].nbytes),
+               traits=frozenset({Trait.STANDARD, Trait.DATA_MOVEMENT}), tiling="transpose"))

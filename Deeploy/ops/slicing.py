@@ -10,7 +10,7 @@ import numpy as np
 
 from Deeploy.errors import OpError
 from Deeploy.ops._attrs import attr_int, attr_ints, const_input, in_tensor, normalize_axis, require_inputs
-from Deeploy.ops._registry import Cost, OpDef, register
+from Deeploy.ops._registry import Cost, OpDef, Trait, register
 
 __all__ = ["SliceParams", "GatherParams"]
 
@@ -88,7 +88,8 @@ def _move_cost(p, ins, outs):
 
 
 register(OpDef("Slice", _slice_parse, lambda p, ins: [(p.out_shape, ins[0].dtype)],
-               _slice_reference, _move_cost))
+               _slice_reference, _move_cost,
+               traits=frozenset({Trait.STANDARD, Trait.DATA_MOVEMENT}), tiling="slice"))
 
 
 @dataclass(frozen=True)
@@ -128,4 +129,5 @@ def _gather_reference(p: GatherParams, xs):
 
 
 register(OpDef("Gather", _gather_parse, lambda p, ins: [(p.out_shape, ins[0].dtype)],
-               _gather_reference, _move_cost))
+               _gather_reference, _move_cost,
+               traits=frozenset({Trait.STANDARD, Trait.DATA_MOVEMENT}), tiling="gather"))

@@ -11,7 +11,7 @@ import numpy as np
 from Deeploy.errors import OpError
 from Deeploy.ir.dtypes import UINT8
 from Deeploy.ops._attrs import attr_int, require_inputs
-from Deeploy.ops._registry import Cost, OpDef, register
+from Deeploy.ops._registry import Cost, OpDef, Trait, register
 
 __all__ = ["ISoftmaxParams", "ITAMaxParams", "ITAPartialMaxParams"]
 
@@ -77,7 +77,8 @@ def _softmax_cost(p, ins, outs):
 
 
 register(OpDef("iSoftmax", _isoftmax_parse, lambda p, ins: [(p.shape, UINT8)],
-               _isoftmax_reference, _softmax_cost))
+               _isoftmax_reference, _softmax_cost,
+               traits=frozenset({Trait.ROWWISE}), tiling="softmax"))
 
 
 # ---- ITAMax --------------------------------------------------------------------------------
@@ -105,7 +106,8 @@ def _itamax_reference(p: ITAMaxParams, xs):
 
 
 register(OpDef("ITAMax", _itamax_parse, lambda p, ins: [(p.shape, UINT8)],
-               _itamax_reference, _softmax_cost))
+               _itamax_reference, _softmax_cost,
+               traits=frozenset({Trait.ROWWISE}), tiling="softmax"))
 
 
 # ---- ITAPartialMax -------------------------------------------------------------------------
@@ -145,4 +147,5 @@ def _itapartialmax_reference(p: ITAPartialMaxParams, xs):
 
 
 register(OpDef("ITAPartialMax", _itapartialmax_parse, lambda p, ins: [(p.shape, UINT8)],
-               _itapartialmax_reference, _softmax_cost))
+               _itapartialmax_reference, _softmax_cost,
+               traits=frozenset({Trait.ROWWISE}), tiling="softmax"))

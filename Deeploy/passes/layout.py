@@ -13,11 +13,10 @@ from __future__ import annotations
 import numpy as np
 
 from Deeploy.ir.graph import Graph, Node
+from Deeploy.ops import Trait, get_op
 
 __all__ = ["convs_to_channels_last", "simplify_transposes"]
 
-_ELEMENTWISE = {"Add", "Sub", "Mul", "RequantShift", "RequantizedAdd", "Relu", "Clip", "iGELU",
-                "iHardswish", "RequantizediGELU", "RequantizediHardswish"}
 
 
 def _perm_to_last(rank: int) -> list[int]:
@@ -82,7 +81,7 @@ def _simplify_once(graph: Graph, log) -> bool:
                 if log:
                     log(f"  transposes: merged {src!r} and {node!r}")
                 return True
-        if node.op in _ELEMENTWISE:
+        if get_op(node).has(Trait.ELEMENTWISE):
             acts = [i for i in node.inputs if i and not _is_scalar(graph, i)]
             srcs = [producers.get(i) for i in acts]
             if not acts or any(s is None or s.op != "Transpose" for s in srcs):

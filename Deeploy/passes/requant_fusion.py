@@ -1,11 +1,12 @@
 """Requantisation fusion, so the wide intermediate never goes to memory:
-``Op(x...) -> RequantShift(mul, add)  =>  RequantizedOp(x..., mul, add)`` for
-Op in Conv, Gemm, MatMul, Add, iGELU, iHardswish; and, first,
+``Op(x...) -> RequantShift(mul, add)  =>  RequantizedOp(x..., mul, add)`` for every op
+registered with ``fuse_slots`` (Conv, Gemm, MatMul, Add, iGELU, iHardswish); and, first,
 ``MatMul(x, W) -> Add(const bias)  =>  Gemm(x, W, bias)`` when the bias broadcasts per column."""
 
 from __future__ import annotations
 
 from Deeploy.ir.graph import Graph, Node
+from Deeploy.ops import op_named
 from Deeploy.ops.fused import FUSABLE, fused_name
 from Deeploy.passes._engine import Rule, RuleSet, apply_rules
 
@@ -25,14 +26,11 @@ def _wide_output_feeds_x(graph: Graph, chain: list[Node]) -> str | None:
     return None
 
 
-_ARITY = {"Conv": 3, "Gemm": 3, "MatMul": 3}  # optional inputs kept as '' so mul/add sit at fixed places
-
-
 def _fuse(graph: Graph, chain: list[Node]) -> list[Node]:
     op, rqs = chain
     attrs = dict(op.attrs)
     attrs.update(rqs.attrs)
-    inputs = op.inputs + [""] * (_ARITY.get(op.op, 0) - len(op.inputs))
+    inputs = op.inputs + [""] * (op_named(op.op).fuse_slots - len(op.inputs))
     return [Node(op.name, fused_name(op.op), inputs + rqs.inputs[1:], rqs.outputs, attrs, rqs.domain)]
 
 

@@ -5,7 +5,8 @@ See README.md in this folder.
 Layout:
   spec.py          the problem of one layer: Dims, AxisMaps, Operands, LayerSpec, candidate tile
                    sizes, tile ranges, DMA layout of a tile
-  constraints.py   per-op rules (exhaustive dispatch) -> LayerSpec; the rules in ops/ by family
+  families.py      tiling family of each op (named by its OpDef) -> LayerSpec rule (ops/ by family)
+                   and the restriction of a node to one tile (restrict.py, used by tile_node.py)
   params.py        cost-model parameters with their sources (TilingParams)
   solver.py        cost terms, the CP-SAT model, TilingSolution, evaluation, smallest footprint,
                    TilingError for layers that do not fit
@@ -17,14 +18,14 @@ from __future__ import annotations
 from typing import Iterable
 
 from Deeploy.ir.graph import Graph, Node
-from Deeploy.tiling.constraints import RULES, RuleContext, layer_spec, siracusa_context
+from Deeploy.tiling.families import FAMILIES, RuleContext, family_of, layer_spec
 from Deeploy.tiling.params import SIRACUSA_L1, VIRTUAL_PLATFORM_L1, TilingParams, l3_to_l2_params
 from Deeploy.tiling.solver import (BufferTiling, TilingSolution, cache_info, clear_cache, evaluate, min_footprint,
                                    solve_spec)
 from Deeploy.tiling.spec import AxisMap, Dim, LayerSpec, Operand, candidates, operand_ranges, tile_ranges
 from Deeploy.tiling.two_level import TwoLevelSolution, restrict, solve_two_level, tile_two_level
 
-__all__ = ["RULES", "RuleContext", "layer_spec", "siracusa_context", "TilingParams", "SIRACUSA_L1",
+__all__ = ["FAMILIES", "RuleContext", "family_of", "layer_spec", "TilingParams", "SIRACUSA_L1",
            "VIRTUAL_PLATFORM_L1", "l3_to_l2_params", "TilingSolution", "BufferTiling", "solve_spec", "evaluate",
            "min_footprint", "clear_cache", "cache_info", "tile_layer", "tile_graph", "LayerSpec", "Dim", "AxisMap",
            "Operand", "candidates", "tile_ranges", "operand_ranges", "TwoLevelSolution", "restrict",
@@ -40,5 +41,4 @@ def tile_layer(node: Node, graph: Graph, params: TilingParams = SIRACUSA_L1, ctx
 def tile_graph(graph: Graph, params: TilingParams = SIRACUSA_L1, ctx: RuleContext | None = None,
                cache: bool = True, nodes: Iterable[Node] | None = None) -> dict[str, TilingSolution]:
     """Tilings of every layer, by node name; the first layer that does not fit raises."""
-    ctx = ctx if ctx is not None else siracusa_context(params.cores)
     return {n.name: tile_layer(n, graph, params, ctx, cache) for n in (nodes if nodes is not None else graph.nodes)}

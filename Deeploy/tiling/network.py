@@ -10,16 +10,19 @@ from Deeploy.binding import Layer
 from Deeploy.errors import DeeployError, TilingError
 from Deeploy.ir.graph import Graph
 from Deeploy.memory.planner import MemoryPlan
-from Deeploy.tiling.constraints import RuleContext, layer_spec
+from Deeploy.tiling.families import RuleContext, layer_spec
 from Deeploy.tiling.params import VIRTUAL_PLATFORM_L1, TilingParams, l3_to_l2_params
 from Deeploy.tiling.schedule import TileSchedule, schedule_layer
 from Deeploy.tiling.solver import solve_spec
 from Deeploy.tiling.two_level import restrict
+from Deeploy.tiling.tile_scratch import with_tile_scratch
 
-__all__ = ["TilingOptions", "TiledNetwork", "tile_network", "LEVELS", "CODE_RESERVE"]
+__all__ = ["TilingOptions", "TiledNetwork", "tile_network", "LEVELS", "CODE_RESERVE", "L1_RUNTIME_RESERVE",
+           "level_limits", "check_level_limits"]
 
 LEVELS = ("L2", "L3")
 CODE_RESERVE = 128 * 1024   # L2 kept for code, runtime data and the harness when sizing staging
+L1_RUNTIME_RESERVE = 4 * 1024   # L1 kept for the runtime's and the tile loop's own state
 
 
 @dataclass(frozen=True)
@@ -43,6 +46,28 @@ class TilingOptions:
     def l1_params(self, cores: int) -> TilingParams:
         return replace(VIRTUAL_PLATFORM_L1, capacity=self.l1, cores=cores,
                        buffering="auto" if self.double_buffer else "single")
+
+
+def level_limits(memory) -> dict[str, tuple[int, str]]:
+    """The largest ``--l1`` and ``--l2`` the platform's physical memory levels allow, with how
+    they follow: L1 less the core stacks and the runtime state the linker puts there; L2 whole."""
+    from Deeploy.targets.siracusa.linker import l1_reserved_bytes
+    sizes = {m.name: m.size for m in memory}
+    stacks = l1_reserved_bytes()
+    l1 = sizes["L1"] - stacks - L1_RUNTIME_RESERVE
+    return {"L1": (l1, f"physical L1 {sizes['L1']} B less {stacks} B of core stacks and {L1_RUNTIME_RESERVE} B "
+                       "of runtime state"),
+            "L2": (sizes["L2"], f"physical L2 {sizes['L2']} B")}
+
+
+def check_level_limits(options: TilingOptions, memory) -> None:
+    """A ``DeeployError`` if ``--l1`` or ``--l2`` asks for more than the platform has."""
+    limits = level_limits(memory)
+    for flag, value, level in (("--l1", options.l1, "L1"), ("--l2", options.l2, "L2")):
+        most, why = limits[level]
+        if value > most:
+            raise DeeployError(f"{flag} {value} is more than the platform's {level} allows ({most} B: {why}); "
+                               f"use {flag} {most} or less")
 
 
 @dataclass(frozen=True)
@@ -93,8 +118,6 @@ def tile_network(graph: Graph, layers: list[Layer], plan: MemoryPlan, options: T
     """Schedules of every layer that runs. What lives in L2 (the activation arena ``plan``, and
     I/O and constants unless they live in L3) and CODE_RESERVE leave the rest of ``options.l2``
     as the budget of the L2 tiles of operands in L3."""
-    from Deeploy.targets.siracusa.bindings import SIRACUSA_BINDINGS
-    ctx = RuleContext(SIRACUSA_BINDINGS, cores)
     l1_params = options.l1_params(cores)
     in_l3 = _l3_tensors(graph, plan, options)
     data = _data_bytes(graph) if options.default_level == "L2" else 0
@@ -103,7 +126,7 @@ def tile_network(graph: Graph, layers: list[Layer], plan: MemoryPlan, options: T
         raise _l2_error(plan, data, 0, options)
     schedules, l1_size, staging, misfits = {}, 0, 0, []
     for k, layer in enumerate(layers):
-        spec = layer_spec(layer.node, graph, ctx)
+        spec = with_tile_scratch(layer_spec(layer.node, graph, RuleContext(layer.scratch)), layer, graph, cores)
         if spec.zero_copy:
             continue
         staged = {o.tensor: True for o in spec.operands if o.tensor in in_l3 and o.nbytes > 0}

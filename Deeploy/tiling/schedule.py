@@ -176,5 +176,5 @@ def schedule_layer(spec: LayerSpec, l1: TilingSolution, l2: TilingSolution | Non
     scratch_offset = l1_off
     return TileSchedule(spec, l1, l2, double_buffer, tuple(order), tuple(l2_tile[d] for d in dims),
                         tuple(l1_tile[d] for d in dims), tuple(per_dim[d] for d in dims), tuple(dim_class),
-                        tuple(class_ranges), tuple(slots), scratch_offset, l1_off + spec.scratch, l2_off)
+                        tuple(class_ranges), tuple(slots), scratch_offset, l1_off + l1.scratch_bytes, l2_off)
 

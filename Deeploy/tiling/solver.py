@@ -68,7 +68,8 @@ from ortools.sat.python import cp_model
 from Deeploy.errors import TilingError
 from Deeploy.memory.planner import align
 from Deeploy.tiling.params import SIRACUSA_L1, TilingParams
-from Deeploy.tiling.spec import INPUT, AxisStats, LayerSpec, Operand, axis_stats, candidates, dma_layout
+from Deeploy.tiling.spec import (INPUT, AxisStats, LayerSpec, Operand, axis_stats, candidates, dma_layout,
+                                 scratch_bytes)
 
 __all__ = ["BufferTiling", "TilingSolution", "solve_spec", "evaluate", "min_footprint", "clear_cache",
            "cache_info"]
@@ -368,7 +369,12 @@ class _Problem:
         tiled = {d: n[d] > 1 for d in spec.dim_names}
         self.tiles = np.prod(np.stack([n[d] for d in spec.dim_names]), axis=0) if spec.dims else np.ones(points, np.int64)
         self.tiebreak = sum((self.index[d] for d in self.free), np.zeros(points, dtype=np.int64))
-        single = np.full(points, spec.scratch, dtype=np.int64)
+        if isinstance(spec.scratch, int):
+            self.scratch = np.full(points, spec.scratch, dtype=np.int64)
+        else:
+            self.scratch = np.array([spec.scratch.at({d: self.cands[d][int(self.index[d][k])] for d in spec.dim_names})
+                                     for k in range(points)], dtype=np.int64)
+        single = self.scratch.copy()
         extra = np.zeros(points, dtype=np.int64)
         first = np.zeros(points, dtype=np.int64)
         last = np.zeros(points, dtype=np.int64)
@@ -458,11 +464,12 @@ class _Problem:
             exposed = pro + epi + max(0, rest - compute - overhead)
         else:
             exposed = dma_in + dma_out
-        l1 = sum(b.l1_bytes for b in bufs) + spec.scratch
+        scratch = scratch_bytes(spec.scratch, tiles)
+        l1 = sum(b.l1_bytes for b in bufs) + scratch
         return TilingSolution(spec.layer, spec.op, p.level, p.capacity, spec.dim_names,
                               tuple(d.size for d in spec.dims), tuple(tiles[d] for d in spec.dim_names),
                               tuple(n[d] for d in spec.dim_names), num_tiles, tuple(order), db, tuple(bufs),
-                              spec.scratch, l1, exposed, dma_in + dma_out, compute, overhead,
+                              scratch, l1, exposed, dma_in + dma_out, compute, overhead,
                               compute + overhead + exposed)
 
     # -- candidate options on the (footprint, cycles) Pareto front ----------------------------
@@ -543,7 +550,7 @@ class _Problem:
             m.Add(second == over(two))
             buffers.append((tile, second))
         l1 = m.NewIntVar(0, max(f for *_, f, _ in options), "l1")
-        m.Add(l1 == sum(a + b for a, b in buffers) + spec.scratch)
+        m.Add(l1 == sum(a + b for a, b in buffers) + over([self.scratch[pt] for pt, *_ in options]))
         if capacity is not None:
             m.Add(l1 <= capacity)
         keys = [key for *_, key in options]

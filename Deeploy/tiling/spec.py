@@ -10,7 +10,8 @@ from a tile of that space.
 * ``Operand``: a tensor the kernel reads or writes, as a C-contiguous logical view (a reshape
   of the tensor: merged adjacent axes, inserted size-1 axes), one AxisMap per logical axis.
 * ``LayerSpec``: dims, operands, the op's work (Cost.ops), which dims the kernel splits over the
-  cores, the candidate loop orders, the kernel's L1 scratch and why some axes stay whole.
+  cores, the candidate loop orders, the kernel's L1 scratch (bytes, or ``TileScratch`` when it
+  depends on the tile) and why some axes stay whole.
 
 Everything is frozen and hashable: the solver caches solutions by ``LayerSpec.signature()``.
 """
@@ -20,9 +21,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Sequence
+from typing import Mapping, Sequence
 
-__all__ = ["Dim", "AxisMap", "Operand", "LayerSpec", "AxisStats", "candidates", "tile_ranges",
+__all__ = ["Dim", "AxisMap", "Operand", "LayerSpec", "TileScratch", "scratch_bytes", "AxisStats", "candidates", "tile_ranges",
            "axis_stats", "operand_ranges", "dma_layout", "dma_commands", "INPUT", "OUTPUT"]
 
 INPUT, OUTPUT = "input", "output"
@@ -117,6 +118,34 @@ class Operand:
 
 
 @dataclass(frozen=True)
+class TileScratch:
+    """Kernel scratch that depends on the tile the kernel works on (e.g. a table that only pays
+    for large tiles): ``nbytes[k]`` for a tile whose extents over ``dims`` are ``extents[k]``.
+    Another tile takes the smallest entry among the listed tiles containing it (scratch does not
+    shrink as a tile grows), else ``whole``, the whole layer's scratch."""
+
+    dims: tuple[str, ...]
+    extents: tuple[tuple[int, ...], ...]
+    nbytes: tuple[int, ...]
+    whole: int
+
+    def at(self, tile: Mapping[str, int]) -> int:
+        want = tuple(tile[d] for d in self.dims)
+        best = None
+        for ext, n in zip(self.extents, self.nbytes):
+            if ext == want:
+                return n
+            if all(e >= w for e, w in zip(ext, want)):
+                best = n if best is None else min(best, n)
+        return self.whole if best is None else best
+
+
+def scratch_bytes(scratch: "int | TileScratch", tile: Mapping[str, int]) -> int:
+    """L1 scratch of a tile with extents ``tile`` (dim name -> tile size)."""
+    return scratch if isinstance(scratch, int) else scratch.at(tile)
+
+
+@dataclass(frozen=True)
 class LayerSpec:
     """The tiling problem of one layer (see the module docstring).
 
@@ -125,7 +154,8 @@ class LayerSpec:
                   first alternative with at least ``cores`` units per tile is used, else the
                   last (the kernels' ``by_row ? rows : N`` choices).
     loop_orders:  candidate orders of the tile loops, outermost first; the solver picks one.
-    scratch:      the kernel's L1 working memory (per-core slices plus shared part), bytes.
+    scratch:      the kernel's L1 working memory (per-core slices plus shared part), bytes, or
+                  a ``TileScratch`` giving it per tile.
     whole:        why operand axes that are no Dim stay whole (reductions of Conv/GEMM).
     zero_copy:    a view that runs nothing: no tiles at all.
     """
@@ -137,7 +167,7 @@ class LayerSpec:
     ops: int
     parallel: tuple[tuple[str, ...], ...] = ()
     loop_orders: tuple[tuple[str, ...], ...] = ()
-    scratch: int = 0
+    scratch: int | TileScratch = 0
     whole: tuple[str, ...] = ()
     zero_copy: bool = False
 

@@ -17,14 +17,13 @@ calls the kernel bound to the full node with the tile node's params, so:
 * the tile node is parsed (``op.parse``) and its outputs inferred: every output must hold as
   many elements as its box.
 
-One rule per op type (``TILE_RULES``); an op without one raises TilingError naming it.
+The op's tiling family (``families.py``) names the restriction; an op without one raises TilingError.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
-from typing import Callable, Mapping
+from typing import Mapping
 
 import numpy as np
 
@@ -32,285 +31,11 @@ from Deeploy.errors import OpError, TilingError
 from Deeploy.ir.dtypes import dtype_of_values
 from Deeploy.ir.graph import Graph, Node, Tensor
 from Deeploy.ops import get_op
-from Deeploy.tiling.spec import OUTPUT, AxisMap, LayerSpec, Operand, operand_ranges
+from Deeploy.tiling.families import family_of
+from Deeploy.tiling.restrict import Tile
+from Deeploy.tiling.spec import LayerSpec
 
-__all__ = ["tile_node", "TILE_RULES"]
-
-Box = tuple[tuple[int, int], ...]
-
-
-@dataclass
-class _Tile:
-    """One tile being built: what a rule reads (node, graph, spec, ranges, operand boxes) and
-    what it edits (inputs, attrs, tensor shapes, new constants)."""
-
-    node: Node
-    graph: Graph
-    spec: LayerSpec
-    ranges: Mapping[str, tuple[int, int]]
-    operands: dict[str, Operand] = field(default_factory=dict)
-    boxes: dict[str, Box] = field(default_factory=dict)
-    inputs: list[str] = field(default_factory=list)
-    attrs: dict = field(default_factory=dict)
-    shapes: dict[str, tuple[int, ...]] = field(default_factory=dict)
-    constants: dict[str, np.ndarray] = field(default_factory=dict)
-
-    def __post_init__(self):
-        self.inputs = list(self.node.inputs)
-        self.attrs = dict(self.node.attrs)
-        for o in self.spec.operands:
-            self.operands[o.tensor] = o
-            self.boxes[o.tensor] = operand_ranges(o, dict(self.ranges))
-
-    @property
-    def p(self):
-        """The node's params (the base op's for a requantised op)."""
-        return getattr(self.node.params, "base", self.node.params)
-
-    def extents(self, name: str) -> tuple[int, ...]:
-        return tuple(b - a for a, b in self.boxes[name])
-
-    def output(self) -> Operand:
-        return next(o for o in self.spec.operands if o.role == OUTPUT)
-
-    def axis_of(self, name: str, dim: str) -> int:
-        """The logical axis of operand ``name`` that follows ``dim``."""
-        return next(k for k, a in enumerate(self.operands[name].axes) if a.dim == dim)
-
-    def constant(self, base: str, values) -> str:
-        """A new constant input (int64 values) under a name unused in both graphs."""
-        taken = set(self.graph.tensors) | set(self.constants)
-        name, k = f"{self.node.name}_tile_{base}", 0
-        while name in taken:
-            k += 1
-            name = f"{self.node.name}_tile_{base}_{k}"
-        self.constants[name] = np.asarray(values, dtype=np.int64)
-        return name
-
-    def error(self, message: str) -> TilingError:
-        return TilingError(f"layer '{self.node.name}' ({self.node.op}), tile {dict(self.ranges)}: {message}",
-                           layer=self.node.name, op=self.node.op)
-
-
-# ---- rules ------------------------------------------------------------------------------------
-def _same(t: _Tile) -> None:
-    """Elementwise ops, GEMM/MatMul, Identity: the logical views' shapes say everything."""
-
-
-def _rows(t: _Tile) -> None:
-    """Softmaxes and norms: the last logical axis must be the original last (whole) axis; an
-    ``axis`` attribute names it."""
-    x = t.node.inputs[0]
-    if t.graph.tensors[x].shape[-1] == 1:          # dropped from the logical views: put it back
-        for name in t.operands:
-            t.shapes[name] = t.extents(name) + (1,)
-    if "axis" in t.attrs:
-        t.attrs["axis"] = len(t.shapes.get(x, t.extents(x))) - 1
-
-
-def _reduce(t: _Tile) -> None:
-    """ReduceSum/ReduceMean/IntegerMean: the reduced groups of the logical view, as the original
-    gave them (attribute or input)."""
-    x, y = t.operands[t.node.inputs[0]], t.output()
-    axes = [k for k, a in enumerate(x.axes) if a.dim not in y.dims]
-    had_input = len(t.node.inputs) > 1 and bool(t.node.inputs[1])
-    t.inputs = t.inputs[:1]
-    t.attrs.pop("axes", None)
-    t.attrs.pop("noop_with_empty_axes", None)
-    if not axes:
-        t.attrs["noop_with_empty_axes"] = 1
-    elif had_input:
-        t.inputs.append(t.constant("axes", axes))
-    else:
-        t.attrs["axes"] = axes
-
-
-def _window_pads(amap: AxisMap, rng: tuple[int, int], box: tuple[int, int]) -> tuple[int, int]:
-    """Padding before and after the input box of a sliding window: the virtual input range of
-    the output tile ``rng`` minus the box it was clipped to."""
-    lo, hi = rng
-    start = lo * amap.stride + amap.offset
-    stop = (hi - 1) * amap.stride + amap.offset + amap.span
-    a, b = box
-    if b > a:
-        return a - start, stop - b
-    return stop - start, 0                          # the tile sees padding only
-
-
-def _window_attrs(t: _Tile, x: str) -> None:
-    """kernel_shape/strides/dilations as 2-D, explicit pads clipped at the tile's borders."""
-    p = t.p
-    rows, cols = t.axis_of(x, "OH"), t.axis_of(x, "OW")
-    axes, box = t.operands[x].axes, t.boxes[x]
-    top, bottom = _window_pads(axes[rows], t.ranges["OH"], box[rows])
-    left, right = _window_pads(axes[cols], t.ranges["OW"], box[cols])
-    t.attrs.update(kernel_shape=list(p.kernel), strides=list(p.stride), dilations=list(p.dilation),
-                   pads=[top, left, bottom, right])
-    t.attrs.pop("auto_pad", None)
-
-
-def _tile_groups(t: _Tile) -> int:
-    """Groups of the tile's output channels: each touched group must keep as many as the others."""
-    p = t.p
-    if p.group == 1:
-        return 1
-    lo, hi = t.ranges["CO"]
-    per = p.ch_out // p.group
-    first, last = lo // per, (hi - 1) // per
-    counts = {min(hi, (g + 1) * per) - max(lo, g * per) for g in range(first, last + 1)}
-    if len(counts) > 1:
-        raise t.error(f"output channels [{lo}, {hi}) cover the groups of {per} channels unevenly "
-                      f"(no grouped convolution computes them; tile CO in multiples of {per})")
-    return last - first + 1
-
-
-def _conv(t: _Tile) -> None:
-    """Conv / RequantizedConv (NCHW or channels-last; 1-D ones become 2-D with one row)."""
-    p = t.p
-    x = t.node.inputs[0]
-    _window_attrs(t, x)
-    t.attrs["group"] = _tile_groups(t)
-    if t.node.op.startswith("Requantized") and not p.channels_last:
-        for c in t.node.inputs[-2:]:               # per channel: [C, 1, 1] along NCHW's channel axis
-            if any(a.dim == "CO" for a in t.operands[c].axes):
-                t.shapes[c] = t.extents(c) + (1, 1)
-
-
-def _maxpool(t: _Tile) -> None:
-    _window_attrs(t, t.node.inputs[0])
-    t.attrs["ceil_mode"] = 0                       # explicit end pads cover the last window
-
-
-def _gemm_rq(t: _Tile) -> None:
-    """RequantizedGemm/MatMul: per-channel mul/add get the (batch, row, column) axes of the
-    output they vary on, size 1 elsewhere, so that they broadcast onto the tile's output."""
-    a, b = t.node.inputs[0], t.node.inputs[1]
-    rank = 3 if any(ax.dim == "B" for name in (a, b) for ax in t.operands[name].axes) else 2
-    for c in t.node.inputs[-2:]:
-        axes = t.operands[c].axes
-        if not any(ax.dim for ax in axes) or any(ax.dim is None and ax.size > 1 for ax in axes):
-            continue
-        by_dim = {ax.dim: e for ax, e in zip(axes, t.extents(c)) if ax.dim}
-        t.shapes[c] = tuple(by_dim.get(d, 1) for d in ("B", "M", "N"))[3 - rank:]
-
-
-def _transpose(t: _Tile) -> None:
-    """perm over the logical views: output axis k is the input's axis that follows the same dim."""
-    x, y = t.operands[t.node.inputs[0]], t.output()
-    t.attrs["perm"] = [x.dims.index(a.dim) for a in y.axes]
-
-
-def _concat(t: _Tile) -> None:
-    """axis: the logical axis of C; inputs: the parts the tile's C range meets, in order."""
-    p = t.node.params
-    y = t.output()
-    axis = t.axis_of(y.tensor, "C")
-    lo, hi = t.ranges["C"]
-    inputs, offset = [], 0
-    for name, shape in zip(t.node.inputs, p.in_shapes):
-        part = shape[p.axis]
-        a, b = max(lo, offset) - offset, min(hi, offset + part) - offset
-        if a < b and math.prod(shape):
-            if name not in t.boxes or t.boxes[name][axis] != (a, b):
-                raise t.error(f"input '{name}' is concatenated more than once with different tiles")
-            inputs.append(name)
-        offset += part
-    t.inputs = inputs
-    t.attrs["axis"] = axis
-
-
-def _slice(t: _Tile) -> None:
-    """Tile-local starts/ends/steps over every axis: slicing the x box gives the y box."""
-    p = t.node.params
-    x = t.node.inputs[0]
-    starts, ends = [], []
-    for k, (a, b) in enumerate(t.boxes[x]):
-        lo, _ = t.ranges[t.operands[x].axes[k].dim]
-        first = p.starts[k] + lo * p.steps[k] - a
-        starts.append(first)
-        ends.append(b - a if p.steps[k] > 0 else -(b - a) - 1)   # -(n+1) normalises to "before 0"
-    axes = list(range(len(starts)))
-    if "starts" in t.attrs or "ends" in t.attrs:   # opset < 10: attributes, steps of 1
-        t.attrs.update(starts=starts, ends=ends, axes=axes)
-        return
-    t.inputs = [x] + [t.constant(n, v) for n, v in (("starts", starts), ("ends", ends), ("axes", axes),
-                                                    ("steps", list(p.steps)))]
-
-
-def _pad(t: _Tile) -> None:
-    """Tile-local pads over every axis: how much of the tile is padding before and after the data
-    (a tile in the padding only has an empty x box: all padding)."""
-    p = t.node.params
-    x = t.node.inputs[0]
-    if x in t.boxes:
-        box = t.boxes[x]
-    else:                                          # an empty x is no operand: its (empty) box
-        box = tuple(AxisMap(p.in_shape[k], "d", offset=-p.begin[k]).range(*t.ranges[f"p{k}"])
-                    for k in range(len(p.in_shape)))
-        t.shapes[x] = tuple(b - a for a, b in box)
-    begin, end = [], []
-    for k, (a, b) in enumerate(box):
-        lo, hi = t.ranges[f"p{k}"]
-        pb = a + p.begin[k] - lo if b > a else hi - lo
-        begin.append(pb)
-        end.append(hi - lo - pb - (b - a))
-    pads = begin + end
-    value = t.node.inputs[2] if len(t.node.inputs) > 2 and t.node.inputs[2] else ""
-    if "pads" in t.attrs:
-        t.attrs["pads"] = pads
-        t.inputs = [x] + (["", value] if value else [])
-    else:
-        t.inputs = [x, t.constant("pads", pads)] + ([value] if value else [])
-
-
-def _gather(t: _Tile) -> None:
-    """axis: the logical axis of x that stays whole (the gathered one); indices unchanged."""
-    x = t.operands[t.node.inputs[0]]
-    t.attrs["axis"] = next(k for k, a in enumerate(x.axes) if a.dim is None)
-
-
-def _reshape(t: _Tile) -> None:
-    t.inputs = [t.inputs[0], t.constant("shape", [math.prod(t.extents(t.output().tensor))])]
-    t.attrs.pop("allowzero", None)
-
-
-def _flatten(t: _Tile) -> None:
-    t.attrs["axis"] = 0
-
-
-def _squeeze(t: _Tile) -> None:
-    t.inputs = t.inputs[:1]
-    t.attrs["axes"] = []                           # squeeze nothing: the flat tile stays flat
-
-
-def _unsqueeze(t: _Tile) -> None:
-    t.inputs = t.inputs[:1]
-    t.attrs["axes"] = [0]
-
-
-Rule = Callable[[_Tile], None]
-
-TILE_RULES: dict[str, Rule] = {
-    **{op: _same for op in ("Add", "Sub", "Mul", "IntegerDiv", "RequantShift", "Relu", "Clip", "iGELU",
-                            "iHardswish", "TrueIntegerDiv", "RequantizedAdd", "RequantizediGELU",
-                            "RequantizediHardswish", "Identity", "Gemm", "MatMul")},
-    **{op: _rows for op in ("iSoftmax", "ITAMax", "ITAPartialMax", "iLayerNorm", "iRMSNorm", "iNoNorm")},
-    **{op: _reduce for op in ("ReduceSum", "ReduceMean", "IntegerMean")},
-    "Conv": _conv,
-    "RequantizedConv": _conv,
-    "MaxPool": _maxpool,
-    "RequantizedGemm": _gemm_rq,
-    "RequantizedMatMul": _gemm_rq,
-    "Transpose": _transpose,
-    "Concat": _concat,
-    "Slice": _slice,
-    "Pad": _pad,
-    "Gather": _gather,
-    "Reshape": _reshape,
-    "Flatten": _flatten,
-    "Squeeze": _squeeze,
-    "Unsqueeze": _unsqueeze,
-}
+__all__ = ["tile_node"]
 
 
 # ---- building the tile ------------------------------------------------------------------------
@@ -331,7 +56,7 @@ def _check_ranges(node: Node, spec: LayerSpec, ranges: Mapping[str, tuple[int, i
                               layer=node.name, op=node.op)
 
 
-def _tile_tensor(t: _Tile, name: str) -> Tensor:
+def _tile_tensor(t: Tile, name: str) -> Tensor:
     """The tensor ``name`` of the tile graph: an operand's box, a new constant, or the original."""
     if name in t.constants:
         value = t.constants[name]
@@ -355,13 +80,10 @@ def tile_node(node: Node, graph: Graph, spec: LayerSpec, ranges: Mapping[str, tu
     """The layer restricted to one tile: a Node of the same op type whose inputs and outputs are
     the operand tiles, attributes adjusted to the tile, params parsed (op.parse) and shapes
     inferred; and a Graph holding its tensors."""
-    rule = TILE_RULES.get(node.op)
-    if rule is None:
-        raise TilingError(f"layer '{node.name}': no tile-node rule for operator {node.op} (rules exist for "
-                          f"{', '.join(sorted(TILE_RULES))})", layer=node.name, op=node.op)
+    restrict = family_of(node).restrict
     _check_ranges(node, spec, ranges)
-    t = _Tile(node, graph, spec, ranges)
-    rule(t)
+    t = Tile(node, graph, spec, ranges)
+    restrict(t)
     names = list(dict.fromkeys(n for n in t.inputs + list(node.outputs) if n))
     tensors = {n: _tile_tensor(t, n) for n in names}
     inputs = [n for n in dict.fromkeys(t.inputs) if n and not tensors[n].is_constant]

@@ -20,7 +20,7 @@ from dataclasses import dataclass, replace
 from typing import Mapping
 
 from Deeploy.ir.graph import Graph, Node
-from Deeploy.tiling.constraints import RuleContext, layer_spec
+from Deeploy.tiling.families import RuleContext, layer_spec
 from Deeploy.tiling.params import SIRACUSA_L1, TilingParams, l3_to_l2_params
 from Deeploy.tiling.solver import TilingSolution, solve_spec
 from Deeploy.tiling.spec import AxisMap, LayerSpec, axis_stats

@@ -21,15 +21,14 @@ from onnx import TensorProto, helper
 
 from Deeploy.frontend import assign_input_types, infer_graph, load_onnx
 from Deeploy.ir.dtypes import dtype_of_values
+from Deeploy.ops import Trait, ops_with
 from Deeploy.reference import run_reference
 from DeeployTest.generators.builder import BuildError, Net
 
 __all__ = ["write_test", "save_npz", "STANDARD_OPS"]
 
 # ops onnxruntime runs with the integer meaning the compiler gives them
-STANDARD_OPS = {"Add", "Sub", "Mul", "Conv", "Gemm", "MatMul", "MaxPool", "Pad", "Concat", "Slice",
-                "Gather", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Transpose",
-                "ReduceMean", "ReduceSum", "Relu", "Clip"}
+STANDARD_OPS = ops_with(Trait.STANDARD)
 # onnxruntime computes the float mean; the integer ReduceMean rounds it half up
 _ROUND_HALF_UP = {"ReduceMean"}
 _FLOAT_EXACT = 2 ** 24

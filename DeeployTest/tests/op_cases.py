@@ -23,6 +23,8 @@ from typing import Any, Callable
 import numpy as np
 from onnx import TensorProto, numpy_helper
 
+from Deeploy.ops import Trait, op_named, registered_ops
+
 __all__ = ["Operand", "Case", "OpRecord", "RECORDS", "ONNX_OPS", "CUSTOM_OPS", "ERROR_CASES",
            "cases_of", "act", "const"]
 
@@ -724,7 +726,7 @@ def _integer_mean_cases(rng):
 
 # ---- the table -----------------------------------------------------------------------------
 _TABLE = [
-    OpRecord("Add", _binary_cases), OpRecord("Sub", _binary_cases), OpRecord("Mul", _binary_cases),
+
     OpRecord("Conv", _conv_cases), OpRecord("Gemm", _gemm_cases), OpRecord("MatMul", _matmul_cases),
     OpRecord("MaxPool", _maxpool_cases), OpRecord("Pad", _pad_cases),
     OpRecord("Concat", _concat_cases), OpRecord("Slice", _slice_cases),
@@ -747,10 +749,13 @@ _TABLE = [
     OpRecord("iNoNorm", _inonorm_cases, naive_inonorm),
     OpRecord("IntegerMean", _integer_mean_cases, naive_integer_mean),
 ]
-RECORDS: dict[str, OpRecord] = {r.name: r for r in _TABLE}
-assert len(RECORDS) == len(_TABLE), "an op has two records"
-ONNX_OPS = [r.name for r in _TABLE if not r.custom]
-CUSTOM_OPS = [r.name for r in _TABLE if r.custom]
+# standard binary broadcasting ops need no record of their own: the broadcasting cases fit them all
+_BY_TRAIT = [OpRecord(name, _binary_cases) for name, op in sorted(registered_ops().items())
+             if op.has(Trait.STANDARD) and op.has(Trait.BROADCASTING)]
+RECORDS: dict[str, OpRecord] = {r.name: r for r in _BY_TRAIT + _TABLE}
+assert len(RECORDS) == len(_TABLE) + len(_BY_TRAIT), "an op has two records"
+ONNX_OPS = sorted(name for name in RECORDS if op_named(name).has(Trait.STANDARD))
+CUSTOM_OPS = sorted(name for name in RECORDS if not op_named(name).has(Trait.STANDARD))
 
 
 # ---- nodes the op definitions must reject ------------------------------------------------

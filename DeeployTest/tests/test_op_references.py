@@ -27,12 +27,6 @@ from Deeploy.reference import run_reference
 from DeeployTest.tests.op_cases import (CUSTOM_OPS, ERROR_CASES, ONNX_OPS, RECORDS, Case, cases_of,
                                         naive_requant_shift)
 
-STANDARD = {"Add", "Sub", "Mul", "Conv", "Gemm", "MatMul", "MaxPool", "Pad", "Concat", "Slice",
-            "Gather", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Transpose",
-            "ReduceSum", "Relu", "Clip", "ReduceMean"}
-CUSTOM = {"RequantShift", "iSoftmax", "ITAMax", "ITAPartialMax", "iGELU", "iLayerNorm", "iRMSNorm",
-          "iHardswish", "TrueIntegerDiv", "IntegerDiv", "iNoNorm", "IntegerMean"}
-
 
 # ---- one-node models -----------------------------------------------------------------------
 def build_model(op: str, case: Case, node_name: str = "node") -> onnx.ModelProto:
@@ -110,9 +104,10 @@ def test_every_registered_op_has_a_record():
     assert sorted(set(RECORDS) - registered) == [], "records for ops that are not registered"
 
 
-def test_records_split_into_standard_and_custom_ops():
-    assert set(ONNX_OPS) == STANDARD
-    assert set(CUSTOM_OPS) == CUSTOM
+def test_every_custom_op_has_an_independent_oracle():
+    """Standard ops are checked against onnxruntime; the others need the spec formula restated."""
+    assert [op for op in CUSTOM_OPS if RECORDS[op].naive is None] == []
+    assert ONNX_OPS and CUSTOM_OPS
 
 
 @pytest.mark.parametrize("op", sorted(RECORDS))

@@ -1,1 +1,1 @@
-"""Tiling rules, one module per op family; ``Deeploy.tiling.constraints`` dispatches to them."""
+"""Tiling rules, one module per op family; ``Deeploy.tiling.families`` names them per family."""

@@ -1,5 +1,4 @@
-"""Helpers shared by the tiling rules: operands as logical views, the op's work, the kernel's
-scratch, and the builder of layers whose operands follow the iteration space axis by axis
+"""Helpers shared by the tiling rules: operands as logical views, the op's work, and the builder of layers whose operands follow the iteration space axis by axis
 (elementwise, row-wise and reduction ops), which merges adjacent axes that every operand
 treats alike (as the kernels' ``broadcast_operands`` does) so that tiles are as contiguous as
 possible and the solver sees few dims."""
@@ -17,7 +16,7 @@ from Deeploy.ir.graph import Graph, Node
 from Deeploy.ops import get_op
 from Deeploy.tiling.spec import AxisMap, Dim, LayerSpec, Operand
 
-__all__ = ["RuleContext", "operand", "layer_ops", "kernel_scratch", "broadcast_pattern", "varying_axes",
+__all__ = ["RuleContext", "operand", "layer_ops", "broadcast_pattern", "varying_axes",
            "axis_spec", "zero_copy_spec", "FULL", "BCAST", "ABSENT"]
 
 FULL, BCAST, ABSENT = "full", "bcast", None
@@ -25,11 +24,10 @@ FULL, BCAST, ABSENT = "full", "bcast", None
 
 @dataclass(frozen=True)
 class RuleContext:
-    """What a rule needs beyond the node: the platform's binding table (for the kernels' scratch)
-    and the number of cores (scratch has one slice per core)."""
+    """What a rule needs beyond the node, read from the bound layer: the L1 scratch bytes of
+    its kernel (all cores' slices and the shared part)."""
 
-    bindings: Mapping[str, Sequence] | None = None
-    cores: int = 8
+    scratch: int = 0
 
 
 def operand(graph: Graph, name: str, role: str, axes: Sequence[AxisMap]) -> Operand:
@@ -49,19 +47,6 @@ def layer_ops(node: Node, graph: Graph) -> int:
     outs = [graph.tensors[o] for o in node.outputs]
     cost = get_op(node).cost(node.params, ins, outs)
     return int(cost.ops) if cost.ops > 0 else sum(t.size for t in outs)
-
-
-def kernel_scratch(node: Node, graph: Graph, ctx: RuleContext) -> int:
-    """L1 scratch of the kernel the binding table gives the node (first accepting kernel), per
-    core slices rounded to 8 bytes as the planner reserves them, plus the shared part."""
-    if ctx.bindings is None:
-        return 0
-    for kernel in ctx.bindings.get(node.op, ()):
-        if kernel.accepts is None or kernel.accepts(node, graph) is None:
-            per_core = kernel.scratch(node, graph) if kernel.scratch else 0
-            shared = kernel.shared_scratch(node, graph) if kernel.shared_scratch else 0
-            return -(-per_core // 8) * 8 * ctx.cores + shared
-    return 0
 
 
 def broadcast_pattern(shape: Sequence[int], out_shape: Sequence[int]) -> list:
@@ -156,9 +141,4 @@ def axis_spec(node: Node, graph: Graph, ctx: RuleContext, shape: Sequence[int],
     else:
         par = tuple(d.name for d in dims)
     return LayerSpec(node.name, node.op, tuple(dims), tuple(ops), layer_ops(node, graph), (par,),
-                     (), kernel_scratch(node, graph, ctx)).validate()
-
-
-def no_rule(node: Node, known: Sequence[str]) -> TilingError:
-    return TilingError(f"layer '{node.name}': no tiling rule for operator {node.op} (rules exist for "
-                       f"{', '.join(sorted(known))})", layer=node.name, op=node.op)
+                     (), ctx.scratch).validate()

@@ -18,7 +18,7 @@ solver picks the one with less DMA. The channels-last kernels split output pixel
 from __future__ import annotations
 
 from Deeploy.ir.graph import Graph, Node
-from Deeploy.tiling.ops._common import RuleContext, kernel_scratch, layer_ops, operand, zero_copy_spec
+from Deeploy.tiling.ops._common import RuleContext, layer_ops, operand, zero_copy_spec
 from Deeploy.tiling.spec import INPUT, OUTPUT, AxisMap, Dim, LayerSpec
 
 __all__ = ["conv_rule", "maxpool_rule"]
@@ -74,7 +74,7 @@ def conv_rule(node: Node, graph: Graph, ctx: RuleContext) -> LayerSpec:
     return LayerSpec(node.name, node.op, dims, tuple(ops), layer_ops(node, graph),
                      parallel=(("OH", "OW"), ("CO",)),
                      loop_orders=(("N", "CO", "OH", "OW"), ("N", "OH", "OW", "CO")),
-                     scratch=kernel_scratch(node, graph, ctx), whole=whole).validate()
+                     scratch=ctx.scratch, whole=whole).validate()
 
 
 def maxpool_rule(node: Node, graph: Graph, ctx: RuleContext) -> LayerSpec:
@@ -90,4 +90,4 @@ def maxpool_rule(node: Node, graph: Graph, ctx: RuleContext) -> LayerSpec:
     y_axes = (n, c, AxisMap(oh, "OH"), AxisMap(ow, "OW"))
     ops = (operand(graph, x, INPUT, x_axes), operand(graph, y, OUTPUT, y_axes))
     return LayerSpec(node.name, node.op, dims, ops, layer_ops(node, graph), parallel=(("N", "C", "OH"),),
-                     loop_orders=(("N", "C", "OH", "OW"),), scratch=kernel_scratch(node, graph, ctx)).validate()
+                     loop_orders=(("N", "C", "OH", "OW"),), scratch=ctx.scratch).validate()

@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 
 from Deeploy.ir.graph import Graph, Node
-from Deeploy.tiling.ops._common import RuleContext, kernel_scratch, layer_ops, operand, zero_copy_spec
+from Deeploy.tiling.ops._common import RuleContext, layer_ops, operand, zero_copy_spec
 from Deeploy.tiling.spec import INPUT, OUTPUT, AxisMap, Dim, LayerSpec
 
 __all__ = ["transpose_rule", "concat_rule", "slice_rule", "pad_rule", "gather_rule"]
@@ -28,7 +28,7 @@ __all__ = ["transpose_rule", "concat_rule", "slice_rule", "pad_rule", "gather_ru
 def _spec(node, graph, ctx, dims, ops) -> LayerSpec:
     names = tuple(d.name for d in dims)
     return LayerSpec(node.name, node.op, tuple(dims), tuple(ops), layer_ops(node, graph), parallel=(names,),
-                     scratch=kernel_scratch(node, graph, ctx)).validate()
+                     scratch=ctx.scratch).validate()
 
 
 def transpose_rule(node: Node, graph: Graph, ctx: RuleContext) -> LayerSpec:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 
 from Deeploy.ir.graph import Graph, Node
-from Deeploy.tiling.ops._common import RuleContext, kernel_scratch, layer_ops, operand, zero_copy_spec
+from Deeploy.tiling.ops._common import RuleContext, layer_ops, operand, zero_copy_spec
 from Deeploy.tiling.spec import INPUT, OUTPUT, AxisMap, Dim, LayerSpec
 
 __all__ = ["gemm_rule"]
@@ -66,4 +66,4 @@ def gemm_rule(node: Node, graph: Graph, ctx: RuleContext) -> LayerSpec:
     return LayerSpec(node.name, node.op, tuple(dims), tuple(ops), layer_ops(node, graph),
                      parallel=(("B", "M"), ("N",)),
                      loop_orders=(("B", "N", "M"), ("B", "M", "N")),
-                     scratch=kernel_scratch(node, graph, ctx), whole=whole).validate()
+                     scratch=ctx.scratch, whole=whole).validate()
