@@ -10,7 +10,7 @@ from Deeploy.ir.dtypes import INT32, DType
 from Deeploy.ir.graph import Graph, Node
 from Deeploy.targets.platform import Kernel, Platform
 
-__all__ = ["Layer", "bind", "check_supported"]
+__all__ = ["Layer", "bind", "check_supported", "kernel_scratch_bytes"]
 
 
 @dataclass(frozen=True)
@@ -52,6 +52,16 @@ def check_supported(graph: Graph, platform: Platform) -> None:
         raise UnsupportedOpError(platform.name, missing)
 
 
+def kernel_scratch_bytes(kernel: Kernel, node: Node, graph: Graph, cores: int) -> tuple[int, int]:
+    """Scratch of one call of ``kernel`` on ``node`` (the whole layer or one tile of it): total
+    bytes (a slice per core, each rounded up to 8, then the shared part) and where the shared
+    part starts."""
+    per_core = kernel.scratch(node, graph) if kernel.scratch else 0
+    shared = kernel.shared_scratch(node, graph) if kernel.shared_scratch else 0
+    offset = -(-per_core // 8) * 8 * cores
+    return offset + shared, offset
+
+
 def bind(graph: Graph, platform: Platform, cores: int = 1) -> list[Layer]:
     """One Layer per node, in execution order; scratch is reserved for ``cores`` cores."""
     layers, unsupported, rejected = [], [], []
@@ -64,10 +74,8 @@ def bind(graph: Graph, platform: Platform, cores: int = 1) -> list[Layer]:
         for kernel in kernels:
             reason = kernel.accepts(node, graph) if kernel.accepts else None
             if reason is None:
-                per_core = kernel.scratch(node, graph) if kernel.scratch else 0
-                shared = kernel.shared_scratch(node, graph) if kernel.shared_scratch else 0
-                offset = -(-per_core // 8) * 8 * cores
-                layers.append(Layer(node, kernel, _type_args(kernel, node, graph), offset + shared, offset))
+                total, offset = kernel_scratch_bytes(kernel, node, graph, cores)
+                layers.append(Layer(node, kernel, _type_args(kernel, node, graph), total, offset))
                 break
             reasons.append(f"{kernel.name}: {reason}")
         else:

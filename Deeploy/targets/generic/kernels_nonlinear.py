@@ -100,24 +100,25 @@ def _isoftmax_plan(node, graph):
     return "row sums exceed int64"
 
 
-def _isoftmax_buffer(node, graph, lut: bool) -> int:
-    """Bytes of the e table (256 entries) or of one row of e values, with alignment slack (the
-    kernel aligns it), rounded up to 8: isoftmax.inc computes the same size."""
-    if (graph.tensors[node.inputs[0]].dtype.bits == 8) != lut:
+# The e(d) table of 8-bit inputs costs 256 exp evaluations (shared by the cores); without it
+# every element's e is computed twice (row sum, output). The table pays from 128 elements.
+ISOFTMAX_TABLE_MIN_ELEMENTS = 128
+
+
+def isoftmax_uses_table(bits: int, elements: int) -> bool:
+    """Whether an iSoftmax call over ``elements`` inputs of ``bits`` bits tabulates e(d)."""
+    return bits == 8 and elements >= ISOFTMAX_TABLE_MIN_ELEMENTS
+
+
+def _isoftmax_table_bytes(node, graph):
+    """Shared by the cores: the e(d) table (256 TACC entries, plus alignment slack: the kernel
+    aligns it), rounded up to 8, when this call uses one (isoftmax.inc); else nothing. The call
+    is the whole layer, or one tile of it when tiled: small tiles need no scratch."""
+    x = graph.tensors[node.inputs[0]]
+    if not isoftmax_uses_table(x.dtype.bits, x.size):
         return 0
     n = _isoftmax_plan(node, graph)[0][1].nbytes
-    entries = 256 if lut else node.params.shape[-1]
-    return -(-(entries * n + n - 1) // 8) * 8
-
-
-def _isoftmax_scratch(node, graph):
-    """Per core: one row of e values (inputs wider than 8 bits)."""
-    return _isoftmax_buffer(node, graph, lut=False)
-
-
-def _isoftmax_shared(node, graph):
-    """Shared by the cores: the e(d) table of 8-bit inputs, built by all of them."""
-    return _isoftmax_buffer(node, graph, lut=True)
+    return -(-(256 * n + n - 1) // 8) * 8
 
 
 def _itamax_plan(node, graph):
@@ -185,10 +186,11 @@ def _int_div_plan(node, graph):
     return _typed(TACC=(2 * num + 2 * den + scale + abs(p.eta) + abs(p.eps), 0))
 
 
-_ISOFTMAX_CALL = """${fn}(${x[0].ptr}, ${y[0].ptr}, ${shared if x[0].dtype.bits == 8 else scratch}, \
-${x[0].size // x[0].shape[-1]}, \
+_ISOFTMAX_CALL = """<%! from Deeploy.targets.generic.kernels_nonlinear import isoftmax_uses_table %>\
+<% table = isoftmax_uses_table(x[0].dtype.bits, x[0].size) %>\
+${fn}(${x[0].ptr}, ${y[0].ptr}, ${shared if table else "NULL"}, ${x[0].size // x[0].shape[-1]}, \
 ${x[0].shape[-1]}, ${p.coeff_a}, ${p.coeff_b}, ${p.coeff_c}, ${p.log2}, ${p.n_levels - 1}, \
-${256 if x[0].dtype.bits == 8 else 0});"""
+${256 if table else 0});"""
 
 _ITAMAX_CALL = """${fn}(${x[0].ptr}, ${y[0].ptr}, ${x[0].size // x[0].shape[-1]}, ${x[0].shape[-1]}, \
 ${p.n_levels - 1});"""
@@ -220,7 +222,7 @@ ${", ".join(map(str, sb))}, ${p.delta * p.eta}, ${p.eta}, ${p.eps});"""
 
 NONLINEAR_KERNELS: dict[str, tuple[Kernel, ...]] = {
     "iSoftmax": (_nl_kernel("iSoftmax", "isoftmax.inc", _ISOFTMAX_CALL, ("TIN", "TOUT"), _isoftmax_plan,
-                            _isoftmax_scratch, _isoftmax_shared),),
+                            shared=_isoftmax_table_bytes),),
     "ITAMax": (_nl_kernel("ITAMax", "itamax.inc", _ITAMAX_CALL, ("TIN", "TOUT"), _itamax_plan),),
     "ITAPartialMax": (_nl_kernel("ITAPartialMax", "itapartialmax.inc", _ITAPARTIALMAX_CALL, ("TIN", "TOUT"),
                                  _itapartialmax_plan),),

@@ -1,0 +1,45 @@
+"""Kernel scratch as a function of the tile: a tiled layer's kernel runs on one tile at a time,
+and its scratch (evaluated by the kernel's own scratch functions on the layer restricted to the
+tile, ``tile_node``) may be smaller than the whole layer's, e.g. iSoftmax builds its e(d) table
+only for tiles large enough to pay for it. The solver then sees the footprint of each candidate
+tile with the scratch that tile really needs."""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import replace
+
+from Deeploy.binding import Layer, kernel_scratch_bytes
+from Deeploy.ir.graph import Graph
+from Deeploy.tiling.spec import LayerSpec, TileScratch, candidates
+from Deeploy.tiling.tile_node import tile_node
+
+__all__ = ["with_tile_scratch", "MAX_SCRATCH_TILES"]
+
+MAX_SCRATCH_TILES = 512  # candidate tiles evaluated; beyond, the whole layer's scratch is kept
+
+
+def with_tile_scratch(spec: LayerSpec, layer: Layer, graph: Graph, cores: int) -> LayerSpec:
+    """``spec`` whose scratch is a ``TileScratch`` when the bound kernel's scratch differs
+    between the whole layer and its smallest tile; else ``spec`` unchanged."""
+    kernel = layer.kernel
+    if spec.zero_copy or not layer.scratch or not (kernel.scratch or kernel.shared_scratch):
+        return spec
+    free = [d for d in spec.dims if len(candidates(d, d.size)) > 1]
+    if not free:
+        return spec
+    tiles = [candidates(d, d.size) for d in free]
+    whole = {d.name: (0, d.size) for d in spec.dims}
+
+    def scratch_of(extents: tuple[int, ...]) -> int:
+        ranges = {**whole, **{d.name: (0, t) for d, t in zip(free, extents)}}
+        node, tgraph = tile_node(layer.node, graph, spec, ranges)
+        return kernel_scratch_bytes(kernel, node, tgraph, cores)[0]
+
+    smallest = tuple(t[-1] for t in tiles)
+    if scratch_of(smallest) == layer.scratch or math.prod(len(t) for t in tiles) > MAX_SCRATCH_TILES:
+        return spec
+    extents = tuple(itertools.product(*tiles))
+    nbytes = tuple(scratch_of(e) for e in extents)
+    return replace(spec, scratch=TileScratch(tuple(d.name for d in free), extents, nbytes, layer.scratch))
