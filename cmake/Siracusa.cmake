@@ -9,8 +9,9 @@
 #                  empty: Siracusa's default levels, generated into the build folder
 #
 # After the targets exist, deeploy_platform_setup(LIBRARIES <libs> EXECUTABLES <exes>) adds the
-# runtime include folder to every target and the runtime sources (cluster runtime, DMA engines),
-# the linker script and a map file to the executables. Facts behind the flags: specs/qemu-riscv.md.
+# runtime include folder to every target and the runtime sources (cluster runtime, DMA engines;
+# or the prebuilt objects in DEEPLOY_RUNTIME_OBJECTS), the linker script and a map file to the
+# executables. Facts behind the flags: specs/qemu-riscv.md.
 set(CMAKE_SYSTEM_NAME Generic)
 set(CMAKE_SYSTEM_PROCESSOR riscv32)
 set(CMAKE_TRY_COMPILE_TARGET_TYPE STATIC_LIBRARY)   # no linker script yet at compiler checks
@@ -45,6 +46,10 @@ get_filename_component(SIRACUSA_REPO_DIR ${SIRACUSA_REPO_DIR} ABSOLUTE)
 set(SIRACUSA_RUNTIME_DIR ${SIRACUSA_REPO_DIR}/TargetLibraries/PULPOpen)
 set(SIRACUSA_RUNTIME_SOURCES ${SIRACUSA_RUNTIME_DIR}/src/deeploy_runtime.c ${SIRACUSA_RUNTIME_DIR}/src/deeploy_dma.c
     ${SIRACUSA_RUNTIME_DIR}/src/deeploy_tiling.c)
+# what the top-level CMakeLists.txt builds once with DEEPLOY_RUNTIME_ONLY=ON
+set(DEEPLOY_PLATFORM_RUNTIME_SOURCES ${SIRACUSA_RUNTIME_SOURCES})
+set(DEEPLOY_PLATFORM_INCLUDE_DIRS ${SIRACUSA_RUNTIME_DIR}/inc)
+set(DEEPLOY_RUNTIME_OBJECTS "" CACHE STRING "Prebuilt runtime objects linked instead of compiling the runtime sources")
 
 function(deeploy_platform_setup)
   cmake_parse_arguments(ARG "" "" "LIBRARIES;EXECUTABLES" ${ARGN})
@@ -65,7 +70,11 @@ function(deeploy_platform_setup)
   endforeach()
   foreach(t IN LISTS ARG_EXECUTABLES)
     target_include_directories(${t} PRIVATE ${SIRACUSA_RUNTIME_DIR}/inc)
-    target_sources(${t} PRIVATE ${SIRACUSA_RUNTIME_SOURCES})
+    if(DEEPLOY_RUNTIME_OBJECTS)
+      target_sources(${t} PRIVATE ${DEEPLOY_RUNTIME_OBJECTS})
+    else()
+      target_sources(${t} PRIVATE ${SIRACUSA_RUNTIME_SOURCES})
+    endif()
     target_link_options(${t} PRIVATE "SHELL:-T ${script}" "-Wl,-Map=$<TARGET_FILE:${t}>.map")
     set_property(TARGET ${t} APPEND PROPERTY LINK_DEPENDS ${script})
   endforeach()
