@@ -54,6 +54,8 @@ class OpDef:
     traits:    what rules may assume of it (``Trait``)
     tiling:    its tiling family: how an output tile maps to its operands' tiles and how the node
                is restricted to one tile (``Deeploy/tiling/families.py``); None: not tileable
+    magnitude: None, or (params, largest |value| of each input) -> largest |value| of each
+               output: how far the op can grow values (used to bound test data and accumulators)
     fuse_slots: None, or the op fuses with a following RequantShift into ``Requantized<op>``
                whose mul and add follow this many input slots (absent optional inputs as '')
     """
@@ -66,6 +68,7 @@ class OpDef:
     traits: frozenset[Trait] = frozenset()
     tiling: str | None = None
     fuse_slots: int | None = None
+    magnitude: Callable[[Any, Sequence[int]], list[int]] | None = None
 
     @property
     def alias(self) -> bool:

@@ -190,6 +190,8 @@ class Net:
         """Largest |value| each output can take for any inputs of their declared types."""
         op, p = node.op, node.params
         b = [self.bounds[i] if i else 0 for i in node.inputs]
+        if get_op(node).magnitude is not None:
+            return get_op(node).magnitude(p, b)
         out_types = [self.graph.tensors[o].dtype for o in node.outputs]
         if op in ("Conv", "MatMul", "Gemm"):
             # the reference on magnitudes: activations at their bound, constants in absolute value
