@@ -1,4 +1,5 @@
-"""Binary integer arithmetic with numpy broadcasting: Add, Sub, Mul (outputs int32)."""
+"""Binary integer ops with numpy broadcasting: Add, Sub, Mul (outputs int32); Max, Min (outputs
+the narrowest type holding both inputs' values)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from Deeploy.ir.dtypes import INT32
+from Deeploy.ir.dtypes import INT32, widest
 from Deeploy.ops._attrs import broadcast_shape, require_inputs
 from Deeploy.ops._registry import Cost, OpDef, Trait, register
 
@@ -39,3 +40,12 @@ _BINARY = frozenset({Trait.STANDARD, Trait.ELEMENTWISE, Trait.BROADCASTING})
 for _name, _fn in (("Add", np.add), ("Sub", np.subtract), ("Mul", np.multiply)):
     register(OpDef(_name, _binary_parse, _binary_infer, lambda p, xs, fn=_fn: [fn(xs[0], xs[1])], _binary_cost,
                    traits=_BINARY, tiling="broadcast", fuse_slots=0 if _name == "Add" else None))
+
+
+def _extremum_infer(p: BinaryParams, ins):
+    return [(p.shape, widest(ins[0].dtype, ins[1].dtype))]
+
+
+for _name, _fn in (("Max", np.maximum), ("Min", np.minimum)):
+    register(OpDef(_name, _binary_parse, _extremum_infer, lambda p, xs, fn=_fn: [fn(xs[0], xs[1])], _binary_cost,
+                   traits=_BINARY, tiling="broadcast", magnitude=lambda p, b: [max(b[0], b[1])]))

@@ -1,4 +1,4 @@
-"""Element-wise kernels: Add, Sub, Mul (with broadcasting and constants), Relu, Clip."""
+"""Element-wise kernels: Add, Sub, Mul, Max, Min (with broadcasting and constants), Relu, Clip."""
 
 from __future__ import annotations
 
@@ -26,6 +26,16 @@ def _with_const(op, rng, x_shape, c_value, const_first=False, rq=False):
         y = net.calib_rqs(y, offset_rng=rng)
     net.output(y)
     return net
+
+
+# ---- Max, Min ------------------------------------------------------------------------------
+for _op in ("Max", "Min"):
+    test(f"Kernels/{_op}/Regular")(lambda rng, op=_op: _binary(op, rng, (1, 8, 8, 8), (1, 8, 8, 8)))
+    test(f"Kernels/{_op}/Broadcast_Channel")(lambda rng, op=_op: _binary(op, rng, (1, 8, 6, 6), (1, 8, 1, 1)))
+    test(f"Kernels/{_op}/Const_Vector")(
+        lambda rng, op=_op: _with_const(op, rng, (2, 4, 16), s8(rng, (16,)), const_first=True))
+    test(f"Kernels/{_op}/Mixed_Signedness")(
+        lambda rng, op=_op: _binary(op, rng, (1, 4, 8, 8), (1, 4, 8, 8), a_unsigned=True))
 
 
 # ---- Add -----------------------------------------------------------------------------------

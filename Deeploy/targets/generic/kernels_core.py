@@ -86,6 +86,8 @@ CORE_KERNELS: dict[str, tuple[Kernel, ...]] = {
     "Add": (Kernel("Add", "add.inc", _BINARY_CALL, ("TA", "TB", "TY"), _broadcastable),),
     "Sub": (Kernel("Sub", "sub.inc", _BINARY_CALL, ("TA", "TB", "TY"), _broadcastable),),
     "Mul": (Kernel("Mul", "mul.inc", _BINARY_CALL, ("TA", "TB", "TY"), _broadcastable),),
+    "Max": (Kernel("Max", "max.inc", _BINARY_CALL, ("TA", "TB", "TY"), _broadcastable),),
+    "Min": (Kernel("Min", "min.inc", _BINARY_CALL, ("TA", "TB", "TY"), _broadcastable),),
     "RequantShift": (Kernel("RequantShift", "requant_shift.inc", _REQUANT_CALL, ("TIN", "TM", "TA", "TOUT"),
                             extra_types=_requant_accumulator),),
     "Conv": (
