@@ -23,7 +23,7 @@ from Deeploy.memory.planner import MemoryPlan, plan_memory
 from Deeploy.passes.graph_outputs import copy_shared_outputs
 from Deeploy.passes.manager import run_passes
 from Deeploy.targets import get_platform
-from Deeploy.tiling.network import TiledNetwork, TilingOptions, tile_network
+from Deeploy.tiling.network import TiledNetwork, TilingOptions, check_level_limits, tile_network
 
 __all__ = ["CompileResult", "compile_network", "compile_graph", "write_atomically", "OUTPUT_MARK"]
 
@@ -131,6 +131,8 @@ def compile_graph(graph: Graph, platform: str, out_dir: str | Path, *, source: s
     cores = target.max_cores if cores is None else cores
     if not 1 <= cores <= target.max_cores:
         raise DeeployError(f"platform {target.name} has 1 to {target.max_cores} cores, got {cores}")
+    if tiling is not None and target.cluster and "L1" in {m.name for m in target.memory}:
+        check_level_limits(tiling, target.memory)
     check_supported(graph, target)
     infer_graph(graph)
     snapshots = Path(snapshot_dir) if snapshot_dir else None

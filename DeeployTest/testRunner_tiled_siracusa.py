@@ -13,26 +13,41 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from Deeploy.tiling.network import LEVELS, TilingOptions  # noqa: E402
+from DeeployTest.testUtils.interrupt import exit_quietly_on_interrupt  # noqa: E402
+
+if __name__ == "__main__":
+    exit_quietly_on_interrupt()  # Ctrl-C during the imports below
+
+from Deeploy.targets import get_platform  # noqa: E402
+from Deeploy.tiling.network import LEVELS, TilingOptions, level_limits  # noqa: E402
 from DeeployTest.testUtils.cluster import cluster_runner, core_count  # noqa: E402
 from DeeployTest.testUtils.runner import main  # noqa: E402
 
 
-def _bytes(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"'{text}' is not a number of bytes") from None
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"{value} bytes: must be positive")
-    return value
+def _bytes(level: str):
+    """argparse type of --l1 / --l2: a positive number of bytes the platform's memory level holds."""
+    most, why = level_limits(get_platform("Siracusa").memory)[level]
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"'{text}' is not a number of bytes") from None
+        if value <= 0:
+            raise argparse.ArgumentTypeError(f"{value} bytes: must be positive")
+        if value > most:
+            raise argparse.ArgumentTypeError(f"{value} bytes is more than the platform's {level} allows "
+                                             f"({most} B: {why})")
+        return value
+    return parse
 
 
 def _arguments(p: argparse.ArgumentParser) -> None:
     defaults = TilingOptions()
     p.add_argument("--cores", type=core_count, default=8, help="cluster cores, 1..8")
-    p.add_argument("--l1", type=_bytes, default=defaults.l1, help=f"L1 bytes for one layer's tiles (default {defaults.l1})")
-    p.add_argument("--l2", type=_bytes, default=defaults.l2, help=f"L2 bytes (default {defaults.l2})")
+    p.add_argument("--l1", type=_bytes("L1"), default=defaults.l1,
+                   help=f"L1 bytes for one layer's tiles (default {defaults.l1})")
+    p.add_argument("--l2", type=_bytes("L2"), default=defaults.l2, help=f"L2 bytes (default {defaults.l2})")
     p.add_argument("--defaultMemLevel", choices=LEVELS, default=defaults.default_level,
                    help="where graph inputs, outputs and constants live (default L2)")
     p.add_argument("--doublebuffer", action="store_true", help="prefetch the next tile while computing this one")

@@ -14,6 +14,7 @@ from mako.template import Template
 
 from Deeploy.binding import Layer
 from Deeploy.codegen.buffers import Buf, BufferNames
+from Deeploy.codegen.c_text import comment_text
 from Deeploy.ir.graph import Graph
 from Deeploy.memory.planner import MemoryPlan
 from Deeploy.targets.platform import MemoryLevel, Platform
@@ -78,7 +79,7 @@ def emit_project(graph: Graph, layers: list[Layer], plan: MemoryPlan, platform: 
     for k, layer in enumerate(layers):
         call = render_call(layer, names)
         runs = not (call.startswith("/*") and call.endswith("*/") and call.count("*/") == 1)
-        title = f"{k}: {layer.node.op} '{layer.node.name}' -> {layer.variant}".replace("*/", "* /")
+        title = comment_text(f"{k}: {layer.node.op} '{layer.node.name}' -> {layer.variant}")
         calls.append((title, call, runs))
     text = "\n".join([c for k, (_, c, _) in enumerate(calls) if k not in tiled]
                      + [code.definitions for code in tiled.values()])
@@ -95,7 +96,8 @@ def emit_project(graph: Graph, layers: list[Layer], plan: MemoryPlan, platform: 
         instances.setdefault(layer.variant, (layer.variant, layer.kernel.source, layer.type_args))
     inputs: list[Buf] = [names.buf(n) for n in graph.inputs]
     outputs: list[Buf] = [names.buf(n) for n in graph.outputs]
-    ctx = dict(source=source, platform=platform.name, cluster=platform.cluster, level=plan.level, cores=cores,
+    ctx = dict(source=comment_text(source), comment=comment_text, platform=platform.name, cluster=platform.cluster,
+               level=plan.level, cores=cores,
                const_level=data_level or plan.level, io_level=data_level or plan.level, tiled=tiled,
                l1_size=tiling.l1_size if tiling else 0, staging_size=tiling.staging_size if tiling else 0,
                layers=layers, constants=constants,

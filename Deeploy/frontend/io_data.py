@@ -1,10 +1,28 @@
-"""Reference data files: ``inputs.npz`` / ``outputs.npz`` map positionally to the graph's
-inputs / outputs; extra trailing arrays (copies of initializers) are ignored."""
+"""Reference data files: ``inputs.npz`` / ``outputs.npz`` matched to the graph's inputs / outputs.
+
+Matching rules (every violation is a ``FrontendError`` naming the file, the array and the tensor):
+
+- By name: when the arrays are named after the tensors (every input, resp. output, has an array
+  of its name), each tensor gets the array of its name.
+- By position otherwise, for unnamed arrays (``np.savez(path, *arrays)`` stores ``arr_0``,
+  ``arr_1``, ...; ``input_0``.../``output_0``... and other names that name no tensor of the role
+  count as unnamed too). An array named like one of the tensors but stored at another tensor's
+  position is refused as ambiguous.
+- Extra arrays: accepted only if they are copies of constants of the network (same shape and
+  values; some exporters store the initializers too). Any other extra array, and any missing
+  one, is an error.
+- Shapes: an array must have its tensor's shape, except that size-1 dims may be added or
+  dropped (``[1, 10]`` for ``[10]``): that keeps every value at its place. Any other difference,
+  even with the same number of elements (``[4, 6]`` for ``[6, 4]``), is an error, since reading
+  the data in another shape would silently reinterpret it.
+"""
 
 from __future__ import annotations
 
+import re
 import zipfile
 from pathlib import Path
+from typing import Mapping, Sequence
 
 import numpy as np
 
@@ -12,38 +30,116 @@ from Deeploy.errors import FrontendError
 from Deeploy.frontend.onnx_loader import integer_values
 from Deeploy.ir.graph import Graph
 
-__all__ = ["load_npz_arrays", "map_arrays"]
+__all__ = ["load_npz_arrays", "map_arrays", "check_shape", "SHAPE_RULE"]
+
+SHAPE_RULE = "arrays must have the tensor's shape; only size-1 dims may be added or dropped"
 
 
-def load_npz_arrays(path: str | Path) -> list[np.ndarray]:
-    """The arrays of an npz file in stored order."""
+def load_npz_arrays(path: str | Path) -> dict[str, np.ndarray]:
+    """The arrays of an npz file by name, in stored order."""
     path = Path(path)
     if not path.is_file():
         raise FrontendError(f"{path}: no such file")
+    if path.stat().st_size == 0:
+        raise FrontendError(f"{path}: the file is empty, not a valid .npz file (write it with numpy.savez)")
+    try:
+        with open(path, "rb") as f:
+            magic = f.read(4)
+    except OSError as exc:
+        raise FrontendError(f"{path}: cannot be read ({exc.strerror})") from None
+    if magic not in (b"PK\x03\x04", b"PK\x05\x06"):
+        raise FrontendError(f"{path}: not a valid .npz file (not a zip archive of arrays); "
+                            "write it with numpy.savez")
     try:
         with np.load(path, allow_pickle=False) as data:
-            return [data[k] for k in data.files]
-    except (zipfile.BadZipFile, ValueError, OSError) as exc:
-        raise FrontendError(f"{path}: not a readable npz file ({exc})") from None
+            return {key: data[key] for key in data.files}
+    except (zipfile.BadZipFile, ValueError, OSError, EOFError, KeyError) as exc:
+        reason = ("an array holds Python objects, which are not loaded" if "pickle" in str(exc)
+                  else f"{type(exc).__name__}: {exc}")
+        raise FrontendError(f"{path}: not a valid .npz file ({reason}); write it with numpy.savez") from None
 
 
-def map_arrays(path: str | Path, arrays: list[np.ndarray], names: list[str], graph: Graph,
-               role: str) -> dict[str, np.ndarray]:
-    """Pair ``arrays`` with the graph tensors ``names`` by position, checking shapes.
+def _squeezed(shape: Sequence[int]) -> tuple[int, ...]:
+    return tuple(int(d) for d in shape if d != 1)
 
-    Returns int64 arrays keyed by tensor name. ``role`` is 'input' or 'output' for messages.
+
+def check_shape(values: np.ndarray, shape: Sequence[int], what: str) -> np.ndarray:
+    """``values`` in the tensor's ``shape``; the shapes may differ only by size-1 dims."""
+    shape = tuple(int(d) for d in shape)
+    if tuple(values.shape) == shape:
+        return values
+    if values.size == int(np.prod(shape, dtype=np.int64)) and _squeezed(values.shape) == _squeezed(shape):
+        return values.reshape(shape)
+    raise FrontendError(f"{what} has shape {list(values.shape)} ({values.size} values), expected "
+                        f"{list(shape)} ({int(np.prod(shape, dtype=np.int64))} values); {SHAPE_RULE}")
+
+
+def _is_constant_copy(array: np.ndarray, graph: Graph) -> bool:
+    for tensor in graph.constants():
+        if tuple(tensor.shape) == tuple(array.shape) and array.dtype.kind in "iubf":
+            with np.errstate(invalid="ignore"):
+                if np.array_equal(tensor.value, array):
+                    return True
+    return False
+
+
+def _positional_key(key: str, role: str) -> bool:
+    return re.fullmatch(rf"(arr|{role})_\d+", key) is not None
+
+
+def _pairing(path: Path, keys: list[str], names: list[str], role: str) -> list[tuple[int, str]]:
+    """(tensor position, array key) pairs: by name if every tensor has an array of its name,
+    else by position."""
+    if set(names) <= set(keys):
+        return [(k, name) for k, name in enumerate(names)]
+    named = [key for key in keys if key in names]
+    unnamed_style = all(_positional_key(key, role) or key not in names for key in keys)
+    if named and not unnamed_style:
+        missing = [n for n in dict.fromkeys(names) if n not in keys]
+        raise FrontendError(f"{path}: has arrays named after {role}s ({', '.join(repr(n) for n in named)}) but "
+                            f"none for {', '.join(repr(n) for n in missing)}; name every array after its {role} "
+                            f"or store them unnamed in {role} order (numpy.savez(path, *arrays))")
+    for position, key in enumerate(keys[:len(names)]):
+        if key in names and names[position] != key:
+            raise FrontendError(f"{path}: array '{key}' is named like {role} '{key}' (position "
+                                f"{names.index(key)}) but stored at position {position}, the place of {role} "
+                                f"'{names[position]}'; name every array after its {role} or store them in "
+                                f"{role} order")
+    if len(keys) < len(names):
+        raise FrontendError(f"{path}: holds {len(keys)} arrays but the network has {len(names)} {role}s "
+                            f"({', '.join(names)}); arrays for {', '.join(names[len(keys):])} are missing")
+    return list(zip(range(len(names)), keys))
+
+
+def map_arrays(path: str | Path, arrays: Mapping[str, np.ndarray] | Sequence[np.ndarray], names: list[str],
+               graph: Graph, role: str) -> dict[str, np.ndarray]:
+    """Match the arrays of ``path`` to the graph tensors ``names`` (see the module rules).
+
+    ``arrays``: by name as :func:`load_npz_arrays` returns them (a plain sequence counts as
+    unnamed). Returns int64 arrays keyed by tensor name, in the tensors' shapes where those are
+    known. ``role`` is 'input' or 'output', for messages.
     """
-    if len(arrays) < len(names):
-        raise FrontendError(f"{path}: holds {len(arrays)} arrays but the network has {len(names)} "
-                            f"{role}s ({', '.join(names)})")
-    mapped = {}
-    for k, (name, array) in enumerate(zip(names, arrays)):
+    path = Path(path)
+    if not isinstance(arrays, Mapping):
+        arrays = {f"arr_{k}": a for k, a in enumerate(arrays)}
+    keys = list(arrays)
+    pairs = _pairing(path, keys, list(names), role)
+    used = {key for _, key in pairs}
+    extra = [key for key in keys if key not in used and not _is_constant_copy(arrays[key], graph)]
+    if extra:
+        raise FrontendError(f"{path}: holds {len(keys)} arrays, {len(extra)} more than the network's {len(names)} "
+                            f"{role}s ({', '.join(names)}) and not copies of its constants: "
+                            f"{', '.join(repr(k) for k in extra)}; remove them")
+    mapped: dict[str, np.ndarray] = {}
+    for position, key in pairs:
+        name = names[position]
+        what = f"{path}: array '{key}' (for {role} '{name}')"
+        values = integer_values(arrays[key], what)
         shape = graph.tensors[name].shape
-        what = f"{path}: array {k} (for {role} '{name}')"
-        values = integer_values(array, what)
-        if shape is not None and tuple(values.shape) != tuple(shape):
-            if values.size != int(np.prod(shape, dtype=np.int64)):
-                raise FrontendError(f"{what} has shape {list(values.shape)}, expected {list(shape)}")
-            values = values.reshape(shape)
+        if shape is not None:
+            values = check_shape(values, shape, what)
+        if name in mapped and not np.array_equal(mapped[name], values):
+            raise FrontendError(f"{what} differs from the other array for {role} '{name}', which the network "
+                                f"lists twice; both must hold the same values")
         mapped[name] = values
     return mapped

@@ -16,7 +16,9 @@ from typing import Callable
 from Deeploy.compiler import compile_graph
 from Deeploy.errors import BuildError, DeeployError
 from Deeploy.frontend import assign_input_types, load_npz_arrays, load_onnx, map_arrays
+from DeeployTest.testUtils.gen_folder import Generation, check_reusable, gen_dir_for, source_record
 from DeeployTest.testUtils.harness import write_harness
+from DeeployTest.testUtils.interrupt import raise_on_interrupt
 
 __all__ = ["RunnerPlatform", "base_parser", "resolve_test_dir", "run_test", "main"]
 
@@ -58,6 +60,7 @@ def base_parser(description: str) -> argparse.ArgumentParser:
     p.add_argument("--skipgen", action="store_true", help="reuse the previously generated code")
     p.add_argument("--skipsim", action="store_true", help="generate and build, but do not run")
     p.add_argument("--gen-dir", default=None, help="where to generate (default DeeployTest/TEST_<PLATFORM>/<test>)")
+    p.add_argument("--keep-failed", action="store_true", help="keep the generated code when its build fails")
     return p
 
 
@@ -68,19 +71,6 @@ def resolve_test_dir(arg: str) -> Path:
             return candidate.resolve()
     raise DeeployError(f"test folder '{arg}' not found (looked for network.onnx relative to the "
                        f"working directory and to {DEEPLOY_TEST})")
-
-
-def _test_path(test_dir: Path) -> Path:
-    """The test's path below DeeployTest/, or below a 'Tests' or 'corpus' folder."""
-    try:
-        return test_dir.relative_to(DEEPLOY_TEST)
-    except ValueError:
-        parts = test_dir.parts
-        for anchor in ("Tests", "corpus"):
-            if anchor in parts:
-                k = len(parts) - 1 - parts[::-1].index(anchor)
-                return Path(*parts[k + 1:]) if k + 1 < len(parts) else Path(test_dir.name)
-        return Path(test_dir.name)
 
 
 def _run(cmd: list[str], what: str, verbose: bool, timeout: float | None = None, cwd: Path | None = None):
@@ -97,37 +87,36 @@ def _run(cmd: list[str], what: str, verbose: bool, timeout: float | None = None,
     return proc
 
 
-def run_test(args: argparse.Namespace, rp: RunnerPlatform, compile_options: dict | None = None) -> int:
-    test_dir = resolve_test_dir(args.test)
-    gen = Path(args.gen_dir).resolve() if args.gen_dir else DEEPLOY_TEST / rp.gen_root / _test_path(test_dir)
-    network_dir, harness_dir, build_dir = gen / "network", gen / "harness", gen / "build"
-    log = print if args.verbose else None
+def _in_runner_area(path: Path) -> bool:
+    """A folder below DeeployTest/TEST_<...>/, where the runners generate by default."""
+    return path.is_relative_to(DEEPLOY_TEST) and path.relative_to(DEEPLOY_TEST).parts[:1] != () and \
+        path.relative_to(DEEPLOY_TEST).parts[0].startswith("TEST_")
 
-    if not args.skipgen:
-        start = time.perf_counter()
-        graph = load_onnx(test_dir / "network.onnx")
-        inputs = map_arrays(test_dir / "inputs.npz", load_npz_arrays(test_dir / "inputs.npz"),
-                            graph.inputs, graph, "input")
-        expected = map_arrays(test_dir / "outputs.npz", load_npz_arrays(test_dir / "outputs.npz"),
-                              graph.outputs, graph, "output")
-        outputs = list(graph.outputs)  # by position: compiling may give repeated outputs own tensors
-        for note in assign_input_types(graph, inputs):
-            print("note:", note)
-        result = compile_graph(graph, rp.platform, network_dir, snapshot_dir=gen / "deeployStates",
-                               log=log, **(compile_options or {}))
-        s = result.summary
-        write_harness(result.graph, inputs, [expected[n] for n in outputs], harness_dir, runs=rp.harness_runs,
-                      section=rp.harness_section)
-        if rp.after_compile:
-            rp.after_compile(result, args, gen)
-        print(f"Compiled {test_dir.name} for {rp.platform} in {time.perf_counter() - start:.2f} s: "
-              f"{s.layers} layers, constants {s.const_bytes} B, arena {s.arena_size} B "
-              f"(lower bound {s.lower_bound} B)")
-    elif not (network_dir / "Network.c").is_file():
-        raise DeeployError(f"--skipgen given but nothing was generated in {network_dir}")
 
+def _generate(test_dir: Path, rp: RunnerPlatform, stage: Path, log, compile_options: dict | None):
+    """Compile the test network and write its harness into ``stage``; every check of the test's
+    files (shapes, names, sizes) happens before anything is written."""
+    graph = load_onnx(test_dir / "network.onnx")
+    inputs = map_arrays(test_dir / "inputs.npz", load_npz_arrays(test_dir / "inputs.npz"),
+                        graph.inputs, graph, "input")
+    golden = load_npz_arrays(test_dir / "outputs.npz")
+    outputs = list(graph.outputs)  # by position: compiling may give repeated outputs own tensors
+    map_arrays(test_dir / "outputs.npz", golden, outputs, graph, "output")   # names and counts
+    for note in assign_input_types(graph, inputs):
+        print("note:", note)
+    result = compile_graph(graph, rp.platform, stage / "network", snapshot_dir=stage / "deeployStates",
+                           log=log, **(compile_options or {}))
+    expected = map_arrays(test_dir / "outputs.npz", golden, outputs, graph, "output")   # and inferred shapes
+    write_harness(result.graph, inputs, [expected[n] for n in outputs], stage / "harness", runs=rp.harness_runs,
+                  section=rp.harness_section, source=test_dir / "outputs.npz")
+    return result
+
+
+def _build(test_dir: Path, gen: Path, args: argparse.Namespace, rp: RunnerPlatform) -> Path:
+    """Configure and build the generated test; the path of the test program."""
+    build_dir = gen / "build"
     configure = ["cmake", "-S", str(REPO_ROOT), "-B", str(build_dir), f"-DPLATFORM={rp.cmake_platform}",
-                 f"-DNETWORK_DIR={network_dir}", f"-DHARNESS_DIR={harness_dir}", *rp.prepare(args, gen)]
+                 f"-DNETWORK_DIR={gen / 'network'}", f"-DHARNESS_DIR={gen / 'harness'}", *rp.prepare(args, gen)]
     for cmd, what in ((configure, "CMake configure"),
                       (["cmake", "--build", str(build_dir), "-j", str(os.cpu_count() or 1)], "build")):
         proc = _run(cmd, what, args.verbose)
@@ -139,11 +128,43 @@ def run_test(args: argparse.Namespace, rp: RunnerPlatform, compile_options: dict
                 raise BuildError(explained or " ".join(fatal.group(1).split()))
             tail = "\n".join(output.strip().splitlines()[-25:])
             raise BuildError(f"{what} failed for {test_dir}:\n{tail}")
+    return build_dir / "deeploy_test"
+
+
+def run_test(args: argparse.Namespace, rp: RunnerPlatform, compile_options: dict | None = None) -> int:
+    """Generate (unless ``--skipgen``), build and run one test; 0 if every output matches.
+
+    A generation or build that fails leaves nothing of its attempt in the generated folder (the
+    previous generation stays if the failure came before the new one was complete); once built,
+    the generated code stays, whatever the run gives."""
+    test_dir = resolve_test_dir(args.test)
+    gen = Path(args.gen_dir).resolve() if args.gen_dir else gen_dir_for(test_dir, rp.gen_root)
+    record = source_record(test_dir, rp.platform, compile_options)
+    if args.skipgen:
+        check_reusable(gen, record)
+        binary = _build(test_dir, gen, args, rp)
+    else:
+        start = time.perf_counter()
+        attempt = Generation(gen, owned=not args.gen_dir or _in_runner_area(gen))
+        try:
+            result = _generate(test_dir, rp, attempt.stage, print if args.verbose else None, compile_options)
+            attempt.install(record)
+            if rp.after_compile:
+                rp.after_compile(result, args, gen)
+            s = result.summary
+            print(f"Compiled {test_dir.name} for {rp.platform} in {time.perf_counter() - start:.2f} s: "
+                  f"{s.layers} layers, constants {s.const_bytes} B, arena {s.arena_size} B "
+                  f"(lower bound {s.lower_bound} B)")
+            binary = _build(test_dir, gen, args, rp)
+        except BaseException:
+            if not (getattr(args, "keep_failed", False) and attempt.installed):
+                attempt.discard()
+            raise
     if args.skipsim:
-        print("Built", build_dir / "deeploy_test")
+        print("Built", binary)
         return 0
 
-    code, output = rp.execute(build_dir / "deeploy_test", args, gen, getattr(args, "timeout", None) or rp.timeout)
+    code, output = rp.execute(binary, args, gen, getattr(args, "timeout", None) or rp.timeout)
     print(output, end="" if output.endswith("\n") or not output else "\n")
     match = re.search(r"Errors: (\d+) out of (\d+)", output)
     if not match:
@@ -158,11 +179,13 @@ def main(rp: RunnerPlatform, description: str, extra_args: Callable[[argparse.Ar
     if extra_args:
         extra_args(parser)
     args = parser.parse_args()
+    raise_on_interrupt()
     try:
         code = run_test(args, rp, compile_options(args) if compile_options else None)
     except DeeployError as exc:
         print(f"error: {exc}", file=sys.stderr)
         code = 1
     except KeyboardInterrupt:
+        print("error: interrupted", file=sys.stderr)
         code = 130
     sys.exit(code)

@@ -56,12 +56,15 @@ def test_input_types_come_from_values(tmp_path, values, expected):
     assert g.tensors["x"].dtype == expected
 
 
-def test_npz_maps_positionally_and_ignores_extra_arrays(tmp_path):
+def test_npz_maps_positionally_and_refuses_unknown_extra_arrays(tmp_path):
     nodes = [helper.make_node("Sub", ["a", "b"], ["y"])]
     path = _save(tmp_path, nodes, [_vi("a", [3]), _vi("b", [3])], [_vi("y", [3])])
+    g = load_onnx(path)
     np.savez(tmp_path / "inputs.npz", zeta=np.array([5., 6., 7.]), alpha=np.array([1, 1, 1], np.int8),
              extra=np.ones((4, 4)))
-    g = load_onnx(path)
+    with pytest.raises(FrontendError, match="'extra'"):
+        map_arrays(tmp_path / "inputs.npz", load_npz_arrays(tmp_path / "inputs.npz"), g.inputs, g, "input")
+    np.savez(tmp_path / "inputs.npz", zeta=np.array([5., 6., 7.]), alpha=np.array([1, 1, 1], np.int8))
     values = map_arrays(tmp_path / "inputs.npz", load_npz_arrays(tmp_path / "inputs.npz"), g.inputs, g, "input")
     assert values["a"].tolist() == [5, 6, 7] and values["b"].tolist() == [1, 1, 1]
     assign_input_types(g, values)

@@ -8,10 +8,10 @@
 #define DEEPLOY_NETWORK_NUM_OUTPUTS ${len(outputs)}
 
 % for k, b in enumerate(inputs):
-/* input ${k}: '${b.name}', ${b.dtype} ${list(b.shape)} */
+/* input ${k}: '${comment(b.name)}', ${b.dtype} ${list(b.shape)} */
 % endfor
 % for k, b in enumerate(outputs):
-/* output ${k}: '${b.name}', ${b.dtype} ${list(b.shape)} */
+/* output ${k}: '${comment(b.name)}', ${b.dtype} ${list(b.shape)} */
 % endfor
 
 /* Buffers of the graph inputs and outputs (fill inputs before, read outputs after RunNetwork). */

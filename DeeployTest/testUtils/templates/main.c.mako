@@ -28,7 +28,7 @@ int main(void) {
         RunNetwork();
 % for k, (ident, ctype, size, name) in enumerate(outputs):
         for (uint32_t i = 0; i < ${size}; i++)
-            errors += compare("${name}", i, (int64_t)((const ${ctype} *)DeeployNetwork_outputs[${k}])[i],
+            errors += compare(${name}, i, (int64_t)((const ${ctype} *)DeeployNetwork_outputs[${k}])[i],
                               (int64_t)${ident}[i], &shown);
         total += ${size};
 % endfor

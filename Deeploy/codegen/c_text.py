@@ -1,0 +1,28 @@
+"""User-derived text (tensor, node and file names) made safe for generated C: inside block
+comments and inside string literals."""
+
+from __future__ import annotations
+
+__all__ = ["comment_text", "string_literal"]
+
+
+def comment_text(text: object) -> str:
+    """``text`` for the inside of a C block comment: comment delimiters are broken up and
+    control characters written as escapes, so the comment ends where the generator ends it."""
+    text = "".join(ch if ch.isprintable() else f"\\x{ord(ch):02x}" for ch in str(text))
+    while "*/" in text or "/*" in text:
+        text = text.replace("*/", "* /").replace("/*", "/ *")
+    return text
+
+
+def string_literal(text: object) -> str:
+    """``text`` as a quoted C string literal (UTF-8 bytes; quotes, backslashes, control and
+    non-ASCII bytes as octal escapes, and '?' escaped so no trigraph can form)."""
+    out = []
+    for byte in str(text).encode("utf-8"):
+        ch = chr(byte)
+        if ch in '"\\?' or not 32 <= byte < 127:
+            out.append(f"\\{byte:03o}")
+        else:
+            out.append(ch)
+    return '"' + "".join(out) + '"'
