@@ -19,6 +19,7 @@ from Deeploy.frontend import assign_input_types, infer_graph, load_onnx
 from Deeploy.ir.dtypes import DType
 from Deeploy.ir.graph import Graph
 from Deeploy.ir.onnx_export import save_snapshot
+from Deeploy.manifest import Manifest
 from Deeploy.memory.planner import MemoryPlan, plan_memory
 from Deeploy.passes.graph_outputs import copy_shared_outputs
 from Deeploy.passes.manager import run_passes
@@ -38,6 +39,11 @@ class CompileResult:
     summary: EmitSummary
     notes: list[str] = field(default_factory=list)
     tiled: TiledNetwork | None = None
+
+    @property
+    def manifest(self) -> Manifest:
+        """What was generated, as data (also ``manifest.json`` in the output folder)."""
+        return self.summary.manifest
 
 
 OUTPUT_MARK = ".deeploy-output"

@@ -16,7 +16,7 @@ from DeeployTest.testUtils.interrupt import exit_quietly_on_interrupt  # noqa: E
 if __name__ == "__main__":
     exit_quietly_on_interrupt()  # Ctrl-C during the imports below
 
-from DeeployTest.testUtils.cluster import cluster_runner, core_count  # noqa: E402
+from DeeployTest.testUtils.siracusa_runner import cluster_runner, core_count  # noqa: E402
 from DeeployTest.testUtils.runner import main  # noqa: E402
 
 if __name__ == "__main__":

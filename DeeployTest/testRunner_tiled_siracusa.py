@@ -20,7 +20,7 @@ if __name__ == "__main__":
 
 from Deeploy.targets import get_platform  # noqa: E402
 from Deeploy.tiling.network import LEVELS, TilingOptions, level_limits  # noqa: E402
-from DeeployTest.testUtils.cluster import cluster_runner, core_count  # noqa: E402
+from DeeployTest.testUtils.siracusa_runner import cluster_runner, core_count  # noqa: E402
 from DeeployTest.testUtils.runner import main  # noqa: E402
 
 

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Callable
 
 import numpy as np
 
@@ -16,12 +17,20 @@ __all__ = ["Buf", "BufferNames"]
 
 @dataclass(frozen=True)
 class Buf:
-    """A tensor as the kernel call templates see it."""
+    """A tensor as the kernel call templates see it. Reading ``ptr`` (the C expression of a typed
+    pointer to its first element) reports the tensor to ``on_use``: its storage is referenced."""
 
     name: str                 # tensor name in the graph
-    ptr: str                  # C expression of a typed pointer to its first element
+    expr: str                 # C expression of a typed pointer to its first element
     shape: tuple[int, ...]
     dtype: DType
+    on_use: Callable[[str], None] | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def ptr(self) -> str:
+        if self.on_use is not None:
+            self.on_use(self.name)
+        return self.expr
 
     @property
     def size(self) -> int:
@@ -37,11 +46,13 @@ class Buf:
 
 
 class BufferNames:
-    """Assigns unique C identifiers to constants and resolves tensors to pointer expressions."""
+    """Assigns unique C identifiers to constants and resolves tensors to pointer expressions;
+    ``referenced`` collects the constants whose storage a rendered call or table refers to."""
 
     def __init__(self, graph: Graph, plan: MemoryPlan, arena: str):
         self.graph, self.plan, self.arena = graph, plan, arena
         self._idents: dict[str, str] = {}
+        self.referenced: set[str] = set()
         taken: set[str] = set()
         for name in sorted(n for n, p in plan.placements.items() if p.kind == "constant"):
             base = "c_" + (re.sub(r"\W", "_", name).strip("_") or "t")
@@ -60,8 +71,8 @@ class BufferNames:
         p = self.plan.placements[name]
         ct = t.dtype.ctype
         if p.kind == "constant":
-            ptr = f"(({ct} *){self._idents[name]})"
-        elif p.kind == "input":
+            return Buf(name, f"(({ct} *){self._idents[name]})", tuple(t.shape), t.dtype, self.referenced.add)
+        if p.kind == "input":
             ptr = f"(({ct} *)DeeployNetwork_inputs[{p.index}])"
         elif p.kind == "output":
             ptr = f"(({ct} *)DeeployNetwork_outputs[{p.index}])"
@@ -73,6 +84,7 @@ class BufferNames:
         """A constant C expression of the address of the tensor's storage (static initialisers)."""
         p = self.plan.placements[name]
         if p.kind == "constant":
+            self.referenced.add(name)
             return self._idents[name]
         if p.kind in ("input", "output"):
             return f"DeeployNetwork_{p.kind}_{p.index}"

@@ -4,7 +4,6 @@ and copy the kernel sources it uses, giving a self-contained C project."""
 from __future__ import annotations
 
 import functools
-import json
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,8 +13,10 @@ from mako.template import Template
 
 from Deeploy.binding import Layer
 from Deeploy.codegen.buffers import Buf, BufferNames
+from Deeploy.codegen.describe import describe_network, idle_reason
 from Deeploy.codegen.c_text import comment_text
 from Deeploy.ir.graph import Graph
+from Deeploy.manifest import Manifest
 from Deeploy.memory.planner import MemoryPlan
 from Deeploy.targets.platform import MemoryLevel, Platform
 
@@ -49,6 +50,7 @@ class EmitSummary:
     arena_size: int
     lower_bound: int
     io_bytes: int
+    manifest: Manifest | None = None
 
 
 def render_call(layer: Layer, names: BufferNames) -> str:
@@ -75,20 +77,19 @@ def emit_project(graph: Graph, layers: list[Layer], plan: MemoryPlan, platform: 
         from Deeploy.codegen.tiled import tiled_layer_code
         tiled = {k: tiled_layer_code(k, layers[k], sched, graph, names, "deeploy_l1_arena", "deeploy_l2_staging")
                  for k, sched in tiling.schedules.items()}
-    calls = []
+    calls, idle = [], {}
     for k, layer in enumerate(layers):
-        call = render_call(layer, names)
-        runs = not (call.startswith("/*") and call.endswith("*/") and call.count("*/") == 1)
+        reason = None if k in tiled else idle_reason(layer, graph, plan)
+        if reason is not None:
+            idle[k] = reason
+        call = "" if k in tiled else f"/* {reason} */" if reason else render_call(layer, names)
         title = comment_text(f"{k}: {layer.node.op} '{layer.node.name}' -> {layer.variant}")
-        calls.append((title, call, runs))
-    text = "\n".join([c for k, (_, c, _) in enumerate(calls) if k not in tiled]
-                     + [code.definitions for code in tiled.values()])
+        calls.append((title, call, reason is None))
 
     constants, const_bytes = [], 0
     for t in sorted(graph.constants(), key=lambda t: t.name):
-        ident = names.constant_ident(t.name)
-        if ident in text:
-            constants.append((ident, t.dtype.ctype, t.size, c_array_body(t.value)))
+        if t.name in names.referenced:   # a rendered call or tile table refers to it
+            constants.append((names.constant_ident(t.name), t.dtype.ctype, t.size, c_array_body(t.value)))
             const_bytes += t.nbytes
 
     instances = {}
@@ -109,9 +110,9 @@ def emit_project(graph: Graph, layers: list[Layer], plan: MemoryPlan, platform: 
     (out_dir / "Network.c").write_text(_file_template("Network.c.mako").render(**ctx))
     (out_dir / "Network.h").write_text(_file_template("Network.h.mako").render(**ctx))
     (out_dir / "CMakeLists.txt").write_text(_file_template("CMakeLists.txt.mako").render(**ctx))
-    if tiled:
-        manifest = [code.manifest for code in tiled.values()]
-        (out_dir / "tiling.json").write_text(json.dumps({"layers": manifest}, indent=0))
+    manifest = describe_network(graph, layers, plan, platform, source, cores, idle, names.referenced, tiling, tiled,
+                                data_level)
+    manifest.write(out_dir)
     kernel_out = out_dir / "kernels"
     kernel_out.mkdir(exist_ok=True)
     for kernel_dir in platform.kernel_dirs:  # sources may include each other: copy all
@@ -122,4 +123,4 @@ def emit_project(graph: Graph, layers: list[Layer], plan: MemoryPlan, platform: 
             (out_dir / "include").mkdir(exist_ok=True)
             shutil.copyfile(header, out_dir / "include" / header.name)
     return EmitSummary(len(layers), tuple(sorted(instances)), const_bytes, plan.arena_size,
-                       plan.lower_bound, sum(b.nbytes for b in inputs + outputs))
+                       plan.lower_bound, sum(b.nbytes for b in inputs + outputs), manifest)

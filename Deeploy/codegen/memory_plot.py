@@ -37,7 +37,11 @@ from numbers import Integral
 from pathlib import Path
 from typing import Sequence
 
-__all__ = ["PlotBuffer", "PlotLevel", "write_memory_plot", "KIND_COLOURS", "CAPACITY_OFF_SCALE"]
+from Deeploy.manifest import Manifest
+from Deeploy.memory.report import memory_levels
+
+__all__ = ["PlotBuffer", "PlotLevel", "write_memory_plot", "write_manifest_plot", "KIND_COLOURS",
+           "CAPACITY_OFF_SCALE"]
 
 # Colours per kind (Tableau 10 hues: distinct, readable on white, fine with most colour-vision
 # deficiencies when combined with the tooltips). Unknown kinds take EXTRA_COLOURS in sorted order.
@@ -144,6 +148,15 @@ def write_memory_plot(path: Path, title: str, steps: Sequence[str], levels: Sequ
     text = _render(str(title), steps, levels)
     _write_atomic(path, text.encode("utf-8"))
     return path
+
+
+def write_manifest_plot(path: Path, title: str, manifest: Manifest) -> Path:
+    """The plot of a compiled network's buffers as its manifest lists them (``memory_levels``)."""
+    steps, levels = memory_levels(manifest)
+    return write_memory_plot(path, title, steps, [
+        PlotLevel(level.name, level.capacity,
+                  tuple(PlotBuffer(b.name, b.offset, b.size, b.first, b.last, b.kind) for b in level.buffers))
+        for level in levels])
 
 
 # ---------------------------------------------------------------------------------------------

@@ -10,7 +10,9 @@ from Deeploy.binding import Layer
 from Deeploy.codegen.buffers import Buf, BufferNames
 from Deeploy.codegen.emit import _template
 from Deeploy.ir.graph import Graph
+from Deeploy.errors import DeeployError
 from Deeploy.ops import get_op
+from Deeploy.targets.siracusa.abi import TILE_ARG, TILE_AXIS, TILE_OPERAND, TILED_LAYER, check_tile_limits
 from Deeploy.tiling.schedule import TileSchedule
 from Deeploy.tiling.tile_node import tile_node
 
@@ -34,7 +36,8 @@ def _c_list(values) -> str:
 def _axis(a, dims: tuple[str, ...]) -> str:
     q, r = a.group if a.group is not None else (0, 0)
     dim = dims.index(a.dim) if a.dim is not None else -1
-    return f"{{{a.size}, {a.stride}, {a.offset}, {a.span}, {dim}, {int(a.reverse)}, {q}, {r}}}"
+    return TILE_AXIS.initializer(dict(size=a.size, stride=a.stride, offset=a.offset, span=a.span, dim=dim,
+                                      reverse=int(a.reverse), group_q=q, group_r=r))
 
 
 def _render_tile_call(layer: Layer, node, tgraph: Graph, ptrs: dict[str, str], names: BufferNames,
@@ -59,19 +62,23 @@ def tiled_layer_code(k: int, layer: Layer, sched: TileSchedule, graph: Graph, na
     """The C of tiled layer ``k`` (tables prefixed ``deeploy_t<k>_``)."""
     p = f"deeploy_t{k}"
     spec, dims = sched.spec, sched.dims
+    too_big = check_tile_limits(len(dims), [len(s.operand.axes) for s in sched.slots])
+    if too_big:
+        raise DeeployError(f"layer '{layer.node.name}' ({layer.node.op}) cannot run tiled: {too_big}")
     title = f"{layer.node.op} '{layer.node.name}'".replace("*/", "* /")
     lines = [f"/* layer {k}: {title} tiled: {sched.num_tiles} L1 tiles ({sched.l2_tiles()} L2 tiles), "
              f"{'double' if sched.double_buffer else 'single'}-buffered, L1 {sched.l1_bytes} B */"]
     ops = []
     for s in sched.slots:
         o = s.operand
-        lines.append(f"static const deeploy_tile_axis_t {p}_axes{s.index}[] = {{"
+        lines.append(f"static const {TILE_AXIS.c_name} {p}_axes{s.index}[] = {{"
                      + ", ".join(_axis(a, dims) for a in o.axes) + "};")
         l1 = [f"{l1_arena} + {l1_base + off}" for off in s.l1_offsets] + ["NULL"] * (2 - s.copies)
         staging = f"{staging_arena} + {s.staging_offset}" if s.in_l3 else "NULL"
-        ops.append(f"{{(uint8_t *){names.address(o.tensor)}, {p}_axes{s.index}, {len(o.axes)}, {o.elem_bytes}, "
-                   f"{int(s.output)}, {int(s.in_l3)}, {s.copies}, {{{', '.join(l1)}}}, {staging}}}")
-    lines.append(f"static const deeploy_tile_operand_t {p}_ops[] = {{\n    " + ",\n    ".join(ops) + "};")
+        ops.append(TILE_OPERAND.initializer(dict(
+            home=f"(uint8_t *){names.address(o.tensor)}", axes=f"{p}_axes{s.index}", rank=len(o.axes),
+            elem=o.elem_bytes, output=int(s.output), in_l3=int(s.in_l3), copies=s.copies, l1=l1, staging=staging)))
+    lines.append(f"static const {TILE_OPERAND.c_name} {p}_ops[] = {{\n    " + ",\n    ".join(ops) + "};")
     for d, classes in enumerate(sched.dim_class):
         lines.append(f"static const uint16_t {p}_cls{d}[] = {{{_c_list(classes)}}};")
     lines.append(f"static const uint16_t *const {p}_cls[] = {{{', '.join(f'{p}_cls{d}' for d in range(len(dims)))}}};")
@@ -94,11 +101,14 @@ def tiled_layer_code(k: int, layer: Layer, sched: TileSchedule, graph: Graph, na
         cost = get_op(node).cost(node.params, ins, outs)
         class_ops[cls] = int(cost.ops) if cost.ops > 0 else sum(t.size for t in outs)
         cases.append(f"    case {cls}: {{\n        " + call.replace("\n", "\n        ") + "\n        break;\n    }")
-    lines.append(f"static void {p}_kernel(void *arg) {{\n    const deeploy_tile_t *tile = (const deeploy_tile_t *)arg;\n"
-                 f"    (void)tile;\n    switch (tile->cls) {{\n" + "\n".join(cases) + "\n    default:\n        break;\n    }\n}")
-    lines.append(f"static const deeploy_tiled_layer_t {p} = {{{len(dims)}, {len(sched.slots)}, "
-                 f"{int(sched.double_buffer)}, {p}_order, {p}_size, {p}_l2, {p}_l1, {p}_cls, {p}_radix, "
-                 f"{p}_ops, {p}_kernel}};")
+    arg = TILE_ARG.c_name
+    lines.append(f"static void {p}_kernel(void *arg) {{\n    const {arg} *tile = (const {arg} *)arg;\n"
+                 f"    (void)tile;\n    switch (tile->cls) {{\n" + "\n".join(cases)
+                 + "\n    default:\n        break;\n    }\n}")
+    lines.append(f"static const {TILED_LAYER.c_name} {p} = " + TILED_LAYER.initializer(dict(
+        ndims=len(dims), noperands=len(sched.slots), double_buffer=int(sched.double_buffer), order=f"{p}_order",
+        size=f"{p}_size", l2_tile=f"{p}_l2", l1_tile=f"{p}_l1", dim_class=f"{p}_cls", class_radix=f"{p}_radix",
+        operands=f"{p}_ops", kernel=f"{p}_kernel")) + ";")
     tile_ops, l2_ops = [], [0] * sched.l2_tiles()
     for j2, cls, _ in sched.tiles():
         tile_ops.append(class_ops[cls])

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from DeeployTest.testUtils.cluster import cluster_runner
+from DeeployTest.testUtils.siracusa_runner import cluster_runner
 from DeeployTest.testUtils.runner import run_test
 from DeeployTest.tests.conftest import CORPUS, DEEPLOY_TEST, network_dirs
 

@@ -18,7 +18,7 @@ import pytest
 
 from Deeploy.errors import DeeployError
 from Deeploy.tiling.network import TilingOptions
-from DeeployTest.testUtils.cluster import cluster_runner
+from DeeployTest.testUtils.siracusa_runner import cluster_runner
 from DeeployTest.testUtils.runner import run_test
 from DeeployTest.tests.conftest import DEEPLOY_TEST
 from DeeployTest.tests.test_siracusa_networks import NETWORKS, _id, pytestmark  # noqa: F401
@@ -69,11 +69,11 @@ def test_profile_traces_every_tile(capsys):
     generated schedule has, with their ops, and a per-layer summary."""
     out = run_tiled(MINI, 16000, "L2", True, capsys, profile=True)
     manifest = json.loads((DEEPLOY_TEST / "TEST_SIRACUSA_TILED" / "l1_16000_L2_db" / _id(MINI) / "network" /
-                           "tiling.json").read_text())
-    assert manifest["layers"]
-    for entry in manifest["layers"]:
+                           "manifest.json").read_text())
+    assert manifest["tiles"]
+    for entry in manifest["tiles"]:
         lines = [line for line in out.splitlines() if line.startswith(f"[{entry['layer']} L1][{entry['buffering']}]")]
-        assert len(lines) == 3 * len(entry["tile_ops"]), entry["layer"]
+        assert len(lines) == 3 * len(entry["tile_ops"]) == 3 * entry["tiles"], entry["layer"]
         for k, ops in enumerate(entry["tile_ops"]):
             head = f"[{entry['layer']} L1][{entry['buffering']}][{ops} ops][Tile {k}]"
             for phase in ("Input DMA", "Kernel", "Output DMA"):

@@ -2,10 +2,12 @@
  *
  * Counts exactly, per hart (vCPU): executed instructions and data memory accesses (loads and
  * stores separately) per address region; at every marker instruction `slti x0, x0, ID` (except
- * the DMA-internal ones, 0x40-0x4f) it appends a record with the hart's counters to the output
- * file. Counting stops after a runtime marker with an even id in 0x10-0x3f (a wait region opens)
- * and resumes after an odd one (see TargetLibraries/PULPOpen/inc/deeploy_runtime.h); marker
- * instructions are never counted. DMA transfers and waits get records of their own (below).
+ * the DMA-internal ones, DEEPLOY_RT_DMA_INNER_FIRST..LAST) it appends a record with the hart's
+ * counters to the output file. Counting stops after a runtime marker with an even id in
+ * DEEPLOY_RT_WAIT_FIRST..LAST (a wait region opens) and resumes after an odd one (see
+ * TargetLibraries/PULPOpen/inc/deeploy_runtime.h); marker instructions are never counted. DMA
+ * transfers and waits get records of their own (below). Marker ids: deeploy_markers.h, generated
+ * from Deeploy/targets/siracusa/abi.py.
  *
  *   qemu-system-riscv32 ... -plugin libdeeploy_timing.so,out=records.txt,region=L2:0x80000000:0x200000,...
  *
@@ -26,12 +28,12 @@
  * exit); counters are cumulative since reset, excluding wait regions, counted up to (not
  * including) the marker.
  *
- * DMA (protocol in TargetLibraries/PULPOpen/inc/deeploy_dma.h): an issue window (markers 0x20 ..
- * 0x21) or a wait window (0x22 .. 0x23) is a wait region like the runtime's others, and its two
- * markers write ordinary records. Inside it, markers 0x40-0x4f write no record: ENGINE(e) (0x40+e)
- * names the engine, CMD (0x48) counts a hardware command, the accesses between ROW_BEGIN (0x49)
- * and ROW_END (0x4a) are the transfer's bytes (per region, loads = bytes read, stores = bytes
- * written, sizes from the access width) and count one row, RETIRE (0x4b) retires the hart's
+ * DMA (protocol in TargetLibraries/PULPOpen/inc/deeploy_dma.h): an issue window (ISSUE_BEGIN ..
+ * ISSUE_END) or a wait window (WAIT_BEGIN .. WAIT_END) is a wait region like the runtime's others,
+ * and its two markers write ordinary records. Inside it, the DMA-internal markers write no record:
+ * ENGINE(e) (ENGINE_BASE + e) names the engine, CMD counts a hardware command, the accesses
+ * between ROW_BEGIN and ROW_END are the transfer's bytes (per region, loads = bytes read, stores =
+ * bytes written, sizes from the access width) and count one row, RETIRE retires the hart's
  * oldest not yet retired transfer on the engine. After the record of ISSUE_END (seq) comes a
  * "dma" line for that record: index = the transfer's number among the hart's transfers on that
  * engine (0, 1, ...; an issue window without CMD is no transfer and writes no line). After the
@@ -52,6 +54,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "deeploy_markers.h"
 #include "qemu_plugin_api.h"
 
 DEEPLOY_PLUGIN_EXPORT int qemu_plugin_version = DEEPLOY_QEMU_PLUGIN_API_VERSION;
@@ -60,21 +63,21 @@ DEEPLOY_PLUGIN_EXPORT int qemu_plugin_version = DEEPLOY_QEMU_PLUGIN_API_VERSION;
 #define MAX_REGIONS 8
 #define MARKER_MASK 0x000fffffu  /* rd, funct3, rs1, opcode of `slti x0, x0, imm` */
 #define MARKER_MATCH 0x00002013u /* opcode OP-IMM (0x13), funct3 SLTI (2), rd = rs1 = x0 */
-#define RT_FIRST 0x10
-#define RT_LAST 0x3f
+#define RT_FIRST DEEPLOY_RT_WAIT_FIRST
+#define RT_LAST DEEPLOY_RT_WAIT_LAST
 /* DMA markers (TargetLibraries/PULPOpen/inc/deeploy_dma.h) */
-#define DMA_ISSUE_BEGIN 0x20
-#define DMA_ISSUE_END 0x21
-#define DMA_WAIT_BEGIN 0x22
-#define DMA_WAIT_END 0x23
-#define DMA_INNER_FIRST 0x40 /* 0x40-0x4f: inside a window, no record */
-#define DMA_INNER_LAST 0x4f
-#define DMA_ENGINE_FIRST 0x40
-#define MAX_ENGINES 8
-#define DMA_CMD 0x48
-#define DMA_ROW_BEGIN 0x49
-#define DMA_ROW_END 0x4a
-#define DMA_RETIRE 0x4b
+#define DMA_ISSUE_BEGIN DEEPLOY_RT_DMA_ISSUE_BEGIN
+#define DMA_ISSUE_END DEEPLOY_RT_DMA_ISSUE_END
+#define DMA_WAIT_BEGIN DEEPLOY_RT_DMA_WAIT_BEGIN
+#define DMA_WAIT_END DEEPLOY_RT_DMA_WAIT_END
+#define DMA_INNER_FIRST DEEPLOY_RT_DMA_INNER_FIRST /* inside a window, no record */
+#define DMA_INNER_LAST DEEPLOY_RT_DMA_INNER_LAST
+#define DMA_ENGINE_FIRST DEEPLOY_RT_DMA_ENGINE_BASE
+#define MAX_ENGINES DEEPLOY_RT_DMA_MAX_ENGINES
+#define DMA_CMD DEEPLOY_RT_DMA_CMD
+#define DMA_ROW_BEGIN DEEPLOY_RT_DMA_ROW_BEGIN
+#define DMA_ROW_END DEEPLOY_RT_DMA_ROW_END
+#define DMA_RETIRE DEEPLOY_RT_DMA_RETIRE
 
 enum { WINDOW_NONE, WINDOW_ISSUE, WINDOW_WAIT };
 
@@ -183,7 +186,7 @@ static void dma_close(unsigned vcpu, hart_t *h, int window) {
   write_line(line, (size_t)n);
 }
 
-/* markers 0x40-0x4f: no record */
+/* DMA-internal markers (DMA_INNER_FIRST..LAST): no record */
 static void dma_inner(unsigned vcpu, hart_t *h, int id) {
   dma_t *d = &h->dma;
   if (d->window == WINDOW_NONE) {

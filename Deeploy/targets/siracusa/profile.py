@@ -1,6 +1,7 @@
-"""Per-tile profile of tiled layers (``--profileTiling``): the phases hart 0 marks in the tile loop
-(``deeploy_tiling.h``) on the modelled timeline, with the tiling manifest written next to the
-generated code (``tiling.json``: per tiled layer its name, buffering and the ops of every tile).
+"""Per-layer and per-tile profiles (``--profileUntiled``, ``--profileTiling``): the layer markers
+and the phases hart 0 marks in the tile loop (``deeploy_tiling.h``) on the modelled timeline, named
+with the manifest written next to the generated code (``Deeploy/manifest.py``: layers, their
+marker ids, and per tiled layer its buffering and the ops of every tile).
 
 Per L1 tile: "Input DMA" = from the tile's start to the kernel's fork (issuing the loads not yet
 in L1, waiting for them, issuing the next tile's prefetch), "Kernel" = the fork, "Output DMA" =
@@ -13,12 +14,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from Deeploy.manifest import Manifest
+from Deeploy.targets.siracusa.abi import (LAYER_BASE, STAGE_END, STAGE_INNER, STAGE_INPUT, STAGE_OUTPUT, TILE_END,
+                                          TILE_INPUT, TILE_KERNEL, TILE_OUTPUT)
 from Deeploy.targets.siracusa.timing import TimingResult
 
-__all__ = ["TileTime", "LayerTiles", "tile_times", "tiling_profile"]
-
-TILE_INPUT, TILE_KERNEL, TILE_OUTPUT, TILE_END = 0x50, 0x51, 0x52, 0x53
-STAGE_INPUT, STAGE_INNER, STAGE_OUTPUT, STAGE_END = 0x54, 0x55, 0x56, 0x57
+__all__ = ["TileTime", "LayerTiles", "tile_times", "tiling_profile", "layer_profile"]
 
 
 @dataclass(frozen=True)
@@ -78,17 +79,26 @@ def tile_times(result: TimingResult) -> dict[int, LayerTiles]:
     return out
 
 
-def tiling_profile(result: TimingResult, manifest: dict) -> list[str]:
+def layer_profile(result: TimingResult, manifest: Manifest) -> list[str]:
+    """The ``--profileUntiled`` lines: modelled cycles of every marked layer, in layer order."""
+    lines = []
+    for k, cycles in sorted(result.per_layer().items()):
+        info = manifest.layer_of_marker(LAYER_BASE + k)
+        lines.append(f"  [{k:3d}] {info.title if info else f'layer {k}'}: {cycles:.0f} cycles")
+    return lines
+
+
+def tiling_profile(result: TimingResult, manifest: Manifest) -> list[str]:
     """The ``--profileTiling`` lines (see the module docstring)."""
     lines = []
     times = tile_times(result)
-    for entry in manifest["layers"]:
-        lt = times.get(entry["index"])
+    for entry in manifest.tiles:
+        lt = times.get(entry.index)
         if lt is None:
             continue
-        name, buf = entry["layer"], entry["buffering"]
+        name, buf = entry.layer, entry.buffering
         for t in lt.tiles:
-            ops = entry["tile_ops"] if t.level == "L1" else entry["l2_tile_ops"]
+            ops = entry.tile_ops if t.level == "L1" else entry.l2_tile_ops
             head = (f"[{name} {t.level}][{buf if t.level == 'L1' else 'SB'}]"
                     f"[{ops[t.index] if t.index < len(ops) else 0} ops][Tile {t.index}]")
             lines += [f"{head} Input DMA took {t.input:.0f} cycles", f"{head} Kernel took {t.kernel:.0f} cycles",

@@ -35,8 +35,8 @@ each attached to the hart's record ``seq`` (the marker closing the issue or wait
   Cores of a phase are simulated together in time order (ties: lower hart first), so transfers
   of several cores queue in the order the model issues them, and compute overlaps DMA exactly
   as far as the issue and wait points allow;
-* layer ``k`` (marker ``0x100 + k`` on hart 0) lasts from its marker to the next layer marker,
-  ``DEEPLOY_MARK_LAYER_END`` (0x0ff) or the end of the program. Layer markers belong in serial
+* layer ``k`` (marker ``LAYER_BASE + k`` on hart 0) lasts from its marker to the next layer marker,
+  ``DEEPLOY_MARK_LAYER_END`` or the end of the program. Layer markers belong in serial
   code; one inside a forked function is placed at hart 0's time when it reaches it.
 
 All results are *modelled* cycles of a plain RV32IMAC core set (no XpulpV2 SIMD, no stalls beyond
@@ -52,17 +52,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
+# marker ids of the runtime, the DMA windows, the tile phases and the layers
+from Deeploy.targets.siracusa.abi import (BARRIER_ENTER, BARRIER_LEAVE, DMA_ISSUE_END, DMA_WAIT_END, FORK_ENTER,
+                                          FORK_LEAVE, LAYER_BASE, LAYER_END, TASK_BEGIN, TASK_END, TILE_MARKS)
+
 __all__ = ["TimingModel", "Record", "DmaRecord", "WaitRecord", "Records", "ForkTime", "LayerTime", "DmaTransfer",
            "DmaWait", "TimingResult", "read_records", "model_cycles", "SIRACUSA_TIMING", "DMA_CLUSTER", "DMA_L3",
            "DMA_ENGINE_NAMES"]
 
-# Runtime marker ids (TargetLibraries/PULPOpen/inc/deeploy_runtime.h, deeploy_dma.h)
-FORK_ENTER, TASK_BEGIN, TASK_END, FORK_LEAVE = 0x10, 0x11, 0x12, 0x13
-BARRIER_ENTER, BARRIER_LEAVE = 0x14, 0x15
-DMA_ISSUE_BEGIN, DMA_ISSUE_END, DMA_WAIT_BEGIN, DMA_WAIT_END = 0x20, 0x21, 0x22, 0x23
-TILE_MARKS = range(0x50, 0x58)   # deeploy_tiling.h: phases of the tiles of a tiled layer
-LAYER_END = 0x0FF
-LAYER_BASE = 0x100
 
 # DMA engines (deeploy_dma_engine_t)
 DMA_CLUSTER, DMA_L3 = 0, 1

@@ -48,9 +48,10 @@ typedef uint32_t deeploy_dma_t;
 #define DEEPLOY_DMA_ALL ((deeploy_dma_t)0xffffffffu)
 
 /* DMA markers (slti x0, x0, ID; decoded by toolchain/qemu_plugin/deeploy_timing.c).
+ * Ids in deeploy_abi.h (DEEPLOY_RT_DMA_*, generated from Deeploy/targets/siracusa/abi.py).
  * ISSUE_BEGIN/WAIT_BEGIN (even) and ISSUE_END/WAIT_END (odd) are runtime wait-region markers:
- * nothing between them is counted as core work. The 0x40-0x4f markers appear only inside such a
- * window and write no record of their own:
+ * nothing between them is counted as core work. The markers in DEEPLOY_RT_DMA_INNER_FIRST..LAST
+ * appear only inside such a window and write no record of their own:
  *   ENGINE(e)   names the engine of the issue or wait window (exactly once per window)
  *   CMD         a hardware command (1-D or 2-D) of the transfer begins
  *   ROW_BEGIN   a contiguous row follows: the loads and stores up to ROW_END are the transfer's
@@ -62,15 +63,6 @@ typedef uint32_t deeploy_dma_t;
  *   issue: ISSUE_BEGIN ENGINE(e) { CMD { ROW_BEGIN <copy> ROW_END }* }* ISSUE_END
  *          (no CMD: a 0-byte copy, no transfer)
  *   wait:  WAIT_BEGIN ENGINE(e) RETIRE* WAIT_END */
-#define DEEPLOY_RT_DMA_ISSUE_BEGIN 0x20
-#define DEEPLOY_RT_DMA_ISSUE_END 0x21
-#define DEEPLOY_RT_DMA_WAIT_BEGIN 0x22
-#define DEEPLOY_RT_DMA_WAIT_END 0x23
-#define DEEPLOY_RT_DMA_ENGINE(e) (0x40 + (e)) /* e = 0..7 */
-#define DEEPLOY_RT_DMA_CMD 0x48
-#define DEEPLOY_RT_DMA_ROW_BEGIN 0x49
-#define DEEPLOY_RT_DMA_ROW_END 0x4a
-#define DEEPLOY_RT_DMA_RETIRE 0x4b
 
 /* Implementation (src/deeploy_dma.c), called inside the marker windows below; use the
  * deeploy_dma_* functions instead. */

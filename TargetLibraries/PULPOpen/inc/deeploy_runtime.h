@@ -6,6 +6,8 @@
 
 #include <stdint.h>
 
+#include "deeploy_abi.h"
+
 #ifndef DEEPLOY_NUM_CORES
 #define DEEPLOY_NUM_CORES 8 /* cluster cores used; set by the build (1..8) */
 #endif
@@ -23,38 +25,30 @@ void deeploy_cluster_fork(void (*fn)(void *), void *arg);
 /* Synchronises all cores inside a forked function. */
 void deeploy_cluster_barrier(void);
 
-/* Markers: a no-op instruction `slti x0, x0, ID` whose immediate the timing plugin decodes.
- * IDs 0x000-0x0ff are reserved for the runtime (fork, join, wait regions);
- * DEEPLOY_MARK_LAYER(k) tags the start of layer k (0..1791) for per-layer profiles;
- * DEEPLOY_MARK_LAYER_END closes the last layer. */
+/* Markers: a no-op instruction `slti x0, x0, ID` whose immediate the timing plugin decodes. The
+ * ids are defined in deeploy_abi.h (generated from Deeploy/targets/siracusa/abi.py).
+ * Ids below DEEPLOY_MARKER_LAYER_END are reserved for the runtime (fork, join, wait regions);
+ * DEEPLOY_MARK_LAYER(k) tags the start of layer k (0..DEEPLOY_MARKER_LAYER_COUNT-1) for per-layer
+ * profiles; DEEPLOY_MARK_LAYER_END closes the last layer. */
 #define DEEPLOY_MARKER(id) __asm__ volatile("slti x0, x0, %0" ::"i"(id) : "memory")
-#define DEEPLOY_MARK_LAYER(k) DEEPLOY_MARKER(0x100 + (k))
-#define DEEPLOY_MARK_LAYER_END() DEEPLOY_MARKER(0x0ff)
+#define DEEPLOY_MARK_LAYER(k) DEEPLOY_MARKER(DEEPLOY_MARKER_LAYER_BASE + (k))
+#define DEEPLOY_MARK_LAYER_END() DEEPLOY_MARKER(DEEPLOY_MARKER_LAYER_END)
 
 /* Runtime markers (emitted by the runtime only; the timing plugin toolchain/qemu_plugin decodes
- * them). In 0x10-0x3f an EVEN id opens a wait region and an ODD id closes it: the plugin stops
- * counting a hart's instructions and memory accesses after an even id and resumes after an odd
- * one (marker instructions themselves are never counted). All other ids (0x00-0x0f, 0x40-0xff,
- * layers) leave counting as it is. Everything the runtime does to dispatch, join, synchronise or
- * sleep is inside such regions, so counts are identical run to run; the cycle model
- * (Deeploy/targets/siracusa/timing.py) charges fork and barrier overheads instead.
+ * them). In DEEPLOY_RT_WAIT_FIRST..DEEPLOY_RT_WAIT_LAST an EVEN id opens a wait region and an ODD
+ * id closes it: the plugin stops counting a hart's instructions and memory accesses after an even
+ * id and resumes after an odd one (marker instructions themselves are never counted). All other
+ * ids (tile phases, layers) leave counting as it is. Everything the runtime does to dispatch,
+ * join, synchronise or sleep is inside such regions, so counts are identical run to run; the cycle
+ * model (Deeploy/targets/siracusa/timing.py) charges fork and barrier overheads instead.
  *   hart 0:  ... FORK_ENTER [publish, wake] TASK_BEGIN fn(arg) TASK_END [join wait] FORK_LEAVE ...
  *   hart h:  BOOT [wait for boot flag, sleep] TASK_BEGIN fn(arg) TASK_END [sleep] TASK_BEGIN ...
  *   any:     BARRIER_ENTER [arrive, sleep until all arrived] BARRIER_LEAVE  (inside fn only)
  *   hart 0 before main: INIT_ENTER [clear .l1/.l2/.l3_bss, probe harts, release workers] INIT_LEAVE
  *   PARK: a hart beyond DEEPLOY_NUM_CORES (or the stacks reserved) sleeps forever.
- * DMA (deeploy_dma.h) uses 0x20-0x23 (issue and wait windows, same even/odd rule) and 0x40-0x4f
- * (inside those windows only: engine, commands, rows, retired transfers). */
-#define DEEPLOY_RT_FORK_ENTER 0x10    /* hart 0 enters deeploy_cluster_fork (stop) */
-#define DEEPLOY_RT_TASK_BEGIN 0x11    /* a core starts fn(arg) (resume) */
-#define DEEPLOY_RT_TASK_END 0x12      /* a core has returned from fn(arg) (stop) */
-#define DEEPLOY_RT_FORK_LEAVE 0x13    /* hart 0: all cores have finished; fork returns (resume) */
-#define DEEPLOY_RT_BARRIER_ENTER 0x14 /* a core enters deeploy_cluster_barrier (stop) */
-#define DEEPLOY_RT_BARRIER_LEAVE 0x15 /* all cores have arrived (resume) */
-#define DEEPLOY_RT_BOOT 0x16          /* a worker hart (id >= 1) right after reset (stop) */
-#define DEEPLOY_RT_PARK 0x18          /* an unused hart, sleeping forever (stop) */
-#define DEEPLOY_RT_INIT_ENTER 0x1a    /* hart 0: runtime start-up before main (stop) */
-#define DEEPLOY_RT_INIT_LEAVE 0x1b    /* hart 0: workers released, main follows (resume) */
+ * DMA (deeploy_dma.h) uses the DEEPLOY_RT_DMA_* ids: issue and wait windows (same even/odd rule)
+ * and, inside those windows only, DEEPLOY_RT_DMA_INNER_FIRST..LAST (engine, commands, rows,
+ * retired transfers). */
 
 /* Stops the program: exit code n (QEMU exits with n, via semihosting). Same as exit(n). */
 void deeploy_exit(int n) __attribute__((noreturn));

@@ -22,62 +22,20 @@
  * computes; single buffering loads, computes and writes back one tile after the other. An input
  * whose box does not change from one tile to the next is not moved again.
  *
- * Profiling: hart 0 marks the phases of every tile (markers 0x50-0x57, decoded by the cycle
- * model): L1 tile input / kernel / output / end; L2 tile input / inner loop / output / end. */
+ * Profiling: hart 0 marks the phases of every tile (DEEPLOY_MARK_TILE_* and DEEPLOY_MARK_STAGE_*,
+ * decoded by the cycle model): L1 tile input / kernel / output / end; L2 tile input / inner loop /
+ * output / end.
+ *
+ * The limits, marker ids and table structs (deeploy_tile_axis_t, deeploy_tile_operand_t,
+ * deeploy_tile_t, deeploy_tiled_layer_t) are in deeploy_abi.h, generated from
+ * Deeploy/targets/siracusa/abi.py, which the generated tables (Deeploy/codegen/tiled.py) follow. */
 #ifndef DEEPLOY_TILING_H
 #define DEEPLOY_TILING_H
 
 #include <stdint.h>
 
+#include "deeploy_abi.h"
 #include "deeploy_dma.h"
-
-#define DEEPLOY_TILE_MAX_DIMS 8
-#define DEEPLOY_TILE_MAX_OPERANDS 12
-#define DEEPLOY_TILE_MAX_RANK 8
-
-#define DEEPLOY_MARK_TILE_INPUT 0x50
-#define DEEPLOY_MARK_TILE_KERNEL 0x51
-#define DEEPLOY_MARK_TILE_OUTPUT 0x52
-#define DEEPLOY_MARK_TILE_END 0x53
-#define DEEPLOY_MARK_STAGE_INPUT 0x54
-#define DEEPLOY_MARK_STAGE_INNER 0x55
-#define DEEPLOY_MARK_STAGE_OUTPUT 0x56
-#define DEEPLOY_MARK_STAGE_END 0x57
-
-typedef struct {
-  int32_t size, stride, offset, span;
-  int16_t dim;             /* iteration dim, -1: the whole axis */
-  uint8_t reverse;
-  uint16_t group_q, group_r; /* 0: no channel groups */
-} deeploy_tile_axis_t;
-
-typedef struct {
-  uint8_t *home;           /* the tensor (first element) in L2 or L3 */
-  const deeploy_tile_axis_t *axes;
-  uint8_t rank;
-  uint8_t elem;            /* bytes per element */
-  uint8_t output;          /* 1: written by the kernel, 0: read */
-  uint8_t in_l3;           /* 1: staged through `staging` in L2 */
-  uint8_t copies;          /* L1 slots: 2 when double-buffered */
-  uint8_t *l1[2];          /* the L1 slots */
-  uint8_t *staging;        /* L2 buffer of an L3 operand's L2 tile */
-} deeploy_tile_operand_t;
-
-/* What the kernel of one tile sees (its fork argument). */
-typedef struct {
-  uint32_t cls;                           /* which call of the layer's kernel (tile class) */
-  void *buf[DEEPLOY_TILE_MAX_OPERANDS];   /* each operand's L1 tile */
-} deeploy_tile_t;
-
-typedef struct {
-  uint8_t ndims, noperands, double_buffer;
-  const uint8_t *order;                   /* loop order, outermost first */
-  const int32_t *size, *l2_tile, *l1_tile;
-  const uint16_t *const *dim_class;        /* per dim: class of each L1 tile along it, in order */
-  const uint32_t *class_radix;            /* tile class = sum over d of dim_class[d][i] * radix[d] */
-  const deeploy_tile_operand_t *operands;
-  void (*kernel)(void *);                 /* forked on every tile with a deeploy_tile_t * */
-} deeploy_tiled_layer_t;
 
 /* Runs every tile of the layer (core 0, outside forks); returns when all outputs are home. */
 void deeploy_run_tiled(const deeploy_tiled_layer_t *layer);

@@ -1,24 +1,24 @@
-"""Runner plumbing of the cluster platforms on the QEMU virtual platform: generated linker
-script, cross build, QEMU run with the timing plugin, modelled cycles."""
+"""The Siracusa side of the test runners: generated linker script, cross build, QEMU run with
+the timing plugin, modelled cycles, and the profiles and memory plot named from the network's
+manifest (``manifest.json`` next to the generated code)."""
 
 from __future__ import annotations
 
 import argparse
-import json
 from dataclasses import replace
 from pathlib import Path
 
+from Deeploy.codegen.memory_plot import write_manifest_plot
 from Deeploy.errors import DeeployError
+from Deeploy.manifest import read_manifest
 from Deeploy.targets import get_platform
-from Deeploy.codegen.memory_plot import write_memory_plot
-from Deeploy.memory.report import memory_levels
 from Deeploy.targets.siracusa.linker import link_error_message, linker_script
-from Deeploy.targets.siracusa.profile import tiling_profile
+from Deeploy.targets.siracusa.profile import layer_profile, tiling_profile
 from Deeploy.targets.siracusa.qemu import run_elf
 from Deeploy.targets.siracusa.timing import model_cycles
 from DeeployTest.testUtils.runner import RunnerPlatform
 
-__all__ = ["cluster_runner", "core_count", "layer_profile"]
+__all__ = ["cluster_runner", "core_count"]
 
 
 def core_count(text: str) -> int:
@@ -30,24 +30,6 @@ def core_count(text: str) -> int:
     if not 1 <= value <= 8:
         raise argparse.ArgumentTypeError(f"{value} is outside 1..8, the cores of the Siracusa cluster")
     return value
-
-
-def layer_profile(result, layer_names: list[str]) -> list[str]:
-    lines = []
-    for k, cycles in sorted(result.per_layer().items()):
-        name = layer_names[k] if k < len(layer_names) else f"layer {k}"
-        lines.append(f"  [{k:3d}] {name}: {cycles:.0f} cycles")
-    return lines
-
-
-def _layer_titles(network_dir: Path) -> list[str]:
-    """Layer titles from the generated RunNetwork comments ("k: Op 'name' -> kernel")."""
-    titles = []
-    for line in (network_dir / "Network.c").read_text().splitlines():
-        line = line.strip()
-        if line.startswith("/* ") and ": " in line and "->" in line and line[3:4].isdigit():
-            titles.append(line[3:-3].split(": ", 1)[1])
-    return titles
 
 
 def _memory(target, args: argparse.Namespace):
@@ -75,11 +57,13 @@ def cluster_runner(platform: str, gen_root: str) -> RunnerPlatform:
             result = model_cycles(run.records, target.timing)
             network = sum(layer.cycles for layer in result.layers)
             out += ("" if out.endswith("\n") else "\n") + f"Runtime: {network:.0f} cycles\n"
-            if getattr(args, "profileUntiled", False):
-                out += "\n".join(["Per-layer modelled cycles:"] + layer_profile(result, _layer_titles(gen / "network"))) + "\n"
-            manifest = gen / "network" / "tiling.json"
-            if getattr(args, "profileTiling", False) and manifest.is_file():
-                out += "\n".join(tiling_profile(result, json.loads(manifest.read_text()))) + "\n"
+            profile_layers = getattr(args, "profileUntiled", False)
+            profile_tiles = getattr(args, "profileTiling", False)
+            manifest = read_manifest(gen / "network") if profile_layers or profile_tiles else None
+            if profile_layers:
+                out += "\n".join(["Per-layer modelled cycles:"] + layer_profile(result, manifest)) + "\n"
+            if profile_tiles and manifest.tiles:
+                out += "\n".join(tiling_profile(result, manifest)) + "\n"
         return run.exit_code, out
 
     memory = {"levels": target.memory}
@@ -89,8 +73,7 @@ def cluster_runner(platform: str, gen_root: str) -> RunnerPlatform:
 
     def after_compile(result, args: argparse.Namespace, gen: Path) -> None:
         if getattr(args, "plotMemAlloc", False):
-            steps, levels = memory_levels(result, target)
-            path = write_memory_plot(gen / "memory_allocation.html", f"{platform}: {gen.name}", steps, levels)
+            path = write_manifest_plot(gen / "memory_allocation.html", f"{platform}: {gen.name}", result.manifest)
             print(f"Memory allocation plot: {path}")
 
     return RunnerPlatform(platform=platform, gen_root=gen_root, cmake_platform=target.cmake_platform,

@@ -1,0 +1,31 @@
+/* Generated from Deeploy/targets/siracusa/abi.py by `python -m Deeploy.targets.siracusa.abi_headers`: do not edit.
+ * Marker ids the QEMU timing plugin decodes (deeploy_timing.c). */
+#ifndef DEEPLOY_MARKERS_H
+#define DEEPLOY_MARKERS_H
+
+#define DEEPLOY_RT_WAIT_FIRST 0x010 /* first id of the wait-region range */
+#define DEEPLOY_RT_WAIT_LAST 0x03f /* last id of the wait-region range */
+#define DEEPLOY_RT_FORK_ENTER 0x010 /* hart 0 enters deeploy_cluster_fork (stop) */
+#define DEEPLOY_RT_TASK_BEGIN 0x011 /* a core starts fn(arg) (resume) */
+#define DEEPLOY_RT_TASK_END 0x012 /* a core has returned from fn(arg) (stop) */
+#define DEEPLOY_RT_FORK_LEAVE 0x013 /* hart 0: all cores have finished; fork returns (resume) */
+#define DEEPLOY_RT_BARRIER_ENTER 0x014 /* a core enters deeploy_cluster_barrier (stop) */
+#define DEEPLOY_RT_BARRIER_LEAVE 0x015 /* all cores have arrived (resume) */
+#define DEEPLOY_RT_BOOT 0x016 /* a worker hart (id >= 1) right after reset (stop) */
+#define DEEPLOY_RT_PARK 0x018 /* an unused hart, sleeping forever (stop) */
+#define DEEPLOY_RT_INIT_ENTER 0x01a /* hart 0: runtime start-up before main (stop) */
+#define DEEPLOY_RT_INIT_LEAVE 0x01b /* hart 0: workers released, main follows (resume) */
+#define DEEPLOY_RT_DMA_ISSUE_BEGIN 0x020 /* a DMA issue window opens (stop) */
+#define DEEPLOY_RT_DMA_ISSUE_END 0x021 /* the DMA issue window closes (resume) */
+#define DEEPLOY_RT_DMA_WAIT_BEGIN 0x022 /* a DMA wait window opens (stop) */
+#define DEEPLOY_RT_DMA_WAIT_END 0x023 /* the DMA wait window closes (resume) */
+#define DEEPLOY_RT_DMA_INNER_FIRST 0x040 /* first id of the in-window DMA markers */
+#define DEEPLOY_RT_DMA_INNER_LAST 0x04f /* last id of the in-window DMA markers */
+#define DEEPLOY_RT_DMA_ENGINE_BASE 0x040 /* ENGINE(e) = base + e names the window's engine */
+#define DEEPLOY_RT_DMA_MAX_ENGINES 8 /* engines the ENGINE markers can name */
+#define DEEPLOY_RT_DMA_CMD 0x048 /* a hardware command (1-D or 2-D) of the transfer begins */
+#define DEEPLOY_RT_DMA_ROW_BEGIN 0x049 /* a contiguous row of the transfer follows */
+#define DEEPLOY_RT_DMA_ROW_END 0x04a /* the row ends */
+#define DEEPLOY_RT_DMA_RETIRE 0x04b /* the oldest unretired transfer of this core and engine is done */
+
+#endif
