@@ -160,7 +160,7 @@ def compile_graph(graph: Graph, platform: str, out_dir: str | Path, *, source: s
         raise DeeployError(f"platform {target.name} has no L1 to tile into")
     plan = plan_memory(graph, [replace(layer, scratch=0, shared_offset=0) for layer in layers], target.level("L2"))
     data_level = target.level(tiling.default_level)
-    tiled = tile_network(graph, layers, plan, tiling, cores)
+    tiled = tile_network(graph, layers, plan, tiling, target.tiling, cores)
     summary = write_atomically(Path(out_dir), lambda tmp: emit_project(
         graph, layers, plan, target, tmp, source, cores, tiled, data_level))
     return CompileResult(graph, layers, plan, summary, tiled=tiled)

@@ -1,20 +1,42 @@
-"""Platforms by name."""
+"""Targets by name. Each target is a package ``Deeploy/targets/<package>/`` whose ``platform``
+module defines ``PLATFORM`` (a ``Platform``: memory levels, engines, bindings, passes, tiling and
+timing parameters); the registry finds them, so a new target is a new package."""
 
 from __future__ import annotations
+
+import importlib
+import pkgutil
+from functools import cache
 
 from Deeploy.errors import DeeployError
 from Deeploy.targets.platform import Kernel, MemoryLevel, Platform  # noqa: F401
 
-__all__ = ["get_platform", "PLATFORMS"]
+__all__ = ["get_platform", "platforms"]
 
-PLATFORMS = ("Generic", "Siracusa")
+
+@cache
+def platforms() -> dict[str, Platform]:
+    """Every target's platform by its name."""
+    found = {}
+    for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
+        if not info.ispkg:
+            continue
+        try:
+            module = importlib.import_module(f"{__name__}.{info.name}.platform")
+        except ModuleNotFoundError as exc:
+            if exc.name == f"{__name__}.{info.name}.platform":
+                continue
+            raise
+        platform = getattr(module, "PLATFORM", None)
+        if isinstance(platform, Platform):
+            if platform.name in found:
+                raise RuntimeError(f"two targets are named {platform.name}")
+            found[platform.name] = platform
+    return found
 
 
 def get_platform(name: str) -> Platform:
-    if name == "Generic":
-        from Deeploy.targets.generic.platform import GENERIC
-        return GENERIC
-    if name == "Siracusa":
-        from Deeploy.targets.siracusa.platform import SIRACUSA
-        return SIRACUSA
-    raise DeeployError(f"unknown platform '{name}' (available: {', '.join(PLATFORMS)})")
+    try:
+        return platforms()[name]
+    except KeyError:
+        raise DeeployError(f"unknown platform '{name}' (available: {', '.join(platforms())})") from None

@@ -6,10 +6,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import TYPE_CHECKING, Callable, Sequence
 
 from Deeploy.ir.dtypes import DType
 from Deeploy.ir.graph import Graph, Node
+
+if TYPE_CHECKING:
+    from Deeploy.tiling.params import PlatformTiling
 
 __all__ = ["Kernel", "MemoryLevel", "Platform", "TARGET_LIBRARIES"]
 
@@ -67,6 +70,7 @@ class Platform:
     cluster: bool = False                          # layers run forked on all cluster cores
     max_cores: int = 1
     timing: object | None = None                   # cycle-model parameters of a virtual platform
+    tiling: PlatformTiling | None = None           # tiling cost-model parameters (tiled platforms)
 
     @property
     def kernel_dirs(self) -> tuple[Path, ...]:

@@ -1,4 +1,4 @@
-"""Tiling model of the Siracusa target: per layer, the tile sizes (and loop order, and buffering)
+"""Tiling model of cluster targets: per layer, the tile sizes (and loop order, and buffering)
 that minimise modelled cycles while every tile, double-buffered where it changes, fits the L1.
 See README.md in this folder.
 
@@ -19,26 +19,26 @@ from typing import Iterable
 
 from Deeploy.ir.graph import Graph, Node
 from Deeploy.tiling.families import FAMILIES, RuleContext, family_of, layer_spec
-from Deeploy.tiling.params import SIRACUSA_L1, VIRTUAL_PLATFORM_L1, TilingParams, l3_to_l2_params
+from Deeploy.tiling.params import PlatformTiling, TilingParams, l3_to_l2_params
 from Deeploy.tiling.solver import (BufferTiling, TilingSolution, cache_info, clear_cache, evaluate, min_footprint,
                                    solve_spec)
 from Deeploy.tiling.spec import AxisMap, Dim, LayerSpec, Operand, candidates, operand_ranges, tile_ranges
 from Deeploy.tiling.two_level import TwoLevelSolution, restrict, solve_two_level, tile_two_level
 
-__all__ = ["FAMILIES", "RuleContext", "family_of", "layer_spec", "TilingParams", "SIRACUSA_L1",
-           "VIRTUAL_PLATFORM_L1", "l3_to_l2_params", "TilingSolution", "BufferTiling", "solve_spec", "evaluate",
+__all__ = ["FAMILIES", "RuleContext", "family_of", "layer_spec", "TilingParams", "PlatformTiling",
+           "l3_to_l2_params", "TilingSolution", "BufferTiling", "solve_spec", "evaluate",
            "min_footprint", "clear_cache", "cache_info", "tile_layer", "tile_graph", "LayerSpec", "Dim", "AxisMap",
            "Operand", "candidates", "tile_ranges", "operand_ranges", "TwoLevelSolution", "restrict",
            "solve_two_level", "tile_two_level"]
 
 
-def tile_layer(node: Node, graph: Graph, params: TilingParams = SIRACUSA_L1, ctx: RuleContext | None = None,
+def tile_layer(node: Node, graph: Graph, params: TilingParams, ctx: RuleContext | None = None,
                cache: bool = True) -> TilingSolution:
     """The tiling of one layer (data in ``params.source``, tiles in ``params.level``)."""
     return solve_spec(layer_spec(node, graph, ctx), params, cache)
 
 
-def tile_graph(graph: Graph, params: TilingParams = SIRACUSA_L1, ctx: RuleContext | None = None,
+def tile_graph(graph: Graph, params: TilingParams, ctx: RuleContext | None = None,
                cache: bool = True, nodes: Iterable[Node] | None = None) -> dict[str, TilingSolution]:
     """Tilings of every layer, by node name; the first layer that does not fit raises."""
     return {n.name: tile_layer(n, graph, params, ctx, cache) for n in (nodes if nodes is not None else graph.nodes)}

@@ -11,7 +11,7 @@ from Deeploy.errors import DeeployError, TilingError
 from Deeploy.ir.graph import Graph
 from Deeploy.memory.planner import MemoryPlan
 from Deeploy.tiling.families import RuleContext, layer_spec
-from Deeploy.tiling.params import VIRTUAL_PLATFORM_L1, TilingParams, l3_to_l2_params
+from Deeploy.tiling.params import PlatformTiling, TilingParams, l3_to_l2_params
 from Deeploy.tiling.schedule import TileSchedule, schedule_layer
 from Deeploy.tiling.solver import solve_spec
 from Deeploy.tiling.two_level import restrict
@@ -43,8 +43,8 @@ class TilingOptions:
         if self.l1 <= 0 or self.l2 <= 0:
             raise DeeployError(f"--l1 and --l2 must be positive (got {self.l1} and {self.l2})")
 
-    def l1_params(self, cores: int) -> TilingParams:
-        return replace(VIRTUAL_PLATFORM_L1, capacity=self.l1, cores=cores,
+    def l1_params(self, platform: PlatformTiling, cores: int) -> TilingParams:
+        return replace(platform.tiles, capacity=self.l1, cores=cores,
                        buffering="auto" if self.double_buffer else "single")
 
 
@@ -114,11 +114,11 @@ def _misfit_error(misfits: list[TilingError]) -> TilingError:
 
 
 def tile_network(graph: Graph, layers: list[Layer], plan: MemoryPlan, options: TilingOptions,
-                 cores: int) -> TiledNetwork:
+                 platform: PlatformTiling, cores: int) -> TiledNetwork:
     """Schedules of every layer that runs. What lives in L2 (the activation arena ``plan``, and
     I/O and constants unless they live in L3) and CODE_RESERVE leave the rest of ``options.l2``
     as the budget of the L2 tiles of operands in L3."""
-    l1_params = options.l1_params(cores)
+    l1_params = options.l1_params(platform, cores)
     in_l3 = _l3_tensors(graph, plan, options)
     data = _data_bytes(graph) if options.default_level == "L2" else 0
     budget = options.l2 - plan.arena_size - data - CODE_RESERVE
@@ -135,7 +135,7 @@ def tile_network(graph: Graph, layers: list[Layer], plan: MemoryPlan, options: T
                 if budget < 1024:
                     raise _l2_error(plan, data, 1024, options)
                 outer = solve_spec(replace(spec, scratch=0),
-                                   replace(l3_to_l2_params(budget, l1_params), buffering="single"))
+                                   replace(l3_to_l2_params(budget, l1_params, platform.staging), buffering="single"))
                 inner = solve_spec(restrict(spec, outer.tile_sizes), l1_params)
                 sched = schedule_layer(spec, inner, outer, staged, inner.double_buffered, l1_params.alignment)
             else:

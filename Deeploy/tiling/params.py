@@ -1,4 +1,5 @@
-"""Parameters of the tiling cost model, with their sources.
+"""Parameters of the tiling cost model. A platform's description carries its own
+(``Platform.tiling``); Siracusa's, with their sources, are documented here.
 
 Sources: ``/work/shared/specs/siracusa-timing.md`` (cited as *spec*, section and row) and the
 Siracusa platform description (``Deeploy/targets/siracusa/platform.py``: memory alignment and the
@@ -13,12 +14,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from Deeploy.targets.siracusa.platform import SIRACUSA
-
-__all__ = ["TilingParams", "SIRACUSA_L1", "VIRTUAL_PLATFORM_L1", "l3_to_l2_params", "BUFFERING"]
+__all__ = ["TilingParams", "PlatformTiling", "l3_to_l2_params", "BUFFERING"]
 
 BUFFERING = ("double", "single", "auto")
-_T = SIRACUSA.timing
 
 
 @dataclass(frozen=True)
@@ -64,20 +62,20 @@ class TilingParams:
     level, source:       names of the tiled level and the level the data lives in (messages).
     """
 
-    capacity: int = 64000
-    alignment: int = SIRACUSA.level("L1").alignment
-    dma_bytes_per_cycle: int = int(_T.dma_bandwidth)
-    dma_setup: int = int(_T.dma_setup_cycles)
-    dma_row_cycles: int = int(_T.dma_row_cycles)
-    dma_issue_word_cycles: int = int(_T.dma_issue_word_cycles)
+    capacity: int
+    alignment: int
+    dma_bytes_per_cycle: int
+    dma_setup: int
+    dma_row_cycles: int
+    dma_issue_word_cycles: int
     dma_words_1d: int = 3
     dma_words_2d: int = 5
     dma_full_duplex: bool = False
     dma_2d: bool = True
     ops_per_cycle: float = 31.0
-    cores: int = SIRACUSA.max_cores
-    fork_cycles: int = int(_T.fork_cycles)
-    barrier_cycles: int = int(_T.barrier_cycles)
+    cores: int = 8
+    fork_cycles: int = 50
+    barrier_cycles: int = 11
     tile_loop_cycles: int = 20
     buffering: str = "double"
     max_candidates: int = 48
@@ -113,27 +111,21 @@ class TilingParams:
         return f"--{self.level.lower()}"
 
 
-SIRACUSA_L1 = TilingParams()
+@dataclass(frozen=True)
+class PlatformTiling:
+    """A platform's tiling parameters: ``tiles`` for the tiles the kernels work on (capacity set by
+    the compile options) and ``staging`` for the DMA that brings data from the outermost level
+    into the tiled level's source (see ``l3_to_l2_params``)."""
 
-# The virtual platform (QEMU, plain RV32IMAC cores): measured ops per cycle of 8 cores with the
-# data in L1, from the timing plugin's records of the Siracusa network tests (cores8) evaluated
-# with the platform's TimingModel and l2_latency=0: RequantizedConv 2.25, RequantizedGemm 2.69,
-# RequantizedMatMul 2.64, RequantShift 4.99 ops/cycle; 2.5 is representative of the heavy layers.
-# Per tile, the generated tile loop (TargetLibraries/PULPOpen/src/deeploy_tiling.c) costs core 0
-# about 2000 modelled cycles on the virtual platform beyond the kernel: operand boxes, DMA command
-# set-up, waits and the fork, measured with --profileTiling on microLlama64_parallel's GEMMs
-# ((layer cycles - kernel cycles) / tiles: 2261 at --l1 8000).
-VIRTUAL_PLATFORM_L1 = replace(SIRACUSA_L1, ops_per_cycle=2.5, tile_loop_cycles=2000)
+    tiles: TilingParams
+    staging: TilingParams
 
 
-def l3_to_l2_params(l2_bytes: int, base: TilingParams = SIRACUSA_L1) -> TilingParams:
-    """The same model one level up: L2 tiles of data that live in L3 (HyperRAM behind the uDMA),
-    with the platform's L3 DMA engine (TimingModel l3_dma_*; spec "Memories and DMA": L3):
-    1 B/cycle, 14 cycles set-up per transfer, every row its own HyperBus transaction (command
-    phase 8 + latency 12 cycles), 14 cycles per command word stored by the core (GUESS in the
-    TimingModel: a store crossing to the SoC peripherals), one queue for both directions."""
-    return replace(base, capacity=l2_bytes, dma_bytes_per_cycle=int(_T.l3_dma_bandwidth),
-                   dma_setup=int(_T.l3_dma_setup_cycles),
-                   dma_row_cycles=int(_T.l3_dma_command_cycles + _T.l3_dma_latency_cycles),
-                   dma_issue_word_cycles=int(_T.l3_dma_issue_word_cycles), dma_full_duplex=False,
-                   level="L2", source="L3")
+def l3_to_l2_params(l2_bytes: int, base: TilingParams, staging: TilingParams) -> TilingParams:
+    """The same model one level up: tiles of ``staging.level`` (``l2_bytes`` of it) of data that
+    live in ``staging.source``, moved by the DMA engine that ``staging`` describes, computed by
+    the cores and with the overheads of ``base``."""
+    return replace(base, capacity=l2_bytes, dma_bytes_per_cycle=staging.dma_bytes_per_cycle,
+                   dma_setup=staging.dma_setup, dma_row_cycles=staging.dma_row_cycles,
+                   dma_issue_word_cycles=staging.dma_issue_word_cycles, dma_full_duplex=staging.dma_full_duplex,
+                   level=staging.level, source=staging.source)

@@ -67,7 +67,7 @@ from ortools.sat.python import cp_model
 
 from Deeploy.errors import TilingError
 from Deeploy.memory.planner import align
-from Deeploy.tiling.params import SIRACUSA_L1, TilingParams
+from Deeploy.tiling.params import TilingParams
 from Deeploy.tiling.spec import (INPUT, AxisStats, LayerSpec, Operand, axis_stats, candidates, dma_layout,
                                  scratch_bytes)
 
@@ -603,7 +603,7 @@ def _zero_copy(spec: LayerSpec, params: TilingParams) -> TilingSolution:
                           0, 0, 0, 0, 0, True, True)
 
 
-def evaluate(spec: LayerSpec, tiles: Mapping[str, int], params: TilingParams = SIRACUSA_L1,
+def evaluate(spec: LayerSpec, tiles: Mapping[str, int], params: TilingParams,
              order: Sequence[str] | None = None, double_buffered: bool | None = None) -> TilingSolution:
     """The modelled cost of a given tiling (tile sizes must be candidates of their dims)."""
     prob = _Problem(spec, params)
@@ -624,7 +624,7 @@ def _minimal(prob: _Problem) -> TilingSolution:
     return replace(sol, optimal=status == cp_model.OPTIMAL)
 
 
-def min_footprint(spec: LayerSpec, params: TilingParams = SIRACUSA_L1) -> TilingSolution:
+def min_footprint(spec: LayerSpec, params: TilingParams) -> TilingSolution:
     """The tiling with the smallest footprint: its ``l1_bytes`` is the smallest capacity that fits."""
     if spec.zero_copy:
         return _zero_copy(spec, params)
@@ -667,7 +667,7 @@ def _relabel(sol: TilingSolution, spec: LayerSpec) -> TilingSolution:
                    buffers=tuple(replace(b, tensor=t) for b, t in zip(sol.buffers, names)))
 
 
-def solve_spec(spec: LayerSpec, params: TilingParams = SIRACUSA_L1, cache: bool = True) -> TilingSolution:
+def solve_spec(spec: LayerSpec, params: TilingParams, cache: bool = True) -> TilingSolution:
     """The tiling of minimal modelled cycles that fits ``params.capacity``; TilingError (with
     the smallest capacity that fits) if none does. Identical layers (same signature) share
     one solve when ``cache`` is set."""

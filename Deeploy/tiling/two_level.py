@@ -21,7 +21,7 @@ from typing import Mapping
 
 from Deeploy.ir.graph import Graph, Node
 from Deeploy.tiling.families import RuleContext, layer_spec
-from Deeploy.tiling.params import SIRACUSA_L1, TilingParams, l3_to_l2_params
+from Deeploy.tiling.params import TilingParams, l3_to_l2_params
 from Deeploy.tiling.solver import TilingSolution, solve_spec
 from Deeploy.tiling.spec import AxisMap, LayerSpec, axis_stats
 
@@ -72,11 +72,11 @@ def restrict(spec: LayerSpec, tiles: Mapping[str, int]) -> LayerSpec:
     return replace(spec, dims=dims, operands=tuple(operands), ops=-(-spec.ops * share // volume)).validate()
 
 
-def solve_two_level(spec: LayerSpec, l2_bytes: int, l1: TilingParams = SIRACUSA_L1,
-                    l2: TilingParams | None = None, cache: bool = True) -> TwoLevelSolution:
-    """L2 tiles of ``spec`` within ``l2_bytes``, then L1 tiles of its largest L2 tile (TilingError
-    naming ``--l2`` or ``--l1`` if a level is too small)."""
-    l2_params = l2 if l2 is not None else l3_to_l2_params(l2_bytes, l1)
+def solve_two_level(spec: LayerSpec, l2_bytes: int, l1: TilingParams, staging: TilingParams,
+                    cache: bool = True) -> TwoLevelSolution:
+    """L2 tiles of ``spec`` within ``l2_bytes`` (DMA as ``staging`` describes), then L1 tiles of its
+    largest L2 tile (TilingError naming ``--l2`` or ``--l1`` if a level is too small)."""
+    l2_params = l3_to_l2_params(l2_bytes, l1, staging)
     outer = solve_spec(replace(spec, scratch=0), l2_params, cache)
     if outer.zero_copy:
         return TwoLevelSolution(outer, outer)
@@ -84,7 +84,7 @@ def solve_two_level(spec: LayerSpec, l2_bytes: int, l1: TilingParams = SIRACUSA_
     return TwoLevelSolution(outer, inner)
 
 
-def tile_two_level(node: Node, graph: Graph, l2_bytes: int, l1: TilingParams = SIRACUSA_L1,
+def tile_two_level(node: Node, graph: Graph, l2_bytes: int, l1: TilingParams, staging: TilingParams,
                    ctx: RuleContext | None = None, cache: bool = True) -> TwoLevelSolution:
     """Two-level tiling of one layer whose tensors live in L3."""
-    return solve_two_level(layer_spec(node, graph, ctx), l2_bytes, l1, cache=cache)
+    return solve_two_level(layer_spec(node, graph, ctx), l2_bytes, l1, staging, cache=cache)

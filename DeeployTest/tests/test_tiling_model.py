@@ -32,8 +32,8 @@ from Deeploy.ir.graph import Node
 from Deeploy.binding import bind
 from Deeploy.ops import get_op, op_named
 from Deeploy.passes.manager import run_passes
-from Deeploy.targets.siracusa.platform import SIRACUSA, SIRACUSA_PASSES
-from Deeploy.tiling import (FAMILIES, SIRACUSA_L1, RuleContext, cache_info, clear_cache, evaluate, layer_spec,
+from Deeploy.targets.siracusa.platform import L3_STAGING, SIRACUSA, SIRACUSA_L1, SIRACUSA_PASSES
+from Deeploy.tiling import (FAMILIES, RuleContext, cache_info, clear_cache, evaluate, layer_spec,
                             min_footprint, operand_ranges, restrict, solve_spec, solve_two_level, tile_graph,
                             tile_layer, tile_ranges)
 from Deeploy.tiling.solver import _Problem
@@ -419,7 +419,7 @@ def test_two_level_tiling_from_l3():
     node = next(n for n in graph.nodes if n.name == "stage0.conv1")
     spec = layer_spec(node, graph)
     total = sum(o.nbytes for o in spec.operands)
-    result = solve_two_level(spec, l2_bytes=total // 2, l1=replace(SIRACUSA_L1, capacity=8000))
+    result = solve_two_level(spec, l2_bytes=total // 2, l1=replace(SIRACUSA_L1, capacity=8000), staging=L3_STAGING)
     assert result.l2.level == "L2" and result.l2.num_tiles > 1 and result.l2.l1_bytes <= total // 2
     assert result.l2.scratch_bytes == 0
     assert result.l1.level == "L1" and result.l1.l1_bytes <= 8000
@@ -428,7 +428,7 @@ def test_two_level_tiling_from_l3():
     simulate(replace(spec, scratch=0), result.l2)
     assert result.total_cycles >= result.l2.num_tiles * result.l1.compute_cycles
     with pytest.raises(TilingError, match="smallest --l2 that fits"):
-        solve_two_level(spec, l2_bytes=64)
+        solve_two_level(spec, l2_bytes=64, l1=SIRACUSA_L1, staging=L3_STAGING)
 
 
 # ---- time and memory ----------------------------------------------------------------------------
@@ -466,16 +466,17 @@ def test_same_tiles_in_a_fresh_process():
     net = CORPUS / "Models/microLlama/INT8/microLlama128"
     graph = lowered(net)
     here = [[s.layer, list(s.tile), list(s.loop_order), s.double_buffered, s.total_cycles, s.l1_bytes]
-            for s in (tile_layer(n, graph) for n in graph.nodes)]
+            for s in (tile_layer(n, graph, SIRACUSA_L1) for n in graph.nodes)]
     code = f"""
 import json, sys
 sys.path.insert(0, {str(REPO)!r})
 from DeeployTest.tests.test_tiling_model import lowered
 from Deeploy.tiling import tile_layer
+from Deeploy.targets.siracusa.platform import SIRACUSA_L1
 from pathlib import Path
 g = lowered(Path({str(net)!r}))
 print(json.dumps([[s.layer, list(s.tile), list(s.loop_order), s.double_buffered, s.total_cycles, s.l1_bytes]
-                  for s in (tile_layer(n, g) for n in g.nodes)]))
+                  for s in (tile_layer(n, g, SIRACUSA_L1) for n in g.nodes)]))
 """
     env = dict(os.environ, PYTHONHASHSEED="12345")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=REPO, check=True)

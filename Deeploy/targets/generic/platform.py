@@ -4,7 +4,7 @@ from Deeploy.passes.constant_folding import fold_constants
 from Deeploy.targets.generic.bindings import GENERIC_BINDINGS
 from Deeploy.targets.platform import MemoryLevel, Platform
 
-__all__ = ["GENERIC"]
+__all__ = ["GENERIC", "PLATFORM"]
 
 GENERIC = Platform(
     name="Generic",
@@ -15,3 +15,5 @@ GENERIC = Platform(
     default_level="L2",
     cmake_platform="Generic",
 )
+
+PLATFORM = GENERIC

@@ -1,6 +1,8 @@
 """Siracusa: an 8-core PULP cluster with L1 (TCDM), L2 and off-chip L3, run as RV32 code on
 QEMU's virt machine. Memory sizes from the pulp-sdk linker script (specs/siracusa-timing.md)."""
 
+from dataclasses import replace
+
 from Deeploy.passes.constant_folding import fold_constants
 from Deeploy.passes.div_folding import fold_integer_division
 from Deeploy.passes.layout import convs_to_channels_last, simplify_transposes
@@ -8,8 +10,9 @@ from Deeploy.passes.requant_fusion import fuse_requant
 from Deeploy.targets.platform import MemoryLevel, Platform
 from Deeploy.targets.siracusa.bindings import SIRACUSA_BINDINGS
 from Deeploy.targets.siracusa.timing import TimingModel
+from Deeploy.tiling.params import PlatformTiling, TilingParams
 
-__all__ = ["SIRACUSA", "SIRACUSA_PASSES"]
+__all__ = ["SIRACUSA", "PLATFORM", "SIRACUSA_PASSES", "SIRACUSA_L1", "VIRTUAL_PLATFORM_L1", "L3_STAGING"]
 
 KiB, MiB = 1024, 1024 * 1024
 
@@ -21,6 +24,44 @@ SIRACUSA_PASSES = (
     fold_constants,            # weight transposes become constants
     simplify_transposes,       # cancel inverse pairs, move transposes through elementwise ops
 )
+
+TIMING = TimingModel(          # sources: TimingModel's docstring and specs/siracusa-timing.md
+    base_cpi=1.0,              # CV32E40P user manual (single-issue, 1 cycle per ALU/L1 access)
+    l1_latency=0.0,            # TCDM single-cycle access (GVSoC cluster config)
+    l2_latency=14.0,           # cluster interconnect 2 + SoC router 12 (GVSoC)
+    l3_latency=100.0,          # GUESS: HyperBus command phase + latency + 4 bytes at 1 B/cycle
+    fork_cycles=50.0,          # GUESS: "tens of cycles", not found in sources
+    barrier_cycles=11.0,       # hardware barrier, Glaser et al., DATE 2019
+)
+
+# The tiling cost model's parameters: see Deeploy/tiling/params.py for what each one means and
+# its source; the DMA terms are the virtual platform's DMA timing above.
+SIRACUSA_L1 = TilingParams(capacity=64000, alignment=4, dma_bytes_per_cycle=int(TIMING.dma_bandwidth),
+                           dma_setup=int(TIMING.dma_setup_cycles), dma_row_cycles=int(TIMING.dma_row_cycles),
+                           dma_issue_word_cycles=int(TIMING.dma_issue_word_cycles), cores=8,
+                           fork_cycles=int(TIMING.fork_cycles), barrier_cycles=int(TIMING.barrier_cycles))
+
+# The virtual platform (QEMU, plain RV32IMAC cores): measured ops per cycle of 8 cores with the
+# data in L1, from the timing plugin's records of the Siracusa network tests (cores8) evaluated
+# with the platform's TimingModel and l2_latency=0: RequantizedConv 2.25, RequantizedGemm 2.69,
+# RequantizedMatMul 2.64, RequantShift 4.99 ops/cycle; 2.5 is representative of the heavy layers.
+# Per tile, the generated tile loop (TargetLibraries/PULPOpen/src/deeploy_tiling.c) costs core 0
+# about 2000 modelled cycles on the virtual platform beyond the kernel: operand boxes, DMA command
+# set-up, waits and the fork, measured with --profileTiling on microLlama64_parallel's GEMMs
+# ((layer cycles - kernel cycles) / tiles: 2261 at --l1 8000).
+VIRTUAL_PLATFORM_L1 = replace(SIRACUSA_L1, ops_per_cycle=2.5, tile_loop_cycles=2000)
+
+# L2 tiles of data in L3 (HyperRAM behind the uDMA), with the platform's L3 DMA engine (TimingModel
+# l3_dma_*; spec "Memories and DMA": L3): 1 B/cycle, 14 cycles set-up per transfer, every row its
+# own HyperBus transaction (command phase 8 + latency 12 cycles), 14 cycles per command word stored
+# by the core (GUESS in the TimingModel: a store crossing to the SoC peripherals), one queue for
+# both directions.
+L3_STAGING = replace(SIRACUSA_L1, capacity=0, dma_bytes_per_cycle=int(TIMING.l3_dma_bandwidth),
+                     dma_setup=int(TIMING.l3_dma_setup_cycles),
+                     dma_row_cycles=int(TIMING.l3_dma_command_cycles + TIMING.l3_dma_latency_cycles),
+                     dma_issue_word_cycles=int(TIMING.l3_dma_issue_word_cycles), dma_full_duplex=False,
+                     level="L2", source="L3")
+
 
 SIRACUSA = Platform(
     name="Siracusa",
@@ -36,12 +77,8 @@ SIRACUSA = Platform(
     cmake_platform="Siracusa",
     cluster=True,
     max_cores=8,
-    timing=TimingModel(          # sources: TimingModel's docstring and specs/siracusa-timing.md
-        base_cpi=1.0,            # CV32E40P user manual (single-issue, 1 cycle per ALU/L1 access)
-        l1_latency=0.0,          # TCDM single-cycle access (GVSoC cluster config)
-        l2_latency=14.0,         # cluster interconnect 2 + SoC router 12 (GVSoC)
-        l3_latency=100.0,        # GUESS: HyperBus command phase + latency + 4 bytes at 1 B/cycle
-        fork_cycles=50.0,        # GUESS: "tens of cycles", not found in sources
-        barrier_cycles=11.0,     # hardware barrier, Glaser et al., DATE 2019
-    ),
+    timing=TIMING,
+    tiling=PlatformTiling(VIRTUAL_PLATFORM_L1, L3_STAGING),
 )
+
+PLATFORM = SIRACUSA
