@@ -122,3 +122,10 @@ def test_timing_plugin_builds_with_its_generated_header(tmp_path):
     proc = subprocess.run(["gcc", "-shared", "-fPIC", "-O2", "-fvisibility=hidden", "-Wall", "-Wextra", "-Werror",
                            "-o", str(tmp_path / "plugin.so"), str(src), "-lpthread"], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
+
+
+def test_tile_limits_name_what_exceeds_the_runtime_tables():
+    assert abi.check_tile_limits(abi.TILE_MAX_DIMS, [abi.TILE_MAX_RANK] * abi.TILE_MAX_OPERANDS) is None
+    assert "9 iteration dims" in abi.check_tile_limits(9, [1])
+    assert "13 operands" in abi.check_tile_limits(2, [1] * 13)
+    assert "rank 9" in abi.check_tile_limits(2, [1, 9])
