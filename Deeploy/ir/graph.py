@@ -7,8 +7,7 @@ sees a graph that ``verify`` accepts.
 
 from __future__ import annotations
 
-import copy
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Iterable
 
 import numpy as np
@@ -125,7 +124,11 @@ class Graph:
         self.tensors = {k: v for k, v in self.tensors.items() if k in used}
 
     def copy(self) -> "Graph":
-        return copy.deepcopy(self)
+        """A copy whose tensors, nodes and lists can be edited without touching this graph
+        (constant values are shared: they are never written in place)."""
+        nodes = [replace(n, inputs=list(n.inputs), outputs=list(n.outputs), attrs=dict(n.attrs)) for n in self.nodes]
+        return Graph(self.name, {k: replace(t) for k, t in self.tensors.items()}, nodes, list(self.inputs),
+                     list(self.outputs))
 
     # ---- order and checks ----------------------------------------------------------------
     def topological_sort(self) -> None:

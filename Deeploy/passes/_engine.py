@@ -1,28 +1,54 @@
-"""Declarative rewriting: a Rule matches a chain of nodes (each the only consumer of the
-previous one's first output), a check returns None if the rule applies or the reason it does
-not, and a replacement builds the nodes that take the chain's place. One engine applies a
-named rule set to a fixed point; in verbose mode it says which rule applied where and why
-others did not."""
+"""Declarative rewriting without mutation.
+
+A ``Rule`` matches a ``Pattern``: a DAG of op types rooted at the last node it replaces, e.g.
+``Pattern("Q", (Pattern("Conv", (Pattern("DQ"), Pattern("DQ"))),))`` for ``DQ(x), DQ(w) -> Conv
+-> Q``, or ``chain("MatMul", "Add")`` for ``MatMul -> Add``. Every matched node but the root
+feeds matched nodes only and is no graph output. A check returns None if the rule applies, else
+the reason; a replacement builds the nodes that take the matched nodes' place. One engine applies
+a named rule set to a fixed point on a copy of the graph: the graph it is given is never edited,
+and comes back as is when no rule applied. In verbose mode it says which rule applied where and
+why others did not.
+"""
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
-from typing import Callable, Sequence
+from typing import Callable
 
 from Deeploy.ir.graph import Graph, Node
 
-__all__ = ["Rule", "RuleSet", "apply_rules"]
+__all__ = ["Pattern", "chain", "Rule", "RuleSet", "apply_rules", "on_copy"]
 
 Check = Callable[[Graph, list[Node]], "str | None"]
 Replace = Callable[[Graph, list[Node]], "list[Node]"]
 
 
 @dataclass(frozen=True)
+class Pattern:
+    """A node of type ``op`` whose inputs match ``inputs`` by position (None, or positions beyond
+    the tuple: any tensor) and, if ``via`` is set, one of whose inputs (any position) is produced
+    by a node matching ``via``."""
+
+    op: str
+    inputs: tuple["Pattern | None", ...] = ()
+    via: "Pattern | None" = None
+
+
+def chain(*ops: str) -> Pattern:
+    """``chain("A", "B", "C")``: A's output feeds B, B's feeds C (at any input position)."""
+    pattern = Pattern(ops[0])
+    for op in ops[1:]:
+        pattern = Pattern(op, via=pattern)
+    return pattern
+
+
+@dataclass(frozen=True)
 class Rule:
-    """``pattern`` lists op types along the chain, producer first."""
+    """``replace`` receives the matched nodes producers first, the root last."""
 
     name: str
-    pattern: tuple[str, ...]
+    pattern: Pattern
     check: Check
     replace: Replace
 
@@ -35,47 +61,77 @@ class RuleSet:
     rules: tuple[Rule, ...]
 
 
-def _chain(graph: Graph, start: Node, pattern: Sequence[str], consumers, outputs) -> list[Node] | None:
-    chain = [start]
-    for op in pattern[1:]:
-        out = chain[-1].outputs[0]
-        users = consumers.get(out, [])
-        if out in outputs or len(users) != 1 or users[0].op != op:
-            return None
-        chain.append(users[0])
-    return chain
+def _match(pattern: Pattern, node: Node, producers: dict[str, Node], found: list[Node]) -> bool:
+    """Match ``pattern`` at ``node``, appending the matched nodes to ``found`` (post-order)."""
+    if node.op != pattern.op:
+        return False
+    for k, sub in enumerate(pattern.inputs):
+        if sub is None:
+            continue
+        src = producers.get(node.inputs[k]) if k < len(node.inputs) and node.inputs[k] else None
+        if src is None or not _match(sub, src, producers, found):
+            return False
+    if pattern.via is not None:
+        for name in node.inputs:
+            src = producers.get(name) if name else None
+            mark = len(found)
+            if src is not None and _match(pattern.via, src, producers, found):
+                break
+            del found[mark:]
+        else:
+            return False
+    if node not in found:
+        found.append(node)
+    return True
+
+
+def _closed(matched: list[Node], consumers: dict[str, list[Node]], outputs: set[str]) -> bool:
+    """Every matched node but the root feeds matched nodes only and exposes no graph output."""
+    inside = {id(n) for n in matched}
+    for n in matched[:-1]:
+        for o in n.outputs:
+            if o in outputs or any(id(u) not in inside for u in consumers.get(o, [])):
+                return False
+    return True
 
 
 def apply_rules(graph: Graph, rule_set: RuleSet, log: Callable[[str], None] | None = None
                 ) -> tuple[Graph, bool]:
-    """Apply the rules until none matches; returns (graph, modified)."""
-    modified = False
-    progress = True
+    """Apply the rules until none matches; returns (new graph, True) or (``graph``, False)."""
+    work, modified, progress = graph.copy(), False, True
     while progress:
         progress = False
-        consumers, outputs = graph.consumers(), set(graph.outputs)
-        for node in list(graph.nodes):
+        producers, consumers, outputs = work.producers(), work.consumers(), set(work.outputs)
+        for node in list(work.nodes):
             for rule in rule_set.rules:
-                if node.op != rule.pattern[0]:
+                matched: list[Node] = []
+                if not _match(rule.pattern, node, producers, matched) or not _closed(matched, consumers, outputs):
                     continue
-                chain = _chain(graph, node, rule.pattern, consumers, outputs)
-                if chain is None:
-                    continue
-                reason = rule.check(graph, chain)
+                reason = rule.check(work, matched)
                 if reason is not None:
                     if log:
                         log(f"  {rule_set.name}/{rule.name}: not at '{node.name}': {reason}")
                     continue
-                replacement = rule.replace(graph, chain)
-                at = graph.nodes.index(chain[-1])
-                graph.nodes[at:at + 1] = replacement
-                for n in chain[:-1]:
-                    graph.nodes.remove(n)
+                replacement = rule.replace(work, matched)
+                at = work.nodes.index(matched[-1])
+                work.nodes[at:at + 1] = replacement
+                for n in matched[:-1]:
+                    work.nodes.remove(n)
                 if log:
-                    log(f"  {rule_set.name}/{rule.name}: {' -> '.join(repr(n) for n in chain)} "
+                    log(f"  {rule_set.name}/{rule.name}: {', '.join(repr(n) for n in matched)} "
                         f"=> {', '.join(repr(n) for n in replacement)}")
                 modified = progress = True
                 break
             if progress:
                 break
-    return graph, modified
+    return (work, True) if modified else (graph, False)
+
+
+def on_copy(edit: Callable[[Graph, Callable[[str], None] | None], bool]):
+    """A pass made from an in-place ``edit`` (returning whether it changed anything) of a private
+    copy: the new graph, or the very graph it was given when nothing changed."""
+    @functools.wraps(edit)
+    def run(graph: Graph, log: Callable[[str], None] | None = None) -> tuple[Graph, bool]:
+        work = graph.copy()
+        return (work, True) if edit(work, log) else (graph, False)
+    return run

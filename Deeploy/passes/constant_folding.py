@@ -8,11 +8,13 @@ import numpy as np
 from Deeploy.ir.dtypes import dtype_of_values
 from Deeploy.ir.graph import Graph
 from Deeploy.ops import get_op
+from Deeploy.passes._engine import on_copy
 
 __all__ = ["fold_constants"]
 
 
-def fold_constants(graph: Graph, log=None) -> tuple[Graph, bool]:
+@on_copy
+def fold_constants(graph: Graph, log=None) -> bool:
     kept, modified = [], False
     for node in graph.nodes:
         inputs = [i for i in node.inputs if i]
@@ -29,4 +31,4 @@ def fold_constants(graph: Graph, log=None) -> tuple[Graph, bool]:
         else:
             kept.append(node)
     graph.nodes = kept
-    return graph, modified
+    return modified

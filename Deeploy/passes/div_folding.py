@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from Deeploy.ir.graph import Graph, Node
-from Deeploy.passes._engine import Rule, RuleSet, apply_rules
+from Deeploy.passes._engine import Rule, RuleSet, apply_rules, chain
 
 __all__ = ["fold_integer_division", "DIV_FOLDING"]
 
@@ -35,7 +35,7 @@ def _fold(graph: Graph, chain: list[Node]) -> list[Node]:
                  dict(rqs.attrs), rqs.domain)]
 
 
-DIV_FOLDING = RuleSet("div_folding", (Rule("true_integer_div_requant", ("TrueIntegerDiv", "RequantShift"),
+DIV_FOLDING = RuleSet("div_folding", (Rule("true_integer_div_requant", chain("TrueIntegerDiv", "RequantShift"),
                                            _foldable, _fold),))
 
 

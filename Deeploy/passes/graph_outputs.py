@@ -6,11 +6,13 @@ of a tensor, or an input or constant listed as output, names an output buffer no
 from __future__ import annotations
 
 from Deeploy.ir.graph import Graph, Node
+from Deeploy.passes._engine import on_copy
 
 __all__ = ["copy_shared_outputs"]
 
 
-def copy_shared_outputs(graph: Graph, log=None) -> tuple[Graph, bool]:
+@on_copy
+def copy_shared_outputs(graph: Graph, log=None) -> bool:
     seen: set[str] = set(graph.inputs)
     node_names = set(graph.node_names())
     modified = False
@@ -31,4 +33,4 @@ def copy_shared_outputs(graph: Graph, log=None) -> tuple[Graph, bool]:
         modified = True
         if log:
             log(f"  copy_shared_outputs: graph output {k} ('{name}') copied into '{copy}'")
-    return graph, modified
+    return modified

@@ -14,6 +14,7 @@ import numpy as np
 
 from Deeploy.ir.graph import Graph, Node
 from Deeploy.ops import Trait, get_op
+from Deeploy.passes._engine import on_copy
 
 __all__ = ["convs_to_channels_last", "simplify_transposes"]
 
@@ -27,7 +28,8 @@ def _perm_to_first(rank: int) -> list[int]:
     return [0, rank - 1] + list(range(1, rank - 1))
 
 
-def convs_to_channels_last(graph: Graph, log=None) -> tuple[Graph, bool]:
+@on_copy
+def convs_to_channels_last(graph: Graph, log=None) -> bool:
     nodes, modified = [], False
     for node in graph.nodes:
         if node.op not in ("Conv", "RequantizedConv") or node.attrs.get("channels_last"):
@@ -49,7 +51,7 @@ def convs_to_channels_last(graph: Graph, log=None) -> tuple[Graph, bool]:
         if log:
             log(f"  layout: {node!r} runs channels-last")
     graph.nodes = nodes
-    return graph, modified
+    return modified
 
 
 def _perm(node: Node) -> list[int]:
@@ -114,13 +116,14 @@ def _remove_dead(graph: Graph) -> bool:
     return removed
 
 
-def simplify_transposes(graph: Graph, log=None) -> tuple[Graph, bool]:
+@on_copy
+def simplify_transposes(graph: Graph, log=None) -> bool:
     from Deeploy.frontend.type_inference import infer_graph
     modified = False
     while True:
         changed = _simplify_once(graph, log)
         changed = _remove_dead(graph) or changed
         if not changed:
-            return graph, modified
+            return modified
         modified = True
         infer_graph(graph)

@@ -1,5 +1,8 @@
-"""Runs a platform's pass list. A pass is a function ``(graph, log) -> (graph, modified)``; after
-each one that changed something, shapes and types are re-inferred and the graph verified."""
+"""Runs a platform's pass list. A pass is a function ``(graph, log) -> (graph, modified)`` that
+never edits the graph it is given: it returns a new graph, or the same object when nothing
+changed (``_engine.apply_rules`` for declarative rules, ``_engine.on_copy`` for hand-written
+edits). After each pass that changed something, shapes and types are re-inferred and the new
+graph verified."""
 
 from __future__ import annotations
 

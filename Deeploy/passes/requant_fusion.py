@@ -8,7 +8,7 @@ from __future__ import annotations
 from Deeploy.ir.graph import Graph, Node
 from Deeploy.ops import op_named
 from Deeploy.ops.fused import FUSABLE, fused_name
-from Deeploy.passes._engine import Rule, RuleSet, apply_rules
+from Deeploy.passes._engine import Rule, RuleSet, apply_rules, chain
 
 __all__ = ["fuse_requant", "REQUANT_FUSION"]
 
@@ -55,8 +55,8 @@ def _to_gemm(graph: Graph, chain: list[Node]) -> list[Node]:
 
 
 REQUANT_FUSION = RuleSet("requant_fusion", (
-    Rule("matmul_bias_to_gemm", ("MatMul", "Add"), _bias_add, _to_gemm),
-    *(Rule(f"{op.lower()}_requant", (op, "RequantShift"), _wide_output_feeds_x, _fuse) for op in FUSABLE),
+    Rule("matmul_bias_to_gemm", chain("MatMul", "Add"), _bias_add, _to_gemm),
+    *(Rule(f"{op.lower()}_requant", chain(op, "RequantShift"), _wide_output_feeds_x, _fuse) for op in FUSABLE),
 ))
 
 
