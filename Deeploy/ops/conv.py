@@ -1,4 +1,5 @@
-"""Conv (1D/2D; dense, grouped, depthwise, pointwise; strided, padded, dilated): int32 output."""
+"""Conv (1D/2D; dense, grouped, depthwise, pointwise; strided, padded, dilated): int32 output, int64 when the proven bound of the sums exceeds int32
+(ops/_bounds.py)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import numpy as np
 from Deeploy.errors import OpError
 from Deeploy.ir.dtypes import INT32
 from Deeploy.ops._attrs import attr_int, attr_ints, attr_str, require_inputs
+from Deeploy.ops._bounds import all_integer, check_int64, conv_bound, sum_type
 from Deeploy.ops._registry import Cost, OpDef, Trait, register
 
 __all__ = ["ConvParams", "conv_reference"]
@@ -90,16 +92,27 @@ def _conv_parse(node, graph):
     out_hw = tuple((in_hw[a] + b0[a] + e0[a] - d[a] * (k[a] - 1) - 1) // s[a] + 1 for a in range(2))
     if min(out_hw) < 1:
         raise OpError(node, f"kernel {list(kernel)} is larger than the padded input {list(x_shape[2:])}")
-    return ConvParams(x_shape[0], ch_in, ch_out, group, in_hw, out_hw, k, s, d,
-                      (b0[0], b0[1], e0[0], e0[1]), len(node.inputs) > 2 and bool(node.inputs[2]), dims,
-                      channels_last)
+    p = ConvParams(x_shape[0], ch_in, ch_out, group, in_hw, out_hw, k, s, d,
+                   (b0[0], b0[1], e0[0], e0[1]), len(node.inputs) > 2 and bool(node.inputs[2]), dims,
+                   channels_last)
+    ins = [graph.tensors[i] if i else None for i in node.inputs]
+    if all_integer(ins):
+        check_int64(node, _conv_bound(p, ins), "the convolution sums", ins)
+    return p
+
+
+def _conv_bound(p: ConvParams, ins) -> int:
+    taps = (p.ch_in // p.group) * p.kernel[0] * p.kernel[1]
+    return conv_bound(taps, ins[0], ins[1], ins[2] if len(ins) > 2 else None)
 
 
 def _conv_infer(p: ConvParams, ins):
+    """int32, or int64 when the proven bound of the sums needs it."""
     spatial = tuple(p.out_hw if p.dims == 2 else p.out_hw[1:])
+    dtype = sum_type(_conv_bound(p, ins)) if all_integer(ins) else INT32
     if p.channels_last:
-        return [((p.batch,) + spatial + (p.ch_out,), INT32)]
-    return [((p.batch, p.ch_out) + spatial, INT32)]
+        return [((p.batch,) + spatial + (p.ch_out,), dtype)]
+    return [((p.batch, p.ch_out) + spatial, dtype)]
 
 
 def conv_reference(p: ConvParams, x: np.ndarray, w: np.ndarray, b: np.ndarray | None) -> np.ndarray:

@@ -1,5 +1,5 @@
 """Gemm (transA/transB, alpha/beta, rank-3 batched A) and MatMul (batched, broadcast):
-int32 output."""
+int32 output, int64 when the proven bound of the sums exceeds int32 (ops/_bounds.py)."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import numpy as np
 from Deeploy.errors import OpError
 from Deeploy.ir.dtypes import INT32
 from Deeploy.ops._attrs import attr_float, attr_int, broadcast_shape, require_inputs
+from Deeploy.ops._bounds import all_integer, check_int64, matmul_bound, sum_type
 from Deeploy.ops._registry import Cost, OpDef, Trait, register
 
 __all__ = ["MatMulParams"]
@@ -61,7 +62,7 @@ def _matmul_parse(node, graph):
     if a[-1] != b[-2]:
         raise OpError(node, f"inner dimensions differ: {list(a)} @ {list(b)}")
     batch, ab, bb, out = _batch_layout(node, a, b, a[-2], b[-1])
-    return MatMulParams(batch, a[-2], b[-1], a[-1], False, False, 1, 1, ab, bb, out)
+    return _mm_checked(node, graph, MatMulParams(batch, a[-2], b[-1], a[-1], False, False, 1, 1, ab, bb, out))
 
 
 def _gemm_parse(node, graph):
@@ -88,12 +89,28 @@ def _gemm_parse(node, graph):
         c2 = (1,) * max(0, 2 - len(c)) + tuple(c[-2:])
         c_rows, c_cols = c2
         c_batched = int(np.prod(c[:-2], dtype=np.int64)) > 1
-    return MatMulParams(batch, m, n, k, trans_a, trans_b, int(alpha), int(beta), ab, bb, out,
-                        c_rows, c_cols, c_batched)
+    return _mm_checked(node, graph, MatMulParams(batch, m, n, k, trans_a, trans_b, int(alpha), int(beta), ab, bb,
+                                                 out, c_rows, c_cols, c_batched))
+
+
+def _mm_bound(p: MatMulParams, ins) -> int:
+    return matmul_bound(p.alpha, p.beta, p.k, ins[0], ins[1], ins[2] if len(ins) > 2 else None)
+
+
+def _mm_checked(node, graph, p: MatMulParams) -> MatMulParams:
+    """``p``, once alpha and beta fit the kernels' int32 parameters and the sums fit int64."""
+    for name, value in (("alpha", p.alpha), ("beta", p.beta)):
+        if not -2**31 <= value < 2**31:
+            raise OpError(node, f"{name}={value} does not fit the kernels' int32 parameter")
+    ins = [graph.tensors[i] if i else None for i in node.inputs]
+    if all_integer(ins):
+        check_int64(node, _mm_bound(p, ins), "the product sums", ins)
+    return p
 
 
 def _mm_infer(p: MatMulParams, ins):
-    return [(p.out_shape, INT32)]
+    """int32, or int64 when the proven bound of the sums needs it."""
+    return [(p.out_shape, sum_type(_mm_bound(p, ins)) if all_integer(ins) else INT32)]
 
 
 def _gemm_reference(p: MatMulParams, xs):

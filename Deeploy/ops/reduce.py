@@ -1,4 +1,4 @@
-"""Reductions: ReduceSum (int32 output), and the integer means ReduceMean and IntegerMean, which
+"""Reductions: ReduceSum (int32 output, int64 when count * max|x| needs it), and the integer means ReduceMean and IntegerMean, which
 round half up, ``floor(sum/n + 1/2)``, and keep the input's type (see specs/integer-ops.md).
 
 Axes come from the ``axes`` attribute or (ReduceSum >= 13, ReduceMean >= 18) a constant input;
@@ -13,6 +13,7 @@ import numpy as np
 from Deeploy.errors import OpError
 from Deeploy.ir.dtypes import INT32
 from Deeploy.ops._attrs import attr_int, attr_ints, const_input, in_tensor, normalize_axis, require_inputs
+from Deeploy.ops._bounds import all_integer, check_int64, magnitude, sum_type
 from Deeploy.ops._registry import Cost, OpDef, Trait, register
 
 __all__ = ["ReduceParams", "mean_round_half_up"]
@@ -86,7 +87,20 @@ def _reduce_cost(p: ReduceParams, ins, outs):
     return Cost(ops=ins[0].size + 2 * outs[0].size, bytes=ins[0].nbytes + outs[0].nbytes)
 
 
-register(OpDef("ReduceSum", _reduce_parse, lambda p, ins: [(p.out_shape, INT32)],
+def _sum_parse(node, graph):
+    p = _reduce_parse(node, graph)
+    x = graph.tensors[node.inputs[0]]
+    if all_integer([x]):
+        check_int64(node, p.count * magnitude(x), "the sums", [x])
+    return p
+
+
+def _sum_infer(p: ReduceParams, ins):
+    """int32, or int64 when count * max|x| exceeds int32."""
+    return [(p.out_shape, sum_type(p.count * magnitude(ins[0])) if all_integer(ins[:1]) else INT32)]
+
+
+register(OpDef("ReduceSum", _sum_parse, _sum_infer,
                lambda p, xs: [_sum(p, xs[0])], _reduce_cost,
                traits=frozenset({Trait.STANDARD, Trait.REDUCTION}), tiling="reduce"))
 register(OpDef("ReduceMean", _mean_parse, lambda p, ins: [(p.out_shape, ins[0].dtype)],

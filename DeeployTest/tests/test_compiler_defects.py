@@ -179,3 +179,111 @@ def test_corpus_softmax_fits_small_l1(l1, double_buffer, tmp_path, capsys):
     code = run_test(args, SIRACUSA, {"cores": 8, "tiling": TilingOptions(l1, TilingOptions.l2, "L2", double_buffer)})
     out = capsys.readouterr().out
     assert code == 0 and "Errors: 0 out of" in out and "Runtime: " in out, out
+
+
+# ---- accumulators and outputs wide enough for the proven value range --------------------------
+
+RNG = np.random.default_rng(11)
+
+
+def _ints(shape, lo: int, hi: int) -> np.ndarray:
+    """Random integers in [lo, hi] including both ends (so the inferred type spans the range)."""
+    x = RNG.integers(lo, hi + 1, size=shape, dtype=np.int64)
+    x.reshape(-1)[:2] = (lo, hi)
+    return x
+
+
+def requant(acc: np.ndarray, mul, add, shift: int) -> np.ndarray:
+    """specs/integer-ops.md RequantShift, signed 8-bit."""
+    return np.clip((acc * mul + add + (1 << (shift - 1))) >> shift, -128, 127)
+
+
+def _requant_node(x: str, y: str, shift: int, name: str = "rq"):
+    return helper.make_node("RequantShift", [x, "mul", "add"], [y], name=name, div=1 << shift, n_levels=256, signed=1)
+
+
+def _matmul_int16(folder: Path) -> Path:
+    """int16 x int16, K = 8: sums up to 8 * 2^30, beyond int32."""
+    a, b = _ints((4, 8), -32768, 32767), _ints((8, 5), -32768, 32767)
+    a[0], b[:, 0] = 30000, 30000               # 8 * 30000 * 30000 = 7.2e9
+    return save_case(folder, [helper.make_node("MatMul", ["a", "b"], ["y"], name="mm")], {"a": a, "b": b}, ["y"],
+                     expected=[a @ b], shapes={"y": [4, 5]})
+
+
+def _gemm_huge_weight(folder: Path) -> Path:
+    """A weight of 7 * 2^32 (exact in float32): int64 constant, int64 sums."""
+    x = _ints((2, 8), -128, 127)
+    w = _ints((8, 3), -100, 100)
+    w[:, 0] = 7 * 2**32
+    c = _ints((3,), -1000, 1000)
+    node = helper.make_node("Gemm", ["x", "w", "c"], ["y"], name="gemm")
+    return save_case(folder, [node], {"x": x}, ["y"], {"w": w, "c": c}, expected=[x @ w + c], shapes={"y": [2, 3]})
+
+
+def _conv_reference(x: np.ndarray, w: np.ndarray, pad: int) -> np.ndarray:
+    """Plain NCHW convolution, stride 1, in Python integers."""
+    n, c, h, wd = x.shape
+    k, _, kh, kw = w.shape
+    xp = np.pad(x, ((0, 0), (0, 0), (pad, pad), (pad, pad)))
+    oh, ow = h + 2 * pad - kh + 1, wd + 2 * pad - kw + 1
+    y = np.zeros((n, k, oh, ow), dtype=np.int64)
+    for i in range(oh):
+        for j in range(ow):
+            y[:, :, i, j] = np.einsum("nchw,kchw->nk", xp[:, :, i:i + kh, j:j + kw], w)
+    return y
+
+
+def _conv_case(folder: Path, requantise: bool) -> Path:
+    x = _ints((1, 4, 5, 5), -32768, 32767)
+    w = _ints((3, 4, 3, 3), -30000, 30000)
+    w[0], x[0, :, :3, :3] = 30000, 32767     # channel 0 near (0, 0): 36 * 30000 * 32767 = 3.5e10
+    nodes = [helper.make_node("Conv", ["x", "w"], ["acc"], name="conv", kernel_shape=[3, 3], pads=[1, 1, 1, 1])]
+    acc = _conv_reference(x, w, 1)
+    if not requantise:
+        nodes[0].output[0] = "y"
+        return save_case(folder, nodes, {"x": x}, ["y"], {"w": w}, expected=[acc], shapes={"y": [1, 3, 5, 5]})
+    mul, add, shift = np.array([3]), np.array([-5]), 36
+    nodes.append(_requant_node("acc", "y", shift))
+    return save_case(folder, nodes, {"x": x}, ["y"], {"w": w, "mul": mul, "add": add},
+                     expected=[requant(acc, 3, -5, shift)], shapes={"y": [1, 3, 5, 5]})
+
+
+def _gemm_requant(folder: Path) -> Path:
+    """int16 GEMM followed by RequantShift: on Siracusa the fused requantised GEMM."""
+    a, b = _ints((4, 8), -32768, 32767), _ints((8, 6), -32768, 32767)
+    a[0], b[:, 0] = -32768, -32768
+    mul, add, shift = np.array([5]), np.array([7]), 35
+    nodes = [helper.make_node("MatMul", ["a", "b"], ["acc"], name="mm"), _requant_node("acc", "y", shift)]
+    return save_case(folder, nodes, {"a": a}, ["y"], {"b": b, "mul": mul, "add": add},
+                     expected=[requant(a @ b, 5, 7, shift)], shapes={"y": [4, 6]})
+
+
+def _reduce_sum_int32(folder: Path) -> Path:
+    """ReduceSum of 16 int32 values near 2^31 (multiples of 128: exact in float32): beyond int32."""
+    x = _ints((2, 16), -2**24, 2**24 - 1) * 128
+    x[0], x[1, 0] = 2**31 - 128, -2**31
+    node = helper.make_node("ReduceSum", ["x", "axes"], ["y"], name="sum", keepdims=0)
+    return save_case(folder, [node], {"x": x}, ["y"], {"axes": np.array([1])}, expected=[x.sum(axis=1)],
+                     shapes={"y": [2]})
+
+
+WIDE_CASES = {
+    "matmul_int16": _matmul_int16,
+    "gemm_huge_weight": _gemm_huge_weight,
+    "conv_int16": lambda f: _conv_case(f, False),
+    "conv_int16_requant": lambda f: _conv_case(f, True),
+    "matmul_int16_requant": _gemm_requant,
+    "reduce_sum_int32": _reduce_sum_int32,
+}
+
+
+@pytest.mark.parametrize("case", sorted(WIDE_CASES))
+def test_wide_sums_generic(case, tmp_path, capsys):
+    run_generic(WIDE_CASES[case](tmp_path / case), capsys)
+
+
+@needs_qemu
+@pytest.mark.parametrize("l1", [None, 16000])
+@pytest.mark.parametrize("case", sorted(WIDE_CASES))
+def test_wide_sums_siracusa(case, l1, tmp_path, capsys):
+    run_siracusa(WIDE_CASES[case](tmp_path / case), capsys, l1=l1)

@@ -3,20 +3,44 @@ GEMM/MatMul, Transpose and the zero-copy views."""
 
 from __future__ import annotations
 
-from Deeploy.ir.dtypes import INT32, INT64
+from Deeploy.ir.dtypes import INT32
 from Deeploy.targets.platform import Kernel
 from Deeploy.targets.generic.layout import broadcast_operands, transpose_operands
-from Deeploy.targets.value_range import max_abs
+from Deeploy.targets.value_range import accumulator_type, conv_sum_bound, gemm_sum_bound, max_abs, wide_reason
 
-__all__ = ["CORE_KERNELS"]
+__all__ = ["CORE_KERNELS", "sum_kernel_types"]
 
 _IMPORTS = "<%! from Deeploy.targets.generic.layout import broadcast_operands, transpose_operands %>"
 
+def _requant_bound(node, graph) -> int:
+    x, mul, add = node.inputs
+    return max_abs(graph, x) * max_abs(graph, mul) + max_abs(graph, add) + (1 << node.params.shift)
+
+
 def _requant_accumulator(node, graph):
     """int32 accumulation when x * mul + add + rounding provably fits, else int64."""
-    x, mul, add = node.inputs
-    bound = max_abs(graph, x) * max_abs(graph, mul) + max_abs(graph, add) + (1 << node.params.shift)
-    return (("TACC", INT32 if bound < 2**31 else INT64),)
+    return (("TACC", accumulator_type(_requant_bound(node, graph))),)
+
+
+def _requant_fits(node, graph):
+    return wide_reason("x * mul + add", _requant_bound(node, graph), node, graph)
+
+
+def sum_kernel_types(optional: str, output: str, sum_bound):
+    """Extra type macros of a GEMM or convolution kernel after its two operands: ``optional``
+    (the optional third input's type, int32 when absent), ``output`` (the output's type) and
+    TSUM, the accumulator: int32 when ``sum_bound(node, graph)`` fits, else int64 (the ops
+    reject nodes whose sums could exceed int64)."""
+    def extra(node, graph):
+        third = node.inputs[2] if len(node.inputs) > 2 else ""
+        return ((optional, graph.tensors[third].dtype if third else INT32),
+                (output, graph.tensors[node.outputs[0]].dtype),
+                ("TSUM", accumulator_type(sum_bound(node, graph))))
+    return extra
+
+
+_gemm_types = sum_kernel_types("TC", "TY", gemm_sum_bound)
+_conv_types = sum_kernel_types("TB", "TOUT", conv_sum_bound)
 
 
 def _broadcastable(node, graph):
@@ -89,14 +113,15 @@ CORE_KERNELS: dict[str, tuple[Kernel, ...]] = {
     "Max": (Kernel("Max", "max.inc", _BINARY_CALL, ("TA", "TB", "TY"), _broadcastable),),
     "Min": (Kernel("Min", "min.inc", _BINARY_CALL, ("TA", "TB", "TY"), _broadcastable),),
     "RequantShift": (Kernel("RequantShift", "requant_shift.inc", _REQUANT_CALL, ("TIN", "TM", "TA", "TOUT"),
-                            extra_types=_requant_accumulator),),
+                            accepts=_requant_fits, extra_types=_requant_accumulator),),
     "Conv": (
-        Kernel("DWConv2d", "conv2d_depthwise.inc", _DWCONV_CALL, ("TIN", "TW", "TB", "TOUT"),
-               accepts=lambda n, g: None if n.params.depthwise else "not depthwise"),
-        Kernel("Conv2d", "conv2d.inc", _CONV_CALL, ("TIN", "TW", "TB", "TOUT"), scratch=_conv_patch_bytes),
+        Kernel("DWConv2d", "conv2d_depthwise.inc", _DWCONV_CALL, ("TIN", "TW"),
+               accepts=lambda n, g: None if n.params.depthwise else "not depthwise", extra_types=_conv_types),
+        Kernel("Conv2d", "conv2d.inc", _CONV_CALL, ("TIN", "TW"), scratch=_conv_patch_bytes,
+               extra_types=_conv_types),
     ),
-    "Gemm": (Kernel("Gemm", "gemm.inc", _GEMM_CALL, ("TA", "TB", "TC", "TY")),),
-    "MatMul": (Kernel("Gemm", "gemm.inc", _GEMM_CALL, ("TA", "TB", "TC", "TY")),),
+    "Gemm": (Kernel("Gemm", "gemm.inc", _GEMM_CALL, ("TA", "TB"), extra_types=_gemm_types),),
+    "MatMul": (Kernel("Gemm", "gemm.inc", _GEMM_CALL, ("TA", "TB"), extra_types=_gemm_types),),
     "Transpose": (Kernel("Transpose", "transpose.inc", _TRANSPOSE_CALL, ("T",), _transposable),),
     "Reshape": (_COPY,),
     "Flatten": (_COPY,),

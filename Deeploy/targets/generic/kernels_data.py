@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from Deeploy.ir.dtypes import INT32, INT64
 from Deeploy.targets.generic.layout import merge_strided_dims
 from Deeploy.targets.platform import Kernel
+from Deeploy.targets.value_range import accumulator_type, max_abs, wide_reason
 
 __all__ = ["DATA_KERNELS"]
 
@@ -137,16 +137,21 @@ def _dm_reduce_view(p):
     return [g[0] for g in kept], [g[1] for g in kept], [g[0] for g in red], [g[1] for g in red], inner
 
 
+def _dm_reduce_bound(node, graph) -> int:
+    """Largest |sum + count/2|: count * max|x| + count."""
+    count = max(node.params.count, 1)
+    return count * max_abs(graph, node.inputs[0]) + count
+
+
 def _dm_reduce_accepts(node, graph):
-    return None if _dm_reduce_view(node.params) is not None else "more than 3 kept or reduced axis groups"
+    if _dm_reduce_view(node.params) is None:
+        return "more than 3 kept or reduced axis groups"
+    return wide_reason("the sums", _dm_reduce_bound(node, graph), node, graph)
 
 
 def _dm_reduce_types(node, graph):
     """TOUT (the output type) and TACC: int32 if count * max|x| + count fits, else int64."""
-    t = graph.tensors[node.inputs[0]].dtype
-    count = max(node.params.count, 1)
-    bound = count * max(-t.min, t.max) + count
-    return (("TOUT", graph.tensors[node.outputs[0]].dtype), ("TACC", INT32 if bound < 2**31 else INT64))
+    return (("TOUT", graph.tensors[node.outputs[0]].dtype), ("TACC", accumulator_type(_dm_reduce_bound(node, graph))))
 
 
 def _dm_divisor(node):

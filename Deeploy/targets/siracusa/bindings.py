@@ -6,33 +6,33 @@ from __future__ import annotations
 import numpy as np
 
 from Deeploy.targets.generic.bindings import GENERIC_BINDINGS
+from Deeploy.targets.generic.kernels_core import sum_kernel_types
 from Deeploy.targets.platform import Kernel
-from Deeploy.targets.value_range import accumulator_type, max_abs
+from Deeploy.targets.value_range import accumulator_type, conv_sum_bound, gemm_sum_bound, max_abs, wide_reason
 
 __all__ = ["SIRACUSA_BINDINGS"]
 
 
-def _conv_acc_bound(node, graph) -> int:
-    """Largest |conv output|: per output channel, sum |w| times the largest |x|, plus |bias|."""
-    x, w, b = node.inputs[0], node.inputs[1], node.inputs[2]
-    wt = graph.tensors[w]
-    per_k = np.abs(wt.value.reshape(wt.shape[0], -1)).sum(axis=1) if wt.is_constant else None
-    bound = int(per_k.max()) * max_abs(graph, x) if per_k is not None else 2**31
-    return bound + max_abs(graph, b)
+def _rq_bound(sum_bound, node, graph) -> int:
+    """Largest |sum * mul + add + rounding| of a requantised GEMM or convolution."""
+    mul, add = node.inputs[-2], node.inputs[-1]
+    return sum_bound(node, graph) * max_abs(graph, mul) + max_abs(graph, add) + (1 << node.params.rq.shift)
 
 
-def _gemm_acc_bound(node, graph) -> int:
-    p = node.params.base
-    return abs(p.alpha) * p.k * max_abs(graph, node.inputs[0]) * max_abs(graph, node.inputs[1]) \
-        + abs(p.beta) * max_abs(graph, node.inputs[2])
-
-
-def _rq_acc(acc_bound):
+def _rq_types(sum_bound):
+    """TSUM (the sums) and TACC (the requantisation): int32 when provably enough, else int64."""
     def extra(node, graph):
-        mul, add = node.inputs[-2], node.inputs[-1]
-        bound = acc_bound(node, graph) * max_abs(graph, mul) + max_abs(graph, add) + (1 << node.params.rq.shift)
-        return (("TACC", accumulator_type(bound)),)
+        return (("TSUM", accumulator_type(sum_bound(node, graph))),
+                ("TACC", accumulator_type(_rq_bound(sum_bound, node, graph))))
     return extra
+
+
+def _rq_accepts(sum_bound, layout=None):
+    """The layout check, then: the requantisation fits int64."""
+    def accepts(node, graph):
+        reason = layout(node, graph) if layout else None
+        return reason or wide_reason("sum * mul + add", _rq_bound(sum_bound, node, graph), node, graph)
+    return accepts
 
 
 def _channels_last(node, graph):
@@ -78,7 +78,7 @@ def _gemm_rq_strides(p, per_channel: bool):
     return None
 
 
-def _gemm_rq_accepts(node, graph):
+def _gemm_rq_layout(node, graph):
     p = node.params
     if None in (_gemm_rq_strides(p, p.rq.mul_per_channel), _gemm_rq_strides(p, p.rq.add_per_channel)):
         return "requantisation constants vary along an unsupported axis"
@@ -105,15 +105,17 @@ def _with_helpers(template: str) -> str:
 
 
 _GEMM_RQ = Kernel("GemmRQ", "gemm_rq.inc", _with_helpers(_GEMM_RQ_CALL), ("TA", "TB", "TC", "TM", "TAD", "TY"),
-                  accepts=_gemm_rq_accepts, extra_types=_rq_acc(_gemm_acc_bound))
+                  accepts=_rq_accepts(gemm_sum_bound, _gemm_rq_layout), extra_types=_rq_types(gemm_sum_bound))
 
 SIRACUSA_BINDINGS: dict[str, tuple[Kernel, ...]] = {
     **GENERIC_BINDINGS,
-    "Conv": (Kernel("ConvHWC", "conv2d_hwc.inc", _with_helpers(_HWC_CONV_CALL), ("TIN", "TW", "TB", "TOUT"),
-                    accepts=_channels_last),) + tuple(GENERIC_BINDINGS["Conv"]),
+    "Conv": (Kernel("ConvHWC", "conv2d_hwc.inc", _with_helpers(_HWC_CONV_CALL), ("TIN", "TW"),
+                    accepts=_channels_last, extra_types=sum_kernel_types("TB", "TOUT", conv_sum_bound)),)
+    + tuple(GENERIC_BINDINGS["Conv"]),
     "RequantizedConv": (Kernel("ConvHWC_RQ", "conv2d_hwc_rq.inc", _with_helpers(_HWC_CONV_RQ_CALL),
-                               ("TIN", "TW", "TB", "TM", "TA", "TOUT"), accepts=_channels_last,
-                               extra_types=_rq_acc(_conv_acc_bound)),),
+                               ("TIN", "TW", "TB", "TM", "TA", "TOUT"),
+                               accepts=_rq_accepts(conv_sum_bound, _channels_last),
+                               extra_types=_rq_types(conv_sum_bound)),),
     "RequantizedGemm": (_GEMM_RQ,),
     "RequantizedMatMul": (_GEMM_RQ,),
     "RequantizedAdd": (Kernel("AddRQ", "add_rq.inc", _eltwise_call("0, 0, 0"), ("TA", "TB", "TM", "TAD", "TY")),),
