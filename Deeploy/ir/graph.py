@@ -14,6 +14,7 @@ import numpy as np
 
 from Deeploy.errors import GraphError
 from Deeploy.ir.dtypes import DType, dtype_of_values
+from Deeploy.ir.region import Region, region_mismatch
 
 __all__ = ["Tensor", "Node", "Graph"]
 
@@ -66,6 +67,7 @@ class Graph:
     nodes: list[Node]
     inputs: list[str]
     outputs: list[str]
+    regions: list[Region] = field(default_factory=list)   # blocks that run as one unit, N times
 
     # ---- queries -------------------------------------------------------------------------
     def tensor(self, name: str) -> Tensor:
@@ -128,7 +130,7 @@ class Graph:
         (constant values are shared: they are never written in place)."""
         nodes = [replace(n, inputs=list(n.inputs), outputs=list(n.outputs), attrs=dict(n.attrs)) for n in self.nodes]
         return Graph(self.name, {k: replace(t) for k, t in self.tensors.items()}, nodes, list(self.inputs),
-                     list(self.outputs))
+                     list(self.outputs), list(self.regions))
 
     # ---- order and checks ----------------------------------------------------------------
     def topological_sort(self) -> None:
@@ -175,6 +177,14 @@ class Graph:
         for o in self.outputs:
             if o not in produced and not self.is_constant(o):
                 raise GraphError(f"graph output '{o}' is never produced")
+        claimed: set[str] = set()
+        for region in self.regions:
+            reason = region_mismatch(self, region)
+            if reason is not None:
+                raise GraphError(reason)
+            if claimed & region.node_names():
+                raise GraphError(f"region '{region.name}' shares nodes with another region")
+            claimed |= region.node_names()
 
     def node_names(self) -> Iterable[str]:
         return (n.name for n in self.nodes)

@@ -29,12 +29,16 @@ def to_onnx(graph: Graph, node_notes: dict[str, dict[str, str]] | None = None) -
         elem = onnx_elem_type(t.dtype) if t.dtype else onnx.TensorProto.FLOAT
         return helper.make_tensor_value_info(name, elem, list(t.shape) if t.shape is not None else None)
 
+    in_region = {name: f"{r.name}[{i}].{k}" for r in graph.regions
+                 for i, instance in enumerate(r.instances) for k, name in enumerate(instance)}
     nodes, domains = [], {""}
     for n in graph.nodes:
         attrs = [_attr(k, v) for k, v in sorted(n.attrs.items())]
         attrs += [helper.make_attribute(k, v) for k, v in sorted(node_notes.get(n.name, {}).items())]
         proto = helper.make_node(n.op, n.inputs, n.outputs, name=n.name, domain=n.domain)
         proto.attribute.extend(attrs)
+        if n.name in in_region:   # region[iteration].body position, shown by Netron as metadata
+            proto.metadata_props.add(key="deeploy.region", value=in_region[n.name])
         nodes.append(proto)
         domains.add(n.domain)
     inits = [numpy_helper.from_array(t.value.astype(t.dtype.numpy), t.name) for t in graph.constants()]

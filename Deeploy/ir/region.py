@@ -1,0 +1,155 @@
+"""Regions: a block of the graph that runs as one unit, N times (the decoder layers of a
+transformer). The graph stays flat; a ``Region`` names the nodes of each iteration, in the same
+body order for every iteration, so later stages can plan, tile and emit the body once and run it
+N times with per-iteration pointers.
+
+``region_mismatch`` says why the iterations are not the same block (op types, attributes,
+shapes, dtypes and wiring must agree; constant values may differ), and ``body_inputs`` classifies
+what the body reads:
+
+- ``CARRIED``: iteration i reads what iteration i-1 produced at the same body position (the
+  first iteration reads the region's entry tensor);
+- ``INVARIANT``: the same tensor in every iteration (an outside activation, or a constant whose
+  values are identical in every iteration, or the very same constant);
+- ``PER_ITERATION``: a constant of the same shape whose values differ per iteration
+  (weights, biases, requantisation multipliers): stacked ``[N, ...]`` and indexed by iteration.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from Deeploy.ir.dtypes import DType, widest
+
+if TYPE_CHECKING:
+    from Deeploy.ir.graph import Graph, Node
+
+__all__ = ["Region", "InputKind", "BodyInput", "region_mismatch", "body_inputs"]
+
+
+@dataclass(frozen=True)
+class Region:
+    """``instances[i]``: the names of iteration i's nodes in body order."""
+
+    name: str
+    instances: tuple[tuple[str, ...], ...]
+
+    @property
+    def iterations(self) -> int:
+        return len(self.instances)
+
+    @property
+    def body_size(self) -> int:
+        return len(self.instances[0]) if self.instances else 0
+
+    def node_names(self) -> set[str]:
+        return {name for instance in self.instances for name in instance}
+
+
+class InputKind(enum.Enum):
+    CARRIED = "carried"
+    INVARIANT = "invariant"
+    PER_ITERATION = "per_iteration"
+
+
+@dataclass(frozen=True)
+class BodyInput:
+    """Input ``slot`` of the body node at ``position``: its kind, the tensor each iteration reads
+    and their common element type (the narrowest holding all of them, for stacking)."""
+
+    position: int
+    slot: int
+    kind: InputKind
+    tensors: tuple[str, ...]
+    dtype: DType
+
+
+def _instances(graph: "Graph", region: Region) -> list[list["Node"]]:
+    by_name = {n.name: n for n in graph.nodes}
+    return [[by_name[name] for name in instance] for instance in region.instances]
+
+
+def _source(name: str, where: dict[str, tuple[int, int]]) -> tuple[int, int] | None:
+    """(iteration, body position) of the node producing ``name`` inside the region, if any."""
+    return where.get(name)
+
+
+def _signature(graph: "Graph", node: "Node") -> tuple:
+    def tensor(name):   # constants' types follow their values, which may differ per iteration
+        t = graph.tensors[name] if name else None
+        return None if t is None else (t.shape, "constant" if t.is_constant else str(t.dtype))
+    attrs = tuple(sorted((k, repr(v.tolist() if isinstance(v, np.ndarray) else v)) for k, v in node.attrs.items()))
+    return (node.op, node.domain, attrs, tuple(tensor(i) for i in node.inputs), tuple(tensor(o) for o in node.outputs))
+
+
+def region_mismatch(graph: "Graph", region: Region) -> str | None:
+    """None if every iteration is the same block, else where and how they differ."""
+    if region.iterations < 1 or len({len(i) for i in region.instances}) != 1:
+        return f"region '{region.name}': iterations have different node counts"
+    known = {n.name for n in graph.nodes}
+    missing = sorted(region.node_names() - known)
+    if missing:
+        return f"region '{region.name}': no node '{missing[0]}' in the graph"
+    if len(region.node_names()) != region.iterations * region.body_size:
+        return f"region '{region.name}': a node belongs to two iterations"
+    instances = _instances(graph, region)
+    where = {o: (i, k) for i, nodes in enumerate(instances) for k, n in enumerate(nodes) for o in n.outputs}
+    first, carried_from = instances[0], {}
+    for i, nodes in enumerate(instances[1:], start=1):
+        for k, (ref, node) in enumerate(zip(first, nodes)):
+            if _signature(graph, ref) != _signature(graph, node):
+                return (f"region '{region.name}': iteration {i} differs at body position {k}: "
+                        f"'{node.name}' ({node.op}) vs '{ref.name}' ({ref.op}) (op, attributes, shapes or dtypes)")
+            for slot, (a, b) in enumerate(zip(ref.inputs, node.inputs)):
+                kind = _wiring(a, b, i, where, graph)
+                carried = where[b][1] if kind == InputKind.CARRIED else None   # same source every iteration
+                if carried_from.setdefault((k, slot), carried) != carried:
+                    kind = None
+                if kind is None:
+                    return (f"region '{region.name}': iteration {i}, '{node.name}' input {slot} ('{b}') is not "
+                            f"wired like iteration 0's '{ref.name}' input {slot} ('{a}')")
+    return None
+
+
+def _wiring(a: str, b: str, i: int, where: dict, graph: "Graph") -> InputKind | str | None:
+    """How iteration i's input ``b`` corresponds to iteration 0's ``a``: 'internal' (produced in
+    its own iteration at the same position), a kind, or None (wired differently)."""
+    src_a, src_b = _source(a, where), _source(b, where)
+    if src_a is not None and src_b is not None:
+        if src_a[0] == 0 and src_b[0] == i and src_a[1] == src_b[1]:
+            return "internal"
+        return None
+    if src_b is not None:   # iteration i reads iteration i-1's output where iteration 0 reads the entry
+        return InputKind.CARRIED if src_b[0] == i - 1 else None
+    if src_a is not None:
+        return None
+    if a == b:
+        return InputKind.INVARIANT
+    ta, tb = graph.tensors[a], graph.tensors[b] if b else None
+    if ta is not None and tb is not None and ta.is_constant and tb.is_constant:
+        return InputKind.INVARIANT if np.array_equal(ta.value, tb.value) else InputKind.PER_ITERATION
+    return None
+
+
+def body_inputs(graph: "Graph", region: Region) -> list[BodyInput]:
+    """What every body input slot reads, for a region ``region_mismatch`` accepts."""
+    reason = region_mismatch(graph, region)
+    if reason is not None:
+        raise ValueError(reason)
+    instances = _instances(graph, region)
+    where = {o: (i, k) for i, nodes in enumerate(instances) for k, n in enumerate(nodes) for o in n.outputs}
+    found = []
+    for k, ref in enumerate(instances[0]):
+        for slot, name in enumerate(ref.inputs):
+            if not name or _source(name, where) is not None:
+                continue
+            reads = tuple(nodes[k].inputs[slot] for nodes in instances)
+            kinds = {_wiring(name, b, i, where, graph) for i, b in enumerate(reads[1:], start=1)}
+            kind = (InputKind.CARRIED if InputKind.CARRIED in kinds else
+                    InputKind.PER_ITERATION if InputKind.PER_ITERATION in kinds else InputKind.INVARIANT)
+            found.append(BodyInput(k, slot, kind, reads, widest(*(graph.tensors[t].dtype for t in reads))))
+    return found
