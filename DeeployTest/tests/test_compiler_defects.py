@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import argparse
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -19,6 +21,7 @@ from Deeploy.tiling.network import TilingOptions
 from DeeployTest.testRunner_generic import GENERIC
 from DeeployTest.testUtils.siracusa_runner import cluster_runner
 from DeeployTest.testUtils.runner import run_test
+from DeeployTest.tests.conftest import DEEPLOY_TEST
 
 SIRACUSA = cluster_runner("Siracusa", "TEST_SIRACUSA")
 needs_qemu = pytest.mark.skipif(shutil.which("qemu-system-riscv32") is None or
@@ -287,3 +290,42 @@ def test_wide_sums_generic(case, tmp_path, capsys):
 @pytest.mark.parametrize("case", sorted(WIDE_CASES))
 def test_wide_sums_siracusa(case, l1, tmp_path, capsys):
     run_siracusa(WIDE_CASES[case](tmp_path / case), capsys, l1=l1)
+
+
+def _run_cli_error(folder: Path) -> str:
+    """The Generic runner on ``folder`` must fail with one ``error:`` line and no traceback."""
+    proc = subprocess.run([sys.executable, str(DEEPLOY_TEST / "testRunner_generic.py"), "-t", str(folder),
+                           "--gen-dir", str(folder / "gen")], capture_output=True, text=True, timeout=300)
+    assert proc.returncode != 0, proc.stdout + proc.stderr
+    lines = [line for line in proc.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error: ") and "Traceback" not in proc.stderr, proc.stderr
+    assert not (folder / "gen" / "network" / "Network.c").exists()
+    return lines[0]
+
+
+def test_sums_beyond_int64_are_a_compile_error(tmp_path):
+    x = _ints((2, 8), -2**24, 2**24 - 1) * 128          # int32 (exact in float32)
+    w = np.full((8, 3), 2**40)
+    node = helper.make_node("Gemm", ["x", "w"], ["y"], name="huge_gemm")
+    folder = save_case(tmp_path / "huge", [node], {"x": x}, ["y"], {"w": w}, expected=[np.zeros((2, 3))],
+                       shapes={"y": [2, 3]})
+    line = _run_cli_error(folder)
+    assert "'huge_gemm' (Gemm)" in line and f"'w' in [{2**40}, {2**40}]" in line and "beyond int64" in line, line
+
+
+def test_requantisation_beyond_int64_is_a_compile_error(tmp_path):
+    x = _ints((2, 8), -2**24, 2**24 - 1) * 128
+    node = _requant_node("x", "y", 4, name="huge_rq")
+    folder = save_case(tmp_path / "huge_rq", [node], {"x": x}, ["y"], {"mul": np.array([2**40]), "add": np.array([0])},
+                       expected=[np.zeros((2, 8))])
+    line = _run_cli_error(folder)
+    assert "'huge_rq'" in line and f"'mul' in [{2**40}, {2**40}]" in line and "beyond int64" in line, line
+
+
+def test_alpha_beyond_int32_is_a_compile_error(tmp_path):
+    x, w = _ints((2, 4), -128, 127), _ints((4, 3), -128, 127)
+    node = helper.make_node("Gemm", ["x", "w"], ["y"], name="big_alpha", alpha=float(2**33))
+    folder = save_case(tmp_path / "alpha", [node], {"x": x}, ["y"], {"w": w}, expected=[np.zeros((2, 3))],
+                       shapes={"y": [2, 3]})
+    line = _run_cli_error(folder)
+    assert "'big_alpha' (Gemm)" in line and f"alpha={2**33}" in line, line
