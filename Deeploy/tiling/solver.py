@@ -60,16 +60,18 @@ import itertools
 import math
 import time
 from dataclasses import dataclass, field, replace
-from typing import Mapping, Sequence
+from typing import TYPE_CHECKING, Mapping, Sequence
 
 import numpy as np
-from ortools.sat.python import cp_model
 
 from Deeploy.errors import TilingError
 from Deeploy.memory.planner import align
 from Deeploy.tiling.params import TilingParams
 from Deeploy.tiling.spec import (INPUT, AxisStats, LayerSpec, Operand, axis_stats, candidates, dma_layout,
                                  scratch_bytes)
+
+if TYPE_CHECKING:   # loaded when a model is built: ortools (with pandas) takes ~0.5 s to import
+    from ortools.sat.python import cp_model
 
 __all__ = ["BufferTiling", "TilingSolution", "solve_spec", "evaluate", "min_footprint", "clear_cache",
            "cache_info"]
@@ -510,6 +512,7 @@ class _Problem:
         variables per dim, the L1 constraint as the sum of the operand buffers (a second copy
         where double buffered and changing) plus scratch, and the options' cycles as objective
         (``objective`` "cycles"), or the footprint itself ("footprint")."""
+        from ortools.sat.python import cp_model
         spec = self.spec
         m = cp_model.CpModel()
         options = self.options(pareto)
@@ -579,6 +582,7 @@ class _Model:
     width: int
 
     def solve(self, params: TilingParams) -> tuple[cp_model.CpSolver, int]:
+        from ortools.sat.python import cp_model
         solver = cp_model.CpSolver()
         solver.parameters.num_workers = 1
         solver.parameters.random_seed = params.seed
@@ -613,6 +617,7 @@ def evaluate(spec: LayerSpec, tiles: Mapping[str, int], params: TilingParams,
 
 
 def _minimal(prob: _Problem) -> TilingSolution:
+    from ortools.sat.python import cp_model
     built = prob.model("footprint", None)
     solver, status = built.solve(prob.params)
     if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
@@ -679,6 +684,7 @@ def solve_spec(spec: LayerSpec, params: TilingParams, cache: bool = True) -> Til
         if isinstance(hit, TilingError):
             raise _infeasible(spec, params, _relabel(hit.smallest, spec))
         return _relabel(hit, spec)
+    from ortools.sat.python import cp_model
     start = time.perf_counter()
     prob = _Problem(spec, params)
     built = prob.model("cycles", params.capacity)

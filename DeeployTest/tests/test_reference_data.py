@@ -102,7 +102,8 @@ def test_too_few_arrays(tmp_path):
 
 
 @pytest.mark.parametrize("content,needle", [(b"", "empty"), (b"\x93NUMPY garbage" * 20, "not a valid .npz"),
-                                            (b"PK\x03\x04garbage", "not a valid .npz")])
+                                            (b"PK\x03\x04garbage", "not a valid .npz")],
+                         ids=["empty", "garbage", "broken-zip"])
 def test_unreadable_npz_is_named(tmp_path, content, needle):
     path = tmp_path / "inputs.npz"
     path.write_bytes(content)

@@ -1,15 +1,19 @@
 """Every network that runs on Generic, compiled for Siracusa, cross-compiled for RV32 and run
-under QEMU on 1 and on 8 cluster cores: outputs must match the goldens bit-exactly and a
-modelled cycle count must be reported."""
+under QEMU on 1 and on 8 cluster cores: outputs must match the goldens bit-exactly, and the
+modelled cycle counts must be sane: positive, bounded by the instructions the harts executed
+(counted by the timing plugin) and, for networks with enough work, lower on 8 cores than on 1."""
 
 from __future__ import annotations
 
 import argparse
+import re
 import shutil
 from pathlib import Path
 
 import pytest
 
+from Deeploy.targets import get_platform
+from Deeploy.targets.siracusa.timing import read_records
 from DeeployTest.testUtils.siracusa_runner import cluster_runner
 from DeeployTest.testUtils.runner import run_test
 from DeeployTest.tests.conftest import CORPUS, DEEPLOY_TEST, network_dirs
@@ -21,6 +25,7 @@ pytestmark = pytest.mark.skipif(shutil.which("qemu-system-riscv32") is None or
 NETWORKS = network_dirs(DEEPLOY_TEST, "Tests") + network_dirs(
     CORPUS, "Kernels/Integer", "Models/miniMobileNetv2", "Models/microLlama/INT8")
 SIRACUSA = cluster_runner("Siracusa", "TEST_SIRACUSA")
+SIRACUSA_PLATFORM = get_platform("Siracusa")
 
 
 def _id(path: Path) -> str:
@@ -30,13 +35,41 @@ def _id(path: Path) -> str:
     return path.name
 
 
-@pytest.mark.parametrize("cores", [1, 8])
-@pytest.mark.parametrize("test_dir", NETWORKS, ids=[_id(p) for p in NETWORKS])
-def test_siracusa_network(test_dir, cores, capsys):
+ENOUGH_WORK = 100_000     # modelled 1-core cycles from which 8 cores must be faster
+LAYER_OVERHEAD = 2_000    # bound of the cycles a layer adds beyond its instructions (fork, barriers)
+
+
+def _run(test_dir: Path, cores: int, capsys) -> tuple[int, int, dict[int, int]]:
+    """(modelled network cycles, layers, instructions per hart) of one bit-exact run."""
     gen = DEEPLOY_TEST / "TEST_SIRACUSA" / f"cores{cores}" / _id(test_dir)
     args = argparse.Namespace(test=str(test_dir), verbose=False, skipgen=False, skipsim=False,
                               gen_dir=str(gen), cores=cores, profileUntiled=False, timeout=None)
     code = run_test(args, SIRACUSA, {"cores": cores})
     out = capsys.readouterr().out
     assert code == 0, out
-    assert "Errors: 0 out of" in out and "Runtime: " in out, out
+    assert "Errors: 0 out of" in out, out
+    cycles = re.search(r"^Runtime: (\d+) cycles$", out, re.M)
+    layers = re.search(r"Compiled .*?: (\d+) layers", out)
+    assert cycles and layers, out
+    records = read_records(gen / "build" / "records.txt")
+    return int(cycles.group(1)), int(layers.group(1)), {h: records.final(h).insns for h in records.by_hart}
+
+
+@pytest.mark.parametrize("test_dir", NETWORKS, ids=[_id(p) for p in NETWORKS])
+def test_siracusa_network(test_dir, capsys):
+    timing = SIRACUSA_PLATFORM.timing
+    worst = timing.base_cpi + max(timing.l1_latency, timing.l2_latency, timing.l3_latency)
+    runs = {cores: _run(test_dir, cores, capsys) for cores in (1, 8)}
+    for cores, (cycles, layers, insns) in runs.items():
+        assert cycles > 0, (cores, cycles)
+        # no instruction costs more than one access at the slowest level
+        assert cycles <= sum(insns.values()) * worst + layers * LAYER_OVERHEAD, (cores, cycles, insns)
+    c1, _, _ = runs[1]
+    c8, _, insns8 = runs[8]
+    workers = {h: n for h, n in insns8.items() if h != 0}   # worker harts run only the network's layers
+    assert set(workers) == set(range(1, 8)), insns8
+    # every worker instruction takes at least one cycle, and 1 core does all the workers' work alone
+    assert c8 >= max(workers.values()) * timing.base_cpi, (c8, workers)
+    assert c1 >= sum(workers.values()) * timing.base_cpi / 2, (c1, workers)
+    if c1 >= ENOUGH_WORK:
+        assert c1 / 10 <= c8 < c1, (c1, c8)

@@ -1,0 +1,135 @@
+"""The runners' generated folders: one per test folder (never shared by two tests), reused by
+--skipgen only for the test, platform, options and files it was generated from, left without
+anything of an attempt that failed to compile or was interrupted; user names that reach the
+generated C cannot break it."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper
+
+from DeeployTest.testUtils.gen_folder import gen_dir_for
+from DeeployTest.tests.conftest import CORPUS, DEEPLOY_TEST
+
+GENERIC = DEEPLOY_TEST / "testRunner_generic.py"
+TILED = DEEPLOY_TEST / "testRunner_tiled_siracusa.py"
+
+
+def _relu_test(folder: Path, x: str = "x", y: str = "y", node: str = "relu") -> Path:
+    folder.mkdir(parents=True)
+    vi = lambda n: helper.make_tensor_value_info(n, TensorProto.FLOAT, [4, 8])  # noqa: E731
+    model = helper.make_model(helper.make_graph([helper.make_node("Relu", [x], [y], name=node)], "g", [vi(x)], [vi(y)]),
+                              opset_imports=[helper.make_opsetid("", 13)])
+    onnx.save(model, folder / "network.onnx")
+    values = np.arange(32).reshape(4, 8) - 16
+    np.savez(folder / "inputs.npz", values)
+    np.savez(folder / "outputs.npz", np.maximum(values, 0))
+    return folder
+
+
+def _runner(script: Path, *args, **kw) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, str(script), *map(str, args)], capture_output=True, text=True,
+                          timeout=600, **kw)
+
+
+def _tree(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def _one_error(proc: subprocess.CompletedProcess, *needles: str) -> None:
+    assert proc.returncode != 0 and "Traceback" not in proc.stderr, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), proc.stderr
+    for needle in needles:
+        assert needle in lines[0], (needle, lines[0])
+
+
+def test_generated_folder_is_keyed_by_the_whole_test_path(tmp_path):
+    a, b = tmp_path / "a" / "net1", tmp_path / "b" / "net1"
+    assert gen_dir_for(a, "TEST_GENERIC") != gen_dir_for(b, "TEST_GENERIC")
+    assert gen_dir_for(a, "TEST_GENERIC") == gen_dir_for(a, "TEST_GENERIC")
+    assert gen_dir_for(a, "TEST_GENERIC").parent == DEEPLOY_TEST / "TEST_GENERIC" / "external"
+    own = DEEPLOY_TEST / "Tests" / "Models" / "miniMobileNetv2"
+    assert gen_dir_for(own, "TEST_GENERIC") == DEEPLOY_TEST / "TEST_GENERIC" / "Tests" / "Models" / "miniMobileNetv2"
+    corpus = CORPUS / "Models" / "miniMobileNetv2"
+    assert gen_dir_for(corpus, "TEST_SIRACUSA") == DEEPLOY_TEST / "TEST_SIRACUSA" / "Models" / "miniMobileNetv2"
+    # a folder called Tests or corpus elsewhere is not the project's or the corpus's
+    other = tmp_path / "corpus" / "Models" / "miniMobileNetv2"
+    assert gen_dir_for(other, "TEST_GENERIC") not in (gen_dir_for(corpus, "TEST_GENERIC"),
+                                                     gen_dir_for(own, "TEST_GENERIC"))
+
+
+@pytest.fixture
+def two_tests_named_alike(tmp_path):
+    a, b = _relu_test(tmp_path / "a" / "net1"), _relu_test(tmp_path / "b" / "net1")
+    np.savez(b / "outputs.npz", np.zeros((4, 8)))      # b's golden differs: reusing a's code would hide it
+    yield a, b
+    for test in (a, b):
+        gen = gen_dir_for(test, "TEST_GENERIC")
+        if gen.is_dir():
+            subprocess.run(["rm", "-rf", str(gen)], check=True)
+
+
+def test_skipgen_never_reuses_another_tests_code(two_tests_named_alike, tmp_path):
+    a, b = two_tests_named_alike
+    assert _runner(GENERIC, "-t", a, "--skipsim").returncode == 0
+    _one_error(_runner(GENERIC, "-t", b, "--skipgen"), "--skipgen", "nothing was generated")
+    shared = tmp_path / "shared_gen"
+    assert _runner(GENERIC, "-t", a, "--skipsim", "--gen-dir", shared).returncode == 0
+    _one_error(_runner(GENERIC, "-t", b, "--skipgen", "--gen-dir", shared), "--skipgen", str(a), str(b))
+    _one_error(_runner(TILED, "-t", a, "--skipgen", "--gen-dir", shared), "--skipgen", "Generic")
+    np.savez(a / "outputs.npz", np.ones((4, 8)))
+    _one_error(_runner(GENERIC, "-t", a, "--skipgen", "--gen-dir", shared), "outputs.npz", "changed")
+
+
+def test_failed_compile_leaves_nothing_of_its_attempt(tmp_path):
+    """Data that do not fit --l2 fail the tiled compile after the first graph snapshots: the
+    generated folder keeps exactly what it held (nothing, or the earlier generation)."""
+    test = _relu_test(tmp_path / "net")
+    fresh = tmp_path / "fresh"
+    _one_error(_runner(TILED, "-t", test, "--l2", "1000", "--gen-dir", fresh), "does not fit L2")
+    assert not fresh.exists()
+    gen = tmp_path / "gen"
+    assert _runner(GENERIC, "-t", test, "--skipsim", "--gen-dir", gen).returncode == 0
+    before = _tree(gen)
+    assert any(name.startswith("deeployStates/") for name in before)
+    _one_error(_runner(TILED, "-t", test, "--l2", "1000", "--gen-dir", gen), "does not fit L2")
+    assert _tree(gen) == before
+
+
+def test_ctrl_c_ends_with_one_line_and_no_partial_output(tmp_path):
+    test, gen = _relu_test(tmp_path / "net"), tmp_path / "gen"
+    proc = subprocess.Popen([sys.executable, "-u", str(GENERIC), "-t", str(test), "--gen-dir", str(gen)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        for line in proc.stdout:
+            if line.startswith("Compiled"):           # generated; the build is starting
+                os.killpg(proc.pid, signal.SIGINT)      # what Ctrl-C in a terminal does
+                break
+        _, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, err
+    assert err.strip().splitlines() == ["error: interrupted"], err
+    assert not gen.exists()
+
+
+def test_names_with_comment_delimiters_reach_c_safely(tmp_path):
+    x, y = 'in*/ x /* "q" \\ ??/', 'out*/ %s "y"'
+    test = _relu_test(tmp_path / "net", x, y, node="re*/lu")
+    gen = tmp_path / "gen"
+    proc = _runner(GENERIC, "-t", test, "--gen-dir", gen)
+    assert proc.returncode == 0 and "Errors: 0 out of 64" in proc.stdout, proc.stdout + proc.stderr
+    header = (gen / "network" / "Network.h").read_text()
+    for line in header.splitlines():
+        if line.startswith("/*"):
+            assert line.count("*/") == 1 and line.endswith("*/"), line
