@@ -1,5 +1,5 @@
-"""Binary integer ops with numpy broadcasting: Add, Sub, Mul (outputs int32); Max, Min (outputs
-the narrowest type holding both inputs' values)."""
+"""Binary integer ops with numpy broadcasting: Add, Sub, Mul (outputs int32, int64 when an operand
+holds values beyond int32); Max, Min (outputs the narrowest type holding both inputs' values)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from Deeploy.ir.dtypes import INT32, widest
+from Deeploy.ir.dtypes import INT32, INT64, widest
 from Deeploy.ops._attrs import broadcast_shape, require_inputs
+from Deeploy.ops._bounds import all_integer, value_bounds
 from Deeploy.ops._registry import Cost, OpDef, Trait, register
 
 __all__ = ["BinaryParams"]
@@ -27,8 +28,16 @@ def _binary_parse(node, graph):
     return BinaryParams(broadcast_shape(node, shapes))
 
 
+def _beyond_int32(t) -> bool:
+    lo, hi = value_bounds(t)
+    return lo < -2**31 or hi >= 2**31
+
+
 def _binary_infer(p: BinaryParams, ins):
-    return [(p.shape, INT32)]
+    """int32 (the operands' values are taken to keep the result within int32, as the spec's
+    networks do); int64 when an operand itself holds values beyond int32."""
+    wide = all_integer(ins) and any(_beyond_int32(t) for t in ins)
+    return [(p.shape, INT64 if wide else INT32)]
 
 
 def _binary_cost(p: BinaryParams, ins, outs):

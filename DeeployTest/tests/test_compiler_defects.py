@@ -270,7 +270,29 @@ def _reduce_sum_int32(folder: Path) -> Path:
                      shapes={"y": [2]})
 
 
+def _add_after_wide_matmul(folder: Path) -> Path:
+    """The int64 sums of an int16 MatMul plus a bias: the Add computes and stores int64."""
+    a, b = _ints((3, 8), -32768, 32767), _ints((8, 4), -32768, 32767)
+    a[0], b[:, 0] = 32767, 32767
+    bias = _ints((4,), -100, 100)
+    nodes = [helper.make_node("MatMul", ["a", "b"], ["acc"], name="mm"),
+             helper.make_node("Add", ["acc", "bias"], ["y"], name="bias_add")]
+    return save_case(folder, nodes, {"a": a}, ["y"], {"b": b, "bias": bias}, expected=[a @ b + bias],
+                     shapes={"y": [3, 4]})
+
+
+def _max_uint32(folder: Path) -> Path:
+    """Max of uint32 values beyond 2^31 (multiples of 256: exact in float32) and int8 ones."""
+    x = _ints((2, 6), 0, 2**24 - 1) * 256
+    x[0, :3] = (2**32 - 256, 2**31, 2**31 + 256)
+    c = _ints((2, 6), -128, 127)
+    node = helper.make_node("Max", ["x", "c"], ["y"], name="max")
+    return save_case(folder, [node], {"x": x}, ["y"], {"c": c}, expected=[np.maximum(x, c)])
+
+
 WIDE_CASES = {
+    "add_after_wide_matmul": _add_after_wide_matmul,
+    "max_uint32": _max_uint32,
     "matmul_int16": _matmul_int16,
     "gemm_huge_weight": _gemm_huge_weight,
     "conv_int16": lambda f: _conv_case(f, False),

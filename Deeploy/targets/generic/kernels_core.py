@@ -3,7 +3,7 @@ GEMM/MatMul, Transpose and the zero-copy views."""
 
 from __future__ import annotations
 
-from Deeploy.ir.dtypes import INT32
+from Deeploy.ir.dtypes import INT32, INT64
 from Deeploy.targets.platform import Kernel
 from Deeploy.targets.generic.layout import broadcast_operands, transpose_operands
 from Deeploy.targets.value_range import accumulator_type, conv_sum_bound, gemm_sum_bound, max_abs, wide_reason
@@ -41,6 +41,14 @@ def sum_kernel_types(optional: str, output: str, sum_bound):
 
 _gemm_types = sum_kernel_types("TC", "TY", gemm_sum_bound)
 _conv_types = sum_kernel_types("TB", "TOUT", conv_sum_bound)
+
+
+def _binary_value_type(node, graph):
+    """TV, the type a binary kernel computes in: int32, or int64 when an operand or the output
+    holds values beyond int32."""
+    wide = any(max_abs(graph, i) >= 2**31 for i in node.inputs)
+    wide = wide or graph.tensors[node.outputs[0]].dtype.bits > 32
+    return (("TV", INT64 if wide else INT32),)
 
 
 def _broadcastable(node, graph):
@@ -107,11 +115,16 @@ def _conv_patch_bytes(node, graph):
 _COPY = Kernel("Copy", "copy.inc", _COPY_CALL)
 
 CORE_KERNELS: dict[str, tuple[Kernel, ...]] = {
-    "Add": (Kernel("Add", "add.inc", _BINARY_CALL, ("TA", "TB", "TY"), _broadcastable),),
-    "Sub": (Kernel("Sub", "sub.inc", _BINARY_CALL, ("TA", "TB", "TY"), _broadcastable),),
-    "Mul": (Kernel("Mul", "mul.inc", _BINARY_CALL, ("TA", "TB", "TY"), _broadcastable),),
-    "Max": (Kernel("Max", "max.inc", _BINARY_CALL, ("TA", "TB", "TY"), _broadcastable),),
-    "Min": (Kernel("Min", "min.inc", _BINARY_CALL, ("TA", "TB", "TY"), _broadcastable),),
+    "Add": (Kernel("Add", "add.inc", _BINARY_CALL, ("TA", "TB", "TY"), _broadcastable,
+                   extra_types=_binary_value_type),),
+    "Sub": (Kernel("Sub", "sub.inc", _BINARY_CALL, ("TA", "TB", "TY"), _broadcastable,
+                   extra_types=_binary_value_type),),
+    "Mul": (Kernel("Mul", "mul.inc", _BINARY_CALL, ("TA", "TB", "TY"), _broadcastable,
+                   extra_types=_binary_value_type),),
+    "Max": (Kernel("Max", "max.inc", _BINARY_CALL, ("TA", "TB", "TY"), _broadcastable,
+                   extra_types=_binary_value_type),),
+    "Min": (Kernel("Min", "min.inc", _BINARY_CALL, ("TA", "TB", "TY"), _broadcastable,
+                   extra_types=_binary_value_type),),
     "RequantShift": (Kernel("RequantShift", "requant_shift.inc", _REQUANT_CALL, ("TIN", "TM", "TA", "TOUT"),
                             accepts=_requant_fits, extra_types=_requant_accumulator),),
     "Conv": (
