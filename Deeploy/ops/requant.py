@@ -12,7 +12,7 @@ from Deeploy.ir.dtypes import smallest_int_type
 from Deeploy.ops._attrs import attr_int, log2_exact, require_inputs
 from Deeploy.ops._registry import Cost, OpDef, Trait, register
 
-__all__ = ["RequantParams", "REQUANT_ATTRS", "channel_layout", "requant_params", "requantize"]
+__all__ = ["RequantParams", "REQUANT_ATTRS", "channel_layout", "channel_strides", "requant_params", "requantize"]
 
 
 @dataclass(frozen=True)
@@ -67,6 +67,22 @@ def channel_layout(node, x_shape, vec_shapes) -> tuple[int, int, int]:
 
 
 REQUANT_ATTRS = ("div", "n_levels", "n_levels_out", "signed")
+
+
+def channel_strides(rq: RequantParams, dims: tuple[int, ...], per_channel: bool) -> tuple[int, ...] | None:
+    """Strides indexing a per-channel mul or add over an output of shape ``dims`` (0 where the
+    constant does not vary), or None if its channels are not whole consecutive dims."""
+    if not per_channel or rq.channels == 1:
+        return (0,) * len(dims)
+    for first in range(len(dims)):
+        for last in range(first, len(dims)):
+            inner = int(np.prod(dims[last + 1:]))
+            if inner == rq.inner and int(np.prod(dims[first:last + 1])) == rq.channels:
+                strides, step = [0] * len(dims), 1
+                for axis in range(last, first - 1, -1):
+                    strides[axis], step = step, step * dims[axis]
+                return tuple(strides)
+    return None
 
 
 def requant_params(node, x_shape, mul, add) -> RequantParams:

@@ -17,12 +17,11 @@ from Deeploy.tiling.solver import solve_spec
 from Deeploy.tiling.two_level import restrict
 from Deeploy.tiling.tile_scratch import with_tile_scratch
 
-__all__ = ["TilingOptions", "TiledNetwork", "tile_network", "LEVELS", "CODE_RESERVE", "L1_RUNTIME_RESERVE",
+__all__ = ["TilingOptions", "TiledNetwork", "tile_network", "LEVELS", "CODE_RESERVE",
            "level_limits", "check_level_limits"]
 
 LEVELS = ("L2", "L3")
 CODE_RESERVE = 128 * 1024   # L2 kept for code, runtime data and the harness when sizing staging
-L1_RUNTIME_RESERVE = 4 * 1024   # L1 kept for the runtime's and the tile loop's own state
 
 
 @dataclass(frozen=True)
@@ -49,15 +48,14 @@ class TilingOptions:
 
 
 def level_limits(memory) -> dict[str, tuple[int, str]]:
-    """The largest ``--l1`` and ``--l2`` the platform's physical memory levels allow, with how
-    they follow: L1 less the core stacks and the runtime state the linker puts there; L2 whole."""
-    from Deeploy.targets.siracusa.linker import l1_reserved_bytes
-    sizes = {m.name: m.size for m in memory}
-    stacks = l1_reserved_bytes()
-    l1 = sizes["L1"] - stacks - L1_RUNTIME_RESERVE
-    return {"L1": (l1, f"physical L1 {sizes['L1']} B less {stacks} B of core stacks and {L1_RUNTIME_RESERVE} B "
-                       "of runtime state"),
-            "L2": (sizes["L2"], f"physical L2 {sizes['L2']} B")}
+    """The most each bounded memory level offers a network, with how it follows: the physical
+    size less what the platform's runtime keeps there (``MemoryLevel.reserved``)."""
+    limits = {}
+    for m in memory:
+        if m.size is not None:
+            why = f"physical {m.name} {m.size} B" + (f" less {m.reserved} B of {m.reserved_for}" if m.reserved else "")
+            limits[m.name] = (m.size - m.reserved, why)
+    return limits
 
 
 def check_level_limits(options: TilingOptions, memory) -> None:

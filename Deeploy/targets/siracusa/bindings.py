@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from Deeploy.ops.requant import channel_strides
 from Deeploy.targets.generic.bindings import GENERIC_BINDINGS
 from Deeploy.targets.generic.kernels_core import sum_kernel_types
 from Deeploy.targets.platform import Kernel
@@ -61,21 +62,8 @@ ${p.rq.shift}, ${p.rq.lo}, ${p.rq.hi});
 
 
 def _gemm_rq_strides(p, per_channel: bool):
-    """(batch, row, column) strides indexing mul or add of a requantised GEMM over its
-    [batch, M, N] output, or None if the constants do not vary along whole dimensions."""
-    b, rq = p.base, p.rq
-    if not per_channel or rq.channels == 1:
-        return (0, 0, 0)
-    dims = (b.batch, b.m, b.n)
-    for first in range(3):
-        for last in range(first, 3):
-            inner = int(np.prod(dims[last + 1:]))
-            if inner == rq.inner and int(np.prod(dims[first:last + 1])) == rq.channels:
-                strides, step = [0, 0, 0], 1
-                for axis in range(last, first - 1, -1):
-                    strides[axis], step = step, step * dims[axis]
-                return tuple(strides)
-    return None
+    """(batch, row, column) strides of mul or add of a requantised GEMM over its output."""
+    return channel_strides(p.rq, (p.base.batch, p.base.m, p.base.n), per_channel)
 
 
 def _gemm_rq_layout(node, graph):
@@ -118,7 +106,8 @@ SIRACUSA_BINDINGS: dict[str, tuple[Kernel, ...]] = {
                                extra_types=_rq_types(conv_sum_bound)),),
     "RequantizedGemm": (_GEMM_RQ,),
     "RequantizedMatMul": (_GEMM_RQ,),
-    "RequantizedAdd": (Kernel("AddRQ", "add_rq.inc", _eltwise_call("0, 0, 0"), ("TA", "TB", "TM", "TAD", "TY")),),
+    "RequantizedAdd": (Kernel("AddRQ", "add_rq.inc", _eltwise_call("0, 0, 0"), ("TA", "TB", "TM", "TAD", "TY"),
+                              accepts=_rq_accepts(lambda n, g: max_abs(g, n.inputs[0]) + max_abs(g, n.inputs[1]))),),
     "RequantizediGELU": (Kernel("iGELU_RQ", "igelu_rq.inc", _eltwise_call("${p.base.b}, ${p.base.one}, 0"),
                                 ("TA", "TM", "TAD", "TY")),),
     "RequantizediHardswish": (Kernel("iHardswish_RQ", "ihardswish_rq.inc",

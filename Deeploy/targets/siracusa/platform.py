@@ -9,6 +9,7 @@ from Deeploy.passes.layout import convs_to_channels_last, simplify_transposes
 from Deeploy.passes.requant_fusion import fuse_requant
 from Deeploy.targets.platform import MemoryLevel, Platform
 from Deeploy.targets.siracusa.bindings import SIRACUSA_BINDINGS
+from Deeploy.targets.siracusa.linker import l1_reserved_bytes
 from Deeploy.targets.siracusa.timing import TimingModel
 from Deeploy.tiling.params import PlatformTiling, TilingParams
 
@@ -62,12 +63,16 @@ L3_STAGING = replace(SIRACUSA_L1, capacity=0, dma_bytes_per_cycle=int(TIMING.l3_
                      dma_issue_word_cycles=int(TIMING.l3_dma_issue_word_cycles), dma_full_duplex=False,
                      level="L2", source="L3")
 
+# L1 kept by the runtime: the core stacks the linker script places there, and 16 KiB for the
+# runtime's and the tile loop's own state (10.6 KiB as built; the tiled tests check every build).
+_L1_RESERVED = l1_reserved_bytes() + 16 * KiB
 
 SIRACUSA = Platform(
     name="Siracusa",
     libraries=("Generic", "PULPOpen"),
     memory=(
-        MemoryLevel("L1", 256 * KiB, alignment=4, data_attr="DEEPLOY_L1"),
+        MemoryLevel("L1", 256 * KiB, alignment=4, data_attr="DEEPLOY_L1", reserved=_L1_RESERVED,
+                    reserved_for="core stacks and runtime state"),
         MemoryLevel("L2", 2 * MiB, alignment=4, data_attr="DEEPLOY_L2", const_attr="DEEPLOY_L2_CONST"),
         MemoryLevel("L3", 16 * MiB, alignment=4, data_attr="DEEPLOY_L3", const_attr="DEEPLOY_L3_CONST"),
     ),

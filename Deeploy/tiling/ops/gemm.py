@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 
 from Deeploy.ir.graph import Graph, Node
+from Deeploy.ops.requant import channel_strides
 from Deeploy.tiling.ops._common import RuleContext, layer_ops, operand, zero_copy_spec
 from Deeploy.tiling.spec import INPUT, OUTPUT, AxisMap, Dim, LayerSpec
 
@@ -23,12 +24,11 @@ __all__ = ["gemm_rule"]
 
 
 def _rq_axes(node: Node, graph: Graph, const: str, per_channel: bool) -> tuple[AxisMap, ...]:
-    from Deeploy.targets.siracusa.bindings import _gemm_rq_strides
     size = graph.tensors[const].size
     if not per_channel or size == 1:
         return (AxisMap(size),)
     p = node.params.base
-    strides = _gemm_rq_strides(node.params, True)
+    strides = channel_strides(node.params.rq, (p.batch, p.m, p.n), True)
     if strides is None:                 # no kernel takes this layout; keep the constant whole
         return (AxisMap(size),)
     sizes, names = (p.batch, p.m, p.n), ("B", "M", "N")
