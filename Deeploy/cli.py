@@ -9,7 +9,11 @@ from __future__ import annotations
 
 import argparse
 import collections
+import contextlib
+import os
+import shutil
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -32,6 +36,29 @@ def _input_types(specs: list[str]):
     return types
 
 
+@contextlib.contextmanager
+def _snapshot_folder(states: Path | None):
+    """A temporary folder for the snapshots, moved to ``states`` only if the compile succeeds
+    (replacing earlier snapshots; a folder holding anything else is refused)."""
+    if states is None:
+        yield None
+        return
+    if states.exists() and (not states.is_dir() or any(p.suffix != ".onnx" for p in states.iterdir())):
+        raise DeeployError(f"--snapshots: '{states}' exists and holds more than snapshots; move it away")
+    try:
+        states.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{states.name}.", dir=states.parent))
+    except OSError as exc:
+        raise DeeployError(f"--snapshots: cannot create '{states}': {exc.strerror}") from None
+    try:
+        yield tmp
+        if states.exists():
+            shutil.rmtree(states)
+        os.replace(tmp, states)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 def _compile(args) -> None:
     from Deeploy.compiler import compile_graph
     from Deeploy.frontend import assign_input_types, load_npz_arrays, load_onnx, map_arrays
@@ -47,9 +74,9 @@ def _compile(args) -> None:
     for note in assign_input_types(graph, values, _input_types(args.input_type)):
         print("note:", note)
     out = Path(args.output)
-    result = compile_graph(graph, args.platform, out, source=onnx_path.name,
-                           snapshot_dir=out.with_name(out.name + "_states") if args.snapshots else None,
-                           cores=args.cores, log=print if args.verbose else None)
+    with _snapshot_folder(out.with_name(out.name + "_states") if args.snapshots else None) as states:
+        result = compile_graph(graph, args.platform, out, source=onnx_path.name, snapshot_dir=states,
+                               cores=args.cores, log=print if args.verbose else None)
     s = result.summary
     kernels = collections.Counter(layer.variant for layer in result.layers)
     print(f"compiled {onnx_path} for {args.platform} in {time.perf_counter() - start:.2f} s -> {out}/")

@@ -133,3 +133,16 @@ def test_names_with_comment_delimiters_reach_c_safely(tmp_path):
     for line in header.splitlines():
         if line.startswith("/*"):
             assert line.count("*/") == 1 and line.endswith("*/"), line
+
+
+def test_compile_snapshots_appear_only_when_compilation_succeeds(tmp_path):
+    test = _relu_test(tmp_path / "net")
+    (test / "notes.txt").write_text("the user's own file")
+    deeploy = [sys.executable, "-m", "Deeploy.cli", "compile", "network.onnx", "--snapshots", "-o"]
+    failed = subprocess.run(deeploy + ["notes.txt"], capture_output=True, text=True, cwd=test)  # refused output
+    _one_error(failed, "notes.txt")
+    assert sorted(p.name for p in test.iterdir()) == ["inputs.npz", "network.onnx", "notes.txt", "outputs.npz"]
+    ok = subprocess.run(deeploy + ["out"], capture_output=True, text=True, cwd=test)
+    assert ok.returncode == 0, ok.stderr
+    states = {p.name for p in (test / "out_states").iterdir()}
+    assert "frontend.onnx" in states and all(name.endswith(".onnx") for name in states), states
