@@ -8,17 +8,18 @@ from dataclasses import dataclass
 from Deeploy.errors import BindingError, UnsupportedOpError
 from Deeploy.ir.dtypes import INT32, DType
 from Deeploy.ir.graph import Graph, Node
-from Deeploy.targets.platform import Kernel, Platform
+from Deeploy.targets.platform import Engine, Kernel, Platform
 
 __all__ = ["Layer", "bind", "check_supported", "kernel_scratch_bytes"]
 
 
 @dataclass(frozen=True)
 class Layer:
-    """A node with its kernel, the kernel's type arguments and its scratch bytes."""
+    """A node with its kernel, the engine that runs it, the kernel's type arguments and its scratch bytes."""
 
     node: Node
     kernel: Kernel
+    engine: Engine
     type_args: tuple[tuple[str, DType], ...]
     scratch: int = 0          # total bytes: one slice per core, then the shared part
     shared_offset: int = 0    # where the shared part starts
@@ -75,7 +76,8 @@ def bind(graph: Graph, platform: Platform, cores: int = 1) -> list[Layer]:
             reason = kernel.accepts(node, graph) if kernel.accepts else None
             if reason is None:
                 total, offset = kernel_scratch_bytes(kernel, node, graph, cores)
-                layers.append(Layer(node, kernel, _type_args(kernel, node, graph), total, offset))
+                layers.append(Layer(node, kernel, platform.engine(kernel.engine), _type_args(kernel, node, graph), total,
+                                    offset))
                 break
             reasons.append(f"{kernel.name}: {reason}")
         else:

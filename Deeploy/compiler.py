@@ -137,7 +137,7 @@ def compile_graph(graph: Graph, platform: str, out_dir: str | Path, *, source: s
     cores = target.max_cores if cores is None else cores
     if not 1 <= cores <= target.max_cores:
         raise DeeployError(f"platform {target.name} has 1 to {target.max_cores} cores, got {cores}")
-    if tiling is not None and target.cluster and "L1" in {m.name for m in target.memory}:
+    if tiling is not None and target.tiling is not None:
         check_level_limits(tiling, target.memory)
     check_supported(graph, target)
     infer_graph(graph)
@@ -150,15 +150,17 @@ def compile_graph(graph: Graph, platform: str, out_dir: str | Path, *, source: s
     layers = bind(graph, target, cores)
     if snapshots:
         save_snapshot(graph, snapshots / "backend_post_binding.onnx",
-                      {layer.node.name: {"deeploy_kernel": layer.variant} for layer in layers})
+                      {layer.node.name: {"deeploy_kernel": layer.variant, "deeploy_engine": layer.engine.name}
+                       for layer in layers})
     if tiling is None:
         plan = plan_memory(graph, layers, target.level(target.default_level))
         summary = write_atomically(Path(out_dir), lambda tmp: emit_project(
             graph, layers, plan, target, tmp, source, cores))
         return CompileResult(graph, layers, plan, summary)
-    if not target.cluster or "L1" not in {m.name for m in target.memory}:
-        raise DeeployError(f"platform {target.name} has no L1 to tile into")
-    plan = plan_memory(graph, [replace(layer, scratch=0, shared_offset=0) for layer in layers], target.level("L2"))
+    if target.tiling is None:
+        raise DeeployError(f"platform {target.name} runs no layer tiled (it has no tiling parameters)")
+    plan = plan_memory(graph, [replace(layer, scratch=0, shared_offset=0) for layer in layers],
+                       target.level(target.tiling.tiles.source))
     data_level = target.level(tiling.default_level)
     tiled = tile_network(graph, layers, plan, tiling, target.tiling, cores)
     summary = write_atomically(Path(out_dir), lambda tmp: emit_project(

@@ -17,14 +17,13 @@ __all__ = ["MANIFEST_FILE", "MANIFEST_VERSION", "LayerInfo", "BufferInfo", "Mark
 MANIFEST_FILE = "manifest.json"
 MANIFEST_VERSION = 1
 
-ENGINES = ("serial", "cluster", "tiled", "none")
 BUFFER_KINDS = ("input", "output", "constant", "activation", "scratch", "tile", "staging")
 
 
 @dataclass(frozen=True)
 class LayerInfo:
-    """One layer in execution order. ``engine``: 'serial' (one core), 'cluster' (forked on every
-    core), 'tiled' (tile loop out of L1) or 'none' (``runs`` False: a zero-copy view or an empty
+    """One layer in execution order. ``engine``: the platform engine running it ('serial': one
+    core, 'cluster': forked on every core), 'tiled' (tile loop out of L1) or 'none' (``runs`` False: a zero-copy view or an empty
     output, ``note`` says which). ``marker``: the id tagging its start, None if unmarked."""
 
     index: int

@@ -35,13 +35,13 @@ def idle_reason(layer: Layer, graph: Graph, plan: MemoryPlan) -> str | None:
     return None
 
 
-def _layers(layers: list[Layer], idle: dict[int, str], tiled: set[int], cluster: bool) -> list[LayerInfo]:
+def _layers(layers: list[Layer], idle: dict[int, str], tiled: set[int]) -> list[LayerInfo]:
     out = []
     for k, layer in enumerate(layers):
         runs = k in tiled or k not in idle
-        engine = "tiled" if k in tiled else ("none" if not runs else "cluster" if cluster else "serial")
+        engine = "tiled" if k in tiled else ("none" if not runs else layer.engine.name)
         marker = None
-        if runs and cluster:
+        if runs and layer.engine.forked:
             try:
                 marker = abi.layer_marker(k)
             except ValueError as exc:
@@ -122,7 +122,7 @@ def describe_network(graph: Graph, layers: list[Layer], plan: MemoryPlan, platfo
     """The manifest. ``idle``: layer index -> why it runs nothing; ``constants``: the constants the
     C defines; ``tiling`` / ``tiled_code``: the TiledNetwork and each tiled layer's TiledCode."""
     tiled_code = tiled_code or {}
-    infos = _layers(layers, idle, set(tiled_code), platform.cluster)
+    infos = _layers(layers, idle, set(tiled_code))
     data = (data_level or plan.level).name
     buffers = _arena_buffers(graph, layers, plan)
     data_buffers, data_end = _data_buffers(graph, plan, data, constants, max(len(layers) - 1, 0))

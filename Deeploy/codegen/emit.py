@@ -97,7 +97,9 @@ def emit_project(graph: Graph, layers: list[Layer], plan: MemoryPlan, platform: 
         instances.setdefault(layer.variant, (layer.variant, layer.kernel.source, layer.type_args))
     inputs: list[Buf] = [names.buf(n) for n in graph.inputs]
     outputs: list[Buf] = [names.buf(n) for n in graph.outputs]
-    ctx = dict(source=comment_text(source), comment=comment_text, platform=platform.name, cluster=platform.cluster,
+    ctx = dict(source=comment_text(source), comment=comment_text, platform=platform.name,
+               forked=any(layer.engine.forked for layer in layers),
+               runtimes=sorted({layer.engine.runtime for layer in layers if layer.engine.runtime}),
                level=plan.level, cores=cores,
                const_level=data_level or plan.level, io_level=data_level or plan.level, tiled=tiled,
                l1_size=tiling.l1_size if tiling else 0, staging_size=tiling.staging_size if tiling else 0,

@@ -14,9 +14,24 @@ from Deeploy.ir.graph import Graph, Node
 if TYPE_CHECKING:
     from Deeploy.tiling.params import PlatformTiling
 
-__all__ = ["Kernel", "MemoryLevel", "Platform", "TARGET_LIBRARIES"]
+__all__ = ["Engine", "Kernel", "MemoryLevel", "Platform", "TARGET_LIBRARIES", "HOST"]
 
 TARGET_LIBRARIES = Path(__file__).resolve().parents[2] / "TargetLibraries"
+
+
+@dataclass(frozen=True)
+class Engine:
+    """What runs the layers bound to it. ``cores``: the most cores one call may use; ``forked``:
+    every layer is a function its runtime forks on all cores (a cluster) rather than an inline
+    call; ``runtime``: the C header of its runtime the generated code includes ('' for none)."""
+
+    name: str
+    cores: int = 1
+    forked: bool = False
+    runtime: str = ""
+
+
+HOST = Engine("serial")   # one core, plain calls
 
 
 @dataclass(frozen=True)
@@ -32,6 +47,7 @@ class Kernel:
     planner reserves one such slice per core and core ``c`` uses the slice at ``c * bytes``;
     ``shared_scratch`` gives bytes all cores share (the call template's ``shared`` pointer);
     ``extra_types`` binds further type macros computed from the node (e.g. an accumulator).
+    ``engine``: the name of the platform engine that runs it (None: the platform's first).
     """
 
     name: str
@@ -42,6 +58,7 @@ class Kernel:
     scratch: Callable[[Node, Graph], int] | None = None
     extra_types: Callable[[Node, Graph], tuple[tuple[str, DType], ...]] | None = None
     shared_scratch: Callable[[Node, Graph], int] | None = None
+    engine: str | None = None
 
 
 @dataclass(frozen=True)
@@ -70,14 +87,24 @@ class Platform:
     passes: Sequence[Callable] = field(default_factory=tuple)
     default_level: str = "L2"
     cmake_platform: str = "Generic"                # cmake/<name>.cmake
-    cluster: bool = False                          # layers run forked on all cluster cores
-    max_cores: int = 1
+    engines: tuple[Engine, ...] = (HOST,)          # the first runs kernels that name none
     timing: object | None = None                   # cycle-model parameters of a virtual platform
     tiling: PlatformTiling | None = None           # tiling cost-model parameters (tiled platforms)
 
     @property
     def kernel_dirs(self) -> tuple[Path, ...]:
         return tuple(TARGET_LIBRARIES / lib / "kernels" for lib in self.libraries)
+
+    @property
+    def max_cores(self) -> int:
+        return max(e.cores for e in self.engines)
+
+    def engine(self, name: str | None = None) -> Engine:
+        """The engine called ``name``, or the platform's first."""
+        for engine in self.engines:
+            if name is None or engine.name == name:
+                return engine
+        raise KeyError(name)
 
     def level(self, name: str) -> MemoryLevel:
         for level in self.memory:

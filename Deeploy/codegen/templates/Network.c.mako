@@ -5,9 +5,13 @@
 #include <stdint.h>
 #include <string.h>
 
-% if cluster:
+% if forked:
 #define DEEPLOY_CLUSTER 1
-#include "deeploy_runtime.h"
+% endif
+% for header in runtimes:
+#include "${header}"
+% endfor
+% if forked:
 % if tiled:
 #include "deeploy_tiling.h"
 % endif
@@ -55,13 +59,13 @@ const uint32_t DeeployNetwork_outputs_bytes[${max(1, len(outputs))}] = {${", ".j
 % endfor
 
 % endfor
-% if cluster:
-/* ---- layers: each runs on every cluster core, which takes its share of the work ---- */
+% if forked:
+/* ---- layers: each runs on every core of its engine, which takes its share of the work ---- */
 % for k, (title, call, runs) in enumerate(calls):
 % if k in tiled:
 ${tiled[k].definitions}
 
-% elif runs:
+% elif runs and layers[k].engine.forked:
 static void deeploy_layer_${k}(void *arg) {
     (void)arg;
     ${call}
@@ -81,14 +85,14 @@ void RunNetwork(void) {
     ${tiled[k].run}
 % elif not runs:
     ${call}
-% elif cluster:
+% elif layers[k].engine.forked:
     DEEPLOY_MARK_LAYER(${k});
     deeploy_cluster_fork(deeploy_layer_${k}, NULL);
 % else:
     ${call}
 % endif
 % endfor
-% if cluster:
+% if forked:
     DEEPLOY_MARK_LAYER_END();
 % endif
 }

@@ -7,7 +7,7 @@ from Deeploy.passes.constant_folding import fold_constants
 from Deeploy.passes.div_folding import fold_integer_division
 from Deeploy.passes.layout import convs_to_channels_last, simplify_transposes
 from Deeploy.passes.requant_fusion import fuse_requant
-from Deeploy.targets.platform import MemoryLevel, Platform
+from Deeploy.targets.platform import Engine, MemoryLevel, Platform
 from Deeploy.targets.siracusa.bindings import SIRACUSA_BINDINGS
 from Deeploy.targets.siracusa.linker import l1_reserved_bytes
 from Deeploy.targets.siracusa.timing import TimingModel
@@ -80,8 +80,7 @@ SIRACUSA = Platform(
     passes=SIRACUSA_PASSES,
     default_level="L2",
     cmake_platform="Siracusa",
-    cluster=True,
-    max_cores=8,
+    engines=(Engine("cluster", cores=8, forked=True, runtime="deeploy_runtime.h"),),
     timing=TIMING,
     tiling=PlatformTiling(VIRTUAL_PLATFORM_L1, L3_STAGING),
 )
