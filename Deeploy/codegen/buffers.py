@@ -55,7 +55,7 @@ class BufferNames:
         self.referenced: set[str] = set()
         taken: set[str] = set()
         for name in sorted(n for n, p in plan.placements.items() if p.kind == "constant"):
-            base = "c_" + (re.sub(r"\W", "_", name).strip("_") or "t")
+            base = "c_" + (re.sub(r"[^0-9A-Za-z_]", "_", name).strip("_") or "t")   # ASCII C identifier
             ident, k = base, 0
             while ident in taken:
                 k += 1

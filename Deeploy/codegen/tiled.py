@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from Deeploy.binding import Layer
 from Deeploy.codegen.buffers import Buf, BufferNames
+from Deeploy.codegen.c_text import comment_text
 from Deeploy.codegen.emit import _template
 from Deeploy.ir.graph import Graph
 from Deeploy.errors import DeeployError
@@ -65,7 +66,7 @@ def tiled_layer_code(k: int, layer: Layer, sched: TileSchedule, graph: Graph, na
     too_big = check_tile_limits(len(dims), [len(s.operand.axes) for s in sched.slots])
     if too_big:
         raise DeeployError(f"layer '{layer.node.name}' ({layer.node.op}) cannot run tiled: {too_big}")
-    title = f"{layer.node.op} '{layer.node.name}'".replace("*/", "* /")
+    title = comment_text(f"{layer.node.op} '{layer.node.name}'")
     lines = [f"/* layer {k}: {title} tiled: {sched.num_tiles} L1 tiles ({sched.l2_tiles()} L2 tiles), "
              f"{'double' if sched.double_buffer else 'single'}-buffered, L1 {sched.l1_bytes} B */"]
     ops = []

@@ -6,6 +6,7 @@ generated C cannot break it."""
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -146,3 +147,36 @@ def test_compile_snapshots_appear_only_when_compilation_succeeds(tmp_path):
     assert ok.returncode == 0, ok.stderr
     states = {p.name for p in (test / "out_states").iterdir()}
     assert "frontend.onnx" in states and all(name.endswith(".onnx") for name in states), states
+
+
+def test_user_names_give_ascii_identifiers_and_closed_comments(tmp_path):
+    """Constant names become ASCII C identifiers; node names with comment delimiters stay inside
+    the comments of tiled layers too."""
+    from onnx import numpy_helper
+    from Deeploy.compiler import compile_graph
+    from Deeploy.frontend import assign_input_types, load_onnx
+    from Deeploy.tiling.network import TilingOptions
+    vi = lambda n: helper.make_tensor_value_info(n, TensorProto.FLOAT, [4, 8])  # noqa: E731
+    weight = numpy_helper.from_array(np.ones((4, 8), np.float32), "gewicht_ä*/")
+    nodes = [helper.make_node("Add", ["x", "gewicht_ä*/"], ["s"], name="a/*dd*/"),
+             helper.make_node("Relu", ["s"], ["y"], name="re/*lu")]
+    model = helper.make_model(helper.make_graph(nodes, "g", [vi("x")], [vi("y")], [weight]),
+                              opset_imports=[helper.make_opsetid("", 13)])
+    onnx.save(model, tmp_path / "m.onnx")
+    for platform, tiling in (("Generic", None), ("Siracusa", TilingOptions())):
+        graph = load_onnx(tmp_path / "m.onnx")
+        assign_input_types(graph, {"x": np.zeros((4, 8), np.int64)})
+        out = tmp_path / platform
+        compile_graph(graph, platform, out, tiling=tiling)
+        code = (out / "Network.c").read_text()
+        body = re.sub(r"/\*.*?\*/", "", code, flags=re.S)        # identifiers outside comments
+        idents = re.findall(r"\bc_[^\s\[\];,()*]*", body)
+        assert idents and all(re.fullmatch(r"[A-Za-z0-9_]+", ident) for ident in idents), idents
+        depth = 0
+        for k in range(len(code) - 1):    # every comment closes where the generator closes it
+            pair = code[k:k + 2]
+            if pair == "/*":
+                assert depth == 0, code[max(0, k - 80):k + 80]
+                depth = 1
+            elif pair == "*/" and depth:
+                depth = 0
