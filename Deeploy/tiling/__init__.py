@@ -8,7 +8,9 @@ Layout:
   families.py      tiling family of each op (named by its OpDef) -> LayerSpec rule (ops/ by family)
                    and the restriction of a node to one tile (restrict.py, used by tile_node.py)
   params.py        cost-model parameters with their sources (TilingParams)
-  solver.py        cost terms, the CP-SAT model, TilingSolution, evaluation, smallest footprint,
+  costs.py         cost terms precomputed per candidate tile size
+  solution.py      TilingSolution, BufferTiling
+  solver.py        the CP-SAT model, evaluation, smallest footprint,
                    TilingError for layers that do not fit
   two_level.py     L2 tiles of data in L3 (the same model one level up), then L1 tiles
 """

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Iterator, Mapping
 
 from Deeploy.memory.planner import align
-from Deeploy.tiling.solver import TilingSolution
+from Deeploy.tiling.solution import TilingSolution
 from Deeploy.tiling.spec import OUTPUT, AxisMap, LayerSpec, Operand, tile_ranges
 
 __all__ = ["OperandSlots", "TileSchedule", "schedule_layer", "axis_key"]

@@ -56,19 +56,18 @@ Python; the solver checks it against the CP-SAT model's values.
 
 from __future__ import annotations
 
-import itertools
 import math
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Mapping, Sequence
 
 import numpy as np
 
 from Deeploy.errors import TilingError
-from Deeploy.memory.planner import align
+from Deeploy.tiling.costs import ROW_FIELDS, BufferCosts, cdiv, compute_cycles, compute_grid, dim_candidates
 from Deeploy.tiling.params import TilingParams
-from Deeploy.tiling.spec import (INPUT, AxisStats, LayerSpec, Operand, axis_stats, candidates, dma_layout,
-                                 scratch_bytes)
+from Deeploy.tiling.solution import BufferTiling, TilingSolution
+from Deeploy.tiling.spec import INPUT, LayerSpec, scratch_bytes
 
 if TYPE_CHECKING:   # loaded when a model is built: ortools (with pandas) takes ~0.5 s to import
     from ortools.sat.python import cp_model
@@ -77,284 +76,15 @@ __all__ = ["BufferTiling", "TilingSolution", "solve_spec", "evaluate", "min_foot
            "cache_info"]
 
 
-@dataclass(frozen=True)
-class BufferTiling:
-    """One operand's L1 buffer: its largest tile (logical view), bytes of one copy (aligned), the
-    number of copies (2 = double-buffered), and over the whole layer its DMA transfers, bytes,
-    DMA engine cycles and the cycles cores spend issuing the transfers."""
-
-    tensor: str
-    role: str
-    tile_shape: tuple[int, ...]
-    tile_bytes: int
-    copies: int
-    l1_bytes: int
-    transfers: int
-    moved_bytes: int
-    dma_cycles: int
-    issue_cycles: int
-
-
-@dataclass(frozen=True)
-class TilingSolution:
-    """The chosen tiling of one layer and its modelled cost.
-
-    ``tile[i]`` is the tile size of ``dims[i]`` (of ``sizes[i]``), ``tiles_per_dim[i]`` the tile
-    count; ``l1_bytes`` = sum of the buffers' ``l1_bytes`` + ``scratch_bytes``. Cycles:
-    ``dma_cycles`` is the DMA time not hidden by compute, ``dma_busy_cycles`` all DMA time,
-    ``total_cycles`` = compute + overhead + dma. A zero-copy view has no tiles and no cost.
-    """
-
-    layer: str
-    op: str
-    level: str
-    capacity: int
-    dims: tuple[str, ...]
-    sizes: tuple[int, ...]
-    tile: tuple[int, ...]
-    tiles_per_dim: tuple[int, ...]
-    num_tiles: int
-    loop_order: tuple[str, ...]
-    double_buffered: bool
-    buffers: tuple[BufferTiling, ...]
-    scratch_bytes: int
-    l1_bytes: int
-    dma_cycles: int
-    dma_busy_cycles: int
-    compute_cycles: int
-    overhead_cycles: int
-    total_cycles: int
-    optimal: bool = True
-    zero_copy: bool = False
-    solve_seconds: float = field(default=0.0, compare=False, hash=False)
-
-    @property
-    def tile_sizes(self) -> dict[str, int]:
-        return dict(zip(self.dims, self.tile))
-
-    def tile_of(self, dim: str) -> int:
-        return self.tile_sizes[dim]
-
-    def buffer(self, tensor: str, role: str | None = None) -> BufferTiling:
-        for b in self.buffers:
-            if b.tensor == tensor and (role is None or b.role == role):
-                return b
-        raise KeyError(tensor)
-
-    def summary(self) -> str:
-        if self.zero_copy:
-            return f"{self.layer} ({self.op}): zero copy, nothing to tile"
-        tiles = " ".join(f"{d}={t}/{s}" for d, t, s in zip(self.dims, self.tile, self.sizes) if s > 1)
-        return (f"{self.layer} ({self.op}): {self.num_tiles} tiles [{tiles}] {self.l1_bytes} B "
-                f"{'DB' if self.double_buffered else 'SB'}; cycles {self.total_cycles} = compute "
-                f"{self.compute_cycles} + overhead {self.overhead_cycles} + dma {self.dma_cycles} "
-                f"(busy {self.dma_busy_cycles})")
-
-
-# ---- precomputed tables ----------------------------------------------------------------------
-def _cdiv(a: int, b: int) -> int:
-    return -(-a // b)
-
-
-@dataclass(frozen=True)
-class _Row:
-    tile_shape: tuple[int, ...]
-    tile_bytes: int
-    sweep: int
-    first: int
-    last: int
-    transfers: int
-    moved: int
-    issue: int
-
-
-_ROW_FIELDS = ("tile_bytes", "sweep", "first", "last", "transfers", "moved", "issue")
-
-
-def _dma_time(nbytes, transfers, run_bytes, setup, params: TilingParams):
-    """DMA engine cycles of ``transfers`` transfers moving ``nbytes`` in contiguous rows of
-    ``run_bytes`` (the platform's DMA timing: per transfer ``setup``, per row ``ceil(row_bytes /
-    bandwidth) + row_cycles``; rows of shorter remainder tiles counted by bytes). Works on ints
-    and numpy arrays."""
-    bw = params.dma_bytes_per_cycle
-    run = np.maximum(run_bytes, 1)
-    rows = np.maximum(transfers, -(-nbytes // run))
-    pad = -(-run // bw) * bw - run                # bytes a row's last beat leaves unused
-    beats = -(-(nbytes + rows * pad) // bw)
-    return np.where(np.asarray(nbytes) > 0, beats + rows * params.dma_row_cycles + transfers * setup, 0)
-
-
-def _row(op: Operand, stats: Sequence[AxisStats], params: TilingParams) -> _Row:
-    ext = tuple(s.max for s in stats)
-    e = op.elem_bytes
-    tile_bytes = align(e * math.prod(ext), params.alignment)
-    cmds, strided, run = dma_layout(tuple(op.shape), ext, params.dma_2d)
-    setup, issue = (cmds * c for c in params.command_cycles(strided))
-    transfers = math.prod(s.nonempty for s in stats)
-    moved = e * math.prod(s.sum for s in stats)
-    first_b, last_b = e * math.prod(s.first for s in stats), e * math.prod(s.last for s in stats)
-    run_b = e * run
-    return _Row(ext, tile_bytes, int(_dma_time(moved, transfers, run_b, setup, params)),
-                int(_dma_time(first_b, 1, run_b, setup, params)), int(_dma_time(last_b, 1, run_b, setup, params)),
-                transfers, moved, transfers * issue)
-
-
-class _Buffer:
-    """One operand over the candidate tiles of the dims it depends on: every _Row field as an
-    array indexed by those dims' candidate indices (``table``)."""
-
-    def __init__(self, op: Operand, spec: LayerSpec, cands: Mapping[str, tuple[int, ...]], params: TilingParams):
-        self.op, self.params = op, params
-        self.shape = op.shape
-        self.deps = tuple(d for d in spec.dim_names if d in op.dims)
-        sizes = {d.name: d.size for d in spec.dims}
-        self.per_axis = []
-        for a in op.axes:
-            if a.dim is None:
-                self.per_axis.append((axis_stats(a, 0, 1),))
-            else:
-                self.per_axis.append(tuple(axis_stats(a, sizes[a.dim], t) for t in cands[a.dim]))
-        self.axis_dep = [self.deps.index(a.dim) if a.dim is not None else None for a in op.axes]
-        grid = tuple(len(cands[d]) for d in self.deps)
-
-        def product(field: str) -> np.ndarray:
-            out = np.ones(grid, dtype=np.int64)
-            for stats, j in zip(self.per_axis, self.axis_dep):
-                values = np.asarray([getattr(st, field) for st in stats], dtype=np.int64)
-                if j is None:
-                    out = out * values[0]
-                else:
-                    out = out * values.reshape([-1 if k == j else 1 for k in range(len(grid))])
-            return out
-
-        e, a = op.elem_bytes, params.alignment
-        setup = np.zeros(grid, dtype=np.int64)
-        issue = np.zeros(grid, dtype=np.int64)
-        run = np.zeros(grid, dtype=np.int64)
-        for combo in itertools.product(*(range(k) for k in grid)):
-            setup[combo], issue[combo], run[combo] = self._layout(combo)
-        tile_bytes = e * product("max")
-        transfers = product("nonempty")
-        moved = e * product("sum")
-        first_b, last_b = e * product("first"), e * product("last")
-        run = e * run
-        self.table = {
-            "tile_bytes": -(-tile_bytes // a) * a,
-            "sweep": _dma_time(moved, transfers, run, setup, params),
-            "first": _dma_time(first_b, 1, run, setup, params),
-            "last": _dma_time(last_b, 1, run, setup, params),
-            "transfers": transfers,
-            "moved": moved,
-            "issue": transfers * issue,
-        }
-
-    def _extents(self, combo: Sequence[int]) -> tuple[int, ...]:
-        return tuple(st[0 if j is None else combo[j]].max for st, j in zip(self.per_axis, self.axis_dep))
-
-    def _layout(self, combo: Sequence[int]) -> tuple[int, int, int]:
-        """(DMA set-up cycles, core issue cycles, contiguous run in elements) of one transfer of
-        the largest tile."""
-        cmds, strided, run = dma_layout(self.shape, self._extents(combo), self.params.dma_2d)
-        setup, issue = self.params.command_cycles(strided)
-        return cmds * setup, cmds * issue, run
-
-    def row(self, choice: Mapping[str, int]) -> _Row:
-        combo = tuple(choice[d] for d in self.deps)
-        stats = [st[0 if j is None else combo[j]] for st, j in zip(self.per_axis, self.axis_dep)]
-        return _row(self.op, stats, self.params)
-
-
-def _classes(size: int, t: int) -> list[tuple[int, int]]:
-    n = _cdiv(size, t)
-    last = size - (n - 1) * t
-    return [(t, n)] if last == t else [(t, n - 1), (last, 1)]
-
-
-def _compute_cycles(spec: LayerSpec, tiles: Mapping[str, int], params: TilingParams) -> int:
-    """Sum over tiles of the slowest core's share of the tile's ops (see module docstring)."""
-    if spec.ops == 0:
-        return 0
-    pdims = [d for d in spec.dim_names if any(d in alt for alt in spec.parallel)]
-    sizes = {d.name: d.size for d in spec.dims}
-    cores = params.cores
-    if not pdims:
-        return math.ceil(cores * spec.ops / params.ops_per_cycle - 1e-9)
-    total = 0
-    for combo in itertools.product(*(_classes(sizes[d], tiles[d]) for d in pdims)):
-        ext = {d: e for d, (e, _) in zip(pdims, combo)}
-        count = math.prod(c for _, c in combo)
-        alt = spec.parallel[-1]
-        for candidate in spec.parallel:
-            if math.prod(ext[d] for d in candidate) >= cores:
-                alt = candidate
-                break
-        units = math.prod(ext[d] for d in alt)
-        rest = math.prod(ext[d] for d in pdims if d not in alt)
-        total += count * _cdiv(units, cores) * rest
-    volume = math.prod(sizes[d] for d in pdims)
-    return math.ceil(cores * spec.ops * total / (params.ops_per_cycle * volume) - 1e-9)
-
-
-def _compute_grid(spec: LayerSpec, cands: Mapping[str, tuple[int, ...]], params: TilingParams,
-                  index: Mapping[str, np.ndarray]) -> np.ndarray:
-    """``_compute_cycles`` of every grid point, vectorised: per dim the full tiles and the
-    remainder tile are the two extent classes, summed over the 2^|P| class combinations."""
-    points = len(next(iter(index.values()))) if index else 1
-    if spec.ops == 0:
-        return np.zeros(points, dtype=np.int64)
-    pdims = [d for d in spec.dim_names if any(d in alt for alt in spec.parallel)]
-    cores = params.cores
-    if not pdims:
-        return np.full(points, math.ceil(cores * spec.ops / params.ops_per_cycle - 1e-9), dtype=np.int64)
-    sizes = {d.name: d.size for d in spec.dims}
-    classes = {}
-    for d in pdims:
-        t = np.asarray(cands[d], dtype=np.int64)[index[d]]
-        n = -(-sizes[d] // t)
-        last = sizes[d] - (n - 1) * t
-        even = last == t
-        classes[d] = ((t, np.where(even, n, n - 1)), (last, np.where(even, 0, 1)))
-    total = np.zeros(points, dtype=np.int64)
-    for pick in itertools.product((0, 1), repeat=len(pdims)):
-        ext = {d: classes[d][k][0] for d, k in zip(pdims, pick)}
-        count = np.ones(points, dtype=np.int64)
-        for d, k in zip(pdims, pick):
-            count = count * classes[d][k][1]
-        chosen = np.zeros(points, dtype=np.int64)
-        decided = np.zeros(points, dtype=bool)
-        for alt in spec.parallel:
-            units = np.prod(np.stack([ext[d] for d in alt]), axis=0) if alt else np.ones(points, np.int64)
-            rest = np.prod(np.stack([ext[d] for d in pdims if d not in alt] or [np.ones(points, np.int64)]), axis=0)
-            value = -(-units // cores) * rest
-            take = ~decided & ((units >= cores) | (alt is spec.parallel[-1]))
-            chosen = np.where(take, value, chosen)
-            decided |= take
-        total += count * chosen
-    volume = math.prod(sizes[d] for d in pdims)
-    return np.ceil(cores * spec.ops * total.astype(np.float64) / (params.ops_per_cycle * volume) - 1e-9).astype(np.int64)
-
-
-def _dim_candidates(spec: LayerSpec, params: TilingParams) -> dict[str, tuple[int, ...]]:
-    """Candidates per dim, thinned (the dim with most first) until the grid of combinations has
-    at most ``params.max_grid`` points."""
-    caps = {d.name: params.max_candidates for d in spec.dims}
-    while True:
-        cands = {d.name: candidates(d, caps[d.name]) for d in spec.dims}
-        if math.prod(len(c) for c in cands.values()) <= params.max_grid:
-            return cands
-        worst = max(spec.dim_names, key=lambda d: (len(cands[d]), d))
-        caps[worst] = max(2, int(len(cands[worst]) * 0.8))
-
-
 class _Problem:
     """Everything about one (spec, params) the model and the evaluation share: candidates, the
     operand tables, and every cost term as an array over the grid of the free dims' choices."""
 
     def __init__(self, spec: LayerSpec, params: TilingParams):
         self.spec, self.params = spec, params
-        self.cands = _dim_candidates(spec, params)
-        self.counts = {d.name: [_cdiv(d.size, t) for t in self.cands[d.name]] for d in spec.dims}
-        self.buffers = [_Buffer(o, spec, self.cands, params) for o in spec.operands if o.nbytes > 0]
+        self.cands = dim_candidates(spec, params)
+        self.counts = {d.name: [cdiv(d.size, t) for t in self.cands[d.name]] for d in spec.dims}
+        self.buffers = [BufferCosts(o, spec, self.cands, params) for o in spec.operands if o.nbytes > 0]
         self.free = [d for d in spec.dim_names if len(self.cands[d]) > 1]
         self._grid()
 
@@ -386,7 +116,7 @@ class _Problem:
         for b in self.buffers:
             sel = tuple(self.index[d] for d in b.deps)
             col = {f: (b.table[f][sel] if b.deps else np.full(points, b.table[f][()], dtype=np.int64))
-                   for f in _ROW_FIELDS}
+                   for f in ROW_FIELDS}
             changes = np.zeros(points, dtype=bool)
             for d in b.deps:
                 changes |= tiled[d]
@@ -412,7 +142,7 @@ class _Problem:
                 self.dma[o][0 if b.op.role == INPUT else 1] += factor * col["sweep"]
                 self.issue[o] += factor * col["issue"]
         self.l1_single, self.l1_extra, self.first, self.last = single, extra, first, last
-        self.compute = _compute_grid(spec, self.cands, p, self.index)
+        self.compute = compute_grid(spec, self.cands, p, self.index)
 
     def totals(self, order: tuple[str, ...], db: bool) -> np.ndarray:
         """Modelled cycles of every grid point for one loop order and buffering (vectorised
@@ -458,7 +188,7 @@ class _Problem:
                                      row.tile_bytes * copies, factor * row.transfers, factor * row.moved, dma,
                                      factor * row.issue))
         num_tiles = math.prod(n.values())
-        compute = _compute_cycles(spec, tiles, p)
+        compute = compute_cycles(spec, tiles, p)
         overhead = num_tiles * p.per_tile_cycles + issue
         if db:
             rest_in, rest_out = dma_in - pro, dma_out - epi
