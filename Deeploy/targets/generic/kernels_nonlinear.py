@@ -159,16 +159,24 @@ def _nonorm_plan(node, graph):
     return _typed(TACC=(max(inner, inner * abs(p.mul), abs(p.mul)), p.shift))
 
 
-def _igelu_plan(node, graph):
-    p, xm = node.params, max_abs(graph, node.inputs[0])
+def igelu_bound(p, xm: int) -> int:
+    """Largest |intermediate| (output included) of iGELU with params ``p`` on |x| <= xm."""
     inner = p.b * p.b + 2 * abs(p.one) + 1
-    return _typed(TACC=(max(xm, inner, xm * inner), 0))
+    return max(xm, inner, xm * inner)
+
+
+def ihardswish_bound(p, xm: int) -> int:
+    """Largest |intermediate| (output included) of iHardswish with params ``p`` on |x| <= xm."""
+    gate = p.six * abs(p.one_over_six)
+    return max(xm + abs(p.three), p.six, abs(p.one_over_six), gate, xm * gate)
+
+
+def _igelu_plan(node, graph):
+    return _typed(TACC=(igelu_bound(node.params, max_abs(graph, node.inputs[0])), 0))
 
 
 def _ihardswish_plan(node, graph):
-    p, xm = node.params, max_abs(graph, node.inputs[0])
-    gate = p.six * abs(p.one_over_six)
-    return _typed(TACC=(max(xm + abs(p.three), p.six, abs(p.one_over_six), gate, xm * gate), 0))
+    return _typed(TACC=(ihardswish_bound(node.params, max_abs(graph, node.inputs[0])), 0))
 
 
 def _true_div_plan(node, graph):

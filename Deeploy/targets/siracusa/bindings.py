@@ -8,6 +8,7 @@ import numpy as np
 from Deeploy.ops.requant import channel_strides
 from Deeploy.targets.generic.bindings import GENERIC_BINDINGS
 from Deeploy.targets.generic.kernels_core import sum_kernel_types
+from Deeploy.targets.generic.kernels_nonlinear import igelu_bound, ihardswish_bound
 from Deeploy.targets.platform import Kernel
 from Deeploy.targets.value_range import accumulator_type, conv_sum_bound, gemm_sum_bound, max_abs, wide_reason
 
@@ -109,8 +110,11 @@ SIRACUSA_BINDINGS: dict[str, tuple[Kernel, ...]] = {
     "RequantizedAdd": (Kernel("AddRQ", "add_rq.inc", _eltwise_call("0, 0, 0"), ("TA", "TB", "TM", "TAD", "TY"),
                               accepts=_rq_accepts(lambda n, g: max_abs(g, n.inputs[0]) + max_abs(g, n.inputs[1]))),),
     "RequantizediGELU": (Kernel("iGELU_RQ", "igelu_rq.inc", _eltwise_call("${p.base.b}, ${p.base.one}, 0"),
-                                ("TA", "TM", "TAD", "TY")),),
+                                ("TA", "TM", "TAD", "TY"),
+                                accepts=_rq_accepts(lambda n, g: igelu_bound(n.params.base, max_abs(g, n.inputs[0])))),),
     "RequantizediHardswish": (Kernel("iHardswish_RQ", "ihardswish_rq.inc",
                                      _eltwise_call("${p.base.one_over_six}, ${p.base.three}, ${p.base.six}"),
-                                     ("TA", "TM", "TAD", "TY")),),
+                                     ("TA", "TM", "TAD", "TY"),
+                                     accepts=_rq_accepts(
+                                         lambda n, g: ihardswish_bound(n.params.base, max_abs(g, n.inputs[0])))),),
 }
