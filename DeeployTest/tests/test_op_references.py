@@ -1,5 +1,5 @@
 """Bit-exactness of every registered operator reference, generated from the op table in
-op_cases.py (JAX op-test style: op name -> a few generated cases).
+op_cases/ (JAX op-test style: op name -> a few generated cases).
 
 - every registered op must have a record (adding an op without tests fails here);
 - standard ONNX ops: the one-node model is run by onnxruntime and by the reference interpreter
