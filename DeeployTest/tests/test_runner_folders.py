@@ -106,8 +106,24 @@ def test_failed_compile_leaves_nothing_of_its_attempt(tmp_path):
     assert _tree(gen) == before
 
 
+def _big_add_test(folder: Path) -> Path:
+    """y = x + w with 64 Ki-element operands: the C build takes long enough to interrupt it."""
+    from onnx import numpy_helper
+    folder.mkdir(parents=True)
+    shape = [256, 256]
+    vi = lambda n: helper.make_tensor_value_info(n, TensorProto.FLOAT, shape)  # noqa: E731
+    w = numpy_helper.from_array((np.arange(65536) % 50).reshape(shape).astype(np.float32), "w")
+    model = helper.make_model(helper.make_graph([helper.make_node("Add", ["x", "w"], ["y"], name="add")], "g",
+                                                [vi("x")], [vi("y")], [w]), opset_imports=[helper.make_opsetid("", 13)])
+    onnx.save(model, folder / "network.onnx")
+    x = (np.arange(65536) % 60 - 30).reshape(shape)
+    np.savez(folder / "inputs.npz", x)
+    np.savez(folder / "outputs.npz", x + (np.arange(65536) % 50).reshape(shape))
+    return folder
+
+
 def test_ctrl_c_ends_with_one_line_and_no_partial_output(tmp_path):
-    test, gen = _relu_test(tmp_path / "net"), tmp_path / "gen"
+    test, gen = _big_add_test(tmp_path / "net"), tmp_path / "gen"
     proc = subprocess.Popen([sys.executable, "-u", str(GENERIC), "-t", str(test), "--gen-dir", str(gen)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
     try:
@@ -119,6 +135,7 @@ def test_ctrl_c_ends_with_one_line_and_no_partial_output(tmp_path):
     finally:
         if proc.poll() is None:
             proc.kill()
+    assert proc.returncode != 0, "the run ended before the interrupt reached it"
     assert proc.returncode == 130, err
     assert err.strip().splitlines() == ["error: interrupted"], err
     assert not gen.exists()
