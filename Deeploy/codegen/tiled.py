@@ -91,8 +91,9 @@ def tiled_layer_code(k: int, layer: Layer, sched: TileSchedule, graph: Graph, na
 
     ptrs = {s.operand.tensor: f"tile->buf[{s.index}]" for s in sched.slots}
     scratch_at = l1_base + sched.scratch_offset
-    scratch = f"((void *)({l1_arena} + {scratch_at}))" if layer.scratch else "NULL"
-    shared = f"((void *)({l1_arena} + {scratch_at + layer.shared_offset}))" if layer.scratch else "NULL"
+    has_scratch = sched.l1_bytes > sched.scratch_offset   # the tiler may drop an optional scratch
+    scratch = f"((void *)({l1_arena} + {scratch_at}))" if has_scratch else "NULL"
+    shared = f"((void *)({l1_arena} + {scratch_at + layer.shared_offset}))" if has_scratch else "NULL"
     cases, class_ops = [], {}
     for cls, ranges in sched.class_tiles():
         node, tgraph = tile_node(layer.node, graph, spec, ranges)

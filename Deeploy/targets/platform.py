@@ -48,6 +48,8 @@ class Kernel:
     ``shared_scratch`` gives bytes all cores share (the call template's ``shared`` pointer);
     ``extra_types`` binds further type macros computed from the node (e.g. an accumulator).
     ``engine``: the name of the platform engine that runs it (None: the platform's first).
+    ``scratch_optional``: the kernel also runs, more slowly, when its call gets no scratch (the
+    template's ``scratch``/``shared`` are NULL); a tiled layer drops it when nothing fits with it.
     """
 
     name: str
@@ -59,6 +61,7 @@ class Kernel:
     extra_types: Callable[[Node, Graph], tuple[tuple[str, DType], ...]] | None = None
     shared_scratch: Callable[[Node, Graph], int] | None = None
     engine: str | None = None
+    scratch_optional: bool = False
 
 
 @dataclass(frozen=True)

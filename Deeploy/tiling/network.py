@@ -124,7 +124,8 @@ def tile_network(graph: Graph, layers: list[Layer], plan: MemoryPlan, options: T
         raise _l2_error(plan, data, 0, options)
     schedules, l1_size, staging, misfits = {}, 0, 0, []
     for k, layer in enumerate(layers):
-        spec = with_tile_scratch(layer_spec(layer.node, graph, RuleContext(layer.scratch)), layer, graph, cores)
+        spec = with_tile_scratch(layer_spec(layer.node, graph, RuleContext(layer.scratch)), layer, graph, cores,
+                                 l1_params)
         if spec.zero_copy:
             continue
         staged = {o.tensor: True for o in spec.operands if o.tensor in in_l3 and o.nbytes > 0}

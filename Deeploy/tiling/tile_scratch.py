@@ -2,7 +2,8 @@
 and its scratch (evaluated by the kernel's own scratch functions on the layer restricted to the
 tile, ``tile_node``) may be smaller than the whole layer's, e.g. iSoftmax builds its e(d) table
 only for tiles large enough to pay for it. The solver then sees the footprint of each candidate
-tile with the scratch that tile really needs."""
+tile with the scratch that tile really needs. A kernel whose scratch is optional (it runs
+without, more slowly) gets none when no tiling fits with it."""
 
 from __future__ import annotations
 
@@ -12,6 +13,8 @@ from dataclasses import replace
 
 from Deeploy.binding import Layer, kernel_scratch_bytes
 from Deeploy.ir.graph import Graph
+from Deeploy.tiling.params import TilingParams
+from Deeploy.tiling.solver import min_footprint
 from Deeploy.tiling.spec import LayerSpec, TileScratch, candidates
 from Deeploy.tiling.tile_node import tile_node
 
@@ -20,9 +23,19 @@ __all__ = ["with_tile_scratch", "MAX_SCRATCH_TILES"]
 MAX_SCRATCH_TILES = 512  # candidate tiles evaluated; beyond, the whole layer's scratch is kept
 
 
-def with_tile_scratch(spec: LayerSpec, layer: Layer, graph: Graph, cores: int) -> LayerSpec:
+def with_tile_scratch(spec: LayerSpec, layer: Layer, graph: Graph, cores: int,
+                      params: TilingParams | None = None) -> LayerSpec:
     """``spec`` whose scratch is a ``TileScratch`` when the bound kernel's scratch differs
-    between the whole layer and its smallest tile; else ``spec`` unchanged."""
+    between the whole layer and its smallest tile; with ``params``, no scratch at all when the
+    kernel's scratch is optional and even the smallest tiling does not fit with it."""
+    spec = _per_tile(spec, layer, graph, cores)
+    if params is not None and spec.scratch and layer.kernel.scratch_optional \
+            and min_footprint(spec, params).l1_bytes > params.capacity:
+        return replace(spec, scratch=0)
+    return spec
+
+
+def _per_tile(spec: LayerSpec, layer: Layer, graph: Graph, cores: int) -> LayerSpec:
     kernel = layer.kernel
     if spec.zero_copy or not layer.scratch or not (kernel.scratch or kernel.shared_scratch):
         return spec

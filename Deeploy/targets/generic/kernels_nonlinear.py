@@ -42,12 +42,13 @@ def _nl_rows(x_shape, operand_shapes):
                   for s, st in zip(shapes, strides)]
 
 
-def _nl_kernel(name, source, call, types, plan, scratch=None, shared=None):
+def _nl_kernel(name, source, call, types, plan, scratch=None, shared=None, scratch_optional=False):
     """A Kernel whose ``plan(node, graph)`` returns its extra type macros, or why it cannot run."""
     def accepts(node, graph):
         result = plan(node, graph)
         return result if isinstance(result, str) else None
-    return Kernel(name, source, call, types, accepts, scratch, lambda n, g: plan(n, g), shared_scratch=shared)
+    return Kernel(name, source, call, types, accepts, scratch, lambda n, g: plan(n, g), shared_scratch=shared,
+                  scratch_optional=scratch_optional)
 
 
 def _typed(**bounds):
@@ -113,7 +114,8 @@ def isoftmax_uses_table(bits: int, elements: int) -> bool:
 def _isoftmax_table_bytes(node, graph):
     """Shared by the cores: the e(d) table (256 TACC entries, plus alignment slack: the kernel
     aligns it), rounded up to 8, when this call uses one (isoftmax.inc); else nothing. The call
-    is the whole layer, or one tile of it when tiled: small tiles need no scratch."""
+    is the whole layer, or one tile of it when tiled: small tiles need no scratch. Without
+    scratch (a NULL ``shared``) the kernel computes every e directly, so the table is optional."""
     x = graph.tensors[node.inputs[0]]
     if not isoftmax_uses_table(x.dtype.bits, x.size):
         return 0
@@ -195,7 +197,7 @@ def _int_div_plan(node, graph):
 
 
 _ISOFTMAX_CALL = """<%! from Deeploy.targets.generic.kernels_nonlinear import isoftmax_uses_table %>\
-<% table = isoftmax_uses_table(x[0].dtype.bits, x[0].size) %>\
+<% table = shared != "NULL" and isoftmax_uses_table(x[0].dtype.bits, x[0].size) %>\
 ${fn}(${x[0].ptr}, ${y[0].ptr}, ${shared if table else "NULL"}, ${x[0].size // x[0].shape[-1]}, \
 ${x[0].shape[-1]}, ${p.coeff_a}, ${p.coeff_b}, ${p.coeff_c}, ${p.log2}, ${p.n_levels - 1}, \
 ${256 if table else 0});"""
@@ -230,7 +232,7 @@ ${", ".join(map(str, sb))}, ${p.delta * p.eta}, ${p.eta}, ${p.eps});"""
 
 NONLINEAR_KERNELS: dict[str, tuple[Kernel, ...]] = {
     "iSoftmax": (_nl_kernel("iSoftmax", "isoftmax.inc", _ISOFTMAX_CALL, ("TIN", "TOUT"), _isoftmax_plan,
-                            shared=_isoftmax_table_bytes),),
+                            shared=_isoftmax_table_bytes, scratch_optional=True),),
     "ITAMax": (_nl_kernel("ITAMax", "itamax.inc", _ITAMAX_CALL, ("TIN", "TOUT"), _itamax_plan),),
     "ITAPartialMax": (_nl_kernel("ITAPartialMax", "itapartialmax.inc", _ITAPARTIALMAX_CALL, ("TIN", "TOUT"),
                                  _itapartialmax_plan),),
