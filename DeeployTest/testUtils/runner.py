@@ -4,7 +4,6 @@ harness, build with CMake, run, and report ``Errors: E out of N``."""
 from __future__ import annotations
 
 import argparse
-import os
 import re
 import subprocess
 import sys
@@ -17,6 +16,7 @@ from Deeploy.compiler import compile_graph
 from Deeploy.errors import BuildError, DeeployError
 from Deeploy.frontend import assign_input_types, load_npz_arrays, load_onnx, map_arrays
 from DeeployTest.testUtils.gen_folder import Generation, check_reusable, gen_dir_for, source_record
+from DeeployTest.testUtils.cmake_cache import configure_and_build
 from DeeployTest.testUtils.harness import write_harness
 from DeeployTest.testUtils.interrupt import raise_on_interrupt
 
@@ -115,11 +115,8 @@ def _generate(test_dir: Path, rp: RunnerPlatform, stage: Path, log, compile_opti
 def _build(test_dir: Path, gen: Path, args: argparse.Namespace, rp: RunnerPlatform) -> Path:
     """Configure and build the generated test; the path of the test program."""
     build_dir = gen / "build"
-    configure = ["cmake", "-S", str(REPO_ROOT), "-B", str(build_dir), f"-DPLATFORM={rp.cmake_platform}",
-                 f"-DNETWORK_DIR={gen / 'network'}", f"-DHARNESS_DIR={gen / 'harness'}", *rp.prepare(args, gen)]
-    for cmd, what in ((configure, "CMake configure"),
-                      (["cmake", "--build", str(build_dir), "-j", str(os.cpu_count() or 1)], "build")):
-        proc = _run(cmd, what, args.verbose)
+
+    def check(proc: subprocess.CompletedProcess, what: str) -> None:
         if proc.returncode:
             output = proc.stdout + proc.stderr
             explained = rp.explain_build_error(output) if rp.explain_build_error else None
@@ -128,6 +125,11 @@ def _build(test_dir: Path, gen: Path, args: argparse.Namespace, rp: RunnerPlatfo
                 raise BuildError(explained or " ".join(fatal.group(1).split()))
             tail = "\n".join(output.strip().splitlines()[-25:])
             raise BuildError(f"{what} failed for {test_dir}:\n{tail}")
+
+    # a fresh CMake tree configured against the cached platform build (testUtils/cmake_cache.py)
+    configure_and_build(build_dir, rp.cmake_platform,
+                        [f"-DNETWORK_DIR={gen / 'network'}", f"-DHARNESS_DIR={gen / 'harness'}", *rp.prepare(args, gen)],
+                        gen, lambda cmd, what: _run(cmd, what, args.verbose), check)
     return build_dir / "deeploy_test"
 
 
