@@ -160,9 +160,8 @@ def compile_graph(graph: Graph, platform: str, out_dir: str | Path, *, source: s
     if target.tiling is None:
         raise DeeployError(f"platform {target.name} runs no layer tiled (it has no tiling parameters)")
     plan = plan_memory(graph, [replace(layer, scratch=0, shared_offset=0) for layer in layers],
-                       target.level(target.tiling.tiles.source))
-    data_level = target.level(tiling.default_level)
+                       target.level(target.tiling.tiles.source), target.level(tiling.default_level))
     tiled = tile_network(graph, layers, plan, tiling, target.tiling, cores)
     summary = write_atomically(Path(out_dir), lambda tmp: emit_project(
-        graph, layers, plan, target, tmp, source, cores, tiled, data_level))
+        graph, layers, plan, target, tmp, source, cores, tiled))
     return CompileResult(graph, layers, plan, summary, tiled=tiled)

@@ -10,7 +10,7 @@ import numpy as np
 
 from Deeploy.ir.dtypes import DType
 from Deeploy.ir.graph import Graph
-from Deeploy.memory.planner import MemoryPlan
+from Deeploy.memory.planner import BufferKind, MemoryPlan
 
 __all__ = ["Buf", "BufferNames"]
 
@@ -54,7 +54,7 @@ class BufferNames:
         self._idents: dict[str, str] = {}
         self.referenced: set[str] = set()
         taken: set[str] = set()
-        for name in sorted(n for n, p in plan.placements.items() if p.kind == "constant"):
+        for name in sorted(n for n, p in plan.placements.items() if p.kind == BufferKind.CONSTANT):
             base = "c_" + (re.sub(r"[^0-9A-Za-z_]", "_", name).strip("_") or "t")   # ASCII C identifier
             ident, k = base, 0
             while ident in taken:
@@ -70,11 +70,11 @@ class BufferNames:
         t = self.graph.tensors[name]
         p = self.plan.placements[name]
         ct = t.dtype.ctype
-        if p.kind == "constant":
+        if p.kind == BufferKind.CONSTANT:
             return Buf(name, f"(({ct} *){self._idents[name]})", tuple(t.shape), t.dtype, self.referenced.add)
-        if p.kind == "input":
+        if p.kind == BufferKind.INPUT:
             ptr = f"(({ct} *)DeeployNetwork_inputs[{p.index}])"
-        elif p.kind == "output":
+        elif p.kind == BufferKind.OUTPUT:
             ptr = f"(({ct} *)DeeployNetwork_outputs[{p.index}])"
         else:
             ptr = f"(({ct} *)({self.arena} + {p.offset}))"
@@ -83,11 +83,11 @@ class BufferNames:
     def address(self, name: str) -> str:
         """A constant C expression of the address of the tensor's storage (static initialisers)."""
         p = self.plan.placements[name]
-        if p.kind == "constant":
+        if p.kind == BufferKind.CONSTANT:
             self.referenced.add(name)
             return self._idents[name]
-        if p.kind in ("input", "output"):
-            return f"DeeployNetwork_{p.kind}_{p.index}"
+        if p.kind in (BufferKind.INPUT, BufferKind.OUTPUT):
+            return f"DeeployNetwork_{p.kind.value}_{p.index}"
         return f"({self.arena} + {p.offset})"
 
     def scratch(self, node_name: str, within: int = 0) -> str:

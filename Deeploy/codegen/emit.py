@@ -18,7 +18,7 @@ from Deeploy.codegen.c_text import comment_text
 from Deeploy.ir.graph import Graph
 from Deeploy.manifest import Manifest
 from Deeploy.memory.planner import MemoryPlan
-from Deeploy.targets.platform import MemoryLevel, Platform
+from Deeploy.targets.platform import Platform
 
 __all__ = ["emit_project", "EmitSummary", "c_array_body"]
 
@@ -66,10 +66,10 @@ def render_call(layer: Layer, names: BufferNames) -> str:
 
 
 def emit_project(graph: Graph, layers: list[Layer], plan: MemoryPlan, platform: Platform,
-                 out_dir: Path, source: str, cores: int = 1, tiling=None, data_level: MemoryLevel | None = None
+                 out_dir: Path, source: str, cores: int = 1, tiling=None
                  ) -> EmitSummary:
     """``tiling``: a ``Deeploy.tiling.network.TiledNetwork`` (layers run tile by tile out of L1);
-    ``data_level``: where graph inputs, outputs and constants live (default: the arena's level)."""
+    graph inputs, outputs and constants live in ``plan.data_level``."""
     arena = f"deeploy_arena_{plan.level.name}"
     names = BufferNames(graph, plan, arena)
     tiled = {}
@@ -101,7 +101,7 @@ def emit_project(graph: Graph, layers: list[Layer], plan: MemoryPlan, platform: 
                forked=any(layer.engine.forked for layer in layers),
                runtimes=sorted({layer.engine.runtime for layer in layers if layer.engine.runtime}),
                level=plan.level, cores=cores,
-               const_level=data_level or plan.level, io_level=data_level or plan.level, tiled=tiled,
+               const_level=plan.data_level, io_level=plan.data_level, tiled=tiled,
                l1_size=tiling.l1_size if tiling else 0, staging_size=tiling.staging_size if tiling else 0,
                layers=layers, constants=constants,
                const_bytes=const_bytes, arena=arena, arena_size=plan.arena_size,
@@ -112,8 +112,7 @@ def emit_project(graph: Graph, layers: list[Layer], plan: MemoryPlan, platform: 
     (out_dir / "Network.c").write_text(_file_template("Network.c.mako").render(**ctx))
     (out_dir / "Network.h").write_text(_file_template("Network.h.mako").render(**ctx))
     (out_dir / "CMakeLists.txt").write_text(_file_template("CMakeLists.txt.mako").render(**ctx))
-    manifest = describe_network(graph, layers, plan, platform, source, cores, idle, names.referenced, tiling, tiled,
-                                data_level)
+    manifest = describe_network(graph, layers, plan, platform, source, cores, idle, names.referenced, tiling, tiled)
     manifest.write(out_dir)
     kernel_out = out_dir / "kernels"
     kernel_out.mkdir(exist_ok=True)

@@ -1,9 +1,13 @@
-"""Static memory planning: every activation gets a fixed offset in one arena per memory level,
-reusing space between tensors whose lifetimes do not overlap. Graph inputs and outputs own
-dedicated buffers so a caller can refill inputs and read outputs around any number of runs."""
+"""Static memory planning, the one home of buffer offsets: every activation and kernel scratch
+gets a fixed offset in the arena of its memory level, reusing space between buffers whose
+lifetimes do not overlap; graph inputs, outputs and constants get their level and, for the
+picture of a level, their place after the arena (``data_buffers``); the tiles of tiled layers are
+recorded from their schedules (``tile_buffers``). Graph inputs and outputs own dedicated buffers
+so a caller can refill inputs and read outputs around any number of runs."""
 
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass, field
 
 from Deeploy.binding import Layer
@@ -11,29 +15,66 @@ from Deeploy.ir.graph import Graph
 from Deeploy.memory.lifetimes import Interval, alias_roots, lifetimes
 from Deeploy.targets.platform import MemoryLevel
 
-__all__ = ["Placement", "MemoryPlan", "plan_memory", "place_intervals", "peak_live_bytes"]
+__all__ = ["BufferKind", "Placement", "PlannedBuffer", "MemoryPlan", "plan_memory", "place_intervals",
+           "peak_live_bytes", "data_buffers", "tile_buffers", "DATA_ALIGNMENT"]
+
+DATA_ALIGNMENT = 16   # I/O buffers and constants: aligned(16) (Network.c, the DEEPLOY_L* placement macros)
+
+
+class BufferKind(str, enum.Enum):
+    """What a buffer holds. WEIGHT (a weight memory's contents) and STREAMED (per-iteration
+    buffers of a region) are for engines and regions that place them."""
+
+    INPUT = "input"
+    OUTPUT = "output"
+    CONSTANT = "constant"
+    ACTIVATION = "activation"
+    SCRATCH = "scratch"
+    TILE = "tile"
+    STAGING = "staging"
+    WEIGHT = "weight"
+    STREAMED = "streamed"
 
 
 @dataclass(frozen=True)
 class Placement:
-    """Where a tensor's storage lives: ``kind`` is 'arena' (``offset`` in the level's arena),
-    'input' / 'output' (``index`` of the dedicated I/O buffer) or 'constant'."""
+    """Where a tensor's storage lives: its ``kind``, the memory ``level``, the tensor whose storage
+    it shares (``root``, itself unless it is a zero-copy view), the ``offset`` of an activation in
+    its level's arena, or the ``index`` of a dedicated input / output buffer."""
 
-    kind: str
+    kind: BufferKind
     root: str
+    level: str
     offset: int = 0
     index: int = 0
 
 
+@dataclass(frozen=True)
+class PlannedBuffer:
+    """``size`` bytes at ``offset`` of memory level ``level``, live over layer steps [first, last]."""
+
+    name: str
+    kind: BufferKind
+    level: str
+    offset: int
+    size: int
+    first: int
+    last: int
+
+
 @dataclass
 class MemoryPlan:
-    """Placements of all tensors and scratch buffers, with the arena size and its lower bound."""
+    """Placements of all tensors, the arena's buffers (activations and kernel scratch) with their
+    offsets and lifetimes, the arena size and its lower bound. ``level`` holds the arena,
+    ``data_level`` the graph inputs, outputs and constants."""
 
     level: MemoryLevel
+    data_level: MemoryLevel
     placements: dict[str, Placement] = field(default_factory=dict)
     scratch_offsets: dict[str, int] = field(default_factory=dict)  # node name -> arena offset
     arena_size: int = 0
     lower_bound: int = 0
+    buffers: list[PlannedBuffer] = field(default_factory=list)
 
 
 def align(n: int, a: int) -> int:
@@ -80,17 +121,21 @@ def peak_live_bytes(intervals: list[Interval]) -> int:
     return peak
 
 
-def plan_memory(graph: Graph, layers: list[Layer], level: MemoryLevel) -> MemoryPlan:
-    plan = MemoryPlan(level)
+def plan_memory(graph: Graph, layers: list[Layer], level: MemoryLevel,
+                data_level: MemoryLevel | None = None) -> MemoryPlan:
+    """Activations and scratch in ``level``'s arena; inputs, outputs and constants in ``data_level``
+    (default: ``level``)."""
+    data_level = data_level or level
+    plan = MemoryPlan(level, data_level)
     roots = alias_roots(graph)
     for k, name in enumerate(graph.inputs):
-        plan.placements[name] = Placement("input", name, index=k)
+        plan.placements[name] = Placement(BufferKind.INPUT, name, data_level.name, index=k)
     for k, name in enumerate(graph.outputs):
         if name not in plan.placements:
-            plan.placements[name] = Placement("output", name, index=k)
+            plan.placements[name] = Placement(BufferKind.OUTPUT, name, data_level.name, index=k)
     for t in graph.tensors.values():
         if t.is_constant:
-            plan.placements[t.name] = Placement("constant", t.name)
+            plan.placements[t.name] = Placement(BufferKind.CONSTANT, t.name, data_level.name)
 
     sizes: dict[str, int] = {}
     for node in graph.nodes:
@@ -99,15 +144,57 @@ def plan_memory(graph: Graph, layers: list[Layer], level: MemoryLevel) -> Memory
                 sizes[name] = align(graph.tensors[name].nbytes, level.alignment)
     tensors = lifetimes(graph, sizes, roots)
     step_of = {layer.node.name: step for step, layer in enumerate(layers)}
+    scratch_layers = [layer for layer in layers if layer.scratch]
     scratches = [Interval(layer.node.name, align(layer.scratch, level.alignment),
-                          step_of[layer.node.name], step_of[layer.node.name])
-                 for layer in layers if layer.scratch]
+                          step_of[layer.node.name], step_of[layer.node.name]) for layer in scratch_layers]
     offsets, plan.arena_size = place_intervals(tensors + scratches, level.alignment)
     plan.lower_bound = peak_live_bytes(tensors + scratches)
     for iv, offset in zip(tensors, offsets):
-        plan.placements[iv.name] = Placement("arena", iv.name, offset=offset)
-    for iv, offset in zip(scratches, offsets[len(tensors):]):
+        plan.placements[iv.name] = Placement(BufferKind.ACTIVATION, iv.name, level.name, offset=offset)
+        plan.buffers.append(PlannedBuffer(iv.name, BufferKind.ACTIVATION, level.name, offset,
+                                          graph.tensors[iv.name].nbytes, iv.first, iv.last))
+    for layer, iv, offset in zip(scratch_layers, scratches, offsets[len(tensors):]):
         plan.scratch_offsets[iv.name] = offset
+        plan.buffers.append(PlannedBuffer(f"{iv.name}: kernel scratch", BufferKind.SCRATCH, level.name, offset,
+                                          layer.scratch, iv.first, iv.last))
     for name, root in roots.items():
         plan.placements[name] = plan.placements[root]
     return plan
+
+
+def data_buffers(plan: MemoryPlan, graph: Graph, constants: set[str], last: int) -> tuple[list[PlannedBuffer], int]:
+    """Graph inputs, outputs and the ``constants`` the program defines, live over the whole
+    schedule (steps 0..``last``), packed in declaration order after the arena when they share its
+    level, each aligned like its C array; and the end of them."""
+    offset = plan.arena_size if plan.data_level.name == plan.level.name else 0
+    out = []
+    for name, p in sorted(plan.placements.items()):
+        if p.root != name or name not in graph.tensors:
+            continue
+        if p.kind in (BufferKind.INPUT, BufferKind.OUTPUT) or (p.kind == BufferKind.CONSTANT and name in constants):
+            size = graph.tensors[name].nbytes
+            out.append(PlannedBuffer(name, p.kind, p.level, offset, size, 0, last))
+            offset += align(size, DATA_ALIGNMENT)
+    return out, offset
+
+
+def tile_buffers(layers: list[Layer], tiling, staging_base: int, tile_level: str, staging_level: str
+                 ) -> list[PlannedBuffer]:
+    """The tile slots and kernel scratch (in ``tile_level``) and the staging buffers (in
+    ``staging_level``, from ``staging_base``) of every tiled layer (``tiling``: a TiledNetwork),
+    live during their layer, at the offsets their schedules give."""
+    out = []
+    for k, sched in tiling.schedules.items():
+        name = layers[k].node.name
+        for s in sched.slots:
+            for c, off in enumerate(s.l1_offsets):
+                out.append(PlannedBuffer(f"{name}: {s.operand.tensor} tile (slot {c + 1}/{s.copies})", BufferKind.TILE,
+                                         tile_level, off, s.slot_bytes, k, k))
+            if s.in_l3:
+                out.append(PlannedBuffer(f"{name}: {s.operand.tensor} L2 tile", BufferKind.STAGING, staging_level,
+                                         staging_base + s.staging_offset, s.staging_bytes, k, k))
+        scratch = sched.l1_bytes - sched.scratch_offset     # the kernel's L1 scratch follows the slots
+        if scratch:
+            out.append(PlannedBuffer(f"{name}: kernel scratch", BufferKind.SCRATCH, tile_level, sched.scratch_offset,
+                                     scratch, k, k))
+    return out

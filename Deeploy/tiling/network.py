@@ -9,7 +9,7 @@ from dataclasses import dataclass, replace
 from Deeploy.binding import Layer
 from Deeploy.errors import DeeployError, TilingError
 from Deeploy.ir.graph import Graph
-from Deeploy.memory.planner import MemoryPlan
+from Deeploy.memory.planner import BufferKind, MemoryPlan
 from Deeploy.tiling.families import RuleContext, layer_spec
 from Deeploy.tiling.params import PlatformTiling, TilingParams, l3_to_l2_params
 from Deeploy.tiling.schedule import TileSchedule, schedule_layer
@@ -80,7 +80,7 @@ class TiledNetwork:
 def _l3_tensors(graph: Graph, plan: MemoryPlan, options: TilingOptions) -> set[str]:
     if options.default_level != "L3":
         return set()
-    return {n for n, p in plan.placements.items() if p.kind in ("constant", "input", "output")}
+    return {n for n, p in plan.placements.items() if p.kind in (BufferKind.CONSTANT, BufferKind.INPUT, BufferKind.OUTPUT)}
 
 
 def _data_bytes(graph: Graph) -> int:

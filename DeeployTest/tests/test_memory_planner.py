@@ -9,7 +9,7 @@ import pytest
 from Deeploy.binding import bind
 from Deeploy.frontend import assign_input_types, infer_graph, load_onnx
 from Deeploy.memory.lifetimes import Interval, alias_roots, lifetimes
-from Deeploy.memory.planner import peak_live_bytes, place_intervals, plan_memory
+from Deeploy.memory.planner import BufferKind, peak_live_bytes, place_intervals, plan_memory
 from Deeploy.passes.manager import run_passes
 from Deeploy.targets import get_platform
 from DeeployTest.tests.conftest import CORPUS, DEEPLOY_TEST, network_dirs
@@ -55,7 +55,7 @@ def test_network_plan_is_valid(test_dir):
     layers = bind(graph, platform)
     plan = plan_memory(graph, layers, platform.level("L2"))
     roots = alias_roots(graph)
-    sizes = {n: p for n, p in plan.placements.items() if p.kind == "arena" and n not in roots}
+    sizes = {n: p for n, p in plan.placements.items() if p.kind == BufferKind.ACTIVATION and n not in roots}
     ivs = lifetimes(graph, {n: graph.tensors[n].nbytes for n in sizes}, roots)
     _check_placement(ivs, [plan.placements[iv.name].offset for iv in ivs])
     assert plan.lower_bound <= plan.arena_size <= 1.25 * plan.lower_bound + 64
