@@ -119,6 +119,8 @@ RUNNERS = {name: DEEPLOY_TEST / f"testRunner_{name}.py" for name in ("generic", 
 # (id, runner, flags, expected words); "{test}" is the valid test folder
 FLAG_CASES = [
     ("generic-missing-test", "generic", ["-t", "{missing}"], ("not found",)),
+    ("generic-no-test", "generic", [], ("-t",)),
+    ("generic-unknown-flag", "generic", ["-t", "{test}", "--fast"], ("--fast",)),
     ("generic-skipgen-nothing", "generic", ["-t", "{test}", "--skipgen"], ("--skipgen", "nothing was generated")),
     ("generic-gen-dir-is-file", "generic", ["-t", "{test}", "--gen-dir", "{test}/network.onnx"], ("network.onnx",)),
     ("siracusa-missing-test", "siracusa", ["-t", "{missing}"], ("not found",)),
@@ -138,6 +140,8 @@ FLAG_CASES = [
 # (id, arguments after `deeploy compile`, expected words); "{onnx}" is the valid model
 COMPILE_CASES = [
     ("missing-model", ["{case}/nope.onnx", "-o", "{case}/out"], ("nope.onnx",)),
+    ("no-output", ["{onnx}"], ("-o",)),
+    ("unknown-flag", ["{onnx}", "-o", "{case}/out", "--fast"], ("--fast",)),
     ("cores-0", ["{onnx}", "-o", "{case}/out", "--cores", "0"], ("cores",)),
     ("cores-text", ["{onnx}", "-o", "{case}/out", "--cores", "many"], ("--cores", "many")),
     ("cores-9-siracusa", ["{onnx}", "-o", "{case}/out", "--platform", "Siracusa", "--cores", "9"], ("cores", "9")),
