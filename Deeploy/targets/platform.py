@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Callable, Sequence
 
 from Deeploy.ir.dtypes import DType
 from Deeploy.ir.graph import Graph, Node
+from Deeploy.targets.signature import Signature
 
 if TYPE_CHECKING:
     from Deeploy.tiling.params import PlatformTiling
@@ -41,7 +42,8 @@ class Kernel:
     ``source`` (in the library's ``kernels/`` folder) defines ``static void KERNEL(...)`` in
     terms of the type macros named in ``types``; each macro is bound to the element type of the
     node's input (then output) at that position, and the generated code instantiates one
-    variant per distinct binding. ``call`` is a Mako template of the call statement.
+    variant per distinct binding. ``signature`` is its typed parameter list, from which the
+    call (``call``, a Mako template) and the library's prototype header are generated.
     ``accepts`` returns None if the kernel can run the node, else the reason it cannot.
     ``scratch`` gives the bytes of working memory one core needs per call, a multiple of 8; the
     planner reserves one such slice per core and core ``c`` uses the slice at ``c * bytes``;
@@ -54,7 +56,7 @@ class Kernel:
 
     name: str
     source: str
-    call: str
+    signature: Signature
     types: tuple[str, ...] = ()
     accepts: Callable[[Node, Graph], str | None] | None = None
     scratch: Callable[[Node, Graph], int] | None = None
@@ -62,6 +64,11 @@ class Kernel:
     shared_scratch: Callable[[Node, Graph], int] | None = None
     engine: str | None = None
     scratch_optional: bool = False
+
+    @property
+    def call(self) -> str:
+        """The Mako template of the call statement, rendered from the signature."""
+        return self.signature.template
 
 
 @dataclass(frozen=True)

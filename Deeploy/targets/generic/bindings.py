@@ -1,6 +1,6 @@
 """The Generic platform's binding table: op type -> kernels (first accepting one wins), each
-with the Mako template of its call. Kernels are type-generic (see Kernel); one module per
-family defines them."""
+with its typed C signature, from which its call is rendered. Kernels are type-generic (see
+Kernel); one module per family defines them."""
 
 from __future__ import annotations
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from Deeploy.ir.dtypes import INT32, INT64
 from Deeploy.targets.platform import Kernel
+from Deeploy.targets.signature import Signature, param, params
 from Deeploy.targets.generic.layout import broadcast_operands, transpose_operands
 from Deeploy.targets.value_range import accumulator_type, conv_sum_bound, gemm_sum_bound, max_abs, wide_reason
 
@@ -64,49 +65,113 @@ def _transposable(node, graph):
     return None
 
 
-_BINARY_CALL = _IMPORTS + """<% dims, (sa, sb) = broadcast_operands(y[0].shape, [x[0].shape, x[1].shape]) %>\
-${fn}(${x[0].ptr}, ${x[1].ptr}, ${y[0].ptr}, ${", ".join(map(str, dims))}, \
-${", ".join(map(str, sa))}, ${", ".join(map(str, sb))});"""
+_X, _Y = "${x[0].ptr}", "${y[0].ptr}"
+_OPTIONAL_C = '${x[2].ptr if len(x) > 2 and x[2] else "NULL"}'
 
-_COPY_CALL = """% if y[0].ptr != x[0].ptr:
-${fn}(${y[0].ptr}, ${x[0].ptr}, ${y[0].nbytes});
+_BINARY_CALL = Signature(
+    "y = OP(a, b) elementwise (Add, Sub, Mul, Max, Min: binary.inc), a and b broadcast onto y over "
+    "up to 4 merged dims.",
+    (param("const TA *restrict a", _X, "first operand"),
+     param("const TB *restrict b", "${x[1].ptr}", "second operand"),
+     param("TY *restrict y", _Y, "output, contiguous"),
+     params("uint32_t d#", "${dims[#]}", 4, "output dims after merging, outermost first (1-padded)"),
+     params("uint32_t sa#", "${sa[#]}", 4, "element strides of a over d0..d3 (0 on broadcast dims)"),
+     params("uint32_t sb#", "${sb[#]}", 4, "element strides of b over d0..d3 (0 on broadcast dims)")),
+    setup=_IMPORTS + "<% dims, (sa, sb) = broadcast_operands(y[0].shape, [x[0].shape, x[1].shape]) %>",
+    types={"TV": "the type the operation is computed in: int32_t, or int64_t when an operand or the output "
+                 "holds values beyond int32"})
+
+_COPY_CALL = Signature(
+    "Copy of a buffer (a view op whose output needs its own storage); nothing is called when the output "
+    "aliases the input.",
+    (param("void *restrict dst", _Y, "output"), param("const void *restrict src", _X, "input"),
+     param("uint32_t bytes", "${y[0].nbytes}", "bytes to copy")),
+    around="""% if y[0].ptr != x[0].ptr:
+{call}
 % else:
 /* zero copy: output aliases the input buffer */
-% endif"""
+% endif""", inline=True)
 
-_TRANSPOSE_CALL = _IMPORTS + """<% dims, strides = transpose_operands(p.in_shape, p.perm) %>\
-{
+_TRANSPOSE_CALL = Signature(
+    "y = x permuted: output element (i0..i5) reads x at sum(ik * strides[k]), dims padded to 6 with 1.",
+    (param("const T *restrict x", _X, "input"), param("T *restrict y", _Y, "output, contiguous"),
+     param("const uint32_t dims[6]", "dims", "output dims after merging (1-padded)"),
+     param("const uint32_t strides[6]", "strides", "element strides of x along the output dims")),
+    setup=_IMPORTS + "<% dims, strides = transpose_operands(p.in_shape, p.perm) %>",
+    around="""{
     static const uint32_t dims[6] = {${", ".join(map(str, dims))}};
     static const uint32_t strides[6] = {${", ".join(map(str, strides))}};
-    ${fn}(${x[0].ptr}, ${y[0].ptr}, dims, strides);
-}"""
+    {call}
+}""")
 
-_REQUANT_CALL = """${fn}(${x[0].ptr}, ${x[1].ptr}, ${x[2].ptr}, ${y[0].ptr}, ${p.outer}, ${p.channels}, \
-${p.inner}, ${int(p.mul_per_channel)}, ${int(p.add_per_channel)}, ${p.shift}, ${p.lo}, ${p.hi});"""
+_REQUANT_CALL = Signature(
+    "y = clip((x * mul + add + 2^(shift-1)) >> shift, lo, hi) over x viewed as [outer, channels, inner].",
+    (param("const TIN *restrict x", _X, "input"), param("const TM *restrict mul", "${x[1].ptr}", "multiplier"),
+     param("const TA *restrict add", "${x[2].ptr}", "offset"), param("TOUT *restrict y", _Y, "output"),
+     param("uint32_t outer", "${p.outer}"), param("uint32_t channels", "${p.channels}"),
+     param("uint32_t inner", "${p.inner}", "outer, channels, inner: the view of x"),
+     param("uint32_t mul_stride", "${int(p.mul_per_channel)}", "1: mul per channel, 0: scalar"),
+     param("uint32_t add_stride", "${int(p.add_per_channel)}", "1: add per channel, 0: scalar"),
+     param("uint32_t shift", "${p.shift}"), param("int32_t lo", "${p.lo}"), param("int32_t hi", "${p.hi}")),
+    types={"TACC": "accumulator: int32_t when x * mul + add + rounding provably fits, else int64_t"})
 
-_CONV_CALL = """<% img_in = p.ch_in * p.in_hw[0] * p.in_hw[1]; img_out = p.ch_out * p.out_hw[0] * p.out_hw[1] %>
+_IMAGE = "<% img_in = p.ch_in * p.in_hw[0] * p.in_hw[1]; img_out = p.ch_out * p.out_hw[0] * p.out_hw[1] %>"
+_BATCH_LOOP = """
 % for n in range(p.batch):
-${fn}(${x[0].ptr} + ${n * img_in}, ${x[1].ptr}, ${x[2].ptr if len(x) > 2 and x[2] else "NULL"}, \
-${y[0].ptr} + ${n * img_out}, ${scratch}, ${p.ch_in}, ${p.in_hw[0]}, ${p.in_hw[1]}, ${p.ch_out}, ${p.group}, \
-${p.kernel[0]}, ${p.kernel[1]}, ${p.out_hw[0]}, ${p.out_hw[1]}, ${p.stride[0]}, ${p.stride[1]}, \
-${p.dilation[0]}, ${p.dilation[1]}, ${p.pads[0]}, ${p.pads[1]});
+{call}
 % endfor"""
+_CONV_HEAD = (param("const TIN *restrict x", "${x[0].ptr} + ${n * img_in}", "input image n, [C][H][W]"),
+              param("const TW *restrict w", "${x[1].ptr}", "weights"),
+              param("const TB *restrict bias", _OPTIONAL_C, "bias [K], or NULL"),
+              param("TOUT *restrict y", "${y[0].ptr} + ${n * img_out}", "output image n, [K][OH][OW]"))
+_WINDOW = (param("uint32_t KH", "${p.kernel[0]}"), param("uint32_t KW", "${p.kernel[1]}", "kernel size"),
+           param("uint32_t OH", "${p.out_hw[0]}"), param("uint32_t OW", "${p.out_hw[1]}", "output size"),
+           param("uint32_t SH", "${p.stride[0]}"), param("uint32_t SW", "${p.stride[1]}", "strides"),
+           param("uint32_t DH", "${p.dilation[0]}"), param("uint32_t DW", "${p.dilation[1]}", "dilations"),
+           param("uint32_t PT", "${p.pads[0]}"), param("uint32_t PL", "${p.pads[1]}", "top and left padding"))
+_SUM_TYPE = {"TSUM": "accumulator: int32_t, or int64_t when the proven bound of the sums needs it"}
 
-_DWCONV_CALL = """<% img_in = p.ch_in * p.in_hw[0] * p.in_hw[1]; img_out = p.ch_out * p.out_hw[0] * p.out_hw[1] %>
-% for n in range(p.batch):
-${fn}(${x[0].ptr} + ${n * img_in}, ${x[1].ptr}, ${x[2].ptr if len(x) > 2 and x[2] else "NULL"}, \
-${y[0].ptr} + ${n * img_out}, ${p.ch_in}, ${p.in_hw[0]}, ${p.in_hw[1]}, \
-${p.kernel[0]}, ${p.kernel[1]}, ${p.out_hw[0]}, ${p.out_hw[1]}, ${p.stride[0]}, ${p.stride[1]}, \
-${p.dilation[0]}, ${p.dilation[1]}, ${p.pads[0]}, ${p.pads[1]});
-% endfor"""
+_CONV_CALL = Signature(
+    "Dense or grouped 2-D convolution, NCHW, one image per call: y[k] = bias[k] + sum of x * w over the "
+    "group's input channels and the kernel window (padding reads zero).",
+    (_CONV_HEAD, param("TIN *restrict patch", "${scratch}", "this core's scratch slice (one receptive field)"),
+     param("uint32_t C", "${p.ch_in}"), param("uint32_t H", "${p.in_hw[0]}"),
+     param("uint32_t W", "${p.in_hw[1]}", "input channels and size"), param("uint32_t K", "${p.ch_out}",
+                                                                              "output channels"),
+     param("uint32_t groups", "${p.group}"), _WINDOW),
+    setup=_IMAGE, around=_BATCH_LOOP, types={"TB": "the bias's type (int32_t when there is none)", "TOUT":
+                                             "the output's type", **_SUM_TYPE})
 
-_GEMM_CALL = """${fn}(${x[0].ptr}, ${x[1].ptr}, ${x[2].ptr if len(x) > 2 and x[2] else "NULL"}, ${y[0].ptr}, \
-${p.batch}, ${p.m}, ${p.n}, ${p.k}, ${p.m * p.k if p.a_batched else 0}, ${p.k * p.n if p.b_batched else 0}, \
-${p.c_rows * p.c_cols if p.c_batched else 0}, ${int(p.trans_a)}, ${int(p.trans_b)}, ${p.alpha}, ${p.beta}, \
-${p.c_rows}, ${p.c_cols});"""
+_DWCONV_CALL = Signature(
+    "Depthwise 2-D convolution (one filter per channel), NCHW, one image per call; window taps in the "
+    "padding are skipped.",
+    (_CONV_HEAD, param("uint32_t C", "${p.ch_in}"), param("uint32_t H", "${p.in_hw[0]}"),
+     param("uint32_t W", "${p.in_hw[1]}", "channels and input size"), _WINDOW),
+    setup=_IMAGE, around=_BATCH_LOOP, types={"TB": "the bias's type (int32_t when there is none)", "TOUT":
+                                             "the output's type", **_SUM_TYPE})
+
+_GEMM_CALL = Signature(
+    "Batched GEMM: Y[b] = alpha * op(A[b]) @ op(B[b]) + beta * C, op an optional transpose; C (may be "
+    "NULL) is c_rows x c_cols broadcast onto M x N.",
+    (param("const TA *restrict A", _X, "M x K (K x M if transA)"),
+     param("const TB *restrict B", "${x[1].ptr}", "K x N (N x K if transB)"),
+     param("const TC *restrict C", _OPTIONAL_C, "or NULL"), param("TY *restrict Y", _Y, "batch x M x N"),
+     param("uint32_t batch", "${p.batch}"), param("uint32_t M", "${p.m}"), param("uint32_t N", "${p.n}"),
+     param("uint32_t K", "${p.k}"),
+     param("uint32_t a_bstride", "${p.m * p.k if p.a_batched else 0}", "element stride between batch entries "
+           "(0: shared)"),
+     param("uint32_t b_bstride", "${p.k * p.n if p.b_batched else 0}"),
+     param("uint32_t c_bstride", "${p.c_rows * p.c_cols if p.c_batched else 0}"),
+     param("uint32_t transA", "${int(p.trans_a)}"), param("uint32_t transB", "${int(p.trans_b)}"),
+     param("int32_t alpha", "${p.alpha}"), param("int32_t beta", "${p.beta}"),
+     param("uint32_t c_rows", "${p.c_rows}"), param("uint32_t c_cols", "${p.c_cols}")),
+    types={"TC": "C's type (int32_t when there is none)", "TY": "the output's type",
+           "TSUM": "accumulator: int32_t, or int64_t when the proven bound of alpha * sum + beta * C needs it"})
 
 
 def _conv_patch_bytes(node, graph):
+    """Per core: one receptive field, ch_in / group * kernel_h * kernel_w elements of TIN, rounded up to 8
+    bytes."""
     p = node.params
     size = (p.ch_in // p.group) * p.kernel[0] * p.kernel[1] * graph.tensors[node.inputs[0]].dtype.nbytes
     return -(-size // 8) * 8

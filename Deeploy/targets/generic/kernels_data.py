@@ -8,6 +8,7 @@ import numpy as np
 
 from Deeploy.targets.generic.layout import merge_strided_dims
 from Deeploy.targets.platform import Kernel
+from Deeploy.targets.signature import Signature, param
 from Deeploy.targets.value_range import accumulator_type, max_abs, wide_reason
 
 __all__ = ["DATA_KERNELS"]
@@ -169,57 +170,102 @@ def _dm_clip_bounds(node, y):
     return _dm_cval(t, lo), _dm_cval(t, hi)
 
 
-_MAXPOOL_CALL = _DM_IMPORTS + """\
-${fn}(${x[0].ptr}, ${y[0].ptr}, ${p.batch * p.channels}, ${p.in_hw[0]}, ${p.in_hw[1]}, \
-${p.kernel[0]}, ${p.kernel[1]}, ${p.out_hw[0]}, ${p.out_hw[1]}, ${p.stride[0]}, ${p.stride[1]}, \
-${p.dilation[0]}, ${p.dilation[1]}, ${p.pads[0]}, ${p.pads[1]}, ${B._dm_cval(x[0].dtype, x[0].dtype.min)});"""
-
-_PAD_CALL = _DM_IMPORTS + """\
-% if y[0].size == 0:
+_X, _Y = "${x[0].ptr}", "${y[0].ptr}"
+_EMPTY = """% if y[0].size == 0:
 /* empty output */
 % else:
-<% dims, b, e, ist, ob = B._dm_pad_view(p) %>\
+"""
+
+_MAXPOOL_CALL = Signature(
+    "Max pooling, NCHW, as 2-D (a 1-D pooling has H = KH = 1): y = max over the window's taps inside the "
+    "input (padding never wins).",
+    (param("const T *restrict x", _X, "input"), param("T *restrict y", _Y, "output"),
+     param("uint32_t C", "${p.batch * p.channels}", "batch * channels"),
+     param("uint32_t H", "${p.in_hw[0]}"), param("uint32_t W", "${p.in_hw[1]}", "input size"),
+     param("uint32_t KH", "${p.kernel[0]}"), param("uint32_t KW", "${p.kernel[1]}", "window size"),
+     param("uint32_t OH", "${p.out_hw[0]}"), param("uint32_t OW", "${p.out_hw[1]}", "output size"),
+     param("uint32_t SH", "${p.stride[0]}"), param("uint32_t SW", "${p.stride[1]}", "strides"),
+     param("uint32_t DH", "${p.dilation[0]}"), param("uint32_t DW", "${p.dilation[1]}", "dilations"),
+     param("uint32_t PT", "${p.pads[0]}"), param("uint32_t PL", "${p.pads[1]}", "top and left padding"),
+     param("T lowest", "${B._dm_cval(x[0].dtype, x[0].dtype.min)}", "the minimum of T")),
+    setup=_DM_IMPORTS)
+
+_PAD_CALL = Signature(
+    "Constant Pad (negative pads crop) of x viewed as `rank` dims, axes without pads merged into the axis "
+    "before them: begin[k] (end[k]) fill elements before (after) axis k, or that many rows dropped if "
+    "negative.",
+    (param("const T *restrict x", _X, "input"), param("TY *restrict y", _Y, "output"),
+     param("uint32_t rank", "${len(dims)}", "dims of the merged view"),
+     param("const uint32_t *in_dims", "in_dims", "x's dims"),
+     param("const int32_t *begin", "begin"), param("const int32_t *end", "end", "pads per dim"),
+     param("const uint32_t *in_strides", "in_strides", "x's element strides"),
+     param("const uint32_t *out_block", "out_block", "y's element strides"),
+     param("TY value", "${B._dm_cval(y[0].dtype, p.value)}", "fill value")),
+    setup=_DM_IMPORTS, around=_EMPTY + """<% dims, b, e, ist, ob = B._dm_pad_view(p) %>\
 {
     ${B._dm_array("uint32_t", "in_dims", dims)}
     ${B._dm_array("int32_t", "begin", b)}
     ${B._dm_array("int32_t", "end", e)}
     ${B._dm_array("uint32_t", "in_strides", ist)}
     ${B._dm_array("uint32_t", "out_block", ob)}
-    ${fn}(${x[0].ptr}, ${y[0].ptr}, ${len(dims)}, in_dims, begin, end, in_strides, out_block, \
-${B._dm_cval(y[0].dtype, p.value)});
+    {call}
 }
-% endif"""
+% endif""", types={"TY": "the output's type (holds T and the fill value)"})
 
-_CONCAT_CALL = _DM_IMPORTS + """\
+_CONCAT_CALL = Signature(
+    "One input of a Concat (one call per non-empty input): x viewed as [outer][in_inner] is written into "
+    "y viewed as [outer][out_inner].",
+    (param("TY *restrict y", "${y[0].ptr} + ${offset}", "the output at this input's column offset"),
+     param("const void *restrict x", "${buf.ptr}", "the input"),
+     param("uint32_t src", "${code}", "x's element type: 0 when it is TY, else (bytes << 1) | unsigned"),
+     param("uint32_t outer", "${outer}"), param("uint32_t in_inner", "${in_inner}"),
+     param("uint32_t out_inner", "${out_inner}")),
+    setup=_DM_IMPORTS, around="""\
 % for buf, offset, code, outer, in_inner, out_inner in B._dm_concat_parts(p, x, y[0]):
-${fn}(${y[0].ptr} + ${offset}, ${buf.ptr}, ${code}, ${outer}, ${in_inner}, ${out_inner});
-% endfor"""
+{call}
+% endfor""", types={"TY": "the output's type"})
 
-_SLICE_CALL = _DM_IMPORTS + """\
-% if y[0].size == 0:
-/* empty output */
-% else:
-<% base, dims, strides = B._dm_slice_view(p) %>\
+_SLICE_CALL = Signature(
+    "y = strided view of x (Slice): output element (i0..i5) reads x[sum ik * strides[k]]; dims padded to "
+    "6 with 1.",
+    (param("const T *restrict x", "${x[0].ptr} + ${base}", "the first element read"),
+     param("T *restrict y", _Y, "output"), param("const uint32_t dims[6]", "dims", "output dims"),
+     param("const int32_t strides[6]", "strides", "element strides of x (negative for negative steps)")),
+    setup=_DM_IMPORTS, around=_EMPTY + """<% base, dims, strides = B._dm_slice_view(p) %>\
 {
     ${B._dm_array("uint32_t", "dims", dims)}
     ${B._dm_array("int32_t", "strides", strides)}
-    ${fn}(${x[0].ptr} + ${base}, ${y[0].ptr}, dims, strides);
+    {call}
 }
-% endif"""
+% endif""")
 
-_GATHER_CALL = _DM_IMPORTS + """\
-% if y[0].size == 0:
-/* empty output */
-% else:
-<% outer, d, inner, starts, lens = B._dm_gather_view(p) %>\
+_GATHER_CALL = Signature(
+    "Gather of constant indices along one axis, x viewed as [outer][D][inner]; the indices come as runs "
+    "of consecutive values (start[r], len[r]).",
+    (param("const T *restrict x", _X, "input"), param("T *restrict y", _Y, "output"),
+     param("uint32_t outer", "${outer}"), param("uint32_t D", "${d}"), param("uint32_t inner", "${inner}"),
+     param("uint32_t runs", "${len(starts)}", "index runs"), param("const uint32_t *start", "start"),
+     param("const uint32_t *len", "len")),
+    setup=_DM_IMPORTS, around=_EMPTY + """<% outer, d, inner, starts, lens = B._dm_gather_view(p) %>\
 {
     ${B._dm_array("uint32_t", "start", starts)}
     ${B._dm_array("uint32_t", "len", lens)}
-    ${fn}(${x[0].ptr}, ${y[0].ptr}, ${outer}, ${d}, ${inner}, ${len(starts)}, start, len);
+    {call}
 }
-% endif"""
+% endif""")
 
-_REDUCE_CALL = _DM_IMPORTS + """\
+_REDUCE_CALL = Signature(
+    "ReduceSum / rounded integer mean (ReduceMean, IntegerMean): y = floor((sum + divisor/2) / divisor) "
+    "over the reduced axes; an empty input gives zeros without a call.",
+    (param("const TIN *restrict x", _X, "input"), param("TOUT *restrict y", _Y, "output"),
+     param("const uint32_t kept[3]", "kept", "kept dims"), param("const uint32_t ks[3]", "ks",
+                                                                  "their element strides"),
+     param("const uint32_t red[3]", "red", "reduced dims"), param("const uint32_t rs[3]", "rs",
+                                                                   "their element strides"),
+     param("uint32_t inner", "${inner}", "contiguous kept run (1 when the last axis is reduced)"),
+     param("uint32_t divisor", "${div}", "the mean's count, 1 for a sum"),
+     param("int32_t shift", "${shift}", "log2(divisor), or -1 if not a power of 2")),
+    setup=_DM_IMPORTS, around="""\
 % if y[0].size == 0:
 /* empty output */
 % elif x[0].size == 0:
@@ -231,12 +277,18 @@ memset(${y[0].ptr}, 0, ${y[0].nbytes});
     ${B._dm_array("uint32_t", "ks", ks)}
     ${B._dm_array("uint32_t", "red", red)}
     ${B._dm_array("uint32_t", "rs", rs)}
-    ${fn}(${x[0].ptr}, ${y[0].ptr}, kept, ks, red, rs, ${inner}, ${div}, ${shift});
+    {call}
 }
-% endif"""
+% endif""", types={"TOUT": "the output's type",
+                   "TACC": "accumulator: int32_t if count * max|x| + count fits, else int64_t"})
 
-_CLIP_CALL = _DM_IMPORTS + """<% lo, hi = B._dm_clip_bounds(node, y[0]) %>\
-${fn}(${x[0].ptr}, ${y[0].ptr}, ${y[0].size}, ${lo}, ${hi});"""
+_CLIP_CALL = Signature(
+    "y = min(max(x, lo), hi) elementwise (Clip; Relu is lo = 0), computed in TY, which holds every value "
+    "of T.",
+    (param("const T *restrict x", _X, "input"), param("TY *restrict y", _Y, "output"),
+     param("uint32_t n", "${y[0].size}", "elements"),
+     param("TY lo", "${lo}"), param("TY hi", "${hi}", "bounds, clamped into TY's range")),
+    setup=_DM_IMPORTS + "<% lo, hi = B._dm_clip_bounds(node, y[0]) %>", types={"TY": "the output's type"})
 
 _REDUCE_KERNEL = Kernel("Reduce", "reduce.inc", _REDUCE_CALL, ("TIN",), _dm_reduce_accepts,
                         extra_types=_dm_reduce_types)

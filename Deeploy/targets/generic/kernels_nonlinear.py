@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from Deeploy.ir.dtypes import INT32, INT64, UINT32
 from Deeploy.targets.platform import Kernel
+from Deeploy.targets.signature import Signature, param, params
 from Deeploy.targets.generic.layout import broadcast_operands
 from Deeploy.targets.value_range import max_abs, value_range
 
@@ -196,39 +197,101 @@ def _int_div_plan(node, graph):
     return _typed(TACC=(2 * num + 2 * den + scale + abs(p.eta) + abs(p.eps), 0))
 
 
-_ISOFTMAX_CALL = """<%! from Deeploy.targets.generic.kernels_nonlinear import isoftmax_uses_table %>\
-<% table = shared != "NULL" and isoftmax_uses_table(x[0].dtype.bits, x[0].size) %>\
-${fn}(${x[0].ptr}, ${y[0].ptr}, ${shared if table else "NULL"}, ${x[0].size // x[0].shape[-1]}, \
-${x[0].shape[-1]}, ${p.coeff_a}, ${p.coeff_b}, ${p.coeff_c}, ${p.log2}, ${p.n_levels - 1}, \
-${256 if table else 0});"""
+_X, _Y = "${x[0].ptr}", "${y[0].ptr}"
+_ROWS = (param("uint32_t rows", "${x[0].size // x[0].shape[-1]}", "rows (all but the last axis)"),
+         param("uint32_t width", "${x[0].shape[-1]}", "row length (the last axis)"))
+_UNARY = (param("const TIN *restrict x", _X, "input"), param("TOUT *restrict y", _Y, "output"))
+_ELEMENTS = param("uint32_t size", "${y[0].size}", "elements")
+_TACC = {"TACC": "int32_t or int64_t: wide enough for every intermediate (checked by the binding)"}
+_NORM_OUT = (param("uint32_t shift", "${p.shift}"), param("int32_t lo", "${p.lo}"), param("int32_t hi", "${p.hi}"))
 
-_ITAMAX_CALL = """${fn}(${x[0].ptr}, ${y[0].ptr}, ${x[0].size // x[0].shape[-1]}, ${x[0].shape[-1]}, \
-${p.n_levels - 1});"""
+_ISOFTMAX_CALL = Signature(
+    "iSoftmax over rows of `width` (I-BERT second-order exp, specs/integer-ops.md); with lut_size = 256 "
+    "the e(d) table is built in the shared scratch, without (lut_size = 0, scratch NULL) each e is "
+    "computed directly: the same result.",
+    (_UNARY, param("void *scratch", '${shared if table else "NULL"}', "the shared e(d) table, or NULL"), _ROWS,
+     param("int64_t a", "${p.coeff_a}"), param("int64_t b", "${p.coeff_b}"),
+     param("int64_t c", "${p.coeff_c}", "exp polynomial coefficients"), param("uint32_t log2", "${p.log2}"),
+     param("uint32_t levels_m1", "${p.n_levels - 1}", "output levels - 1"),
+     param("uint32_t lut_size", "${256 if table else 0}", "256 with a table, else 0")),
+    setup="""<%! from Deeploy.targets.generic.kernels_nonlinear import isoftmax_uses_table %>\
+<% table = shared != "NULL" and isoftmax_uses_table(x[0].dtype.bits, x[0].size) %>""",
+    types={"TACC": "uint32_t when e * levels_m1 <= 2^31 and the row sums fit 32 bits, else int64_t"})
 
-_ITAPARTIALMAX_CALL = """${fn}(${x[0].ptr}, ${y[0].ptr}, ${x[0].size // x[0].shape[-1]}, \
-${x[0].shape[-1]}, ${p.group_width}, ${p.n_levels // 2 - 1});"""
+_ITAMAX_CALL = Signature(
+    "ITAMax: base-2 integer softmax over rows of `width` (specs/integer-ops.md).",
+    (_UNARY, _ROWS, param("uint32_t levels_m1", "${p.n_levels - 1}", "output levels - 1")))
 
-_ILAYERNORM_CALL = _NL_IMPORTS + """<% r, (ws, bs) = _nl_rows(x[0].shape, [x[1].shape, x[2].shape]) %>\
-${fn}(${x[0].ptr}, ${x[1].ptr}, ${x[2].ptr}, ${y[0].ptr}, ${", ".join(map(str, r))}, ${x[0].shape[-1]}, \
-${", ".join(map(str, ws))}, ${", ".join(map(str, bs))}, ${p.shift}, ${p.lo}, ${p.hi});"""
+_ITAPARTIALMAX_CALL = Signature(
+    "ITAPartialMax: ITAMax streamed over column groups of `group` (specs/integer-ops.md).",
+    (_UNARY, _ROWS, param("uint32_t group", "${p.group_width}", "column group width"),
+     param("uint32_t levels_half_m1", "${p.n_levels // 2 - 1}", "output levels / 2 - 1")))
 
-_IRMSNORM_CALL = _NL_IMPORTS + """<% r, (ws,) = _nl_rows(x[0].shape, [x[1].shape]) %>\
-${fn}(${x[0].ptr}, ${x[1].ptr}, ${y[0].ptr}, ${", ".join(map(str, r))}, ${x[0].shape[-1]}, \
-${", ".join(map(str, ws))}, ${p.shift}, ${p.lo}, ${p.hi});"""
+_ROW_LAYOUT = (params("uint32_t r#", "${r[#]}", 3, "row dims (1-padded)"),
+               param("uint32_t width", "${x[0].shape[-1]}", "row length (the last axis)"))
 
-_INONORM_CALL = _NL_IMPORTS + """<% dims, (sw, sb) = broadcast_operands(y[0].shape, [x[1].shape, x[2].shape]) %>\
-${fn}(${x[0].ptr}, ${x[1].ptr}, ${x[2].ptr}, ${y[0].ptr}, ${", ".join(map(str, dims))}, \
-${", ".join(map(str, sw))}, ${", ".join(map(str, sb))}, ${p.mul}, ${p.shift}, ${p.lo}, ${p.hi});"""
+_ILAYERNORM_CALL = Signature(
+    "iLayerNorm over rows of `width` (specs/integer-ops.md): y = clip((trunc((x - mean) * w / std) + bias) "
+    ">> shift, lo, hi); w and bias broadcast onto x.",
+    (param("const TIN *restrict x", _X, "input"), param("const TW *restrict w", "${x[1].ptr}", "weight"),
+     param("const TB *restrict bias", "${x[2].ptr}", "bias"), param("TOUT *restrict y", _Y, "output"),
+     _ROW_LAYOUT, params("uint32_t ws#", "${ws[#]}", 3, "w's element strides over the row dims"),
+     param("uint32_t wcs", "${ws[3]}", "w's step along a row (0 or 1)"),
+     params("uint32_t bs#", "${bs[#]}", 3, "bias's element strides over the row dims"),
+     param("uint32_t bcs", "${bs[3]}", "bias's step along a row (0 or 1)"), _NORM_OUT),
+    setup=_NL_IMPORTS + "<% r, (ws, bs) = _nl_rows(x[0].shape, [x[1].shape, x[2].shape]) %>",
+    types={"TSUM": "row sums: int32_t or int64_t", "TMUL": "d * w + bias: int32_t or int64_t"})
 
-_IGELU_CALL = """${fn}(${x[0].ptr}, ${y[0].ptr}, ${y[0].size}, ${p.b}, ${p.one});"""
+_IRMSNORM_CALL = Signature(
+    "iRMSNorm over rows of `width` (specs/integer-ops.md): y = clip(trunc(x * w / std) >> shift, lo, hi); w "
+    "broadcasts onto x.",
+    (param("const TIN *restrict x", _X, "input"), param("const TW *restrict w", "${x[1].ptr}", "weight"),
+     param("TOUT *restrict y", _Y, "output"), _ROW_LAYOUT,
+     params("uint32_t ws#", "${ws[#]}", 3, "w's element strides over the row dims"),
+     param("uint32_t wcs", "${ws[3]}", "w's step along a row (0 or 1)"), _NORM_OUT),
+    setup=_NL_IMPORTS + "<% r, (ws,) = _nl_rows(x[0].shape, [x[1].shape]) %>",
+    types={"TSUM": "sum of squares: int32_t or int64_t", "TMUL": "x * w: int32_t or int64_t"})
 
-_IHARDSWISH_CALL = """${fn}(${x[0].ptr}, ${y[0].ptr}, ${y[0].size}, ${p.one_over_six}, ${p.three}, ${p.six});"""
+_INONORM_CALL = Signature(
+    "iNoNorm: y = clip(((x * w + bias) * mul) >> shift, lo, hi) elementwise; w and bias broadcast onto x "
+    "over up to 4 merged dims.",
+    (param("const TIN *restrict x", _X, "input"), param("const TW *restrict w", "${x[1].ptr}", "weight"),
+     param("const TB *restrict bias", "${x[2].ptr}", "bias"), param("TOUT *restrict y", _Y, "output"),
+     params("uint32_t d#", "${dims[#]}", 4, "dims after merging (1-padded)"),
+     params("uint32_t sw#", "${sw[#]}", 4, "w's element strides (0 on broadcast dims)"),
+     params("uint32_t sb#", "${sb[#]}", 4, "bias's element strides (0 on broadcast dims)"),
+     param("int64_t mul", "${p.mul}"), _NORM_OUT),
+    setup=_NL_IMPORTS + "<% dims, (sw, sb) = broadcast_operands(y[0].shape, [x[1].shape, x[2].shape]) %>",
+    types={"TACC": "(x * w + bias) * mul: int32_t or int64_t"})
 
-_TRUE_DIV_CALL = """${fn}(${x[0].ptr}, ${y[0].ptr}, ${y[0].size}, ${p.coeff});"""
+_IGELU_CALL = Signature(
+    "iGELU elementwise (specs/integer-ops.md): q = min(|x|, -b); L = sign(x) * (one - (q + b)^2); "
+    "y = x * ((one + L) >> 1).",
+    (_UNARY, _ELEMENTS, param("int64_t b", "${p.b}"), param("int64_t one", "${p.one}")), types=_TACC)
 
-_INT_DIV_CALL = _NL_IMPORTS + """<% dims, (sa, sb) = broadcast_operands(y[0].shape, [x[0].shape, x[1].shape]) %>\
-${fn}(${x[0].ptr}, ${x[1].ptr}, ${y[0].ptr}, ${", ".join(map(str, dims))}, ${", ".join(map(str, sa))}, \
-${", ".join(map(str, sb))}, ${p.delta * p.eta}, ${p.eta}, ${p.eps});"""
+_IHARDSWISH_CALL = Signature(
+    "iHardswish elementwise (specs/integer-ops.md): y = x * (clip(x + three, 0, six) * one_over_six).",
+    (_UNARY, _ELEMENTS, param("int64_t one_over_six", "${p.one_over_six}"), param("int64_t three", "${p.three}"),
+     param("int64_t six", "${p.six}")), types=_TACC)
+
+_TRUE_DIV_CALL = Signature(
+    "TrueIntegerDiv elementwise: y = x * coeff, coeff = floor(Delta * eta / (y * eta + eps)) computed at "
+    "compile time.",
+    (_UNARY, _ELEMENTS, param("int64_t coeff", "${p.coeff}")), types=_TACC)
+
+_INT_DIV_CALL = Signature(
+    "IntegerDiv of two broadcast operands (specs/integer-ops.md): y = round(a * scale / (b * eta + eps)), "
+    "halves away from zero; a zero denominator gives 0.",
+    (param("const TA *restrict a", _X, "numerator operand"), param("const TB *restrict b", "${x[1].ptr}",
+                                                                   "denominator operand"),
+     param("TY *restrict y", _Y, "output"),
+     params("uint32_t d#", "${dims[#]}", 4, "output dims after merging (1-padded)"),
+     params("uint32_t sa#", "${sa[#]}", 4, "a's element strides (0 on broadcast dims)"),
+     params("uint32_t sb#", "${sb[#]}", 4, "b's element strides (0 on broadcast dims)"),
+     param("int64_t scale", "${p.delta * p.eta}", "Delta * eta"), param("int64_t eta", "${p.eta}"),
+     param("int64_t eps", "${p.eps}")),
+    setup=_NL_IMPORTS + "<% dims, (sa, sb) = broadcast_operands(y[0].shape, [x[0].shape, x[1].shape]) %>",
+    types={"TACC": "wide enough for 2 * |a * scale| + 2 * |b * eta + eps|: int32_t or int64_t"})
 
 NONLINEAR_KERNELS: dict[str, tuple[Kernel, ...]] = {
     "iSoftmax": (_nl_kernel("iSoftmax", "isoftmax.inc", _ISOFTMAX_CALL, ("TIN", "TOUT"), _isoftmax_plan,

@@ -10,6 +10,7 @@ from Deeploy.targets.generic.bindings import GENERIC_BINDINGS
 from Deeploy.targets.generic.kernels_core import sum_kernel_types
 from Deeploy.targets.generic.kernels_nonlinear import igelu_bound, ihardswish_bound
 from Deeploy.targets.platform import Kernel
+from Deeploy.targets.signature import Signature, param
 from Deeploy.targets.value_range import accumulator_type, conv_sum_bound, gemm_sum_bound, max_abs, wide_reason
 
 __all__ = ["SIRACUSA_BINDINGS"]
@@ -42,24 +43,48 @@ def _channels_last(node, graph):
     return None if base.channels_last else "not in channels-last layout"
 
 
-def _conv_dims(p) -> str:
-    return ", ".join(map(str, (p.in_hw[0], p.in_hw[1], p.ch_in, p.ch_out, p.group, p.kernel[0], p.kernel[1],
-                               p.out_hw[0], p.out_hw[1], p.stride[0], p.stride[1], p.dilation[0],
-                               p.dilation[1], p.pads[0], p.pads[1])))
+def _image(base: str) -> str:
+    """Mako setting ``b`` (the convolution's params, ``base`` of the node's) and the element
+    counts of one input and output image."""
+    return (f"<% b = {base}; img_in = b.ch_in * b.in_hw[0] * b.in_hw[1]; "
+            "img_out = b.ch_out * b.out_hw[0] * b.out_hw[1] %>")
 
 
-_HWC_CONV_CALL = """<% img_in = p.ch_in * p.in_hw[0] * p.in_hw[1]; img_out = p.ch_out * p.out_hw[0] * p.out_hw[1] %>
-% for n in range(p.batch):
-${fn}(${x[0].ptr} + ${n * img_in}, ${x[1].ptr}, ${x[2].ptr if len(x) > 2 and x[2] else "NULL"}, \\
-${y[0].ptr} + ${n * img_out}, ${dims(p)});
-% endfor"""
-
-_HWC_CONV_RQ_CALL = """<% b = p.base; img_in = b.ch_in * b.in_hw[0] * b.in_hw[1]; img_out = b.ch_out * b.out_hw[0] * b.out_hw[1] %>
+_BATCH_LOOP = """
 % for n in range(b.batch):
-${fn}(${x[0].ptr} + ${n * img_in}, ${x[1].ptr}, ${x[2].ptr if x[2] else "NULL"}, ${x[3].ptr}, ${x[4].ptr}, \\
-${y[0].ptr} + ${n * img_out}, ${dims(b)}, ${int(p.rq.mul_per_channel)}, ${int(p.rq.add_per_channel)}, \\
-${p.rq.shift}, ${p.rq.lo}, ${p.rq.hi});
+{call}
 % endfor"""
+_HWC_HEAD = (param("const TIN *restrict x", "${x[0].ptr} + ${n * img_in}", "input image n, [H][W][C]"),
+             param("const TW *restrict w", "${x[1].ptr}", "weights [K][KH][KW][C/groups]"))
+_HWC_DIMS = (param("TOUT *restrict y", "${y[0].ptr} + ${n * img_out}", "output image n, [OH][OW][K]"),
+             param("uint32_t H", "${b.in_hw[0]}"), param("uint32_t W", "${b.in_hw[1]}", "input size"),
+             param("uint32_t C", "${b.ch_in}"), param("uint32_t K", "${b.ch_out}", "input and output channels"),
+             param("uint32_t groups", "${b.group}"),
+             param("uint32_t KH", "${b.kernel[0]}"), param("uint32_t KW", "${b.kernel[1]}", "kernel size"),
+             param("uint32_t OH", "${b.out_hw[0]}"), param("uint32_t OW", "${b.out_hw[1]}", "output size"),
+             param("uint32_t SH", "${b.stride[0]}"), param("uint32_t SW", "${b.stride[1]}", "strides"),
+             param("uint32_t DH", "${b.dilation[0]}"), param("uint32_t DW", "${b.dilation[1]}", "dilations"),
+             param("uint32_t PT", "${b.pads[0]}"), param("uint32_t PL", "${b.pads[1]}", "top and left padding"))
+_SUM = {"TSUM": "the sums: int32_t, or int64_t when their proven bound needs it"}
+_RQ_TYPES = {**_SUM, "TACC": "the requantisation: int32_t, or int64_t when its proven bound needs it"}
+
+_HWC_CONV_CALL = Signature(
+    "2-D convolution in channels-last layout, one image per call; kernel taps in the padding are skipped.",
+    (_HWC_HEAD, param("const TB *restrict bias", '${x[2].ptr if len(x) > 2 and x[2] else "NULL"}',
+                      "bias [K], or NULL"), _HWC_DIMS),
+    setup=_image("p"), around=_BATCH_LOOP,
+    types={"TB": "the bias's type (int32_t when there is none)", "TOUT": "the output's type", **_SUM})
+
+_HWC_CONV_RQ_CALL = Signature(
+    "Channels-last 2-D convolution fused with its RequantShift (conv2d_hwc.inc with CONV_REQUANT), one "
+    "image per call: y = clip((sum * mul + add + 2^(shift-1)) >> shift, lo, hi) per output channel.",
+    (_HWC_HEAD, param("const TB *restrict bias", '${x[2].ptr if x[2] else "NULL"}', "bias [K], or NULL"),
+     param("const TM *restrict mul", "${x[3].ptr}", "multiplier"),
+     param("const TA *restrict add", "${x[4].ptr}", "offset"), _HWC_DIMS,
+     param("uint32_t mul_per_channel", "${int(p.rq.mul_per_channel)}", "1: mul per channel, 0: scalar"),
+     param("uint32_t add_per_channel", "${int(p.rq.add_per_channel)}", "1: add per channel, 0: scalar"),
+     param("uint32_t shift", "${p.rq.shift}"), param("int32_t lo", "${p.rq.lo}"), param("int32_t hi", "${p.rq.hi}")),
+    setup=_image("p.base"), around=_BATCH_LOOP, types=_RQ_TYPES)
 
 
 def _gemm_rq_strides(p, per_channel: bool):
@@ -74,46 +99,85 @@ def _gemm_rq_layout(node, graph):
     return None
 
 
-_GEMM_RQ_CALL = """<% b = p.base; ms = strides(p, p.rq.mul_per_channel); ads = strides(p, p.rq.add_per_channel) %>\\
-${fn}(${x[0].ptr}, ${x[1].ptr}, ${x[2].ptr if x[2] else "NULL"}, ${x[3].ptr}, ${x[4].ptr}, ${y[0].ptr}, \\
-${b.batch}, ${b.m}, ${b.n}, ${b.k}, ${b.m * b.k if b.a_batched else 0}, ${b.k * b.n if b.b_batched else 0}, \\
-${b.c_rows * b.c_cols if b.c_batched else 0}, ${int(b.trans_a)}, ${int(b.trans_b)}, ${b.alpha}, ${b.beta}, \\
-${b.c_rows}, ${b.c_cols}, ${", ".join(map(str, ms))}, ${", ".join(map(str, ads))}, ${p.rq.shift}, ${p.rq.lo}, ${p.rq.hi});"""
+_GEMM_RQ_CALL = Signature(
+    "Batched GEMM fused with its RequantShift: Y = clip((acc * mul + add + 2^(shift-1)) >> shift, lo, hi), "
+    "acc = alpha * op(A[b]) @ op(B[b]) + beta * C, operands as in gemm.inc; mul and add are indexed "
+    "b * s_b + m * s_m + n * s_n.",
+    (param("const TA *restrict A", "${x[0].ptr}", "M x K (K x M if transA)"),
+     param("const TB *restrict B", "${x[1].ptr}", "K x N (N x K if transB)"),
+     param("const TC *restrict C", '${x[2].ptr if x[2] else "NULL"}', "or NULL"),
+     param("const TM *restrict mul", "${x[3].ptr}", "multiplier"),
+     param("const TAD *restrict add", "${x[4].ptr}", "offset"), param("TY *restrict Y", "${y[0].ptr}", "output"),
+     param("uint32_t batch", "${b.batch}"), param("uint32_t M", "${b.m}"), param("uint32_t N", "${b.n}"),
+     param("uint32_t K", "${b.k}"),
+     param("uint32_t a_bstride", "${b.m * b.k if b.a_batched else 0}", "element stride between batch entries "
+           "(0: shared)"),
+     param("uint32_t b_bstride", "${b.k * b.n if b.b_batched else 0}"),
+     param("uint32_t c_bstride", "${b.c_rows * b.c_cols if b.c_batched else 0}"),
+     param("uint32_t transA", "${int(b.trans_a)}"), param("uint32_t transB", "${int(b.trans_b)}"),
+     param("int32_t alpha", "${b.alpha}"), param("int32_t beta", "${b.beta}"),
+     param("uint32_t c_rows", "${b.c_rows}"), param("uint32_t c_cols", "${b.c_cols}"),
+     param("uint32_t mul_sb", "${ms[0]}"), param("uint32_t mul_sm", "${ms[1]}"),
+     param("uint32_t mul_sn", "${ms[2]}", "mul's (batch, row, column) strides"),
+     param("uint32_t add_sb", "${ads[0]}"), param("uint32_t add_sm", "${ads[1]}"),
+     param("uint32_t add_sn", "${ads[2]}", "add's (batch, row, column) strides"),
+     param("uint32_t shift", "${p.rq.shift}"), param("int32_t lo", "${p.rq.lo}"), param("int32_t hi", "${p.rq.hi}")),
+    setup="<%! from Deeploy.targets.siracusa.bindings import _gemm_rq_strides as strides %>"
+          "<% b = p.base; ms = strides(p, p.rq.mul_per_channel); ads = strides(p, p.rq.add_per_channel) %>",
+    types=_RQ_TYPES)
 
 
-def _eltwise_call(constants: str) -> str:
-    return """<% rq = p.rq; size = y[0].size; b = x[1] if p.base_op == "Add" else x[0] %>\\
-${fn}(${x[0].ptr}, ${b.ptr}, ${x[-2].ptr}, ${x[-1].ptr}, ${y[0].ptr}, ${rq.outer}, ${rq.channels}, ${rq.inner}, \\
-${int(x[0].size == size)}, ${int(b.size == size)}, ${int(rq.mul_per_channel)}, ${int(rq.add_per_channel)}, \\
-${rq.shift}, ${rq.lo}, ${rq.hi}, """ + constants + ");"
+def _eltwise_call(doc: str, constants: tuple[str, str, str], unary: bool = False) -> Signature:
+    """An elementwise op fused with its RequantShift (eltwise_rq.inc); ``constants``: Mako
+    fragments of the op's p0..p2; ``unary``: the source defines TB as TA."""
+    return Signature(
+        doc + " Then y = clip((v * mul + add + 2^(shift-1)) >> shift, lo, hi) over the output viewed as "
+        "[outer, channels, inner].",
+        (param("const TA *restrict a", "${x[0].ptr}", "first operand"),
+         param("const TB *restrict b", "${b.ptr}", "second operand (unary ops: the first again)"),
+         param("const TM *restrict mul", "${x[-2].ptr}", "multiplier"),
+         param("const TAD *restrict add", "${x[-1].ptr}", "offset"), param("TY *restrict y", "${y[0].ptr}", "output"),
+         param("uint32_t outer", "${rq.outer}"), param("uint32_t channels", "${rq.channels}"),
+         param("uint32_t inner", "${rq.inner}", "the output's view"),
+         param("uint32_t a_stride", "${int(x[0].size == size)}", "1: a per element, 0: scalar"),
+         param("uint32_t b_stride", "${int(b.size == size)}", "1: b per element, 0: scalar"),
+         param("uint32_t mul_per_channel", "${int(rq.mul_per_channel)}"),
+         param("uint32_t add_per_channel", "${int(rq.add_per_channel)}"),
+         param("uint32_t shift", "${rq.shift}"), param("int32_t lo", "${rq.lo}"), param("int32_t hi", "${rq.hi}"),
+         param("int64_t p0", constants[0]), param("int64_t p1", constants[1]),
+         param("int64_t p2", constants[2], "the op's constants")),
+        setup='<% rq = p.rq; size = y[0].size; b = x[1] if p.base_op == "Add" else x[0] %>',
+        types={"TB": "TA (a unary op: the source defines it)"} if unary else {})
 
 
-def _with_helpers(template: str) -> str:
-    return ("<%! from Deeploy.targets.siracusa.bindings import _conv_dims as dims, "
-            "_gemm_rq_strides as strides %>" + template)
-
-
-_GEMM_RQ = Kernel("GemmRQ", "gemm_rq.inc", _with_helpers(_GEMM_RQ_CALL), ("TA", "TB", "TC", "TM", "TAD", "TY"),
+_GEMM_RQ = Kernel("GemmRQ", "gemm_rq.inc", _GEMM_RQ_CALL, ("TA", "TB", "TC", "TM", "TAD", "TY"),
                   accepts=_rq_accepts(gemm_sum_bound, _gemm_rq_layout), extra_types=_rq_types(gemm_sum_bound))
 
 SIRACUSA_BINDINGS: dict[str, tuple[Kernel, ...]] = {
     **GENERIC_BINDINGS,
-    "Conv": (Kernel("ConvHWC", "conv2d_hwc.inc", _with_helpers(_HWC_CONV_CALL), ("TIN", "TW"),
+    "Conv": (Kernel("ConvHWC", "conv2d_hwc.inc", _HWC_CONV_CALL, ("TIN", "TW"),
                     accepts=_channels_last, extra_types=sum_kernel_types("TB", "TOUT", conv_sum_bound)),)
     + tuple(GENERIC_BINDINGS["Conv"]),
-    "RequantizedConv": (Kernel("ConvHWC_RQ", "conv2d_hwc_rq.inc", _with_helpers(_HWC_CONV_RQ_CALL),
+    "RequantizedConv": (Kernel("ConvHWC_RQ", "conv2d_hwc_rq.inc", _HWC_CONV_RQ_CALL,
                                ("TIN", "TW", "TB", "TM", "TA", "TOUT"),
                                accepts=_rq_accepts(conv_sum_bound, _channels_last),
                                extra_types=_rq_types(conv_sum_bound)),),
     "RequantizedGemm": (_GEMM_RQ,),
     "RequantizedMatMul": (_GEMM_RQ,),
-    "RequantizedAdd": (Kernel("AddRQ", "add_rq.inc", _eltwise_call("0, 0, 0"), ("TA", "TB", "TM", "TAD", "TY"),
+    "RequantizedAdd": (Kernel("AddRQ", "add_rq.inc", _eltwise_call("Add: v = a + b.", ("0", "0", "0")),
+                              ("TA", "TB", "TM", "TAD", "TY"),
                               accepts=_rq_accepts(lambda n, g: max_abs(g, n.inputs[0]) + max_abs(g, n.inputs[1]))),),
-    "RequantizediGELU": (Kernel("iGELU_RQ", "igelu_rq.inc", _eltwise_call("${p.base.b}, ${p.base.one}, 0"),
+    "RequantizediGELU": (Kernel("iGELU_RQ", "igelu_rq.inc", _eltwise_call(
+                                    "iGELU (p0 = b, p1 = one): v = x * ((one + L) >> 1) as in igelu.inc.",
+                                    ("${p.base.b}", "${p.base.one}", "0"), unary=True),
                                 ("TA", "TM", "TAD", "TY"),
                                 accepts=_rq_accepts(lambda n, g: igelu_bound(n.params.base, max_abs(g, n.inputs[0])))),),
     "RequantizediHardswish": (Kernel("iHardswish_RQ", "ihardswish_rq.inc",
-                                     _eltwise_call("${p.base.one_over_six}, ${p.base.three}, ${p.base.six}"),
+                                     _eltwise_call(
+                                         "iHardswish (p0 = one_over_six, p1 = three, p2 = six): v = x * "
+                                         "(clip(x + three, 0, six) * one_over_six).",
+                                         ("${p.base.one_over_six}", "${p.base.three}", "${p.base.six}"),
+                                         unary=True),
                                      ("TA", "TM", "TAD", "TY"),
                                      accepts=_rq_accepts(
                                          lambda n, g: ihardswish_bound(n.params.base, max_abs(g, n.inputs[0])))),),

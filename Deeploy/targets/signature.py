@@ -1,0 +1,120 @@
+"""Typed C signatures of the kernels: the ordered parameters of ``static void KERNEL(...)``
+(C type in terms of the kernel's type macros, name, and how a node's argument is rendered),
+from which a node's call statement and the libraries' prototype headers are generated.
+
+An argument is a Mako fragment over the context the code generator renders calls with:
+``x``/``y`` (the node's input/output buffers, each with ``ptr``, ``shape``, ``size``,
+``dtype``, ``nbytes``), ``p`` (the node's params), ``node``, ``fn`` (the variant's C name),
+``scratch`` (this core's working memory) and ``shared`` (memory all cores share), plus
+whatever the signature's ``setup`` and ``around`` define."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+__all__ = ["CALL", "Param", "Signature", "param", "params", "normalise_decl"]
+
+CALL = "{call}"   # where ``Signature.around`` places the call statement
+
+_DECL = re.compile(r"^(?P<type>.*?)\b(?P<name>[A-Za-z_]\w*)\s*(?P<array>\[[^\]]*\])?$")
+
+
+def normalise_decl(decl: str) -> str:
+    """A C parameter declaration with canonical spacing, e.g. ``const TA *restrict a``."""
+    tokens = re.findall(r"[A-Za-z_]\w*|\d+|\S", decl)
+    text = ""
+    for tok in tokens:
+        word = tok[0].isalnum() or tok[0] == "_"
+        if text and word and (text[-1].isalnum() or text[-1] == "_"):
+            text += " "
+        elif text and tok == "*" and text[-1] != "*":
+            text += " "
+        text += tok
+    return text
+
+
+@dataclass(frozen=True)
+class Param:
+    """One parameter: its declaration (``const TA *restrict a``), the Mako fragment rendering
+    its argument for a node, and a short description for the header."""
+
+    decl: str
+    arg: str
+    doc: str = ""
+
+    def __post_init__(self):
+        object.__setattr__(self, "decl", normalise_decl(self.decl))
+        if _DECL.match(self.decl) is None:
+            raise ValueError(f"not a C parameter declaration: '{self.decl}'")
+
+    @property
+    def name(self) -> str:
+        return _DECL.match(self.decl)["name"]
+
+    @property
+    def ctype(self) -> str:
+        """The parameter's type, its name left out (``const uint32_t[6]`` for an array)."""
+        m = _DECL.match(self.decl)
+        return normalise_decl(m["type"]) + (m["array"] or "")
+
+
+def param(decl: str, arg: str, doc: str = "") -> Param:
+    return Param(decl, arg, doc)
+
+
+def params(decl: str, arg: str, count: int, doc: str = "") -> tuple[Param, ...]:
+    """``count`` parameters numbered 0..count-1: ``#`` in ``decl`` and ``arg`` is the number,
+    e.g. ``params("uint32_t d#", "${dims[#]}", 4)``; ``doc`` describes the group (on the first)."""
+    return tuple(Param(decl.replace("#", str(k)), arg.replace("#", str(k)), doc if k == 0 else "")
+                 for k in range(count))
+
+
+def _flatten(items) -> tuple[Param, ...]:
+    """Parameters given singly or in (nested) groups, in order."""
+    out: list[Param] = []
+    for item in items:
+        out.extend(_flatten(item) if isinstance(item, tuple) else (item,))
+    return tuple(out)
+
+
+@dataclass(frozen=True)
+class Signature:
+    """What a kernel computes (``doc``), its parameters in order, and how its call is made.
+
+    ``setup``: Mako run before the call (imports, ``<% %>`` blocks computing arguments);
+    ``around``: Mako text holding the call statement once, at ``{call}`` (a loop over the batch,
+    a block declaring argument arrays, a branch skipping empty outputs); the statement itself
+    is always ``fn(arg0, arg1, ...);`` rendered from ``params``. ``types``: the type macros the
+    binding computes (beyond the operands' element types), each with what it is. ``inline``:
+    the source defines it ``static inline``."""
+
+    doc: str
+    params: tuple[Param, ...]
+    setup: str = ""
+    around: str = CALL
+    types: dict[str, str] = field(default_factory=dict)
+    inline: bool = False
+
+    def __post_init__(self):
+        object.__setattr__(self, "params", _flatten(self.params))
+        names = [p.name for p in self.params]
+        if len(set(names)) != len(names):
+            raise ValueError(f"repeated parameter names in {names}")
+        if self.around.count(CALL) != 1 or "${fn}" in self.around + self.setup:
+            raise ValueError("'around' must hold the call exactly once, and only the signature renders it")
+
+    @property
+    def statement(self) -> str:
+        """The Mako text of the call statement: ``${fn}(arg0, arg1, ...);``."""
+        return "${fn}(" + ", ".join(p.arg for p in self.params) + ");"
+
+    @property
+    def template(self) -> str:
+        """The Mako template of the whole call (setup, then the statement in its surroundings)."""
+        return self.setup + self.around.replace(CALL, self.statement)
+
+    def prototype(self, name: str = "KERNEL") -> str:
+        """The C prototype, in terms of the type macros."""
+        static = "static inline void" if self.inline else "static void"
+        return f"{static} {name}(" + ", ".join(p.decl for p in self.params) + ")"
