@@ -11,7 +11,7 @@ from Deeploy.manifest import BufferInfo, LayerInfo, LevelInfo, Manifest, MarkerI
 from Deeploy.memory.planner import MemoryPlan, PlannedBuffer, data_buffers, tile_buffers
 from Deeploy.ops import get_op
 from Deeploy.targets.platform import Platform
-from Deeploy.targets.siracusa import abi
+from Deeploy.runtime import abi
 
 __all__ = ["idle_reason", "describe_network"]
 

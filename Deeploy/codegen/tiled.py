@@ -13,7 +13,7 @@ from Deeploy.codegen.emit import _template
 from Deeploy.ir.graph import Graph
 from Deeploy.errors import DeeployError
 from Deeploy.ops import get_op
-from Deeploy.targets.siracusa.abi import TILE_ARG, TILE_AXIS, TILE_OPERAND, TILED_LAYER, check_tile_limits
+from Deeploy.runtime.abi import TILE_ARG, TILE_AXIS, TILE_OPERAND, TILED_LAYER, check_tile_limits
 from Deeploy.tiling.schedule import TileSchedule
 from Deeploy.tiling.tile_node import tile_node
 

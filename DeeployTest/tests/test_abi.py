@@ -1,4 +1,4 @@
-"""Marker ids and tile tables defined once (Deeploy/targets/siracusa/abi.py): the committed C headers
+"""Marker ids and tile tables defined once (Deeploy/runtime/abi.py): the committed C headers
 are exactly what the generator writes, no hand-written source defines the ids or the structs
 again, the structs keep the runtime's binary layout, and the timing plugin builds with its header."""
 
@@ -11,17 +11,17 @@ from dataclasses import replace
 
 import pytest
 
-from Deeploy.targets.siracusa import abi, abi_headers
+from Deeploy.runtime import abi, abi_headers
 from DeeployTest.tests.conftest import REPO
 
 RV_GCC = shutil.which("riscv64-unknown-elf-gcc")
 
 
 def test_committed_headers_are_what_the_generator_writes():
-    assert abi_headers.stale_headers() == [], "run `python -m Deeploy.targets.siracusa.abi_headers`"
+    assert abi_headers.stale_headers() == [], "run `python -m Deeploy.runtime.abi_headers`"
     for path, text in abi_headers.render_headers().items():
         first = text.splitlines()[0]
-        assert "Generated from Deeploy/targets/siracusa/abi.py" in first and "do not edit" in first, path
+        assert "Generated from Deeploy/runtime/abi.py" in first and "do not edit" in first, path
 
 
 def test_a_changed_definition_makes_the_headers_stale(tmp_path, monkeypatch):

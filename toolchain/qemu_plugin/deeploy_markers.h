@@ -1,4 +1,4 @@
-/* Generated from Deeploy/targets/siracusa/abi.py by `python -m Deeploy.targets.siracusa.abi_headers`: do not edit.
+/* Generated from Deeploy/runtime/abi.py by `python -m Deeploy.runtime.abi_headers`: do not edit.
  * Marker ids the QEMU timing plugin decodes (deeploy_timing.c). */
 #ifndef DEEPLOY_MARKERS_H
 #define DEEPLOY_MARKERS_H

@@ -7,7 +7,7 @@
  * DEEPLOY_RT_WAIT_FIRST..LAST (a wait region opens) and resumes after an odd one (see
  * TargetLibraries/PULPOpen/inc/deeploy_runtime.h); marker instructions are never counted. DMA
  * transfers and waits get records of their own (below). Marker ids: deeploy_markers.h, generated
- * from Deeploy/targets/siracusa/abi.py.
+ * from Deeploy/runtime/abi.py.
  *
  *   qemu-system-riscv32 ... -plugin libdeeploy_timing.so,out=records.txt,region=L2:0x80000000:0x200000,...
  *

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from Deeploy.manifest import Manifest
-from Deeploy.targets.siracusa.abi import (LAYER_BASE, STAGE_END, STAGE_INNER, STAGE_INPUT, STAGE_OUTPUT, TILE_END,
+from Deeploy.runtime.abi import (LAYER_BASE, STAGE_END, STAGE_INNER, STAGE_INPUT, STAGE_OUTPUT, TILE_END,
                                           TILE_INPUT, TILE_KERNEL, TILE_OUTPUT)
 from Deeploy.targets.siracusa.timing import TimingResult
 

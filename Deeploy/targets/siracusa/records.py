@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from Deeploy.targets.siracusa.abi import DMA_ISSUE_END, DMA_WAIT_END
+from Deeploy.runtime.abi import DMA_ISSUE_END, DMA_WAIT_END
 
 __all__ = ["Record", "DmaRecord", "WaitRecord", "Records", "read_records"]
 

@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Sequence
 
 # marker ids of the runtime, the DMA windows, the tile phases and the layers
-from Deeploy.targets.siracusa.abi import (BARRIER_ENTER, BARRIER_LEAVE, DMA_ISSUE_END, DMA_WAIT_END, FORK_ENTER,
+from Deeploy.runtime.abi import (BARRIER_ENTER, BARRIER_LEAVE, DMA_ISSUE_END, DMA_WAIT_END, FORK_ENTER,
                                           FORK_LEAVE, LAYER_BASE, LAYER_END, TASK_BEGIN, TASK_END, TILE_MARKS)
 from Deeploy.targets.siracusa.records import DmaRecord, Record, Records, WaitRecord, read_records
 

@@ -1,4 +1,4 @@
-/* Generated from Deeploy/targets/siracusa/abi.py by `python -m Deeploy.targets.siracusa.abi_headers`: do not edit.
+/* Generated from Deeploy/runtime/abi.py by `python -m Deeploy.runtime.abi_headers`: do not edit.
  * Marker ids (`slti x0, x0, ID`) and the tables of tiled layers shared by the generated code,
  * the runtime (deeploy_runtime.h, deeploy_dma.h, deeploy_tiling.h), the QEMU timing plugin and
  * the cycle model. In the wait-region range an even id stops counting a hart, an odd one

@@ -48,7 +48,7 @@ typedef uint32_t deeploy_dma_t;
 #define DEEPLOY_DMA_ALL ((deeploy_dma_t)0xffffffffu)
 
 /* DMA markers (slti x0, x0, ID; decoded by toolchain/qemu_plugin/deeploy_timing.c).
- * Ids in deeploy_abi.h (DEEPLOY_RT_DMA_*, generated from Deeploy/targets/siracusa/abi.py).
+ * Ids in deeploy_abi.h (DEEPLOY_RT_DMA_*, generated from Deeploy/runtime/abi.py).
  * ISSUE_BEGIN/WAIT_BEGIN (even) and ISSUE_END/WAIT_END (odd) are runtime wait-region markers:
  * nothing between them is counted as core work. The markers in DEEPLOY_RT_DMA_INNER_FIRST..LAST
  * appear only inside such a window and write no record of their own:

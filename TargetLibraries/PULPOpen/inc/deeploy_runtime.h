@@ -26,7 +26,7 @@ void deeploy_cluster_fork(void (*fn)(void *), void *arg);
 void deeploy_cluster_barrier(void);
 
 /* Markers: a no-op instruction `slti x0, x0, ID` whose immediate the timing plugin decodes. The
- * ids are defined in deeploy_abi.h (generated from Deeploy/targets/siracusa/abi.py).
+ * ids are defined in deeploy_abi.h (generated from Deeploy/runtime/abi.py).
  * Ids below DEEPLOY_MARKER_LAYER_END are reserved for the runtime (fork, join, wait regions);
  * DEEPLOY_MARK_LAYER(k) tags the start of layer k (0..DEEPLOY_MARKER_LAYER_COUNT-1) for per-layer
  * profiles; DEEPLOY_MARK_LAYER_END closes the last layer. */

@@ -28,7 +28,7 @@
  *
  * The limits, marker ids and table structs (deeploy_tile_axis_t, deeploy_tile_operand_t,
  * deeploy_tile_t, deeploy_tiled_layer_t) are in deeploy_abi.h, generated from
- * Deeploy/targets/siracusa/abi.py, which the generated tables (Deeploy/codegen/tiled.py) follow. */
+ * Deeploy/runtime/abi.py, which the generated tables (Deeploy/codegen/tiled.py) follow. */
 #ifndef DEEPLOY_TILING_H
 #define DEEPLOY_TILING_H
 

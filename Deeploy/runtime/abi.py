@@ -4,7 +4,7 @@ model (``timing.py``, ``profile.py``): marker ids and the tables of tiled layers
 
 Every marker id and the layout of every tile-table struct is defined here, once. The C headers
 ``TargetLibraries/PULPOpen/inc/deeploy_abi.h`` and ``toolchain/qemu_plugin/deeploy_markers.h``
-are generated from this module (``python -m Deeploy.targets.siracusa.abi_headers``) and
+are generated from this module (``python -m Deeploy.runtime.abi_headers``) and
 committed; a test checks that regenerating them gives the same bytes.
 
 Markers are the instruction ``slti x0, x0, ID`` (a no-op whose 12-bit immediate the plugin

@@ -1,8 +1,8 @@
 """Generates the C headers of ``abi.py``: the runtime's ``deeploy_abi.h`` (marker ids, tile-table
 structs) and the timing plugin's ``deeploy_markers.h`` (the marker ids it decodes).
 
-    python -m Deeploy.targets.siracusa.abi_headers          # rewrite the headers
-    python -m Deeploy.targets.siracusa.abi_headers --check  # exit 1 if a header differs
+    python -m Deeploy.runtime.abi_headers          # rewrite the headers
+    python -m Deeploy.runtime.abi_headers --check  # exit 1 if a header differs
 """
 
 from __future__ import annotations
@@ -11,15 +11,15 @@ import argparse
 import sys
 from pathlib import Path
 
-from Deeploy.targets.siracusa import abi
+from Deeploy.runtime import abi
 
 __all__ = ["REPO", "RUNTIME_HEADER", "PLUGIN_HEADER", "render_headers", "write_headers", "stale_headers"]
 
 REPO = Path(__file__).resolve().parents[3]
 RUNTIME_HEADER = Path("TargetLibraries/PULPOpen/inc/deeploy_abi.h")
 PLUGIN_HEADER = Path("toolchain/qemu_plugin/deeploy_markers.h")
-_SOURCE = "Deeploy/targets/siracusa/abi.py"
-_COMMAND = "python -m Deeploy.targets.siracusa.abi_headers"
+_SOURCE = "Deeploy/runtime/abi.py"
+_COMMAND = "python -m Deeploy.runtime.abi_headers"
 
 
 def _banner(what: str) -> list[str]:

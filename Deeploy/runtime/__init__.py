@@ -1,0 +1,2 @@
+"""The ABI between generated code and the cluster runtime library (TargetLibraries/PULPOpen):
+marker ids and tile tables, defined once here and generated into the C headers."""
