@@ -37,7 +37,8 @@ def normalise_decl(decl: str) -> str:
 @dataclass(frozen=True)
 class Param:
     """One parameter: its declaration (``const TA *restrict a``), the Mako fragment rendering
-    its argument for a node, and a short description for the header."""
+    its argument for a node, and a short description for the header (which also describes the
+    undescribed parameters right before it)."""
 
     decl: str
     arg: str
@@ -65,8 +66,9 @@ def param(decl: str, arg: str, doc: str = "") -> Param:
 
 def params(decl: str, arg: str, count: int, doc: str = "") -> tuple[Param, ...]:
     """``count`` parameters numbered 0..count-1: ``#`` in ``decl`` and ``arg`` is the number,
-    e.g. ``params("uint32_t d#", "${dims[#]}", 4)``; ``doc`` describes the group (on the first)."""
-    return tuple(Param(decl.replace("#", str(k)), arg.replace("#", str(k)), doc if k == 0 else "")
+    e.g. ``params("uint32_t d#", "${dims[#]}", 4)``; ``doc`` describes the group (it is given
+    to the last: a parameter's description covers the undescribed ones right before it)."""
+    return tuple(Param(decl.replace("#", str(k)), arg.replace("#", str(k)), doc if k == count - 1 else "")
                  for k in range(count))
 
 

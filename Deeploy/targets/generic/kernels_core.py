@@ -109,10 +109,11 @@ _REQUANT_CALL = Signature(
     (param("const TIN *restrict x", _X, "input"), param("const TM *restrict mul", "${x[1].ptr}", "multiplier"),
      param("const TA *restrict add", "${x[2].ptr}", "offset"), param("TOUT *restrict y", _Y, "output"),
      param("uint32_t outer", "${p.outer}"), param("uint32_t channels", "${p.channels}"),
-     param("uint32_t inner", "${p.inner}", "outer, channels, inner: the view of x"),
+     param("uint32_t inner", "${p.inner}", "x viewed as [outer, channels, inner]"),
      param("uint32_t mul_stride", "${int(p.mul_per_channel)}", "1: mul per channel, 0: scalar"),
      param("uint32_t add_stride", "${int(p.add_per_channel)}", "1: add per channel, 0: scalar"),
-     param("uint32_t shift", "${p.shift}"), param("int32_t lo", "${p.lo}"), param("int32_t hi", "${p.hi}")),
+     param("uint32_t shift", "${p.shift}"), param("int32_t lo", "${p.lo}"),
+     param("int32_t hi", "${p.hi}", "shift and output bounds")),
     types={"TACC": "accumulator: int32_t when x * mul + add + rounding provably fits, else int64_t"})
 
 _IMAGE = "<% img_in = p.ch_in * p.in_hw[0] * p.in_hw[1]; img_out = p.ch_out * p.out_hw[0] * p.out_hw[1] %>"
@@ -138,7 +139,7 @@ _CONV_CALL = Signature(
      param("uint32_t C", "${p.ch_in}"), param("uint32_t H", "${p.in_hw[0]}"),
      param("uint32_t W", "${p.in_hw[1]}", "input channels and size"), param("uint32_t K", "${p.ch_out}",
                                                                               "output channels"),
-     param("uint32_t groups", "${p.group}"), _WINDOW),
+     param("uint32_t groups", "${p.group}", "convolution groups"), _WINDOW),
     setup=_IMAGE, around=_BATCH_LOOP, types={"TB": "the bias's type (int32_t when there is none)", "TOUT":
                                              "the output's type", **_SUM_TYPE})
 
@@ -157,21 +158,21 @@ _GEMM_CALL = Signature(
      param("const TB *restrict B", "${x[1].ptr}", "K x N (N x K if transB)"),
      param("const TC *restrict C", _OPTIONAL_C, "or NULL"), param("TY *restrict Y", _Y, "batch x M x N"),
      param("uint32_t batch", "${p.batch}"), param("uint32_t M", "${p.m}"), param("uint32_t N", "${p.n}"),
-     param("uint32_t K", "${p.k}"),
+     param("uint32_t K", "${p.k}", "batch entries and sizes"),
      param("uint32_t a_bstride", "${p.m * p.k if p.a_batched else 0}", "element stride between batch entries "
            "(0: shared)"),
      param("uint32_t b_bstride", "${p.k * p.n if p.b_batched else 0}"),
-     param("uint32_t c_bstride", "${p.c_rows * p.c_cols if p.c_batched else 0}"),
-     param("uint32_t transA", "${int(p.trans_a)}"), param("uint32_t transB", "${int(p.trans_b)}"),
-     param("int32_t alpha", "${p.alpha}"), param("int32_t beta", "${p.beta}"),
-     param("uint32_t c_rows", "${p.c_rows}"), param("uint32_t c_cols", "${p.c_cols}")),
+     param("uint32_t c_bstride", "${p.c_rows * p.c_cols if p.c_batched else 0}", "the same for B and C"),
+     param("uint32_t transA", "${int(p.trans_a)}"), param("uint32_t transB", "${int(p.trans_b)}", "1: transposed"),
+     param("int32_t alpha", "${p.alpha}"), param("int32_t beta", "${p.beta}", "scales of the product and of C"),
+     param("uint32_t c_rows", "${p.c_rows}"), param("uint32_t c_cols", "${p.c_cols}", "C's shape")),
     types={"TC": "C's type (int32_t when there is none)", "TY": "the output's type",
            "TSUM": "accumulator: int32_t, or int64_t when the proven bound of alpha * sum + beta * C needs it"})
 
 
 def _conv_patch_bytes(node, graph):
-    """Per core: one receptive field, ch_in / group * kernel_h * kernel_w elements of TIN, rounded up to 8
-    bytes."""
+    """One receptive field: ch_in / group * kernel_h * kernel_w elements of TIN, rounded up to
+    8 bytes."""
     p = node.params
     size = (p.ch_in // p.group) * p.kernel[0] * p.kernel[1] * graph.tensors[node.inputs[0]].dtype.nbytes
     return -(-size // 8) * 8

@@ -219,7 +219,7 @@ _CONCAT_CALL = Signature(
      param("const void *restrict x", "${buf.ptr}", "the input"),
      param("uint32_t src", "${code}", "x's element type: 0 when it is TY, else (bytes << 1) | unsigned"),
      param("uint32_t outer", "${outer}"), param("uint32_t in_inner", "${in_inner}"),
-     param("uint32_t out_inner", "${out_inner}")),
+     param("uint32_t out_inner", "${out_inner}", "x is [outer][in_inner], y [outer][out_inner]")),
     setup=_DM_IMPORTS, around="""\
 % for buf, offset, code, outer, in_inner, out_inner in B._dm_concat_parts(p, x, y[0]):
 {call}
@@ -243,9 +243,10 @@ _GATHER_CALL = Signature(
     "Gather of constant indices along one axis, x viewed as [outer][D][inner]; the indices come as runs "
     "of consecutive values (start[r], len[r]).",
     (param("const T *restrict x", _X, "input"), param("T *restrict y", _Y, "output"),
-     param("uint32_t outer", "${outer}"), param("uint32_t D", "${d}"), param("uint32_t inner", "${inner}"),
+     param("uint32_t outer", "${outer}"), param("uint32_t D", "${d}"),
+     param("uint32_t inner", "${inner}", "x viewed as [outer][D][inner]"),
      param("uint32_t runs", "${len(starts)}", "index runs"), param("const uint32_t *start", "start"),
-     param("const uint32_t *len", "len")),
+     param("const uint32_t *len", "len", "each run's first index and length")),
     setup=_DM_IMPORTS, around=_EMPTY + """<% outer, d, inner, starts, lens = B._dm_gather_view(p) %>\
 {
     ${B._dm_array("uint32_t", "start", starts)}

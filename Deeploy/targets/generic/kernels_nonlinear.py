@@ -203,7 +203,8 @@ _ROWS = (param("uint32_t rows", "${x[0].size // x[0].shape[-1]}", "rows (all but
 _UNARY = (param("const TIN *restrict x", _X, "input"), param("TOUT *restrict y", _Y, "output"))
 _ELEMENTS = param("uint32_t size", "${y[0].size}", "elements")
 _TACC = {"TACC": "int32_t or int64_t: wide enough for every intermediate (checked by the binding)"}
-_NORM_OUT = (param("uint32_t shift", "${p.shift}"), param("int32_t lo", "${p.lo}"), param("int32_t hi", "${p.hi}"))
+_NORM_OUT = (param("uint32_t shift", "${p.shift}"), param("int32_t lo", "${p.lo}"),
+             param("int32_t hi", "${p.hi}", "output shift and clip bounds"))
 
 _ISOFTMAX_CALL = Signature(
     "iSoftmax over rows of `width` (I-BERT second-order exp, specs/integer-ops.md); with lut_size = 256 "
@@ -211,7 +212,8 @@ _ISOFTMAX_CALL = Signature(
     "computed directly: the same result.",
     (_UNARY, param("void *scratch", '${shared if table else "NULL"}', "the shared e(d) table, or NULL"), _ROWS,
      param("int64_t a", "${p.coeff_a}"), param("int64_t b", "${p.coeff_b}"),
-     param("int64_t c", "${p.coeff_c}", "exp polynomial coefficients"), param("uint32_t log2", "${p.log2}"),
+     param("int64_t c", "${p.coeff_c}", "exp polynomial coefficients"),
+     param("uint32_t log2", "${p.log2}", "the exp's log2 constant"),
      param("uint32_t levels_m1", "${p.n_levels - 1}", "output levels - 1"),
      param("uint32_t lut_size", "${256 if table else 0}", "256 with a table, else 0")),
     setup="""<%! from Deeploy.targets.generic.kernels_nonlinear import isoftmax_uses_table %>\
@@ -260,19 +262,20 @@ _INONORM_CALL = Signature(
      params("uint32_t d#", "${dims[#]}", 4, "dims after merging (1-padded)"),
      params("uint32_t sw#", "${sw[#]}", 4, "w's element strides (0 on broadcast dims)"),
      params("uint32_t sb#", "${sb[#]}", 4, "bias's element strides (0 on broadcast dims)"),
-     param("int64_t mul", "${p.mul}"), _NORM_OUT),
+     param("int64_t mul", "${p.mul}", "multiplier"), _NORM_OUT),
     setup=_NL_IMPORTS + "<% dims, (sw, sb) = broadcast_operands(y[0].shape, [x[1].shape, x[2].shape]) %>",
     types={"TACC": "(x * w + bias) * mul: int32_t or int64_t"})
 
 _IGELU_CALL = Signature(
     "iGELU elementwise (specs/integer-ops.md): q = min(|x|, -b); L = sign(x) * (one - (q + b)^2); "
     "y = x * ((one + L) >> 1).",
-    (_UNARY, _ELEMENTS, param("int64_t b", "${p.b}"), param("int64_t one", "${p.one}")), types=_TACC)
+    (_UNARY, _ELEMENTS, param("int64_t b", "${p.b}"), param("int64_t one", "${p.one}", "constants (b < 0)")),
+    types=_TACC)
 
 _IHARDSWISH_CALL = Signature(
     "iHardswish elementwise (specs/integer-ops.md): y = x * (clip(x + three, 0, six) * one_over_six).",
     (_UNARY, _ELEMENTS, param("int64_t one_over_six", "${p.one_over_six}"), param("int64_t three", "${p.three}"),
-     param("int64_t six", "${p.six}")), types=_TACC)
+     param("int64_t six", "${p.six}", "constants")), types=_TACC)
 
 _TRUE_DIV_CALL = Signature(
     "TrueIntegerDiv elementwise: y = x * coeff, coeff = floor(Delta * eta / (y * eta + eps)) computed at "
@@ -289,7 +292,7 @@ _INT_DIV_CALL = Signature(
      params("uint32_t sa#", "${sa[#]}", 4, "a's element strides (0 on broadcast dims)"),
      params("uint32_t sb#", "${sb[#]}", 4, "b's element strides (0 on broadcast dims)"),
      param("int64_t scale", "${p.delta * p.eta}", "Delta * eta"), param("int64_t eta", "${p.eta}"),
-     param("int64_t eps", "${p.eps}")),
+     param("int64_t eps", "${p.eps}", "the denominator's scale and offset")),
     setup=_NL_IMPORTS + "<% dims, (sa, sb) = broadcast_operands(y[0].shape, [x[0].shape, x[1].shape]) %>",
     types={"TACC": "wide enough for 2 * |a * scale| + 2 * |b * eta + eps|: int32_t or int64_t"})
 
