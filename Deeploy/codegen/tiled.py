@@ -1,6 +1,6 @@
 """C of one tiled layer: the tables ``deeploy_run_tiled`` reads (TargetLibraries/PULPOpen/inc/
 deeploy_tiling.h) and the tile kernel, one call of the layer's kernel per tile class, rendered
-with the params of that class's tile node (Deeploy/tiling/tile_node.py) on the L1 tiles."""
+with the params of that class's tile node (built by the tiler: TileSchedule.classes) on the L1 tiles."""
 
 from __future__ import annotations
 
@@ -12,10 +12,8 @@ from Deeploy.codegen.c_text import comment_text
 from Deeploy.codegen.emit import _template
 from Deeploy.ir.graph import Graph
 from Deeploy.errors import DeeployError
-from Deeploy.ops import get_op
 from Deeploy.runtime.abi import TILE_ARG, TILE_AXIS, TILE_OPERAND, TILED_LAYER, check_tile_limits
 from Deeploy.tiling.schedule import TileSchedule
-from Deeploy.tiling.tile_node import tile_node
 
 __all__ = ["TiledCode", "tiled_layer_code"]
 
@@ -95,14 +93,10 @@ def tiled_layer_code(k: int, layer: Layer, sched: TileSchedule, graph: Graph, na
     scratch = f"((void *)({l1_arena} + {scratch_at}))" if has_scratch else "NULL"
     shared = f"((void *)({l1_arena} + {scratch_at + layer.shared_offset}))" if has_scratch else "NULL"
     cases, class_ops = [], {}
-    for cls, ranges in sched.class_tiles():
-        node, tgraph = tile_node(layer.node, graph, spec, ranges)
-        call = _render_tile_call(layer, node, tgraph, ptrs, names, scratch, shared)
-        ins = [tgraph.tensors[i] if i else None for i in node.inputs]
-        outs = [tgraph.tensors[o] for o in node.outputs]
-        cost = get_op(node).cost(node.params, ins, outs)
-        class_ops[cls] = int(cost.ops) if cost.ops > 0 else sum(t.size for t in outs)
-        cases.append(f"    case {cls}: {{\n        " + call.replace("\n", "\n        ") + "\n        break;\n    }")
+    for tc in sched.classes:
+        call = _render_tile_call(layer, tc.node, tc.graph, ptrs, names, scratch, shared)
+        class_ops[tc.index] = tc.ops
+        cases.append(f"    case {tc.index}: {{\n        " + call.replace("\n", "\n        ") + "\n        break;\n    }")
     arg = TILE_ARG.c_name
     lines.append(f"static void {p}_kernel(void *arg) {{\n    const {arg} *tile = (const {arg} *)arg;\n"
                  f"    (void)tile;\n    switch (tile->cls) {{\n" + "\n".join(cases)

@@ -14,8 +14,9 @@ from Deeploy.tiling.families import RuleContext, layer_spec
 from Deeploy.tiling.params import PlatformTiling, TilingParams, l3_to_l2_params
 from Deeploy.tiling.schedule import TileSchedule, schedule_layer
 from Deeploy.tiling.solver import solve_spec
-from Deeploy.tiling.two_level import restrict
+from Deeploy.tiling.tile_node import tile_classes
 from Deeploy.tiling.tile_scratch import with_tile_scratch
+from Deeploy.tiling.two_level import restrict
 
 __all__ = ["TilingOptions", "TiledNetwork", "tile_network", "LEVELS", "CODE_RESERVE",
            "level_limits", "check_level_limits"]
@@ -148,7 +149,7 @@ def tile_network(graph: Graph, layers: list[Layer], plan: MemoryPlan, options: T
         if sched.l1_bytes > options.l1:
             raise DeeployError(f"layer '{layer.node.name}' ({layer.node.op}): its L1 tiles need {sched.l1_bytes} B, "
                                f"more than --l1 {options.l1}; the smallest --l1 that fits is {sched.l1_bytes} B")
-        schedules[k] = sched
+        schedules[k] = replace(sched, classes=tile_classes(layer.node, graph, sched))
         l1_size = max(l1_size, sched.l1_bytes)
         staging = max(staging, sched.staging_bytes)
     if misfits:

@@ -69,6 +69,7 @@ class TileSchedule:
     scratch_offset: int
     l1_bytes: int                       # the layer's L1 footprint (slots + scratch)
     staging_bytes: int                  # the layer's L2 staging footprint
+    classes: tuple = ()                 # TileClass of every class (tile_node.tile_classes), set by tile_network
 
     @property
     def dims(self) -> tuple[str, ...]:

@@ -23,6 +23,7 @@ The op's tiling family (``families.py``) names the restriction; an op without on
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Mapping
 
 import numpy as np
@@ -33,9 +34,10 @@ from Deeploy.ir.graph import Graph, Node, Tensor
 from Deeploy.ops import get_op
 from Deeploy.tiling.families import family_of
 from Deeploy.tiling.restrict import Tile
+from Deeploy.tiling.ops._common import layer_ops
 from Deeploy.tiling.spec import LayerSpec
 
-__all__ = ["tile_node"]
+__all__ = ["tile_node", "TileClass", "tile_classes"]
 
 
 # ---- building the tile ------------------------------------------------------------------------
@@ -101,3 +103,23 @@ def tile_node(node: Node, graph: Graph, spec: LayerSpec, ranges: Mapping[str, tu
                           f"{list(tensors[name].shape)}")
     tile_graph.nodes = [tile]
     return tile, tile_graph
+
+
+@dataclass(frozen=True)
+class TileClass:
+    """One class of alike tiles of a layer: the layer restricted to a representative tile (its
+    node and tensors, parsed and inferred once, here) and the work of one such tile."""
+
+    index: int
+    node: Node
+    graph: Graph
+    ops: int
+
+
+def tile_classes(node: Node, graph: Graph, sched) -> tuple[TileClass, ...]:
+    """Every tile class of ``sched`` (a TileSchedule of ``node``)."""
+    out = []
+    for cls, ranges in sched.class_tiles():
+        tile, tile_graph = tile_node(node, graph, sched.spec, ranges)
+        out.append(TileClass(cls, tile, tile_graph, layer_ops(tile, tile_graph)))
+    return tuple(out)
