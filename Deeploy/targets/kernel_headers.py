@@ -15,10 +15,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from Deeploy.targets.platform import TARGET_LIBRARIES, Kernel
-from Deeploy.targets.signature import normalise_decl
+from Deeploy.targets.signature import Signature, normalise_decl
 
-__all__ = ["LibraryKernel", "header_path", "library_kernels", "render_header", "source_signature",
-           "check_sources", "main"]
+__all__ = ["LibraryKernel", "header_path", "headers", "library_kernels", "render_header", "source_signature",
+           "compare_source", "check_sources", "main"]
 
 _WIDTH = 100
 
@@ -113,25 +113,28 @@ def source_signature(path: Path) -> tuple[bool, list[str]]:
     return bool(m[1]), decls
 
 
+def compare_source(name: str, sig: Signature, path: Path, where: str = "") -> list[str]:
+    """How the ``KERNEL`` that source ``path`` defines disagrees with kernel ``name``'s
+    signature ``sig``: parameter count, declarations (type and name), ``static inline``."""
+    where = where or path.name
+    inline, decls = source_signature(path)
+    ours = [p.decl for p in sig.params]
+    problems = []
+    if len(decls) != len(ours):
+        problems.append(f"{where}: KERNEL has {len(decls)} parameters, the signature of {name} {len(ours)}")
+    for k, (c, py) in enumerate(zip(decls, ours)):
+        if c != py:
+            problems.append(f"{where}: parameter {k} is '{c}', the signature of {name} says '{py}'")
+    if inline != sig.inline:
+        problems.append(f"{where}: KERNEL is {'' if inline else 'not '}static inline, unlike the signature of {name}")
+    return problems
+
+
 def check_sources() -> list[str]:
     """Every disagreement between a kernel's signature and the parameters its source defines."""
-    problems = []
-    for entries in library_kernels().values():
-        for entry in entries:
-            sig, where = entry.kernel.signature, f"{entry.library}/kernels/{entry.kernel.source}"
-            inline, decls = source_signature(entry.path)
-            ours = [p.decl for p in sig.params]
-            if len(decls) != len(ours):
-                problems.append(f"{where}: KERNEL has {len(decls)} parameters, the signature of "
-                                f"{entry.kernel.name} {len(ours)}")
-            for k, (c, py) in enumerate(zip(decls, ours)):
-                if c != py:
-                    problems.append(f"{where}: parameter {k} is '{c}', the signature of {entry.kernel.name} "
-                                    f"says '{py}'")
-            if inline != sig.inline:
-                problems.append(f"{where}: KERNEL is {'' if inline else 'not '}static inline, the signature of "
-                                f"{entry.kernel.name} says otherwise")
-    return problems
+    return [problem for entries in library_kernels().values() for e in entries
+            for problem in compare_source(e.kernel.name, e.kernel.signature, e.path,
+                                          f"{e.library}/kernels/{e.kernel.source}")]
 
 
 # ---- the headers ----
