@@ -5,9 +5,6 @@
 #include <stdint.h>
 #include <string.h>
 
-% if forked:
-#define DEEPLOY_CLUSTER 1
-% endif
 % for header in runtimes:
 #include "${header}"
 % endfor

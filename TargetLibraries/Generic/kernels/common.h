@@ -18,13 +18,10 @@
 
 /* Work splitting. On a cluster every core runs the same kernel call (inside a fork) and takes
  * its share of the kernel's outermost parallel loop; on a serial platform there is one core
- * and the share is everything, so both give bit-identical results. */
-#ifdef DEEPLOY_CLUSTER
-#include "deeploy_runtime.h"
-#define DEEPLOY_CORE_ID() deeploy_core_id()
-#define DEEPLOY_CORES() deeploy_num_cores()
-#define DEEPLOY_BARRIER() deeploy_cluster_barrier()
-#else
+ * and the share is everything, so both give bit-identical results. The runtime header of a
+ * multi-core engine, included before this file, defines the three hooks; without one there is
+ * one core. */
+#ifndef DEEPLOY_CORE_ID
 #define DEEPLOY_CORE_ID() 0u
 #define DEEPLOY_CORES() 1u
 #define DEEPLOY_BARRIER() ((void)0)

@@ -25,6 +25,11 @@ void deeploy_cluster_fork(void (*fn)(void *), void *arg);
 /* Synchronises all cores inside a forked function. */
 void deeploy_cluster_barrier(void);
 
+/* Work-splitting hooks of the portable kernels (TargetLibraries/Generic/kernels/common.h). */
+#define DEEPLOY_CORE_ID() deeploy_core_id()
+#define DEEPLOY_CORES() deeploy_num_cores()
+#define DEEPLOY_BARRIER() deeploy_cluster_barrier()
+
 /* Markers: a no-op instruction `slti x0, x0, ID` whose immediate the timing plugin decodes. The
  * ids are defined in deeploy_abi.h (generated from Deeploy/runtime/abi.py).
  * Ids below DEEPLOY_MARKER_LAYER_END are reserved for the runtime (fork, join, wait regions);
