@@ -9,27 +9,22 @@ import numpy as np
 
 from Deeploy.errors import OpError
 from Deeploy.ir.dtypes import INT32
-from Deeploy.ops._attrs import attr_int, attr_ints, attr_str, require_inputs
+from Deeploy.ops._attrs import attr_int, attr_ints, require_inputs
 from Deeploy.ops._bounds import all_integer, check_int64, conv_bound, sum_type
 from Deeploy.ops._registry import Cost, OpDef, Trait, register
+from Deeploy.ops._window import WindowGeometry, window_fields, window_pads
 
 __all__ = ["ConvParams", "conv_reference"]
 
 
 @dataclass(frozen=True)
-class ConvParams:
+class ConvParams(WindowGeometry):
     """Geometry of a convolution, always as 2-D (a 1-D conv has height 1)."""
 
     batch: int
     ch_in: int
     ch_out: int
     group: int
-    in_hw: tuple[int, int]
-    out_hw: tuple[int, int]
-    kernel: tuple[int, int]
-    stride: tuple[int, int]
-    dilation: tuple[int, int]
-    pads: tuple[int, int, int, int]  # top, left, bottom, right
     has_bias: bool
     dims: int  # 1 or 2
     channels_last: bool = False  # x [N, *spatial, C], w [K, *kernel, C/group], y [N, *spatial, K]
@@ -37,15 +32,6 @@ class ConvParams:
     @property
     def depthwise(self) -> bool:
         return self.group == self.ch_in and self.group == self.ch_out
-
-
-def _auto_pads(node, mode, in_size, k, s, d):
-    if mode in ("NOTSET", "VALID"):
-        return 0, 0
-    out = -(-in_size // s)
-    total = max((out - 1) * s + (k - 1) * d + 1 - in_size, 0)
-    small = total // 2
-    return (small, total - small) if mode == "SAME_UPPER" else (total - small, small)
 
 
 def _conv_parse(node, graph):
@@ -64,7 +50,6 @@ def _conv_parse(node, graph):
     kernel = attr_ints(node, "kernel_shape", tuple(w_shape[2:]))
     strides = attr_ints(node, "strides", (1,) * dims)
     dilations = attr_ints(node, "dilations", (1,) * dims)
-    mode = attr_str(node, "auto_pad", "NOTSET")
     if tuple(kernel) != tuple(w_shape[2:]):
         raise OpError(node, f"kernel_shape {list(kernel)} does not match weight shape {list(w_shape)}")
     ch_in, ch_out = x_shape[1], w_shape[0]
@@ -73,28 +58,18 @@ def _conv_parse(node, graph):
                       f"with weight shape {list(w_shape)}")
     if min(strides) < 1 or min(dilations) < 1:
         raise OpError(node, "strides and dilations must be positive")
-    if mode == "NOTSET":
-        pads = attr_ints(node, "pads", (0,) * (2 * dims))
-        if len(pads) != 2 * dims or min(pads) < 0:
-            raise OpError(node, f"pads {list(pads)} must hold {2 * dims} non-negative values")
-        begin, end = pads[:dims], pads[dims:]
-    else:
-        both = [_auto_pads(node, mode, x_shape[2 + a], kernel[a], strides[a], dilations[a])
-                for a in range(dims)]
-        begin, end = tuple(b[0] for b in both), tuple(b[1] for b in both)
+    begin, end = window_pads(node, x_shape[2:], kernel, strides, dilations)
     if len(node.inputs) > 2 and node.inputs[2]:
         b = graph.tensors[node.inputs[2]]
         if b.size != ch_out:
             raise OpError(node, f"bias has {b.size} values, expected {ch_out}")
-    lift = (lambda t, fill: (fill,) + tuple(t)) if dims == 1 else (lambda t, fill: tuple(t))
-    in_hw, k, s, d = lift(x_shape[2:], 1), lift(kernel, 1), lift(strides, 1), lift(dilations, 1)
-    b0, e0 = lift(begin, 0), lift(end, 0)
-    out_hw = tuple((in_hw[a] + b0[a] + e0[a] - d[a] * (k[a] - 1) - 1) // s[a] + 1 for a in range(2))
-    if min(out_hw) < 1:
+    out = [(x_shape[2 + a] + begin[a] + end[a] - dilations[a] * (kernel[a] - 1) - 1) // strides[a] + 1
+           for a in range(dims)]
+    if min(out) < 1:
         raise OpError(node, f"kernel {list(kernel)} is larger than the padded input {list(x_shape[2:])}")
-    p = ConvParams(x_shape[0], ch_in, ch_out, group, in_hw, out_hw, k, s, d,
-                   (b0[0], b0[1], e0[0], e0[1]), len(node.inputs) > 2 and bool(node.inputs[2]), dims,
-                   channels_last)
+    p = ConvParams(**window_fields(x_shape[2:], out, kernel, strides, dilations, begin, end),
+                   batch=x_shape[0], ch_in=ch_in, ch_out=ch_out, group=group,
+                   has_bias=len(node.inputs) > 2 and bool(node.inputs[2]), dims=dims, channels_last=channels_last)
     ins = [graph.tensors[i] if i else None for i in node.inputs]
     if all_integer(ins):
         check_int64(node, _conv_bound(p, ins), "the convolution sums", ins)

@@ -9,14 +9,15 @@ from dataclasses import dataclass
 import numpy as np
 
 from Deeploy.errors import OpError
-from Deeploy.ops._attrs import attr_int, attr_ints, attr_str, require_inputs
+from Deeploy.ops._attrs import attr_int, attr_ints, require_inputs
 from Deeploy.ops._registry import Cost, OpDef, Trait, register
+from Deeploy.ops._window import WindowGeometry, window_fields, window_pads
 
 __all__ = ["MaxPoolParams", "maxpool_reference"]
 
 
 @dataclass(frozen=True)
-class MaxPoolParams:
+class MaxPoolParams(WindowGeometry):
     """Geometry of a max pooling, always as 2-D (a 1-D pooling has height 1).
 
     ``pads`` are the attribute's pads; with ``ceil_mode`` the last window of an axis may reach
@@ -25,25 +26,12 @@ class MaxPoolParams:
 
     batch: int
     channels: int
-    in_hw: tuple[int, int]
-    out_hw: tuple[int, int]
-    kernel: tuple[int, int]
-    stride: tuple[int, int]
-    dilation: tuple[int, int]
-    pads: tuple[int, int, int, int]  # top, left, bottom, right
     ceil_mode: bool
     dims: int  # 1 or 2
 
     @property
     def window(self) -> int:
         return self.kernel[0] * self.kernel[1]
-
-
-def _same_pads(mode, in_size, k, s, d):
-    out = -(-in_size // s)
-    total = max((out - 1) * s + (k - 1) * d + 1 - in_size, 0)
-    small = total // 2
-    return (small, total - small) if mode == "SAME_UPPER" else (total - small, small)
 
 
 def _out_size(in_size, begin, end, k, s, d, ceil_mode):
@@ -68,26 +56,13 @@ def _maxpool_parse(node, graph):
     strides = attr_ints(node, "strides", (1,) * dims)
     dilations = attr_ints(node, "dilations", (1,) * dims)
     ceil_mode = bool(attr_int(node, "ceil_mode", 0))
-    mode = attr_str(node, "auto_pad", "NOTSET")
     for name, value in (("kernel_shape", kernel), ("strides", strides), ("dilations", dilations)):
         if len(value) != dims:
             raise OpError(node, f"{name} {list(value)} must hold {dims} values for a "
                           f"rank-{len(x.shape)} input")
         if min(value) < 1:
             raise OpError(node, f"{name} {list(value)} must be positive")
-    if mode == "NOTSET":
-        pads = attr_ints(node, "pads", (0,) * (2 * dims))
-        if len(pads) != 2 * dims or min(pads) < 0:
-            raise OpError(node, f"pads {list(pads)} must hold {2 * dims} non-negative values")
-        begin, end = tuple(pads[:dims]), tuple(pads[dims:])
-    elif mode == "VALID":
-        begin, end = (0,) * dims, (0,) * dims
-    elif mode in ("SAME_UPPER", "SAME_LOWER"):
-        both = [_same_pads(mode, x.shape[2 + a], kernel[a], strides[a], dilations[a])
-                for a in range(dims)]
-        begin, end = tuple(b[0] for b in both), tuple(b[1] for b in both)
-    else:
-        raise OpError(node, f"unknown auto_pad '{mode}'")
+    begin, end = window_pads(node, x.shape[2:], kernel, strides, dilations)
     out = []
     for a in range(dims):
         size, k, s, d = x.shape[2 + a], kernel[a], strides[a], dilations[a]
@@ -102,11 +77,8 @@ def _maxpool_parse(node, graph):
                 raise OpError(node, f"window {o} along spatial axis {a} covers padding only "
                               f"(pads {list(begin) + list(end)}, kernel {list(kernel)})")
         out.append(n)
-    lift = (lambda t, fill: (fill,) + tuple(t)) if dims == 1 else (lambda t, fill: tuple(t))
-    b0, e0 = lift(begin, 0), lift(end, 0)
-    return MaxPoolParams(x.shape[0], x.shape[1], lift(x.shape[2:], 1), lift(out, 1), lift(kernel, 1),
-                         lift(strides, 1), lift(dilations, 1), (b0[0], b0[1], e0[0], e0[1]),
-                         ceil_mode, dims)
+    return MaxPoolParams(**window_fields(x.shape[2:], out, kernel, strides, dilations, begin, end),
+                         batch=x.shape[0], channels=x.shape[1], ceil_mode=ceil_mode, dims=dims)
 
 
 def _maxpool_infer(p: MaxPoolParams, ins):
