@@ -34,6 +34,28 @@ def normalise_decl(decl: str) -> str:
     return text
 
 
+def _top_level_comma(fragment: str) -> bool:
+    """Whether the C text a Mako fragment renders has a comma outside parentheses, i.e. would
+    pass several arguments (the text of ``${...}`` expressions is not known here)."""
+    depth, k, text = 0, 0, ""
+    while k < len(fragment):
+        if fragment.startswith("${", k):
+            k += 2
+            depth += 1
+            while depth:
+                depth += {"{": 1, "}": -1}.get(fragment[k], 0)
+                k += 1
+            continue
+        text += fragment[k]
+        k += 1
+    depth = 0
+    for ch in text:
+        depth += {"(": 1, ")": -1, "[": 1, "]": -1}.get(ch, 0)
+        if ch == "," and depth == 0:
+            return True
+    return False
+
+
 @dataclass(frozen=True)
 class Param:
     """One parameter: its declaration (``const TA *restrict a``), the Mako fragment rendering
@@ -48,6 +70,8 @@ class Param:
         object.__setattr__(self, "decl", normalise_decl(self.decl))
         if _DECL.match(self.decl) is None:
             raise ValueError(f"not a C parameter declaration: '{self.decl}'")
+        if _top_level_comma(self.arg):
+            raise ValueError(f"argument '{self.arg}' of '{self.decl}' is more than one C argument")
 
     @property
     def name(self) -> str:
@@ -61,6 +85,7 @@ class Param:
 
 
 def param(decl: str, arg: str, doc: str = "") -> Param:
+    """One parameter: ``param("const TA *restrict a", "${x[0].ptr}", "first operand")``."""
     return Param(decl, arg, doc)
 
 

@@ -135,3 +135,10 @@ def test_around_cannot_make_its_own_call(around):
 def test_repeated_parameter_names_are_rejected():
     with pytest.raises(ValueError):
         _sig("int32_t a", "uint32_t a")
+
+
+@pytest.mark.parametrize("arg", ["${a}, ${b}", "1, 2", "${x} + 1, 0"])
+def test_an_argument_is_one_c_argument(arg):
+    with pytest.raises(ValueError):
+        param("int32_t a", arg)
+    assert param("int32_t a", "f(${a}, ${b})").arg == "f(${a}, ${b})"
