@@ -75,7 +75,9 @@ def emit_project(graph: Graph, layers: list[Layer], plan: MemoryPlan, platform: 
     tiled = {}
     if tiling is not None:
         from Deeploy.codegen.tiled import tiled_layer_code
-        tiled = {k: tiled_layer_code(k, layers[k], sched, graph, names, "deeploy_l1_arena", "deeploy_l2_staging")
+        tile_arena = f"deeploy_{platform.tiling.tiles.level.lower()}_arena"
+        staging_arena = f"deeploy_{platform.tiling.tiles.source.lower()}_staging"
+        tiled = {k: tiled_layer_code(k, layers[k], sched, graph, names, tile_arena, staging_arena)
                  for k, sched in tiling.schedules.items()}
     calls, idle = [], {}
     for k, layer in enumerate(layers):
@@ -103,6 +105,9 @@ def emit_project(graph: Graph, layers: list[Layer], plan: MemoryPlan, platform: 
                level=plan.level, cores=cores,
                const_level=plan.data_level, io_level=plan.data_level, tiled=tiled,
                l1_size=tiling.l1_size if tiling else 0, staging_size=tiling.staging_size if tiling else 0,
+               **(dict(tile_arena=tile_arena, staging_arena=staging_arena, outer_level=platform.tiling.staging.source,
+                       tile_level=platform.level(platform.tiling.tiles.level),
+                       staging_level=platform.level(platform.tiling.tiles.source)) if tiling else {}),
                layers=layers, constants=constants,
                const_bytes=const_bytes, arena=arena, arena_size=plan.arena_size,
                lower_bound=plan.lower_bound, inputs=inputs, outputs=outputs,

@@ -27,9 +27,9 @@ static const ${ctype} ${ident}[${max(1, size)}] ${const_level.const_attr} __attr
 /* ---- activations ---- */
 static uint8_t ${arena}[${max(1, arena_size)}] ${level.data_attr} __attribute__((aligned(16)));
 % if tiled:
-/* ---- tiles: one layer's L1 tiles (${l1_size} bytes) and L2 staging of its L3 operands (${staging_size} bytes) ---- */
-static uint8_t deeploy_l1_arena[${max(1, l1_size)}] DEEPLOY_L1 __attribute__((aligned(16)));
-static uint8_t deeploy_l2_staging[${max(1, staging_size)}] DEEPLOY_L2 __attribute__((aligned(16)));
+/* ---- tiles: one layer's ${tile_level.name} tiles (${l1_size} bytes) and ${staging_level.name} staging of its ${outer_level} operands (${staging_size} bytes) ---- */
+static uint8_t ${tile_arena}[${max(1, l1_size)}] ${tile_level.data_attr} __attribute__((aligned(16)));
+static uint8_t ${staging_arena}[${max(1, staging_size)}] ${staging_level.data_attr} __attribute__((aligned(16)));
 % endif
 
 % for k, b in enumerate(inputs):
