@@ -68,6 +68,11 @@ class DType:
             return np.dtype(ml_dtypes.bfloat16)
         return np.dtype(self.name)
 
+    @property
+    def magnitude(self) -> int | float:
+        """The largest |value| of the type."""
+        return max(-self.min, self.max)
+
     def holds(self, lo: int | float, hi: int | float) -> bool:
         return self.min <= lo and hi <= self.max
 

@@ -12,7 +12,8 @@ from Deeploy.errors import OpError
 from Deeploy.ir.dtypes import INT32, INT64, DType
 from Deeploy.ir.graph import Node, Tensor
 
-__all__ = ["magnitude", "value_bounds", "sum_type", "check_int64", "matmul_bound", "conv_bound", "all_integer"]
+__all__ = ["magnitude", "value_bounds", "sum_type", "check_int64", "matmul_bound", "conv_bound", "all_integer",
+           "magnitude_by_reference", "output_type_magnitudes"]
 
 
 def value_bounds(t: Tensor | None) -> tuple[int, int]:
@@ -62,3 +63,18 @@ def conv_bound(taps: int, x: Tensor, w: Tensor, bias: Tensor | None) -> int:
     else:
         weight_sum = taps * magnitude(w)
     return weight_sum * magnitude(x) + magnitude(bias)
+
+
+def magnitude_by_reference(reference, absolute=lambda p: p):
+    """A magnitude rule for a linear op: its reference on the magnitudes (constants' |values|,
+    activations at their bound; ``absolute`` makes the params' own factors non-negative)."""
+    def rule(p, bounds, ins, outs):
+        args = [None if t is None else np.abs(t.value) if t.is_constant else np.full(t.shape, b, dtype=np.int64)
+                for t, b in zip(ins, bounds)]
+        return [int(np.max(np.abs(reference(absolute(p), args)[0]), initial=0))]
+    return rule
+
+
+def output_type_magnitudes(p, bounds, ins, outs) -> list[int]:
+    """A magnitude rule for ops whose outputs span their types (requantisation, softmaxes, norms)."""
+    return [t.magnitude for t in outs]

@@ -54,8 +54,9 @@ class OpDef:
     traits:    what rules may assume of it (``Trait``)
     tiling:    its tiling family: how an output tile maps to its operands' tiles and how the node
                is restricted to one tile (``Deeploy/tiling/families.py``); None: not tileable
-    magnitude: None, or (params, largest |value| of each input) -> largest |value| of each
-               output: how far the op can grow values (used to bound test data and accumulators)
+    magnitude: how far the op can grow values: (params, largest |value| of each input, input
+               tensors, output dtypes) -> largest |value| of each output; None: no larger than
+               its first input (data movement, Relu, pools, means)
     fuse_slots: None, or the op fuses with a following RequantShift into ``Requantized<op>``
                whose mul and add follow this many input slots (absent optional inputs as '')
     """
@@ -68,7 +69,7 @@ class OpDef:
     traits: frozenset[Trait] = frozenset()
     tiling: str | None = None
     fuse_slots: int | None = None
-    magnitude: Callable[[Any, Sequence[int]], list[int]] | None = None
+    magnitude: Callable[[Any, Sequence[int], Sequence[Tensor | None], Sequence[DType]], list[int]] | None = None
 
     @property
     def alias(self) -> bool:

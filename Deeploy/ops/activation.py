@@ -13,6 +13,7 @@ import numpy as np
 from Deeploy.errors import OpError
 from Deeploy.ir.dtypes import INT32, smallest_int_type, widest
 from Deeploy.ops._attrs import attr_float, attr_int, const_input, in_tensor, require_inputs
+from Deeploy.ops._bounds import output_type_magnitudes
 from Deeploy.ops._registry import Cost, OpDef, Trait, register
 
 __all__ = ["IGELUParams", "IHardswishParams", "ClipParams", "UnaryParams"]
@@ -55,7 +56,8 @@ def _igelu_reference(p: IGELUParams, xs):
 
 register(OpDef("iGELU", _igelu_parse, lambda p, ins: [(p.shape, INT32)], _igelu_reference,
                _elementwise_cost(7),
-               traits=frozenset({Trait.ELEMENTWISE}), tiling="pointwise", fuse_slots=0))
+               traits=frozenset({Trait.ELEMENTWISE}), tiling="pointwise", fuse_slots=0,
+               magnitude=lambda p, b, ins, outs: [b[0] * ((abs(p.one) + p.b * p.b + abs(p.one)) // 2 + 1)]))
 
 
 # ---- iHardswish ----------------------------------------------------------------------------
@@ -84,7 +86,8 @@ def _ihardswish_reference(p: IHardswishParams, xs):
 
 register(OpDef("iHardswish", _ihardswish_parse, lambda p, ins: [(p.shape, INT32)],
                _ihardswish_reference, _elementwise_cost(4),
-               traits=frozenset({Trait.ELEMENTWISE}), tiling="pointwise", fuse_slots=0))
+               traits=frozenset({Trait.ELEMENTWISE}), tiling="pointwise", fuse_slots=0,
+               magnitude=lambda p, b, ins, outs: [b[0] * max(abs(p.six), abs(p.three) + b[0]) * abs(p.one_over_six)]))
 
 
 # ---- Relu ----------------------------------------------------------------------------------
@@ -151,4 +154,5 @@ def _clip_infer(p: ClipParams, ins):
 
 
 register(OpDef("Clip", _clip_parse, _clip_infer, _clip_reference, _elementwise_cost(2),
-               traits=frozenset({Trait.STANDARD, Trait.ELEMENTWISE}), tiling="pointwise"))
+               traits=frozenset({Trait.STANDARD, Trait.ELEMENTWISE}), tiling="pointwise",
+               magnitude=output_type_magnitudes))

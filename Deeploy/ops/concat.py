@@ -56,4 +56,5 @@ def _concat_cost(p: ConcatParams, ins, outs):
 
 register(OpDef("Concat", _concat_parse, _concat_infer,
                lambda p, xs: [np.concatenate(xs, axis=p.axis)], _concat_cost,
-               traits=frozenset({Trait.STANDARD, Trait.DATA_MOVEMENT}), tiling="concat"))
+               traits=frozenset({Trait.STANDARD, Trait.DATA_MOVEMENT}), tiling="concat",
+               magnitude=lambda p, b, ins, outs: [max(b)]))

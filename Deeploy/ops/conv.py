@@ -10,7 +10,7 @@ import numpy as np
 from Deeploy.errors import OpError
 from Deeploy.ir.dtypes import INT32
 from Deeploy.ops._attrs import attr_int, attr_ints, require_inputs
-from Deeploy.ops._bounds import all_integer, check_int64, conv_bound, sum_type
+from Deeploy.ops._bounds import all_integer, check_int64, conv_bound, magnitude_by_reference, sum_type
 from Deeploy.ops._registry import Cost, OpDef, Trait, register
 from Deeploy.ops._window import WindowGeometry, window_fields, window_pads
 
@@ -118,7 +118,10 @@ def _conv_cost(p: ConvParams, ins, outs):
     return Cost(ops=2 * macs, bytes=sum(t.nbytes for t in ins if t is not None) + outs[0].nbytes)
 
 
-register(OpDef("Conv", _conv_parse, _conv_infer,
-               lambda p, xs: [conv_reference(p, xs[0], xs[1], xs[2] if len(xs) > 2 else None)],
-               _conv_cost,
-               traits=frozenset({Trait.STANDARD}), tiling="conv", fuse_slots=3))
+def _conv_reference(p: ConvParams, xs):
+    return [conv_reference(p, xs[0], xs[1], xs[2] if len(xs) > 2 else None)]
+
+
+register(OpDef("Conv", _conv_parse, _conv_infer, _conv_reference, _conv_cost,
+               traits=frozenset({Trait.STANDARD}), tiling="conv", fuse_slots=3,
+               magnitude=magnitude_by_reference(_conv_reference)))

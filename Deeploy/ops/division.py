@@ -62,7 +62,8 @@ def _true_div_parse(node, graph):
 register(OpDef("TrueIntegerDiv", _true_div_parse, lambda p, ins: [(p.shape, INT32)],
                lambda p, xs: [xs[0] * p.coeff],
                lambda p, ins, outs: Cost(ops=outs[0].size, bytes=ins[0].nbytes + outs[0].nbytes),
-               traits=frozenset({Trait.ELEMENTWISE}), tiling="pointwise"))
+               traits=frozenset({Trait.ELEMENTWISE}), tiling="pointwise",
+               magnitude=lambda p, b, ins, outs: [b[0] * abs(p.coeff)]))
 
 
 # ---- IntegerDiv ----------------------------------------------------------------------------

@@ -46,9 +46,12 @@ def _binary_cost(p: BinaryParams, ins, outs):
 
 _BINARY = frozenset({Trait.STANDARD, Trait.ELEMENTWISE, Trait.BROADCASTING})
 
+_GROWTH = {"Add": lambda a, b: a + b, "Sub": lambda a, b: a + b, "Mul": lambda a, b: a * b}
+
 for _name, _fn in (("Add", np.add), ("Sub", np.subtract), ("Mul", np.multiply)):
     register(OpDef(_name, _binary_parse, _binary_infer, lambda p, xs, fn=_fn: [fn(xs[0], xs[1])], _binary_cost,
-                   traits=_BINARY, tiling="broadcast", fuse_slots=0 if _name == "Add" else None))
+                   traits=_BINARY, tiling="broadcast", fuse_slots=0 if _name == "Add" else None,
+                   magnitude=lambda p, b, ins, outs, grow=_GROWTH[_name]: [grow(b[0], b[1])]))
 
 
 def _extremum_infer(p: BinaryParams, ins):
@@ -57,4 +60,4 @@ def _extremum_infer(p: BinaryParams, ins):
 
 for _name, _fn in (("Max", np.maximum), ("Min", np.minimum)):
     register(OpDef(_name, _binary_parse, _extremum_infer, lambda p, xs, fn=_fn: [fn(xs[0], xs[1])], _binary_cost,
-                   traits=_BINARY, tiling="broadcast", magnitude=lambda p, b: [max(b[0], b[1])]))
+                   traits=_BINARY, tiling="broadcast", magnitude=lambda p, b, ins, outs: [max(b[0], b[1])]))

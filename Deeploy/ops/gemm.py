@@ -3,14 +3,14 @@ int32 output, int64 when the proven bound of the sums exceeds int32 (ops/_bounds
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from Deeploy.errors import OpError
 from Deeploy.ir.dtypes import INT32
 from Deeploy.ops._attrs import attr_float, attr_int, broadcast_shape, require_inputs
-from Deeploy.ops._bounds import all_integer, check_int64, matmul_bound, sum_type
+from Deeploy.ops._bounds import all_integer, check_int64, magnitude_by_reference, matmul_bound, sum_type
 from Deeploy.ops._registry import Cost, OpDef, Trait, register
 
 __all__ = ["MatMulParams"]
@@ -131,6 +131,8 @@ def _mm_cost(p: MatMulParams, ins, outs):
 
 
 register(OpDef("MatMul", _matmul_parse, _mm_infer, _gemm_reference, _mm_cost,
-               traits=frozenset({Trait.STANDARD}), tiling="gemm", fuse_slots=3))
+               traits=frozenset({Trait.STANDARD}), tiling="gemm", fuse_slots=3,
+               magnitude=magnitude_by_reference(_gemm_reference)))
 register(OpDef("Gemm", _gemm_parse, _mm_infer, _gemm_reference, _mm_cost,
-               traits=frozenset({Trait.STANDARD}), tiling="gemm", fuse_slots=3))
+               traits=frozenset({Trait.STANDARD}), tiling="gemm", fuse_slots=3,
+               magnitude=magnitude_by_reference(_gemm_reference, lambda p: replace(p, alpha=abs(p.alpha), beta=abs(p.beta)))))

@@ -11,6 +11,7 @@ import numpy as np
 from Deeploy.errors import OpError
 from Deeploy.ir.dtypes import smallest_int_type
 from Deeploy.ops._attrs import attr_int, log2_exact, require_inputs
+from Deeploy.ops._bounds import output_type_magnitudes
 from Deeploy.ops._registry import Cost, OpDef, Trait, register
 
 __all__ = ["NormParams", "NoNormParams", "isqrt", "trunc_div"]
@@ -112,9 +113,11 @@ def _norm_cost(p, ins, outs):
 
 register(OpDef("iLayerNorm", _norm_parse(("weight", "bias")), _norm_infer, _layernorm_reference,
                _norm_cost,
-               traits=frozenset({Trait.ROWWISE}), tiling="norm"))
+               traits=frozenset({Trait.ROWWISE}), tiling="norm",
+               magnitude=output_type_magnitudes))
 register(OpDef("iRMSNorm", _norm_parse(("weight",)), _norm_infer, _rmsnorm_reference, _norm_cost,
-               traits=frozenset({Trait.ROWWISE}), tiling="norm"))
+               traits=frozenset({Trait.ROWWISE}), tiling="norm",
+               magnitude=output_type_magnitudes))
 
 
 def _nonorm_parse(node, graph):
@@ -132,4 +135,5 @@ def _nonorm_reference(p: NoNormParams, xs):
 register(OpDef("iNoNorm", _nonorm_parse, _norm_infer, _nonorm_reference,
                lambda p, ins, outs: Cost(ops=4 * outs[0].size,
                                          bytes=sum(t.nbytes for t in ins) + outs[0].nbytes),
-               traits=frozenset({Trait.ROWWISE}), tiling="norm"))
+               traits=frozenset({Trait.ROWWISE}), tiling="norm",
+               magnitude=output_type_magnitudes))

@@ -100,4 +100,5 @@ def _pad_cost(p: PadParams, ins, outs):
 
 
 register(OpDef("Pad", _pad_parse, _pad_infer, _pad_reference, _pad_cost,
-               traits=frozenset({Trait.STANDARD, Trait.DATA_MOVEMENT}), tiling="pad"))
+               traits=frozenset({Trait.STANDARD, Trait.DATA_MOVEMENT}), tiling="pad",
+               magnitude=lambda p, b, ins, outs: [max(b[0], abs(p.value))]))

@@ -102,7 +102,8 @@ def _sum_infer(p: ReduceParams, ins):
 
 register(OpDef("ReduceSum", _sum_parse, _sum_infer,
                lambda p, xs: [_sum(p, xs[0])], _reduce_cost,
-               traits=frozenset({Trait.STANDARD, Trait.REDUCTION}), tiling="reduce"))
+               traits=frozenset({Trait.STANDARD, Trait.REDUCTION}), tiling="reduce",
+               magnitude=lambda p, b, ins, outs: [b[0] * max(p.count, 1)]))
 register(OpDef("ReduceMean", _mean_parse, lambda p, ins: [(p.out_shape, ins[0].dtype)],
                _mean_reference, _reduce_cost,
                traits=frozenset({Trait.STANDARD, Trait.REDUCTION}), tiling="reduce"))

@@ -10,6 +10,7 @@ import numpy as np
 from Deeploy.errors import OpError
 from Deeploy.ir.dtypes import smallest_int_type
 from Deeploy.ops._attrs import attr_int, log2_exact, require_inputs
+from Deeploy.ops._bounds import output_type_magnitudes
 from Deeploy.ops._registry import Cost, OpDef, Trait, register
 
 __all__ = ["RequantParams", "REQUANT_ATTRS", "channel_layout", "channel_strides", "requant_params", "requantize"]
@@ -128,4 +129,5 @@ def _rqs_cost(p: RequantParams, ins, outs):
 
 
 register(OpDef("RequantShift", _rqs_parse, _rqs_infer, _rqs_reference, _rqs_cost,
-               traits=frozenset({Trait.ELEMENTWISE}), tiling="requant"))
+               traits=frozenset({Trait.ELEMENTWISE}), tiling="requant",
+               magnitude=output_type_magnitudes))

@@ -11,6 +11,7 @@ import numpy as np
 from Deeploy.errors import OpError
 from Deeploy.ir.dtypes import UINT8
 from Deeploy.ops._attrs import attr_int, require_inputs
+from Deeploy.ops._bounds import output_type_magnitudes
 from Deeploy.ops._registry import Cost, OpDef, Trait, register
 
 __all__ = ["ISoftmaxParams", "ITAMaxParams", "ITAPartialMaxParams"]
@@ -78,7 +79,8 @@ def _softmax_cost(p, ins, outs):
 
 register(OpDef("iSoftmax", _isoftmax_parse, lambda p, ins: [(p.shape, UINT8)],
                _isoftmax_reference, _softmax_cost,
-               traits=frozenset({Trait.ROWWISE}), tiling="softmax"))
+               traits=frozenset({Trait.ROWWISE}), tiling="softmax",
+               magnitude=output_type_magnitudes))
 
 
 # ---- ITAMax --------------------------------------------------------------------------------
@@ -107,7 +109,8 @@ def _itamax_reference(p: ITAMaxParams, xs):
 
 register(OpDef("ITAMax", _itamax_parse, lambda p, ins: [(p.shape, UINT8)],
                _itamax_reference, _softmax_cost,
-               traits=frozenset({Trait.ROWWISE}), tiling="softmax"))
+               traits=frozenset({Trait.ROWWISE}), tiling="softmax",
+               magnitude=output_type_magnitudes))
 
 
 # ---- ITAPartialMax -------------------------------------------------------------------------
@@ -148,4 +151,5 @@ def _itapartialmax_reference(p: ITAPartialMaxParams, xs):
 
 register(OpDef("ITAPartialMax", _itapartialmax_parse, lambda p, ins: [(p.shape, UINT8)],
                _itapartialmax_reference, _softmax_cost,
-               traits=frozenset({Trait.ROWWISE}), tiling="softmax"))
+               traits=frozenset({Trait.ROWWISE}), tiling="softmax",
+               magnitude=output_type_magnitudes))

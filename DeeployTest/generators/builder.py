@@ -10,7 +10,6 @@ could produce) let it keep every accumulator inside int32.
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any, Sequence
 
 import numpy as np
@@ -18,7 +17,7 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 from Deeploy.frontend.onnx_loader import _attribute_value
-from Deeploy.ir.dtypes import INT8, DType, dtype_of_values
+from Deeploy.ir.dtypes import dtype_of_values
 from Deeploy.ir.graph import Graph, Node, Tensor
 from Deeploy.ops import get_op
 
@@ -35,10 +34,6 @@ def tensor_attr(value, rank: int = 1, dtype=np.float32) -> TensorProto:
     """A 1-element TENSOR attribute of rank 0 or 1, as QuantLib exports write them."""
     arr = np.asarray(value, dtype=dtype).reshape(() if rank == 0 else (1,))
     return numpy_helper.from_array(arr)
-
-
-def _magnitude(t: DType) -> int:
-    return max(-t.min, t.max)
 
 
 class Net:
@@ -97,7 +92,7 @@ class Net:
         self.values[name] = value
         # 8-bit inputs may hold anything of their type; wider ones (accumulators fed to a
         # single-op test) are bounded by their sample
-        self.bounds[name] = _magnitude(dtype) if dtype.bits <= 8 else int(np.max(np.abs(value), initial=0))
+        self.bounds[name] = dtype.magnitude if dtype.bits <= 8 else int(np.max(np.abs(value), initial=0))
         return name
 
     def const(self, value, name: str | None = None, dtype=np.float32) -> str:
@@ -187,50 +182,14 @@ class Net:
         return outputs[0] if len(outputs) == 1 else list(outputs)
 
     def _bound(self, node: Node) -> list[int]:
-        """Largest |value| each output can take for any inputs of their declared types."""
-        op, p = node.op, node.params
-        b = [self.bounds[i] if i else 0 for i in node.inputs]
-        if get_op(node).magnitude is not None:
-            return get_op(node).magnitude(p, b)
-        out_types = [self.graph.tensors[o].dtype for o in node.outputs]
-        if op in ("Conv", "MatMul", "Gemm"):
-            # the reference on magnitudes: activations at their bound, constants in absolute value
-            args = []
-            for i in node.inputs:
-                t = self.graph.tensors[i] if i else None
-                if t is None:
-                    args.append(None)
-                elif t.is_constant:
-                    args.append(np.abs(t.value))
-                else:
-                    args.append(np.full(t.shape, self.bounds[i], dtype=np.int64))
-            if op == "Gemm":  # alpha, beta may be negative
-                p = dataclasses.replace(p, alpha=abs(p.alpha), beta=abs(p.beta))
-            out = get_op(node).reference(p, args)[0]
-            return [int(np.max(np.abs(out), initial=0))]
-        if op in ("Add", "Sub"):
-            return [b[0] + b[1]]
-        if op == "Mul":
-            return [b[0] * b[1]]
-        if op == "ReduceSum":
-            return [b[0] * max(p.count, 1)]
-        if op == "iHardswish":
-            return [b[0] * max(abs(p.six), abs(p.three) + b[0]) * abs(p.one_over_six)]
-        if op == "TrueIntegerDiv":
-            return [b[0] * abs(p.coeff)]
-        if op == "iGELU":
-            return [b[0] * ((abs(p.one) + p.b * p.b + abs(p.one)) // 2 + 1)]
-        if op in ("RequantShift", "iSoftmax", "ITAMax", "ITAPartialMax", "iLayerNorm", "iRMSNorm",
-                  "iNoNorm"):
-            return [_magnitude(t) for t in out_types]
-        if op == "Clip":
-            return [_magnitude(out_types[0])]
-        if op == "Concat":
-            return [max(b)]
-        if op == "Pad":
-            return [max(b[0], abs(p.value))]
-        # data movement, Relu, MaxPool, means: no larger than the data input
-        return [b[0]] * len(node.outputs)
+        """Largest |value| each output can take for any inputs of their declared types (the op's
+        magnitude rule; without one, no larger than its first input)."""
+        bounds = [self.bounds[i] if i else 0 for i in node.inputs]
+        rule = get_op(node).magnitude
+        if rule is None:
+            return [bounds[0]] * len(node.outputs)
+        ins = [self.graph.tensors[i] if i else None for i in node.inputs]
+        return rule(node.params, bounds, ins, [self.graph.tensors[o].dtype for o in node.outputs])
 
     # ---- conveniences ------------------------------------------------------------------------
     def value(self, name: str) -> np.ndarray:
