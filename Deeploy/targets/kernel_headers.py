@@ -244,8 +244,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--check", action="store_true", help="only check the committed headers and the sources")
     args = parser.parse_args(argv)
-    problems = check_sources()
-    for path, text in headers().items():
+    try:
+        problems, fresh = check_sources(), headers()
+    except (OSError, ValueError) as exc:     # a missing source, an unparsable one, an undocumented rule
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    for path, text in fresh.items():
         if args.check:
             if not path.is_file() or path.read_text() != text:
                 problems.append(f"{path.relative_to(TARGET_LIBRARIES.parent)} is out of date: run "
