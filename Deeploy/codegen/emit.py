@@ -65,6 +65,16 @@ def render_call(layer: Layer, names: BufferNames) -> str:
     return _template(layer.kernel.call).render(**ctx).strip()
 
 
+def _tile_context(platform: Platform, tiling) -> dict:
+    """Names and levels of the tile arena and the staging arena (None when nothing is tiled)."""
+    if tiling is None:
+        return dict(tile_arena=None, staging_arena=None, outer_level=None, tile_level=None, staging_level=None)
+    tiles = platform.tiling
+    return dict(tile_arena=f"deeploy_{tiles.tiles.level.lower()}_arena",
+                staging_arena=f"deeploy_{tiles.tiles.source.lower()}_staging", outer_level=tiles.staging.source,
+                tile_level=platform.level(tiles.tiles.level), staging_level=platform.level(tiles.tiles.source))
+
+
 def emit_project(graph: Graph, layers: list[Layer], plan: MemoryPlan, platform: Platform,
                  out_dir: Path, source: str, cores: int = 1, tiling=None
                  ) -> EmitSummary:
@@ -75,9 +85,8 @@ def emit_project(graph: Graph, layers: list[Layer], plan: MemoryPlan, platform: 
     tiled = {}
     if tiling is not None:
         from Deeploy.codegen.tiled import tiled_layer_code
-        tile_arena = f"deeploy_{platform.tiling.tiles.level.lower()}_arena"
-        staging_arena = f"deeploy_{platform.tiling.tiles.source.lower()}_staging"
-        tiled = {k: tiled_layer_code(k, layers[k], sched, graph, names, tile_arena, staging_arena)
+        arenas = _tile_context(platform, tiling)
+        tiled = {k: tiled_layer_code(k, layers[k], sched, graph, names, arenas["tile_arena"], arenas["staging_arena"])
                  for k, sched in tiling.schedules.items()}
     calls, idle = [], {}
     for k, layer in enumerate(layers):
@@ -105,9 +114,7 @@ def emit_project(graph: Graph, layers: list[Layer], plan: MemoryPlan, platform: 
                level=plan.level, cores=cores,
                const_level=plan.data_level, io_level=plan.data_level, tiled=tiled,
                l1_size=tiling.l1_size if tiling else 0, staging_size=tiling.staging_size if tiling else 0,
-               **(dict(tile_arena=tile_arena, staging_arena=staging_arena, outer_level=platform.tiling.staging.source,
-                       tile_level=platform.level(platform.tiling.tiles.level),
-                       staging_level=platform.level(platform.tiling.tiles.source)) if tiling else {}),
+               **_tile_context(platform, tiling),
                layers=layers, constants=constants,
                const_bytes=const_bytes, arena=arena, arena_size=plan.arena_size,
                lower_bound=plan.lower_bound, inputs=inputs, outputs=outputs,
