@@ -7,17 +7,18 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 
 from Deeploy.errors import TilingError
 from Deeploy.ir.graph import Graph, Node
 from Deeploy.ops import get_op
+from Deeploy.ops.fused import FusedParams
 from Deeploy.tiling.spec import AxisMap, Dim, LayerSpec, Operand
 
 __all__ = ["RuleContext", "operand", "layer_ops", "broadcast_pattern", "varying_axes",
-           "axis_spec", "zero_copy_spec", "FULL", "BCAST", "ABSENT"]
+           "axis_spec", "zero_copy_spec", "base_operands", "whole_reduction", "FULL", "BCAST", "ABSENT"]
 
 FULL, BCAST, ABSENT = "full", "bcast", None
 
@@ -76,6 +77,23 @@ def varying_axes(const_shape: Sequence[int], x_shape: Sequence[int]) -> set[int]
 def const_pattern(const_shape, x_shape) -> list:
     axes = varying_axes(const_shape, x_shape)
     return [FULL if a in axes else BCAST for a in range(len(x_shape))]
+
+
+def base_operands(node: Node) -> tuple[Any, tuple[str, str, str | None], tuple[str, ...]]:
+    """A plain or requantised node seen as its base op: the base op's params, its two inputs and
+    optional third (None when absent), and the requantisation constants (mul, add; none when plain)."""
+    fused = isinstance(node.params, FusedParams)
+    p = node.params.base if fused else node.params
+    base, rq = (node.inputs[:-2], tuple(node.inputs[-2:])) if fused else (node.inputs, ())
+    third = base[2] if len(base) > 2 and base[2] else None
+    return p, (base[0], base[1], third), rq
+
+
+def whole_reduction(node: Node, extent: str) -> tuple[str]:
+    """Why the reduction over ``extent`` of a (requantised) sum stays whole, as a spec's ``whole``."""
+    why = ("requantisation needs the complete sum" if isinstance(node.params, FusedParams)
+           else "the kernels do not accumulate partial sums")
+    return (f"the reduction of {node.op} over {extent} stays whole ({why})",)
 
 
 def zero_copy_spec(node: Node, why: str = "") -> LayerSpec:

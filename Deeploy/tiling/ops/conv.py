@@ -18,7 +18,8 @@ solver picks the one with less DMA. The channels-last kernels split output pixel
 from __future__ import annotations
 
 from Deeploy.ir.graph import Graph, Node
-from Deeploy.tiling.ops._common import RuleContext, layer_ops, operand, zero_copy_spec
+from Deeploy.tiling.ops._common import (RuleContext, base_operands, layer_ops, operand, whole_reduction,
+                                        zero_copy_spec)
 from Deeploy.tiling.spec import INPUT, OUTPUT, AxisMap, Dim, LayerSpec
 
 __all__ = ["conv_rule", "maxpool_rule"]
@@ -29,11 +30,7 @@ def _window(size: int, dim: str, k: int, s: int, d: int, pad: int) -> AxisMap:
 
 
 def conv_rule(node: Node, graph: Graph, ctx: RuleContext) -> LayerSpec:
-    fused = node.op.startswith("Requantized")
-    p = node.params.base if fused else node.params
-    base = node.inputs[:-2] if fused else node.inputs
-    x, w = base[0], base[1]
-    b = base[2] if len(base) > 2 and base[2] else None
+    p, (x, w, b), rq = base_operands(node)
     y = node.outputs[0]
     if graph.tensors[y].size == 0:
         return zero_copy_spec(node, "empty output")
@@ -64,13 +61,11 @@ def conv_rule(node: Node, graph: Graph, ctx: RuleContext) -> LayerSpec:
     ops = [operand(graph, x, INPUT, x_axes), operand(graph, w, INPUT, w_axes)]
     if b is not None:
         ops.append(operand(graph, b, INPUT, (co,)))
-    if fused:
-        for c in node.inputs[-2:]:
-            per_channel = graph.tensors[c].size == p.ch_out and p.ch_out > 1
-            ops.append(operand(graph, c, INPUT, (co,) if per_channel else (AxisMap(graph.tensors[c].size),)))
+    for c in rq:
+        per_channel = graph.tensors[c].size == p.ch_out and p.ch_out > 1
+        ops.append(operand(graph, c, INPUT, (co,) if per_channel else (AxisMap(graph.tensors[c].size),)))
     ops.append(operand(graph, y, OUTPUT, y_axes))
-    why = "requantisation needs the complete sum" if fused else "the kernels do not accumulate partial sums"
-    whole = (f"the reduction of {node.op} over {cig} input channels x {kh}x{kw} window stays whole ({why})",)
+    whole = whole_reduction(node, f"{cig} input channels x {kh}x{kw} window")
     return LayerSpec(node.name, node.op, dims, tuple(ops), layer_ops(node, graph),
                      parallel=(("OH", "OW"), ("CO",)),
                      loop_orders=(("N", "CO", "OH", "OW"), ("N", "OH", "OW", "CO")),

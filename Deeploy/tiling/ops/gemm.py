@@ -17,7 +17,8 @@ import math
 
 from Deeploy.ir.graph import Graph, Node
 from Deeploy.ops.requant import channel_strides
-from Deeploy.tiling.ops._common import RuleContext, layer_ops, operand, zero_copy_spec
+from Deeploy.tiling.ops._common import (RuleContext, base_operands, layer_ops, operand, whole_reduction,
+                                        zero_copy_spec)
 from Deeploy.tiling.spec import INPUT, OUTPUT, AxisMap, Dim, LayerSpec
 
 __all__ = ["gemm_rule"]
@@ -37,17 +38,12 @@ def _rq_axes(node: Node, graph: Graph, const: str, per_channel: bool) -> tuple[A
 
 
 def gemm_rule(node: Node, graph: Graph, ctx: RuleContext) -> LayerSpec:
-    fused = node.op.startswith("Requantized")
-    p = node.params.base if fused else node.params
-    base = node.inputs[:-2] if fused else node.inputs
-    a, b = base[0], base[1]
-    c = base[2] if len(base) > 2 and base[2] else None
+    p, (a, b, c), rq = base_operands(node)
     y = node.outputs[0]
     if graph.tensors[y].size == 0:
         return zero_copy_spec(node, "empty output")
     dims = [Dim("B", p.batch), Dim("M", p.m), Dim("N", p.n)]
-    why = "requantisation needs the complete sum" if fused else "the kernels do not accumulate partial sums"
-    whole = (f"the reduction of {node.op} over K={p.k} stays whole ({why})",)
+    whole = whole_reduction(node, f"K={p.k}")
     kax = AxisMap(p.k)
     bat, m, n = AxisMap(p.batch, "B"), AxisMap(p.m, "M"), AxisMap(p.n, "N")
     a_axes = ((bat,) if p.a_batched else ()) + ((kax, m) if p.trans_a else (m, kax))
@@ -59,9 +55,9 @@ def gemm_rule(node: Node, graph: Graph, ctx: RuleContext) -> LayerSpec:
         c_axes = ((bat,) if p.c_batched and c_batch == p.batch else (AxisMap(c_batch),) if c_batch > 1 else ())
         c_axes += (m if p.c_rows == p.m else AxisMap(p.c_rows), n if p.c_cols == p.n else AxisMap(p.c_cols))
         ops.append(operand(graph, c, INPUT, c_axes))
-    if fused:
-        ops.append(operand(graph, node.inputs[-2], INPUT, _rq_axes(node, graph, node.inputs[-2], node.params.rq.mul_per_channel)))
-        ops.append(operand(graph, node.inputs[-1], INPUT, _rq_axes(node, graph, node.inputs[-1], node.params.rq.add_per_channel)))
+    if rq:
+        per_channel = (node.params.rq.mul_per_channel, node.params.rq.add_per_channel)
+        ops += [operand(graph, const, INPUT, _rq_axes(node, graph, const, pc)) for const, pc in zip(rq, per_channel)]
     ops.append(operand(graph, y, OUTPUT, (bat, m, n)))
     return LayerSpec(node.name, node.op, tuple(dims), tuple(ops), layer_ops(node, graph),
                      parallel=(("B", "M"), ("N",)),
