@@ -17,6 +17,7 @@ tile is made of.
 from __future__ import annotations
 
 import math
+from typing import Callable
 
 from Deeploy.ir.graph import Graph, Node
 from Deeploy.tiling.ops._common import RuleContext, layer_ops, operand, zero_copy_spec
@@ -79,32 +80,31 @@ def concat_rule(node: Node, graph: Graph, ctx: RuleContext) -> LayerSpec:
     return _spec(node, graph, ctx, dims, ops)
 
 
-def slice_rule(node: Node, graph: Graph, ctx: RuleContext) -> LayerSpec:
-    p = node.params
+def _axis_window_spec(node: Node, graph: Graph, ctx: RuleContext, prefix: str,
+                      x_axis: Callable[[int, str], AxisMap]) -> LayerSpec:
+    """One dim per output axis (named ``prefix`` + axis); axis ``a`` of the input is
+    ``x_axis(a, dim name)``. An empty input (a Pad of nothing) is no operand."""
     x, y = node.inputs[0], node.outputs[0]
-    out = p.out_shape
+    out = node.params.out_shape
     if math.prod(out) == 0:
         return zero_copy_spec(node, "empty output")
-    dims = [Dim(f"s{a}", out[a]) for a in range(len(out))]
-    x_axes = [AxisMap(p.in_shape[a], f"s{a}", stride=abs(p.steps[a]), offset=p.starts[a], reverse=p.steps[a] < 0)
-              for a in range(len(out))]
-    y_axes = [AxisMap(out[a], f"s{a}") for a in range(len(out))]
-    return _spec(node, graph, ctx, dims, [operand(graph, x, INPUT, x_axes), operand(graph, y, OUTPUT, y_axes)])
+    names = [f"{prefix}{a}" for a in range(len(out))]
+    dims = [Dim(name, size) for name, size in zip(names, out)]
+    ops = [operand(graph, y, OUTPUT, [AxisMap(size, name) for name, size in zip(names, out)])]
+    if graph.tensors[x].size:
+        ops.insert(0, operand(graph, x, INPUT, [x_axis(a, name) for a, name in enumerate(names)]))
+    return _spec(node, graph, ctx, dims, ops)
+
+
+def slice_rule(node: Node, graph: Graph, ctx: RuleContext) -> LayerSpec:
+    p = node.params
+    return _axis_window_spec(node, graph, ctx, "s", lambda a, dim: AxisMap(
+        p.in_shape[a], dim, stride=abs(p.steps[a]), offset=p.starts[a], reverse=p.steps[a] < 0))
 
 
 def pad_rule(node: Node, graph: Graph, ctx: RuleContext) -> LayerSpec:
     p = node.params
-    x, y = node.inputs[0], node.outputs[0]
-    out = p.out_shape
-    if math.prod(out) == 0:
-        return zero_copy_spec(node, "empty output")
-    dims = [Dim(f"p{a}", out[a]) for a in range(len(out))]
-    x_axes = [AxisMap(p.in_shape[a], f"p{a}", offset=-p.begin[a]) for a in range(len(out))]
-    y_axes = [AxisMap(out[a], f"p{a}") for a in range(len(out))]
-    ops = [operand(graph, y, OUTPUT, y_axes)]
-    if graph.tensors[x].size:
-        ops.insert(0, operand(graph, x, INPUT, x_axes))
-    return _spec(node, graph, ctx, dims, ops)
+    return _axis_window_spec(node, graph, ctx, "p", lambda a, dim: AxisMap(p.in_shape[a], dim, offset=-p.begin[a]))
 
 
 def gather_rule(node: Node, graph: Graph, ctx: RuleContext) -> LayerSpec:
