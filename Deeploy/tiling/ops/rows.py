@@ -11,6 +11,8 @@ tiled (whole rows per tile).
 
 from __future__ import annotations
 
+from typing import Sequence
+
 from Deeploy.ir.graph import Graph, Node
 from Deeploy.tiling.ops._common import (ABSENT, BCAST, FULL, RuleContext, axis_spec, broadcast_pattern,
                                         zero_copy_spec)
@@ -25,28 +27,27 @@ def _row_names(rank: int) -> dict[int, str]:
     return names
 
 
-def softmax_rule(node: Node, graph: Graph, ctx: RuleContext) -> LayerSpec:
-    x, y = node.inputs[0], node.outputs[0]
-    shape = tuple(graph.tensors[x].shape)
-    if graph.tensors[y].size == 0:
-        return zero_copy_spec(node, "empty output")
-    full = [FULL] * len(shape)
-    return axis_spec(node, graph, ctx, shape, [(x, INPUT, full), (y, OUTPUT, full)],
-                     whole={len(shape) - 1: f"the reduced axis of {node.op}"}, names=_row_names(len(shape)),
-                     parallel="tileable")
-
-
-def norm_rule(node: Node, graph: Graph, ctx: RuleContext) -> LayerSpec:
+def _row_spec(node: Node, graph: Graph, ctx: RuleContext, axis: str, consts: Sequence[str] = ()) -> LayerSpec:
+    """x and y tiled by whole rows: the last axis (``axis`` of the op) stays whole; the constants
+    ``consts`` broadcast onto x and are tiled with it."""
     x, y = node.inputs[0], node.outputs[0]
     shape = tuple(graph.tensors[x].shape)
     if graph.tensors[y].size == 0:
         return zero_copy_spec(node, "empty output")
     full = [FULL] * len(shape)
     ops = [(x, INPUT, full)]
-    ops += [(c, INPUT, broadcast_pattern(graph.tensors[c].shape, shape)) for c in node.inputs[1:] if c]
+    ops += [(c, INPUT, broadcast_pattern(graph.tensors[c].shape, shape)) for c in consts]
     return axis_spec(node, graph, ctx, shape, ops + [(y, OUTPUT, full)],
-                     whole={len(shape) - 1: f"the normalised axis of {node.op}"},
+                     whole={len(shape) - 1: f"the {axis} of {node.op}"},
                      names=_row_names(len(shape)), parallel="tileable")
+
+
+def softmax_rule(node: Node, graph: Graph, ctx: RuleContext) -> LayerSpec:
+    return _row_spec(node, graph, ctx, "reduced axis")
+
+
+def norm_rule(node: Node, graph: Graph, ctx: RuleContext) -> LayerSpec:
+    return _row_spec(node, graph, ctx, "normalised axis", [c for c in node.inputs[1:] if c])
 
 
 def reduce_rule(node: Node, graph: Graph, ctx: RuleContext) -> LayerSpec:
