@@ -8,6 +8,7 @@ from __future__ import annotations
 from Deeploy.ir.graph import Graph, Node
 from Deeploy.ops import op_named
 from Deeploy.ops.fused import FUSABLE, fused_name
+from Deeploy.ops.requant import channel_strides
 from Deeploy.passes._engine import Rule, RuleSet, apply_rules, chain
 
 __all__ = ["fuse_requant", "REQUANT_FUSION"]
@@ -23,6 +24,11 @@ def _wide_output_feeds_x(graph: Graph, chain: list[Node]) -> str | None:
         size = graph.tensors[op.outputs[0]].size
         if any(graph.tensors[i].size not in (1, size) for i in op.inputs):
             return "a broadcasting Add stays unfused"
+    if op.op in ("Gemm", "MatMul"):
+        # the fused GEMM indexes mul/add over its flattened (batch, rows, columns) product
+        dims, rq = (op.params.batch, op.params.m, op.params.n), rqs.params
+        if None in (channel_strides(rq, dims, rq.mul_per_channel), channel_strides(rq, dims, rq.add_per_channel)):
+            return "the requantisation constants vary along part of the batch dims, which the fused GEMM cannot index"
     return None
 
 

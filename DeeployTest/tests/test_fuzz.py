@@ -1,0 +1,148 @@
+"""Random small integer graphs (``DeeployTest/fuzzing``): every graph's goldens come from the
+reference interpreter and, for standard ops, onnxruntime (bit-exact agreement checked); the C
+compiled by the Generic runner must match them bit-exactly, and a smaller slice goes through
+the Siracusa runner (QEMU) and the tiled runner with a small ``--l1``.
+
+The default slice is deterministic (``derandomize``); ``-m fuzz_long`` runs at least
+``DEEPLOY_FUZZ_GRAPHS`` (default 2000) random graphs, collecting every failing batch.
+"""
+
+from __future__ import annotations
+
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("hypothesis")
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+
+from DeeployTest.fuzzing.check import fuzz_count, run_batch, run_tiled_batch, run_zero_sized, write_batch  # noqa: E402
+from DeeployTest.fuzzing.graphs import batches, zero_sized_graphs  # noqa: E402
+from DeeployTest.testRunner_generic import GENERIC  # noqa: E402
+from DeeployTest.testUtils.siracusa_runner import cluster_runner  # noqa: E402
+
+FIXED = dict(derandomize=True, database=None, deadline=None, suppress_health_check=list(HealthCheck),
+             print_blob=False)
+GRAPHS_PER_BATCH = 24
+NEEDS_QEMU = pytest.mark.skipif(shutil.which("qemu-system-riscv32") is None or
+                                shutil.which("riscv64-unknown-elf-gcc") is None,
+                                reason="RISC-V toolchain or QEMU missing: run bash toolchain/install.sh")
+
+
+def _generic_slice(tmp_path: Path, examples: int, custom_ops: bool) -> int:
+    graphs = []
+
+    @settings(max_examples=examples, **FIXED)
+    @given(batches(GRAPHS_PER_BATCH, custom_ops))
+    def check(batch):
+        folder = tmp_path / f"batch{len(graphs)}"
+        write_batch(batch, folder)
+        run_batch(batch, folder, GENERIC)
+        graphs.append(len(batch.graphs))
+
+    check()
+    return sum(graphs)
+
+
+def test_fuzz_generic_standard_ops(tmp_path):
+    """Standard ops only: onnxruntime's outputs of the whole model are the goldens."""
+    assert _generic_slice(tmp_path, 10, custom_ops=False) >= 150
+
+
+def test_fuzz_generic_with_custom_ops(tmp_path):
+    """With the integer custom ops (iSoftmax, ITAMax, iGELU, norms, ...): reference goldens,
+    standard nodes checked one by one against onnxruntime."""
+    assert _generic_slice(tmp_path, 10, custom_ops=True) >= 150
+
+
+def test_fuzz_zero_sized_tensors(tmp_path):
+    """Graphs with an empty input (a zero-sized dim) through elementwise ops, Clip/Relu, Transpose,
+    Concat, Pad and views: built and bit-exact on Generic, or rejected with one clear error."""
+    seen = []
+
+    @settings(max_examples=15, **FIXED)
+    @given(zero_sized_graphs())
+    def check(batch):
+        folder = tmp_path / f"graph{len(seen)}"
+        write_batch(batch, folder)
+        seen.append(run_zero_sized(batch, folder, GENERIC))
+
+    check()
+    assert len(seen) >= 10
+
+
+@NEEDS_QEMU
+@pytest.mark.parametrize("cores", [8, 3])
+def test_fuzz_siracusa(tmp_path, cores):
+    runner = cluster_runner("Siracusa", "TEST_SIRACUSA")
+
+    @settings(max_examples=3, **FIXED)
+    @given(batches(12, custom_ops=cores == 3))
+    def check(batch):
+        folder = tmp_path / "batch"
+        write_batch(batch, folder)
+        run_batch(batch, folder, runner, {"cores": cores}, cores=cores, profileUntiled=False)
+
+    check()
+
+
+@NEEDS_QEMU
+@pytest.mark.parametrize("l1", [512, 2048])
+def test_fuzz_tiled_siracusa(tmp_path, l1):
+    """Tiny L1: a layer that does not fit must be reported with the smallest L1 that does, and
+    the run with that L1 must pass."""
+    runner = cluster_runner("Siracusa", "TEST_SIRACUSA_TILED")
+
+    @settings(max_examples=3, **FIXED)
+    @given(batches(6))
+    def check(batch):
+        folder = tmp_path / "batch"
+        write_batch(batch, folder)
+        run_tiled_batch(batch, folder, runner, l1, cores=8)
+
+    check()
+
+
+@pytest.mark.fuzz_long
+def test_fuzz_long(tmp_path):
+    """At least DEEPLOY_FUZZ_GRAPHS random graphs (new ones every run) on Generic; every 5th
+    batch also on Siracusa and every 10th tiled with a small L1. Every failure is collected."""
+    target = fuzz_count(2000)
+    done, failures, start = [], [], time.perf_counter()
+    siracusa = cluster_runner("Siracusa", "TEST_SIRACUSA")
+    tiled = cluster_runner("Siracusa", "TEST_SIRACUSA_TILED")
+    qemu = shutil.which("qemu-system-riscv32") is not None
+
+    @settings(max_examples=10 * target, database=None, deadline=None,
+              suppress_health_check=list(HealthCheck), phases=["generate"])
+    @given(batches(GRAPHS_PER_BATCH, custom_ops=True))
+    def check(batch):
+        if sum(done) >= target:
+            return
+        k = len(done)
+        folder = tmp_path / f"batch{k % 4}"
+        steps = [("Generic", lambda: run_batch(batch, folder, GENERIC))]
+        if qemu and k % 5 == 4:
+            steps.append(("Siracusa", lambda: run_batch(batch, folder, siracusa, {"cores": 8}, cores=8,
+                                                       profileUntiled=False)))
+        if qemu and k % 10 == 9:
+            steps.append(("tiled Siracusa", lambda: run_tiled_batch(batch, folder, tiled, 1024, cores=8)))
+        where = "goldens"
+        try:
+            write_batch(batch, folder)
+            for where, step in steps:
+                step()
+        except Exception as exc:  # every failure is recorded, the run goes on
+            failures.append(f"batch {k} ({where}): {type(exc).__name__}: {exc}\n{batch!r}"[:6000])
+        done.append(len(batch.graphs))
+        print(f"batch {k}: {len(batch.graphs)} graphs, {', '.join(w for w, _ in steps)}; "
+              f"{sum(done)} graphs, {len(failures)} failing batches, {time.perf_counter() - start:.0f} s", flush=True)
+
+    check()
+    print(f"fuzz_long: {sum(done)} graphs in {len(done)} batches, {len(failures)} failing batches, "
+          f"{time.perf_counter() - start:.0f} s")
+    assert sum(done) >= target, f"only {sum(done)} graphs generated"
+    assert not failures, "\n\n".join(failures)
