@@ -26,7 +26,8 @@ def _wide_output_feeds_x(graph: Graph, chain: list[Node]) -> str | None:
             return "a broadcasting Add stays unfused"
     if op.op in ("Gemm", "MatMul"):
         # the fused GEMM indexes mul/add over its flattened (batch, rows, columns) product
-        dims, rq = (op.params.batch, op.params.m, op.params.n), rqs.params
+        gemm = op.params or op_named(op.op).parse(op, graph)   # made by this pass: not yet inferred
+        dims, rq = (gemm.batch, gemm.m, gemm.n), rqs.params
         if None in (channel_strides(rq, dims, rq.mul_per_channel), channel_strides(rq, dims, rq.add_per_channel)):
             return "the requantisation constants vary along part of the batch dims, which the fused GEMM cannot index"
     return None
