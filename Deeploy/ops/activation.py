@@ -13,7 +13,7 @@ import numpy as np
 from Deeploy.errors import OpError
 from Deeploy.ir.dtypes import INT32, smallest_int_type, widest
 from Deeploy.ops._attrs import attr_float, attr_int, const_input, in_tensor, require_inputs
-from Deeploy.ops._bounds import output_type_magnitudes
+from Deeploy.ops.bounds import output_type_magnitudes
 from Deeploy.ops._registry import Cost, OpDef, Trait, register
 
 __all__ = ["IGELUParams", "IHardswishParams", "ClipParams", "UnaryParams"]

@@ -10,7 +10,7 @@ import numpy as np
 from Deeploy.errors import OpError
 from Deeploy.ir.dtypes import INT32
 from Deeploy.ops._attrs import attr_int, attr_ints, require_inputs
-from Deeploy.ops._bounds import all_integer, check_int64, conv_bound, magnitude_by_reference, sum_type
+from Deeploy.ops.bounds import all_integer, check_int64, conv_bound, magnitude_by_reference, sum_type
 from Deeploy.ops._registry import Cost, OpDef, Trait, register
 from Deeploy.ops._window import WindowGeometry, window_fields, window_pads
 

@@ -9,7 +9,7 @@ import numpy as np
 
 from Deeploy.ir.dtypes import INT32, INT64, widest
 from Deeploy.ops._attrs import broadcast_shape, require_inputs
-from Deeploy.ops._bounds import all_integer, value_bounds
+from Deeploy.ops.bounds import all_integer, value_bounds
 from Deeploy.ops._registry import Cost, OpDef, Trait, register
 
 __all__ = ["BinaryParams"]

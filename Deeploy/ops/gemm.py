@@ -10,7 +10,7 @@ import numpy as np
 from Deeploy.errors import OpError
 from Deeploy.ir.dtypes import INT32
 from Deeploy.ops._attrs import attr_float, attr_int, broadcast_shape, require_inputs
-from Deeploy.ops._bounds import all_integer, check_int64, magnitude_by_reference, matmul_bound, sum_type
+from Deeploy.ops.bounds import all_integer, check_int64, magnitude_by_reference, matmul_bound, sum_type
 from Deeploy.ops._registry import Cost, OpDef, Trait, register
 
 __all__ = ["MatMulParams"]

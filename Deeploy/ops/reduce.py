@@ -13,7 +13,7 @@ import numpy as np
 from Deeploy.errors import OpError
 from Deeploy.ir.dtypes import INT32
 from Deeploy.ops._attrs import attr_int, attr_ints, const_input, in_tensor, normalize_axis, require_inputs
-from Deeploy.ops._bounds import all_integer, check_int64, magnitude, sum_type
+from Deeploy.ops.bounds import all_integer, check_int64, magnitude, sum_type
 from Deeploy.ops._registry import Cost, OpDef, Trait, register
 
 __all__ = ["ReduceParams", "mean_round_half_up"]

@@ -10,7 +10,7 @@ import numpy as np
 from Deeploy.errors import OpError
 from Deeploy.ir.dtypes import smallest_int_type
 from Deeploy.ops._attrs import attr_int, log2_exact, require_inputs
-from Deeploy.ops._bounds import output_type_magnitudes
+from Deeploy.ops.bounds import output_type_magnitudes
 from Deeploy.ops._registry import Cost, OpDef, Trait, register
 
 __all__ = ["RequantParams", "REQUANT_ATTRS", "channel_layout", "channel_strides", "requant_params", "requantize"]

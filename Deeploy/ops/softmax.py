@@ -11,7 +11,7 @@ import numpy as np
 from Deeploy.errors import OpError
 from Deeploy.ir.dtypes import UINT8
 from Deeploy.ops._attrs import attr_int, require_inputs
-from Deeploy.ops._bounds import output_type_magnitudes
+from Deeploy.ops.bounds import output_type_magnitudes
 from Deeploy.ops._registry import Cost, OpDef, Trait, register
 
 __all__ = ["ISoftmaxParams", "ITAMaxParams", "ITAPartialMaxParams"]

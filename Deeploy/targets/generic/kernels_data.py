@@ -9,7 +9,7 @@ import numpy as np
 from Deeploy.targets.generic.layout import merge_strided_dims
 from Deeploy.targets.platform import Kernel
 from Deeploy.targets.signature import Signature, param
-from Deeploy.targets.value_range import accumulator_type, max_abs, wide_reason
+from Deeploy.ops.bounds import accumulator_type, max_abs, wide_reason
 
 __all__ = ["DATA_KERNELS"]
 

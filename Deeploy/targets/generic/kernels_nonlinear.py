@@ -7,7 +7,7 @@ from Deeploy.ir.dtypes import INT32, INT64, UINT32
 from Deeploy.targets.platform import Kernel
 from Deeploy.targets.signature import Signature, param, params
 from Deeploy.targets.generic.layout import broadcast_operands
-from Deeploy.targets.value_range import max_abs, value_range
+from Deeploy.ops.bounds import max_abs, value_range
 
 __all__ = ["NONLINEAR_KERNELS"]
 

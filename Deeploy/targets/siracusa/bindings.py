@@ -3,7 +3,6 @@ common.h) plus the cluster library's channels-last convolutions and requantised 
 
 from __future__ import annotations
 
-import numpy as np
 
 from Deeploy.ops.requant import channel_strides
 from Deeploy.targets.generic.bindings import GENERIC_BINDINGS
@@ -11,7 +10,7 @@ from Deeploy.targets.generic.kernels_core import sum_kernel_types
 from Deeploy.targets.generic.kernels_nonlinear import igelu_bound, ihardswish_bound
 from Deeploy.targets.platform import Kernel
 from Deeploy.targets.signature import Signature, param
-from Deeploy.targets.value_range import accumulator_type, conv_sum_bound, gemm_sum_bound, max_abs, wide_reason
+from Deeploy.ops.bounds import accumulator_type, conv_sum_bound, gemm_sum_bound, max_abs, wide_reason
 
 __all__ = ["SIRACUSA_BINDINGS"]
 

@@ -1,0 +1,143 @@
+"""Proven bounds on values, the one home of value ranges: a constant's actual values, an
+activation's type range (or, for an int64 activation, its producer's proven bound). They choose
+output and accumulator types (int32 when provably enough, else int64), reject nodes whose values
+could exceed int64, and bound test data (each op's magnitude rule)."""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from Deeploy.errors import OpError
+from Deeploy.ir.dtypes import INT32, INT64, DType
+from Deeploy.ir.graph import Graph, Node, Tensor
+
+__all__ = ["magnitude", "value_bounds", "sum_type", "accumulator_type", "check_int64", "matmul_bound", "conv_bound",
+           "all_integer", "magnitude_by_reference", "output_type_magnitudes", "value_range", "max_abs", "gemm_sum_bound",
+           "conv_sum_bound", "wide_reason"]
+
+
+def value_bounds(t: Tensor | None) -> tuple[int, int]:
+    """[lo, hi] of the values ``t`` holds ((0, 0) for an absent optional input)."""
+    if t is None:
+        return 0, 0
+    if t.is_constant:
+        return (int(t.value.min()), int(t.value.max())) if t.value.size else (0, 0)
+    return t.dtype.min, t.dtype.max
+
+
+def magnitude(t: Tensor | None) -> int:
+    """The largest |value| ``t`` holds."""
+    lo, hi = value_bounds(t)
+    return max(-lo, hi)
+
+
+def all_integer(tensors: Sequence[Tensor | None]) -> bool:
+    return all(t is None or t.dtype is None or t.dtype.is_integer for t in tensors)
+
+
+def sum_type(bound: int) -> DType:
+    """int32 when every value of magnitude <= ``bound`` fits, else int64 (see ``check_int64``)."""
+    return INT32 if bound < 2**31 else INT64
+
+
+def check_int64(node: Node, bound: int, what: str, tensors: Sequence[Tensor | None]) -> None:
+    """OpError naming the node and the operands' ranges when ``bound`` exceeds int64."""
+    if bound < 2**63:
+        return
+    ranges = ", ".join(f"'{t.name}' in [{value_bounds(t)[0]}, {value_bounds(t)[1]}]" for t in tensors if t is not None)
+    raise OpError(node, f"{what} can reach {bound} (operands {ranges}), beyond int64, the widest "
+                  "accumulator")
+
+
+def matmul_bound(alpha: int, beta: int, k: int, a: Tensor, b: Tensor, c: Tensor | None) -> int:
+    """Largest |alpha * sum_k a*b + beta * c| (also bounds every partial sum)."""
+    return abs(alpha) * k * magnitude(a) * magnitude(b) + abs(beta) * magnitude(c)
+
+
+def conv_bound(taps: int, x: Tensor, w: Tensor, bias: Tensor | None) -> int:
+    """Largest |conv output| (and partial sum): per output channel (axis 0 of the weights) the
+    sum of |w| times the largest |x| when the weights are constant, else ``taps`` products."""
+    if w.is_constant and w.size:
+        per_channel = np.abs(w.value.reshape(w.shape[0], -1)).astype(object).sum(axis=1)
+        weight_sum = int(max(per_channel))
+    else:
+        weight_sum = taps * magnitude(w)
+    return weight_sum * magnitude(x) + magnitude(bias)
+
+
+def magnitude_by_reference(reference, absolute=lambda p: p):
+    """A magnitude rule for a linear op: its reference on the magnitudes (constants' |values|,
+    activations at their bound; ``absolute`` makes the params' own factors non-negative)."""
+    def rule(p, bounds, ins, outs):
+        args = [None if t is None else np.abs(t.value) if t.is_constant else np.full(t.shape, b, dtype=np.int64)
+                for t, b in zip(ins, bounds)]
+        return [int(np.max(np.abs(reference(absolute(p), args)[0]), initial=0))]
+    return rule
+
+
+def output_type_magnitudes(p, bounds, ins, outs) -> list[int]:
+    """A magnitude rule for ops whose outputs span their types (requantisation, softmaxes, norms)."""
+    return [t.magnitude for t in outs]
+
+
+accumulator_type = sum_type
+
+
+def value_range(graph: Graph, name: str) -> tuple[int, int]:
+    """Bounds of the values tensor ``name`` can hold ((0, 0) for an absent optional input)."""
+    t = graph.tensors[name] if name else None
+    if t is not None and not t.is_constant and t.dtype == INT64:
+        bound = _produced_bound(graph, name)   # widened for its producer's bound: the tighter one
+        if bound is not None:
+            return max(-bound, t.dtype.min), min(bound, t.dtype.max)
+    return value_bounds(t)
+
+
+def _produced_bound(graph: Graph, name: str) -> int | None:
+    """The proven bound of the node that writes ``name``, for ops whose output type follows one."""
+    node = next((n for n in graph.nodes if name in n.outputs), None)
+    if node is None:
+        return None
+    if node.op in ("Gemm", "MatMul"):
+        return gemm_sum_bound(node, graph)
+    if node.op == "Conv":
+        return conv_sum_bound(node, graph)
+    if node.op == "ReduceSum":
+        return node.params.count * magnitude(graph.tensors[node.inputs[0]])
+    return None
+
+
+def max_abs(graph: Graph, name: str) -> int:
+    lo, hi = value_range(graph, name)
+    return max(-lo, hi)
+
+
+def _tensors(node: Node, graph: Graph) -> list:
+    return [graph.tensors[i] if i else None for i in node.inputs]
+
+
+def gemm_sum_bound(node: Node, graph: Graph) -> int:
+    """Largest |alpha * A@B + beta * C| of a Gemm/MatMul node or its requantised form (whose
+    params hold the GEMM's as ``base``); bounds every partial sum too."""
+    p = getattr(node.params, "base", node.params)
+    ins = _tensors(node, graph)
+    return matmul_bound(p.alpha, p.beta, p.k, ins[0], ins[1], ins[2] if len(ins) > 2 else None)
+
+
+def conv_sum_bound(node: Node, graph: Graph) -> int:
+    """Largest |conv output| (and partial sum) of a Conv node or its requantised form."""
+    p = getattr(node.params, "base", node.params)
+    ins = _tensors(node, graph)
+    taps = (p.ch_in // p.group) * p.kernel[0] * p.kernel[1]
+    return conv_bound(taps, ins[0], ins[1], ins[2] if len(ins) > 2 else None)
+
+
+def wide_reason(what: str, bound: int, node: Node, graph: Graph) -> str | None:
+    """Why a kernel cannot compute ``what`` (a bound beyond int64, naming the operands' ranges),
+    or None when int64 suffices."""
+    if bound < 2**63:
+        return None
+    ranges = ", ".join(f"'{i}' in [{value_range(graph, i)[0]}, {value_range(graph, i)[1]}]" for i in node.inputs if i)
+    return f"{what} can reach {bound}, beyond int64 (operands {ranges})"
