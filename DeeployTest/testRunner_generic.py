@@ -2,6 +2,7 @@
 """Compile a test network for the Generic platform, build it as host C and check its outputs.
 
     python testRunner_generic.py -t Tests/Models/miniMobileNetv2
+    python testRunner_generic.py -t Tests/Models/miniMobileNetv2 --sanitize   # ASan + UBSan build
 """
 
 import sys
@@ -16,7 +17,15 @@ if __name__ == "__main__":
 
 from DeeployTest.testUtils.runner import RunnerPlatform, main  # noqa: E402
 
-GENERIC = RunnerPlatform(platform="Generic", gen_root="TEST_GENERIC", cmake_platform="Generic")
+
+
+def _cmake_options(args, gen) -> list[str]:
+    """--sanitize: build with AddressSanitizer and UBSan, stopping at the first error."""
+    return ["-DDEEPLOY_SANITIZE=ON"] if getattr(args, "sanitize", False) else []
+
+
+GENERIC = RunnerPlatform(platform="Generic", gen_root="TEST_GENERIC", cmake_platform="Generic", prepare=_cmake_options)
 
 if __name__ == "__main__":
-    main(GENERIC, __doc__)
+    main(GENERIC, __doc__, extra_args=lambda p: p.add_argument(
+        "--sanitize", action="store_true", help="build with -fsanitize=address,undefined -fno-sanitize-recover=all"))

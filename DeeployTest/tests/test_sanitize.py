@@ -1,0 +1,53 @@
+"""The Generic C of every integer network of the external corpus and of the fuzz slice, built with
+``-fsanitize=address,undefined -fno-sanitize-recover=all`` (``DEEPLOY_SANITIZE``) and run: no
+sanitizer report (any report aborts the run) and outputs still bit-exact."""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+from pathlib import Path
+
+import pytest
+
+from DeeployTest.testRunner_generic import GENERIC
+from DeeployTest.testUtils.runner import run_test
+from DeeployTest.tests.conftest import CORPUS, network_dirs
+
+pytestmark = [pytest.mark.sanitize,
+              pytest.mark.skipif(shutil.which("cc") is None, reason="no host C compiler")]
+
+INTEGER_NETWORKS = network_dirs(CORPUS, "Kernels/Integer", "Models/miniMobileNetv2", "Models/microLlama/INT8")
+
+
+@pytest.mark.parametrize("test_dir", INTEGER_NETWORKS, ids=[str(p.relative_to(CORPUS)) for p in INTEGER_NETWORKS])
+def test_corpus_network_sanitized(test_dir, corpus, tmp_path, capsys):
+    args = argparse.Namespace(test=str(test_dir), verbose=False, skipgen=False, skipsim=False,
+                              gen_dir=str(tmp_path / "gen"), sanitize=True)
+    code = run_test(args, GENERIC)
+    captured = capsys.readouterr()
+    assert code == 0 and "Errors: 0 out of" in captured.out, captured.out + captured.err
+    assert "DEEPLOY_SANITIZE:BOOL=ON" in (tmp_path / "gen" / "build" / "CMakeCache.txt").read_text()
+
+
+def test_fuzz_slice_sanitized(tmp_path):
+    """The deterministic fuzz slice of test_fuzz.py (standard ops and custom ops) under the sanitizers."""
+    pytest.importorskip("hypothesis")
+    from hypothesis import given, settings
+
+    from DeeployTest.fuzzing.check import run_batch, write_batch
+    from DeeployTest.fuzzing.graphs import batches
+    from DeeployTest.tests.test_fuzz import FIXED, GRAPHS_PER_BATCH
+
+    graphs = []
+    for custom_ops in (False, True):
+        @settings(max_examples=10, **FIXED)
+        @given(batches(GRAPHS_PER_BATCH, custom_ops))
+        def check(batch):
+            folder = tmp_path / f"batch{len(graphs)}"
+            write_batch(batch, folder)
+            run_batch(batch, folder, GENERIC, sanitize=True)
+            graphs.append(len(batch.graphs))
+
+        check()
+    assert sum(graphs) >= 300
