@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from Deeploy.ops.requant import channel_strides
 from Deeploy.targets.generic.bindings import GENERIC_BINDINGS
-from Deeploy.targets.generic.kernels_core import sum_kernel_types
-from Deeploy.targets.generic.kernels_nonlinear import igelu_bound, ihardswish_bound
+from Deeploy.targets.generic.bindings.core import sum_kernel_types
+from Deeploy.targets.generic.bindings.nonlinear import igelu_bound, ihardswish_bound
 from Deeploy.targets.platform import Kernel
 from Deeploy.targets.signature import Signature, param
 from Deeploy.ops.bounds import accumulator_type, conv_sum_bound, gemm_sum_bound, max_abs, wide_reason

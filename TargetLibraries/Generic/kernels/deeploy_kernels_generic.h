@@ -87,8 +87,8 @@
  *   TSUM: accumulator: int32_t, or int64_t when the proven bound of the sums needs it
  * Scratch:
  *   per core (one slice per core, core c's at c * bytes;
- *     Deeploy.targets.generic.kernels_core._conv_patch_bytes): One receptive field: ch_in / group *
- *     kernel_h * kernel_w elements of TIN, rounded up to 8 bytes.
+ *     Deeploy.targets.generic.bindings.core._conv_patch_bytes): One receptive field: ch_in / group
+ *     * kernel_h * kernel_w elements of TIN, rounded up to 8 bytes.
  * Arguments:
  *   x: input image n, [C][H][W]
  *   w: weights
@@ -337,7 +337,7 @@
  *   TIN, TOUT: the element types of the node's operands, in order (inputs, then outputs)
  *   TACC: uint32_t when e * levels_m1 <= 2^31 and the row sums fit 32 bits, else int64_t
  * Scratch:
- *   shared (the shared argument; Deeploy.targets.generic.kernels_nonlinear._isoftmax_table_bytes):
+ *   shared (the shared argument; Deeploy.targets.generic.bindings.nonlinear._isoftmax_table_bytes):
  *     Shared by the cores: the e(d) table (256 TACC entries, plus alignment slack: the kernel
  *     aligns it), rounded up to 8, when this call uses one (isoftmax.inc); else nothing. The call
  *     is the whole layer, or one tile of it when tiled: small tiles need no scratch. Without

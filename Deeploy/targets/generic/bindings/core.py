@@ -6,12 +6,12 @@ from __future__ import annotations
 from Deeploy.ir.dtypes import INT32, INT64
 from Deeploy.targets.platform import Kernel
 from Deeploy.targets.signature import Signature, param, params
-from Deeploy.targets.generic.layout import broadcast_operands, transpose_operands
+from Deeploy.targets.generic.bindings.strides import broadcast_operands, transpose_operands
 from Deeploy.ops.bounds import accumulator_type, conv_sum_bound, gemm_sum_bound, max_abs, wide_reason
 
 __all__ = ["CORE_KERNELS", "sum_kernel_types"]
 
-_IMPORTS = "<%! from Deeploy.targets.generic.layout import broadcast_operands, transpose_operands %>"
+_IMPORTS = "<%! from Deeploy.targets.generic.bindings.strides import broadcast_operands, transpose_operands %>"
 
 def _requant_bound(node, graph) -> int:
     x, mul, add = node.inputs

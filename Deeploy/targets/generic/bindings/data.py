@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from Deeploy.targets.generic.layout import merge_strided_dims
+from Deeploy.targets.generic.bindings.strides import merge_strided_dims
 from Deeploy.targets.platform import Kernel
 from Deeploy.targets.signature import Signature, param
 from Deeploy.ops.bounds import accumulator_type, max_abs, wide_reason
@@ -15,7 +15,7 @@ __all__ = ["DATA_KERNELS"]
 
 # Index math of MaxPool, Pad, Concat, Slice, Gather, the reductions and Relu/Clip is done here,
 # at generation time; the call templates import this module as B to reach these helpers.
-_DM_IMPORTS = "<%! import Deeploy.targets.generic.kernels_data as B %>\n"  # own line: % lines follow
+_DM_IMPORTS = "<%! import Deeploy.targets.generic.bindings.data as B %>\n"  # own line: % lines follow
 
 
 def _dm_cint(v: int) -> str:

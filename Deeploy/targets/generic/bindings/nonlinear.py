@@ -6,7 +6,7 @@ from __future__ import annotations
 from Deeploy.ir.dtypes import INT32, INT64, UINT32
 from Deeploy.targets.platform import Kernel
 from Deeploy.targets.signature import Signature, param, params
-from Deeploy.targets.generic.layout import broadcast_operands
+from Deeploy.targets.generic.bindings.strides import broadcast_operands
 from Deeploy.ops.bounds import max_abs, value_range
 
 __all__ = ["NONLINEAR_KERNELS"]
@@ -16,8 +16,8 @@ __all__ = ["NONLINEAR_KERNELS"]
 # hold every intermediate for the operands' value ranges (a constant's actual values, else its
 # type's range); a node whose intermediates could exceed int64 is rejected.
 
-_NL_IMPORTS = ("<%! from Deeploy.targets.generic.kernels_nonlinear import _nl_rows\n"
-               "from Deeploy.targets.generic.layout import broadcast_operands %>")
+_NL_IMPORTS = ("<%! from Deeploy.targets.generic.bindings.nonlinear import _nl_rows\n"
+               "from Deeploy.targets.generic.bindings.strides import broadcast_operands %>")
 
 
 def _nl_signed(bound: int, shift: int = 0):
@@ -216,7 +216,7 @@ _ISOFTMAX_CALL = Signature(
      param("uint32_t log2", "${p.log2}", "the exp's log2 constant"),
      param("uint32_t levels_m1", "${p.n_levels - 1}", "output levels - 1"),
      param("uint32_t lut_size", "${256 if table else 0}", "256 with a table, else 0")),
-    setup="""<%! from Deeploy.targets.generic.kernels_nonlinear import isoftmax_uses_table %>\
+    setup="""<%! from Deeploy.targets.generic.bindings.nonlinear import isoftmax_uses_table %>\
 <% table = shared != "NULL" and isoftmax_uses_table(x[0].dtype.bits, x[0].size) %>""",
     types={"TACC": "uint32_t when e * levels_m1 <= 2^31 and the row sums fit 32 bits, else int64_t"})
 

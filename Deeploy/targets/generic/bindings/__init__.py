@@ -4,9 +4,9 @@ Kernel); one module per family defines them."""
 
 from __future__ import annotations
 
-from Deeploy.targets.generic.kernels_core import CORE_KERNELS
-from Deeploy.targets.generic.kernels_data import DATA_KERNELS
-from Deeploy.targets.generic.kernels_nonlinear import NONLINEAR_KERNELS
+from Deeploy.targets.generic.bindings.core import CORE_KERNELS
+from Deeploy.targets.generic.bindings.data import DATA_KERNELS
+from Deeploy.targets.generic.bindings.nonlinear import NONLINEAR_KERNELS
 from Deeploy.targets.platform import Kernel
 
 __all__ = ["GENERIC_BINDINGS"]
