@@ -9,7 +9,7 @@ import pkgutil
 from functools import cache
 
 from Deeploy.errors import DeeployError
-from Deeploy.targets.platform import Kernel, MemoryLevel, Platform  # noqa: F401
+from Deeploy.targets.platform import Platform
 
 __all__ = ["get_platform", "platforms"]
 

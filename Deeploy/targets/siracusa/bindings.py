@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from Deeploy.ops.requant import channel_strides
 from Deeploy.targets.generic.bindings import GENERIC_BINDINGS
-from Deeploy.targets.generic.bindings.core import sum_kernel_types
+from Deeploy.targets.generic.bindings.core import gemm_shape_params, sum_kernel_types
 from Deeploy.targets.generic.bindings.nonlinear import igelu_bound, ihardswish_bound
 from Deeploy.targets.platform import Kernel
 from Deeploy.targets.signature import Signature, param
@@ -108,15 +108,7 @@ _GEMM_RQ_CALL = Signature(
      param("const TC *restrict C", '${x[2].ptr if x[2] else "NULL"}', "or NULL"),
      param("const TM *restrict mul", "${x[3].ptr}", "multiplier"),
      param("const TAD *restrict add", "${x[4].ptr}", "offset"), param("TY *restrict Y", "${y[0].ptr}", "output"),
-     param("uint32_t batch", "${b.batch}"), param("uint32_t M", "${b.m}"), param("uint32_t N", "${b.n}"),
-     param("uint32_t K", "${b.k}", "batch entries and sizes"),
-     param("uint32_t a_bstride", "${b.m * b.k if b.a_batched else 0}", "element stride between batch entries "
-           "(0: shared)"),
-     param("uint32_t b_bstride", "${b.k * b.n if b.b_batched else 0}"),
-     param("uint32_t c_bstride", "${b.c_rows * b.c_cols if b.c_batched else 0}", "the same for B and C"),
-     param("uint32_t transA", "${int(b.trans_a)}"), param("uint32_t transB", "${int(b.trans_b)}", "1: transposed"),
-     param("int32_t alpha", "${b.alpha}"), param("int32_t beta", "${b.beta}", "scales of the product and of C"),
-     param("uint32_t c_rows", "${b.c_rows}"), param("uint32_t c_cols", "${b.c_cols}", "C's shape"),
+     *gemm_shape_params("b"),
      param("uint32_t mul_sb", "${ms[0]}"), param("uint32_t mul_sm", "${ms[1]}"),
      param("uint32_t mul_sn", "${ms[2]}", "mul's (batch, row, column) strides"),
      param("uint32_t add_sb", "${ads[0]}"), param("uint32_t add_sm", "${ads[1]}"),

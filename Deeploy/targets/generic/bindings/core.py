@@ -151,21 +151,28 @@ _DWCONV_CALL = Signature(
     setup=_IMAGE, around=_BATCH_LOOP, types={"TB": "the bias's type (int32_t when there is none)", "TOUT":
                                              "the output's type", **_SUM_TYPE})
 
+def gemm_shape_params(p: str) -> tuple:
+    """The GEMM kernels' shape parameters (batch .. c_cols), read from the GEMM params named ``p``."""
+    return (param("uint32_t batch", f"${{{p}.batch}}"), param("uint32_t M", f"${{{p}.m}}"),
+            param("uint32_t N", f"${{{p}.n}}"), param("uint32_t K", f"${{{p}.k}}", "batch entries and sizes"),
+            param("uint32_t a_bstride", f"${{{p}.m * {p}.k if {p}.a_batched else 0}}",
+                  "element stride between batch entries (0: shared)"),
+            param("uint32_t b_bstride", f"${{{p}.k * {p}.n if {p}.b_batched else 0}}"),
+            param("uint32_t c_bstride", f"${{{p}.c_rows * {p}.c_cols if {p}.c_batched else 0}}", "the same for B and C"),
+            param("uint32_t transA", f"${{int({p}.trans_a)}}"),
+            param("uint32_t transB", f"${{int({p}.trans_b)}}", "1: transposed"),
+            param("int32_t alpha", f"${{{p}.alpha}}"),
+            param("int32_t beta", f"${{{p}.beta}}", "scales of the product and of C"),
+            param("uint32_t c_rows", f"${{{p}.c_rows}}"), param("uint32_t c_cols", f"${{{p}.c_cols}}", "C's shape"))
+
+
 _GEMM_CALL = Signature(
     "Batched GEMM: Y[b] = alpha * op(A[b]) @ op(B[b]) + beta * C, op an optional transpose; C (may be "
     "NULL) is c_rows x c_cols broadcast onto M x N.",
     (param("const TA *restrict A", _X, "M x K (K x M if transA)"),
      param("const TB *restrict B", "${x[1].ptr}", "K x N (N x K if transB)"),
      param("const TC *restrict C", _OPTIONAL_C, "or NULL"), param("TY *restrict Y", _Y, "batch x M x N"),
-     param("uint32_t batch", "${p.batch}"), param("uint32_t M", "${p.m}"), param("uint32_t N", "${p.n}"),
-     param("uint32_t K", "${p.k}", "batch entries and sizes"),
-     param("uint32_t a_bstride", "${p.m * p.k if p.a_batched else 0}", "element stride between batch entries "
-           "(0: shared)"),
-     param("uint32_t b_bstride", "${p.k * p.n if p.b_batched else 0}"),
-     param("uint32_t c_bstride", "${p.c_rows * p.c_cols if p.c_batched else 0}", "the same for B and C"),
-     param("uint32_t transA", "${int(p.trans_a)}"), param("uint32_t transB", "${int(p.trans_b)}", "1: transposed"),
-     param("int32_t alpha", "${p.alpha}"), param("int32_t beta", "${p.beta}", "scales of the product and of C"),
-     param("uint32_t c_rows", "${p.c_rows}"), param("uint32_t c_cols", "${p.c_cols}", "C's shape")),
+     *gemm_shape_params("p")),
     types={"TC": "C's type (int32_t when there is none)", "TY": "the output's type",
            "TSUM": "accumulator: int32_t, or int64_t when the proven bound of alpha * sum + beta * C needs it"})
 
