@@ -49,20 +49,26 @@ def run_batch(batch: FuzzBatch, folder: Path, rp: RunnerPlatform, options: dict 
     return text
 
 
-def run_tiled_batch(batch: FuzzBatch, folder: Path, rp: RunnerPlatform, l1: int, cores: int) -> str:
-    """Tiled run with ``--l1 l1``. If some layer cannot be tiled that small, the error must say so
-    with the smallest L1 that fits, and the run must then pass with exactly that L1."""
-    flags = dict(cores=cores, l1=l1, l2=None, defaultMemLevel="L2", doublebuffer=False,
+def run_tiled_batch(batch: FuzzBatch, folder: Path, rp: RunnerPlatform, l1: int, cores: int,
+                    level: str = "L2", double_buffer: bool = False) -> str:
+    """Tiled run with ``--l1 l1`` (``--defaultMemLevel level``, ``--doublebuffer``). If some layer
+    cannot be tiled that small, the error must say so with the smallest L1 that fits, and the run
+    must then pass with exactly that L1."""
+    flags = dict(cores=cores, l1=l1, l2=None, defaultMemLevel=level, doublebuffer=double_buffer,
                  profileTiling=False, plotMemAlloc=False, profileUntiled=False)
+
+    def options(size: int) -> dict:
+        return {"cores": cores, "tiling": TilingOptions(l1=size, default_level=level, double_buffer=double_buffer)}
+
     try:
-        return run_batch(batch, folder, rp, {"cores": cores, "tiling": TilingOptions(l1=l1)}, **flags)
+        return run_batch(batch, folder, rp, options(l1), **flags)
     except TilingError as exc:
         assert exc.min_bytes and exc.min_bytes > l1, f"{batch!r}\ntiling error without a usable L1: {exc}"
         assert "\n" not in str(exc).strip(), f"tiling error on several lines: {exc}"
         smallest = exc.min_bytes
     flags["l1"] = smallest
     try:
-        return run_batch(batch, folder, rp, {"cores": cores, "tiling": TilingOptions(l1=smallest)}, **flags)
+        return run_batch(batch, folder, rp, options(smallest), **flags)
     except DeeployError as exc:
         raise AssertionError(f"{batch!r}\n--l1 {smallest}, the smallest the tiler asked for, fails: {exc}") from None
 

@@ -72,7 +72,8 @@ def _partner(g: GraphContext, draw, x: str) -> str:
     """A second operand for x: x itself, another pool tensor that broadcasts with it, or a
     constant (scalar, last-axis vector, or per-channel)."""
     shape = g.shape(x)
-    others = [t for t in g.pool if t != x and g.narrow(t) and _broadcasts(g.shape(t), shape)]
+    others = [t for t in g.pool if t != x and g.net.graph.tensors[t].dtype.bits <= 16
+              and _broadcasts(g.shape(t), shape)]
     kind = draw(st.sampled_from(["self", "other", "scalar", "vector", "channel"] if others
                                 else ["self", "scalar", "vector", "channel"]))
     if kind == "self":
@@ -95,7 +96,7 @@ def _broadcasts(a: tuple[int, ...], b: tuple[int, ...]) -> bool:
 
 
 def binary(g: GraphContext, draw, x: str) -> str | None:
-    if not g.narrow(x):
+    if g.net.graph.tensors[x].dtype.bits > 16:
         return None
     op = draw(st.sampled_from(["Add", "Sub", "Mul"]))
     y = _partner(g, draw, x)
@@ -141,17 +142,18 @@ def conv(g: GraphContext, draw, x: str) -> str | None:
 
 def gemm(g: GraphContext, draw, x: str) -> str | None:
     shape = g.shape(x)
-    if not g.narrow(x) or len(shape) != 2 or shape[1] > 32:
+    if not g.narrow(x) or len(shape) != 2 or max(shape) > 32:
         return None
-    trans_b = draw(st.booleans())
+    trans_a, trans_b = draw(st.booleans()), draw(st.booleans())
+    m, k = (shape[1], shape[0]) if trans_a else shape
     n = draw(st.integers(1, 9))
-    k = shape[1]
     b = g.const(_weights(g.rng, (n, k) if trans_b else (k, n)), "weight")
     ins = [x, b]
     if draw(st.booleans()):
-        c_shape = draw(st.sampled_from([(n,), (1, n), (shape[0], n)]))
+        c_shape = draw(st.sampled_from([(n,), (1, n), (m, n), (m, 1), ()]))
         ins.append(g.const(g.rng.integers(-3000, 3001, size=c_shape), "bias"))
-    attrs = {"transB": int(trans_b), "alpha": 1.0, "beta": 1.0}
+    attrs = {"transA": int(trans_a), "transB": int(trans_b), "alpha": float(draw(st.sampled_from([1, 1, 2, -1, 3]))),
+             "beta": float(draw(st.sampled_from([1, 1, 0, -2, 4])))}
     return g.requant(draw, g.node("Gemm", ins, attrs))
 
 

@@ -91,8 +91,8 @@ def test_fuzz_siracusa(tmp_path, cores):
 
 
 @NEEDS_QEMU
-@pytest.mark.parametrize("l1", [512, 2048])
-def test_fuzz_tiled_siracusa(tmp_path, l1):
+@pytest.mark.parametrize("l1, level, double_buffer", [(512, "L2", False), (2048, "L3", True)])
+def test_fuzz_tiled_siracusa(tmp_path, l1, level, double_buffer):
     """Tiny L1: a layer that does not fit must be reported with the smallest L1 that does, and
     the run with that L1 must pass."""
     runner = cluster_runner("Siracusa", "TEST_SIRACUSA_TILED")
@@ -102,7 +102,7 @@ def test_fuzz_tiled_siracusa(tmp_path, l1):
     def check(batch):
         folder = tmp_path / "batch"
         write_batch(batch, folder)
-        run_tiled_batch(batch, folder, runner, l1, cores=8)
+        run_tiled_batch(batch, folder, runner, l1, cores=8, level=level, double_buffer=double_buffer)
 
     check()
 
@@ -122,14 +122,18 @@ def test_fuzz_long(tmp_path):
               suppress_health_check=list(HealthCheck), phases=["generate"])
     @given(st.one_of(batches(GRAPHS_PER_BATCH), batches(GRAPHS_PER_BATCH, custom_ops=True)))
     def check(batch):
+        if sum(done) >= target:
+            return
         k = len(done)
         folder = tmp_path / f"batch{k % 4}"
+        cores, level = 1 + k % 8, ("L2", "L3")[k // 10 % 2]
         steps = [("Generic", lambda: run_batch(batch, folder, GENERIC))]
         if qemu and k % 5 == 4:
-            steps.append(("Siracusa", lambda: run_batch(batch, folder, siracusa, {"cores": 8}, cores=8,
-                                                       profileUntiled=False)))
+            steps.append((f"Siracusa {cores} cores", lambda: run_batch(batch, folder, siracusa, {"cores": cores},
+                                                                       cores=cores, profileUntiled=False)))
         if qemu and k % 10 == 9:
-            steps.append(("tiled Siracusa", lambda: run_tiled_batch(batch, folder, tiled, 1024, cores=8)))
+            steps.append((f"tiled Siracusa --l1 1024 {level}", lambda: run_tiled_batch(
+                batch, folder, tiled, 1024, cores=8, level=level, double_buffer=k % 20 == 9)))
         where = "goldens"
         try:
             write_batch(batch, folder)
