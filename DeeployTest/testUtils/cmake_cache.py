@@ -84,6 +84,14 @@ def _key(cmake_platform: str, shared: list[str]) -> str:
     return f"{cmake_platform}-{h.hexdigest()[:16]}"
 
 
+def _writable(root: Path) -> bool:
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return False
+    return os.access(root, os.W_OK)
+
+
 @contextmanager
 def _locked(path: Path) -> Iterator[None]:
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -144,6 +152,8 @@ def configure_and_build(build_dir: Path, cmake_platform: str, defs: list[str], t
     build_dir.mkdir(parents=True)
     root = cache_root()
     extra: list[str] = []
+    if root is not None and not _writable(root):
+        root = None                       # e.g. a read-only checkout: configure from scratch
     if root is not None:
         shared, _ = split_definitions(defs, test_folder)
         lock = root / f"{_key(cmake_platform, shared)}.lock"
