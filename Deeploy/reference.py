@@ -16,7 +16,7 @@ def run_reference(graph: Graph, inputs: dict[str, np.ndarray], keep_all: bool = 
                   ) -> dict[str, np.ndarray]:
     """Evaluate an inferred graph on int64 ``inputs``; returns the graph outputs (or every
     tensor with ``keep_all``). Each value is checked against the type its tensor was given."""
-    values: dict[str, np.ndarray] = {t.name: t.value for t in graph.tensors.values() if t.is_constant}
+    values = {t.name: np.asarray(t.value, dtype=np.int64) for t in graph.tensors.values() if t.is_constant}
     values.update({k: np.asarray(v, dtype=np.int64) for k, v in inputs.items()})
     for node in graph.nodes:
         ins = [values[i] if i else None for i in node.inputs]

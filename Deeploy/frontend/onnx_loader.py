@@ -11,7 +11,7 @@ import onnx
 from onnx import numpy_helper
 
 from Deeploy.errors import FrontendError
-from Deeploy.ir.dtypes import dtype_of_onnx, dtype_of_values
+from Deeploy.ir.dtypes import dtype_of_onnx
 from Deeploy.ir.graph import Graph, Node, Tensor
 
 __all__ = ["load_onnx", "integer_values", "ACCEPTED_DOMAINS"]
@@ -147,5 +147,5 @@ def load_onnx(path: str | Path) -> Graph:
     graph.topological_sort()
     for t in graph.tensors.values():
         if t.is_constant:
-            t.dtype = dtype_of_values(t.value)
+            t.set_value(t.value)
     return graph

@@ -21,12 +21,22 @@ __all__ = ["Tensor", "Node", "Graph"]
 
 @dataclass
 class Tensor:
-    """A value of the graph: an activation (no ``value``) or a constant (``value`` set)."""
+    """A value of the graph: an activation (no ``value``) or a constant (``value`` set, stored in
+    the tensor's own dtype once it has one: read it as int64 before doing integer arithmetic)."""
 
     name: str
     shape: tuple[int, ...] | None = None
     dtype: DType | None = None
-    value: np.ndarray | None = None  # int64 array for constants
+    value: np.ndarray | None = None
+
+    def __post_init__(self):
+        if self.value is not None and self.dtype is not None:
+            self.value = np.asarray(self.value).astype(self.dtype.numpy, copy=False)
+
+    def set_value(self, value: np.ndarray) -> None:
+        """Make this tensor the constant ``value``, typed by its values."""
+        self.dtype = dtype_of_values(value)
+        self.value = np.asarray(value).astype(self.dtype.numpy, copy=False)
 
     @property
     def is_constant(self) -> bool:

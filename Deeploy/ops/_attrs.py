@@ -78,7 +78,7 @@ def const_input(node: Node, graph: Graph, index: int, what: str, optional: bool 
         raise OpError(node, f"missing input {index} ({what})")
     if not t.is_constant:
         raise OpError(node, f"input {index} ({what}, '{t.name}') must be a constant initializer")
-    return t.value
+    return np.asarray(t.value, dtype=np.int64)
 
 
 def require_inputs(node: Node, low: int, high: int | None = None) -> None:

@@ -60,7 +60,7 @@ def conv_bound(taps: int, x: Tensor, w: Tensor, bias: Tensor | None) -> int:
     """Largest |conv output| (and partial sum): per output channel (axis 0 of the weights) the
     sum of |w| times the largest |x| when the weights are constant, else ``taps`` products."""
     if w.is_constant and w.size:
-        per_channel = np.abs(w.value.reshape(w.shape[0], -1)).astype(object).sum(axis=1)
+        per_channel = np.abs(np.asarray(w.value, dtype=np.int64).reshape(w.shape[0], -1)).astype(object).sum(axis=1)
         weight_sum = int(max(per_channel))
     else:
         weight_sum = taps * magnitude(w)
@@ -71,7 +71,7 @@ def magnitude_by_reference(reference, absolute=lambda p: p):
     """A magnitude rule for a linear op: its reference on the magnitudes (constants' |values|,
     activations at their bound; ``absolute`` makes the params' own factors non-negative)."""
     def rule(p, bounds, ins, outs):
-        args = [None if t is None else np.abs(t.value) if t.is_constant else np.full(t.shape, b, dtype=np.int64)
+        args = [None if t is None else np.abs(np.asarray(t.value, dtype=np.int64)) if t.is_constant else np.full(t.shape, b, dtype=np.int64)
                 for t, b in zip(ins, bounds)]
         return [int(np.max(np.abs(reference(absolute(p), args)[0]), initial=0))]
     return rule

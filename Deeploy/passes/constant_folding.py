@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from Deeploy.ir.dtypes import dtype_of_values
 from Deeploy.ir.graph import Graph
 from Deeploy.ops import get_op
 from Deeploy.passes._engine import on_copy
@@ -19,12 +18,10 @@ def fold_constants(graph: Graph, log=None) -> bool:
     for node in graph.nodes:
         inputs = [i for i in node.inputs if i]
         if inputs and all(graph.is_constant(i) for i in inputs) and not set(node.outputs) & set(graph.outputs):
-            values = get_op(node).reference(node.params, [graph.tensors[i].value if i else None
-                                                          for i in node.inputs])
+            values = get_op(node).reference(node.params, [np.asarray(graph.tensors[i].value, dtype=np.int64)
+                                                          if i else None for i in node.inputs])
             for name, value in zip(node.outputs, values):
-                t = graph.tensors[name]
-                t.value = np.asarray(value, dtype=np.int64)
-                t.dtype = dtype_of_values(t.value)
+                graph.tensors[name].set_value(np.asarray(value, dtype=np.int64))
             modified = True
             if log:
                 log(f"  fold_constants: {node!r} evaluated at compile time")

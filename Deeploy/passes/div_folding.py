@@ -29,7 +29,7 @@ def _foldable(graph: Graph, chain: list[Node]) -> str | None:
 
 def _fold(graph: Graph, chain: list[Node]) -> list[Node]:
     div, rqs = chain
-    mul = graph.tensors[rqs.inputs[1]].value * div.params.coeff
+    mul = np.asarray(graph.tensors[rqs.inputs[1]].value, dtype=np.int64) * div.params.coeff
     name = graph.add_constant(f"{rqs.name}.mul_folded", mul.reshape(graph.tensors[rqs.inputs[1]].shape))
     return [Node(rqs.name, "RequantShift", [div.inputs[0], name, rqs.inputs[2]], rqs.outputs,
                  dict(rqs.attrs), rqs.domain)]
