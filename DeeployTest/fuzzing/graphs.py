@@ -43,17 +43,17 @@ def _values(draw, rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarra
     return v
 
 
-def _shape(draw) -> tuple[int, ...]:
+def _shape(draw, max_dim: int) -> tuple[int, ...]:
     rank = draw(st.integers(1, 4))
-    dims = [draw(st.integers(1, 6)) for _ in range(rank)]
+    dims = [draw(st.integers(1, max_dim)) for _ in range(rank)]
     if rank == 4:
         dims[0] = draw(st.sampled_from([1, 1, 2]))
     return tuple(dims)
 
 
-def _graph(draw, net: Net, k: int, ops: list[str], zero_sized: bool = False) -> str:
+def _graph(draw, net: Net, k: int, ops: list[str], zero_sized: bool = False, max_dim: int = 6) -> str:
     g = GraphContext(net, f"g{k}_", np.random.default_rng(draw(st.integers(0, 2**32 - 1))))
-    shape = _shape(draw)
+    shape = _shape(draw, max_dim)
     if zero_sized:
         empty = draw(st.integers(0, len(shape) - 1))
         shape = tuple(0 if j == empty else d for j, d in enumerate(shape))
@@ -80,10 +80,10 @@ def _graph(draw, net: Net, k: int, ops: list[str], zero_sized: bool = False) -> 
     return f"g{k}: inputs {shapes} -> {' -> '.join(g.ops)}; outputs {[net.shape(o) for o in outputs]}"
 
 
-def batches(size: int, custom_ops: bool = False) -> st.SearchStrategy[FuzzBatch]:
+def batches(size: int, custom_ops: bool = False, max_dim: int = 6) -> st.SearchStrategy[FuzzBatch]:
     """Batches of up to ``size`` random graphs (each kept with probability 0.9, the first always);
     ``custom_ops`` adds the integer custom ops (then onnxruntime checks the standard nodes one by
-    one instead of the whole model)."""
+    one instead of the whole model); input dims up to ``max_dim`` (larger ones make tiling split)."""
     ops = sorted(MAKERS) + (["custom"] * 4 if custom_ops else [])
 
     @st.composite
@@ -92,7 +92,7 @@ def batches(size: int, custom_ops: bool = False) -> st.SearchStrategy[FuzzBatch]
         graphs = []
         for k in range(size):
             if k == 0 or draw(st.integers(0, 9)):
-                graphs.append(_graph(draw, net, len(graphs), ops))
+                graphs.append(_graph(draw, net, len(graphs), ops, max_dim=max_dim))
         return FuzzBatch(net, graphs)
 
     return _batch()

@@ -98,7 +98,7 @@ def test_fuzz_tiled_siracusa(tmp_path, l1, level, double_buffer):
     runner = cluster_runner("Siracusa", "TEST_SIRACUSA_TILED")
 
     @settings(max_examples=3, **FIXED)
-    @given(batches(6))
+    @given(batches(6, max_dim=12))
     def check(batch):
         folder = tmp_path / "batch"
         write_batch(batch, folder)
@@ -120,8 +120,9 @@ def test_fuzz_long(tmp_path):
 
     @settings(max_examples=max(10, target // GRAPHS_PER_BATCH), database=None, deadline=None,
               suppress_health_check=list(HealthCheck), phases=["generate"])
-    @given(st.one_of(batches(GRAPHS_PER_BATCH), batches(GRAPHS_PER_BATCH, custom_ops=True)))
-    def check(batch):
+    @given(st.one_of(batches(GRAPHS_PER_BATCH), batches(GRAPHS_PER_BATCH, custom_ops=True)),
+           batches(6, custom_ops=True, max_dim=12))
+    def check(batch, large):
         if sum(done) >= target:
             return
         k = len(done)
@@ -134,14 +135,20 @@ def test_fuzz_long(tmp_path):
         if qemu and k % 10 == 9:
             steps.append((f"tiled Siracusa --l1 1024 {level}", lambda: run_tiled_batch(
                 batch, folder, tiled, 1024, cores=8, level=level, double_buffer=k % 20 == 9)))
+        if qemu and k % 10 == 4:    # larger tensors, so that the tiler splits them
+            steps.append(("tiled Siracusa --l1 512, large", lambda: run_tiled_batch(
+                large, tmp_path / "large", tiled, 512, cores=cores, level=level, double_buffer=k % 20 == 4)))
         where = "goldens"
         try:
             write_batch(batch, folder)
+            if qemu and k % 10 == 4:
+                write_batch(large, tmp_path / "large")
             for where, step in steps:
                 step()
         except Exception as exc:  # every failure is recorded, the run goes on
-            failures.append(f"batch {k} ({where}): {type(exc).__name__}: {exc}\n{batch!r}"[:6000])
-        done.append(len(batch.graphs))
+            failing = large if "large" in where else batch
+            failures.append(f"batch {k} ({where}): {type(exc).__name__}: {exc}\n{failing!r}"[:6000])
+        done.append(len(batch.graphs) + (len(large.graphs) if qemu and k % 10 == 4 else 0))
         print(f"batch {k}: {len(batch.graphs)} graphs, {', '.join(w for w, _ in steps)}; "
               f"{sum(done)} graphs, {len(failures)} failing batches, {time.perf_counter() - start:.0f} s", flush=True)
 
