@@ -148,6 +148,7 @@ def test_fuzz_long(tmp_path):
         except Exception as exc:  # every failure is recorded, the run goes on
             failing = large if "large" in where else batch
             failures.append(f"batch {k} ({where}): {type(exc).__name__}: {exc}\n{failing!r}"[:6000])
+            print("FAILED", failures[-1], flush=True)
         done.append(len(batch.graphs) + (len(large.graphs) if qemu and k % 10 == 4 else 0))
         print(f"batch {k}: {len(batch.graphs)} graphs, {', '.join(w for w, _ in steps)}; "
               f"{sum(done)} graphs, {len(failures)} failing batches, {time.perf_counter() - start:.0f} s", flush=True)

@@ -47,6 +47,29 @@ def test_matmul_requant_per_channel_on_a_batch_axis(tmp_path, capsys):
     _run_siracusa(net, tmp_path, capsys)
 
 
+@NEEDS_QEMU
+@pytest.mark.xfail(strict=True, reason="open tiler defect: the solver picks a Concat tile that meets a repeated "
+                   "input twice with different ranges, which tile restriction cannot express")
+def test_concat_of_one_input_three_times_tiled(tmp_path, capsys):
+    """x int8[11, 12], Concat([x, x, x], axis 0), tiled with --l1 512: the tiler answers "input 'x'
+    is concatenated more than once with different tiles" (no smallest L1 to use instead), while
+    --l1 200 and --l1 2000 both run bit-exactly."""
+    from Deeploy.tiling.network import TilingOptions
+    rng = np.random.default_rng(0)
+    net = Net("concat_same_input")
+    x = net.input("x", rng.integers(-128, 128, size=(11, 12)))
+    net.output(net.node("Concat", [x, x, x], {"axis": 0}))
+    write_test(net, tmp_path / "test")
+    args = argparse.Namespace(test=str(tmp_path / "test"), verbose=False, skipgen=False, skipsim=False,
+                              gen_dir=str(tmp_path / "gen"), cores=8, l1=512, l2=None, defaultMemLevel="L2",
+                              doublebuffer=False, profileTiling=False, plotMemAlloc=False, profileUntiled=False,
+                              timeout=None)
+    code = run_test(args, cluster_runner("Siracusa", "TEST_SIRACUSA_TILED"),
+                    {"cores": 8, "tiling": TilingOptions(l1=512)})
+    out = capsys.readouterr().out
+    assert code == 0 and "Errors: 0 out of" in out, out
+
+
 ZERO_SIZED = {
     "Add": lambda net, x: net.node("Add", [x, x]),
     "Relu": lambda net, x: net.node("Relu", [x]),
