@@ -4,7 +4,8 @@ A batch is one ``Net`` (``DeeployTest/generators/builder.py``) holding disjoint 
 ``g0_*``, ``g1_*``, ...: each with one or two inputs (int8, uint8, sometimes int16; ranks 1-4,
 odd and size-1 dims), a few random nodes drawn from ``ops.MAKERS`` applied to tensors of its
 pool (so tensors feed several nodes, an op may take the same tensor twice, views chain), and
-as outputs its last tensor plus, sometimes, intermediates that also feed later nodes. The
+as outputs its last tensor plus, sometimes, intermediates that also feed later nodes, the last
+tensor a second time or a graph input. The
 builder evaluates every node with the compiler's references while the graph is drawn, so the
 goldens are known; one build of the batch checks all its graphs. Shrinking removes graphs and
 simplifies the rest, down to the smallest failing graph.
@@ -76,6 +77,11 @@ def _graph(draw, net: Net, k: int, ops: list[str], zero_sized: bool = False, max
     inner = [t for t in g.pool[len(shapes):] if t != last and not net.graph.tensors[t].is_constant]
     if inner and draw(st.integers(0, 2)) == 0:
         outputs.append(draw(st.sampled_from(inner)))
+    extra = draw(st.integers(0, 9))
+    if extra == 0:
+        outputs.append(last)                 # the same tensor listed twice
+    elif extra == 1:
+        outputs.append(g.pool[0])            # a graph input listed as an output
     net.output(*outputs)
     return f"g{k}: inputs {shapes} -> {' -> '.join(g.ops)}; outputs {[net.shape(o) for o in outputs]}"
 

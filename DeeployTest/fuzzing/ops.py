@@ -74,10 +74,13 @@ def _partner(g: GraphContext, draw, x: str) -> str:
     shape = g.shape(x)
     others = [t for t in g.pool if t != x and g.net.graph.tensors[t].dtype.bits <= 16
               and _broadcasts(g.shape(t), shape)]
-    kind = draw(st.sampled_from(["self", "other", "scalar", "vector", "channel"] if others
-                                else ["self", "scalar", "vector", "channel"]))
+    kind = draw(st.sampled_from(["self", "other", "scalar", "vector", "channel", "folded"] if others
+                                else ["self", "scalar", "vector", "channel", "folded"]))
     if kind == "self":
         return x
+    if kind == "folded":                     # a constant subgraph the compiler folds
+        a = g.const(g.rng.integers(-10, 11, size=shape[-1:]), "folded_a")
+        return g.node(draw(st.sampled_from(["Add", "Sub", "Mul"])), [a, g.const(int(g.rng.integers(-5, 6)), "folded_b")])
     if kind == "other":
         return draw(st.sampled_from(others))
     if kind == "scalar" or not shape:
