@@ -48,6 +48,10 @@ class GraphContext:
     def narrow(self, x: str) -> bool:
         return self.net.graph.tensors[x].dtype.bits <= 8
 
+    def operand(self, x: str) -> bool:
+        """8-bit, or a 16-bit graph input (samples within +-2000): accumulators stay exact in float32."""
+        return self.narrow(x) or (self.net.graph.tensors[x].dtype.bits == 16 and x in self.net.inputs)
+
     def requant(self, draw, y: str) -> str:
         """A RequantShift calibrated on ``y``'s values, per tensor or per channel (axis 1)."""
         rank = len(self.shape(y))
@@ -122,7 +126,7 @@ def clip(g: GraphContext, draw, x: str) -> str | None:
 
 def conv(g: GraphContext, draw, x: str) -> str | None:
     shape = g.shape(x)
-    if not g.narrow(x) or len(shape) not in (3, 4):
+    if not g.operand(x) or len(shape) not in (3, 4):
         return None
     spatial = shape[2:]
     ch_in = shape[1]
@@ -145,7 +149,7 @@ def conv(g: GraphContext, draw, x: str) -> str | None:
 
 def gemm(g: GraphContext, draw, x: str) -> str | None:
     shape = g.shape(x)
-    if not g.narrow(x) or len(shape) != 2 or max(shape) > 32:
+    if not g.operand(x) or len(shape) != 2 or max(shape) > 32:
         return None
     trans_a, trans_b = draw(st.booleans()), draw(st.booleans())
     m, k = (shape[1], shape[0]) if trans_a else shape
@@ -162,10 +166,10 @@ def gemm(g: GraphContext, draw, x: str) -> str | None:
 
 def matmul(g: GraphContext, draw, x: str) -> str | None:
     shape = g.shape(x)
-    if not g.narrow(x) or len(shape) < 2 or shape[-1] > 32:
+    if not g.operand(x) or len(shape) < 2 or shape[-1] > 32:
         return None
     k = shape[-1]
-    others = [t for t in g.pool if g.narrow(t) and len(g.shape(t)) >= 2 and g.shape(t)[-2] == k
+    others = [t for t in g.pool if g.operand(t) and len(g.shape(t)) >= 2 and g.shape(t)[-2] == k
               and _batch_ok(g.shape(t)[:-2], shape[:-2])]
     if others and draw(st.booleans()):
         b = draw(st.sampled_from(others))          # activation x activation (x itself when square)
