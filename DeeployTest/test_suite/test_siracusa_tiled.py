@@ -26,8 +26,8 @@ from Deeploy.targets.siracusa.qemu import elf_symbols
 from Deeploy.tiling.network import CODE_RESERVE, TilingOptions, level_limits
 from DeeployTest.testUtils.siracusa_runner import cluster_runner
 from DeeployTest.testUtils.runner import run_test
-from DeeployTest.tests.conftest import DEEPLOY_TEST
-from DeeployTest.tests.test_siracusa_networks import NETWORKS, _id, pytestmark  # noqa: F401
+from DeeployTest.test_suite.conftest import DEEPLOY_TEST
+from DeeployTest.test_suite.test_siracusa_networks import NETWORKS, _id, pytestmark  # noqa: F401
 
 TILED = cluster_runner("Siracusa", "TEST_SIRACUSA_TILED")
 

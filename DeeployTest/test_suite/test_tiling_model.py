@@ -38,7 +38,7 @@ from Deeploy.tiling import (FAMILIES, RuleContext, cache_info, clear_cache, eval
                             tile_layer, tile_ranges)
 from Deeploy.tiling.solver import _Problem
 from Deeploy.tiling.spec import INPUT, OUTPUT
-from DeeployTest.tests.conftest import CORPUS, DEEPLOY_TEST, REPO, network_dirs
+from DeeployTest.test_suite.conftest import CORPUS, DEEPLOY_TEST, REPO, network_dirs
 
 NETWORKS = network_dirs(DEEPLOY_TEST, "Tests/Models") + [
     CORPUS / "Models/microLlama/INT8/microLlama64_parallel",
@@ -470,7 +470,7 @@ def test_same_tiles_in_a_fresh_process():
     code = f"""
 import json, sys
 sys.path.insert(0, {str(REPO)!r})
-from DeeployTest.tests.test_tiling_model import lowered
+from DeeployTest.test_suite.test_tiling_model import lowered
 from Deeploy.tiling import tile_layer
 from Deeploy.targets.siracusa.platform import SIRACUSA_L1
 from pathlib import Path

@@ -17,9 +17,9 @@ from __future__ import annotations
 import numpy as np
 
 from Deeploy.ops import Trait, op_named, registered_ops
-from DeeployTest.tests.op_cases._case import F32, Case, Operand, OpRecord, act, cases_of, const, i64
-from DeeployTest.tests.op_cases.custom import CUSTOM_RECORDS, naive_requant_shift
-from DeeployTest.tests.op_cases.standard import STANDARD_RECORDS, binary_cases
+from DeeployTest.test_suite.op_cases._case import F32, Case, Operand, OpRecord, act, cases_of, const, i64
+from DeeployTest.test_suite.op_cases.custom import CUSTOM_RECORDS, naive_requant_shift
+from DeeployTest.test_suite.op_cases.standard import STANDARD_RECORDS, binary_cases
 
 __all__ = ["Operand", "Case", "OpRecord", "RECORDS", "ONNX_OPS", "CUSTOM_OPS", "ERROR_CASES",
            "cases_of", "act", "const", "naive_requant_shift"]

@@ -16,7 +16,7 @@ import pytest
 
 from Deeploy.compiler import OUTPUT_MARK, write_atomically
 from Deeploy.errors import DeeployError
-from DeeployTest.tests.conftest import DEEPLOY_TEST
+from DeeployTest.test_suite.conftest import DEEPLOY_TEST
 
 MODEL = DEEPLOY_TEST / "Tests" / "Models" / "miniMobileNetv2"
 

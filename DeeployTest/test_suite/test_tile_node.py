@@ -31,7 +31,7 @@ from Deeploy.targets.siracusa.platform import SIRACUSA_PASSES
 from Deeploy.tiling import layer_spec, operand_ranges, tile_ranges
 from Deeploy.tiling.spec import INPUT, OUTPUT, candidates
 from Deeploy.tiling.tile_node import tile_node
-from DeeployTest.tests.conftest import DEEPLOY_TEST, network_dirs
+from DeeployTest.test_suite.conftest import DEEPLOY_TEST, network_dirs
 
 KERNELS = network_dirs(DEEPLOY_TEST, "Tests/Kernels")
 MODELS = network_dirs(DEEPLOY_TEST, "Tests/Models")

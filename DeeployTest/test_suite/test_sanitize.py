@@ -11,7 +11,7 @@ import pytest
 
 from DeeployTest.testRunner_generic import GENERIC
 from DeeployTest.testUtils.runner import run_test
-from DeeployTest.tests.conftest import CORPUS, network_dirs
+from DeeployTest.test_suite.conftest import CORPUS, network_dirs
 
 pytestmark = [pytest.mark.sanitize,
               pytest.mark.skipif(shutil.which("cc") is None, reason="no host C compiler")]
@@ -36,7 +36,7 @@ def test_fuzz_slice_sanitized(tmp_path):
 
     from DeeployTest.fuzzing.check import run_batch, write_batch
     from DeeployTest.fuzzing.graphs import batches
-    from DeeployTest.tests.test_fuzz import FIXED, GRAPHS_PER_BATCH
+    from DeeployTest.test_suite.test_fuzz import FIXED, GRAPHS_PER_BATCH
 
     graphs = []
     for custom_ops in (False, True):

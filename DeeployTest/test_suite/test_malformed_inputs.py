@@ -19,7 +19,7 @@ import onnx
 import pytest
 from onnx import TensorProto, helper
 
-from DeeployTest.tests.conftest import DEEPLOY_TEST
+from DeeployTest.test_suite.conftest import DEEPLOY_TEST
 
 SHAPE = (5, 25)
 RNG = np.random.default_rng(7)

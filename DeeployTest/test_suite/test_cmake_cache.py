@@ -15,7 +15,7 @@ from pathlib import Path
 from DeeployTest.testRunner_generic import GENERIC
 from DeeployTest.testUtils.cmake_cache import split_definitions
 from DeeployTest.testUtils.runner import run_test
-from DeeployTest.tests.conftest import DEEPLOY_TEST
+from DeeployTest.test_suite.conftest import DEEPLOY_TEST
 
 NETWORKS = [DEEPLOY_TEST / "Tests" / "Kernels" / "Add" / "Regular", DEEPLOY_TEST / "Tests" / "Kernels" / "Relu" / "Int8"]
 

@@ -12,7 +12,7 @@ from dataclasses import replace
 import pytest
 
 from Deeploy.runtime import abi, abi_headers
-from DeeployTest.tests.conftest import REPO
+from DeeployTest.test_suite.conftest import REPO
 
 RV_GCC = shutil.which("riscv64-unknown-elf-gcc")
 

@@ -18,7 +18,7 @@ import pytest
 from onnx import TensorProto, helper
 
 from DeeployTest.testUtils.gen_folder import gen_dir_for
-from DeeployTest.tests.conftest import CORPUS, DEEPLOY_TEST
+from DeeployTest.test_suite.conftest import CORPUS, DEEPLOY_TEST
 
 GENERIC = DEEPLOY_TEST / "testRunner_generic.py"
 TILED = DEEPLOY_TEST / "testRunner_tiled_siracusa.py"

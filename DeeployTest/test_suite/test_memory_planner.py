@@ -12,7 +12,7 @@ from Deeploy.memory.lifetimes import Interval, alias_roots, lifetimes
 from Deeploy.memory.planner import BufferKind, peak_live_bytes, place_intervals, plan_memory
 from Deeploy.passes.manager import run_passes
 from Deeploy.targets import get_platform
-from DeeployTest.tests.conftest import CORPUS, DEEPLOY_TEST, network_dirs
+from DeeployTest.test_suite.conftest import CORPUS, DEEPLOY_TEST, network_dirs
 
 NETWORKS = network_dirs(DEEPLOY_TEST, "Tests/Models") + network_dirs(CORPUS, "Models/miniMobileNetv2")
 

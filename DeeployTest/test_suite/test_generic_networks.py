@@ -10,7 +10,7 @@ import pytest
 
 from DeeployTest.testRunner_generic import GENERIC
 from DeeployTest.testUtils.runner import run_test
-from DeeployTest.tests.conftest import CORPUS, DEEPLOY_TEST, network_dirs
+from DeeployTest.test_suite.conftest import CORPUS, DEEPLOY_TEST, network_dirs
 
 OWN = network_dirs(DEEPLOY_TEST, "Tests")
 EXTERNAL = network_dirs(CORPUS, "Kernels/Integer", "Models/miniMobileNetv2", "Models/microLlama/INT8")

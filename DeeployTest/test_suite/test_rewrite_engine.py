@@ -13,7 +13,7 @@ from Deeploy.frontend import assign_input_types, infer_graph, load_npz_arrays, l
 from Deeploy.ir.graph import Graph, Node, Tensor
 from Deeploy.passes._engine import Pattern, Rule, RuleSet, apply_rules, chain
 from Deeploy.targets.siracusa.platform import SIRACUSA_PASSES
-from DeeployTest.tests.conftest import CORPUS, DEEPLOY_TEST
+from DeeployTest.test_suite.conftest import CORPUS, DEEPLOY_TEST
 
 QDQ_CONV = Pattern("Q", (Pattern("Conv", (Pattern("DQ"), Pattern("DQ"))),))
 

@@ -24,7 +24,7 @@ from Deeploy.frontend import assign_input_types, infer_graph, load_onnx
 from Deeploy.ops import registered_ops
 from Deeploy.reference import run_reference
 
-from DeeployTest.tests.op_cases import (CUSTOM_OPS, ERROR_CASES, ONNX_OPS, RECORDS, Case, cases_of,
+from DeeployTest.test_suite.op_cases import (CUSTOM_OPS, ERROR_CASES, ONNX_OPS, RECORDS, Case, cases_of,
                                         naive_requant_shift)
 
 
@@ -182,7 +182,7 @@ def test_fused_op_is_requant_of_base(fused, base, case, tmp_path):
     operands = list(case.operands)
     arity = {"Conv": 3, "Gemm": 3, "MatMul": 3}.get(base, len(operands))
     operands += [None] * (arity - len(operands))
-    from DeeployTest.tests.op_cases import const
+    from DeeployTest.test_suite.op_cases import const
     fused_case = Case(case.label, tuple(operands) + (const(mul, np.float32), const(add, np.float32)),
                       {**case.attrs, **attrs}, opset=case.opset)
     onnx.save(build_model(fused, fused_case), tmp_path / "fused.onnx")

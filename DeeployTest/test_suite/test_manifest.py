@@ -22,7 +22,7 @@ from Deeploy.memory.report import memory_levels
 from Deeploy.targets.siracusa.profile import layer_profile
 from Deeploy.targets.siracusa.timing import model_cycles
 from Deeploy.tiling.network import TilingOptions
-from DeeployTest.tests.conftest import REPO
+from DeeployTest.test_suite.conftest import REPO
 
 X = np.arange(-8, 8, dtype=np.int64).reshape(1, 4, 4)
 BIAS = np.arange(16, dtype=np.int64) - 5

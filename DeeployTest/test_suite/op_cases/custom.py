@@ -7,7 +7,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from DeeployTest.tests.op_cases._case import (F32, act, Case, clip, const, floor_div, num, OpRecord, rand, rows,
+from DeeployTest.test_suite.op_cases._case import (F32, act, Case, clip, const, floor_div, num, OpRecord, rand, rows,
                                               tensor_attr, trunc_div)
 
 

@@ -7,7 +7,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from DeeployTest.tests.op_cases._case import F32, F64, I32, I64, I8, U8, act, Case, const, i64, OpRecord, rand
+from DeeployTest.test_suite.op_cases._case import F32, F64, I32, I64, I8, U8, act, Case, const, i64, OpRecord, rand
 
 
 def binary_cases(rng):

@@ -12,7 +12,7 @@ from Deeploy.frontend import assign_input_types, infer_graph, load_npz_arrays, l
 from Deeploy.passes.manager import run_passes
 from Deeploy.reference import run_reference
 from Deeploy.targets.siracusa.platform import SIRACUSA_PASSES
-from DeeployTest.tests.conftest import CORPUS, DEEPLOY_TEST, network_dirs
+from DeeployTest.test_suite.conftest import CORPUS, DEEPLOY_TEST, network_dirs
 
 RNG = np.random.default_rng(7)
 

@@ -17,7 +17,7 @@ from Deeploy.targets.siracusa.linker import (l1_reserved_bytes, link_error_messa
                                              memory_map, qemu_ram_bytes)
 from Deeploy.targets.siracusa.qemu import PLUGIN, qemu_command, run_elf
 from Deeploy.targets.siracusa.timing import model_cycles, read_records
-from DeeployTest.tests.conftest import REPO
+from DeeployTest.test_suite.conftest import REPO
 
 SIRACUSA_LEVELS = get_platform("Siracusa").memory
 

@@ -21,7 +21,7 @@ from Deeploy.tiling.network import TilingOptions
 from DeeployTest.testRunner_generic import GENERIC
 from DeeployTest.testUtils.siracusa_runner import cluster_runner
 from DeeployTest.testUtils.runner import run_test
-from DeeployTest.tests.conftest import DEEPLOY_TEST
+from DeeployTest.test_suite.conftest import DEEPLOY_TEST
 
 SIRACUSA = cluster_runner("Siracusa", "TEST_SIRACUSA")
 needs_qemu = pytest.mark.skipif(shutil.which("qemu-system-riscv32") is None or
