@@ -48,12 +48,10 @@ def test_matmul_requant_per_channel_on_a_batch_axis(tmp_path, capsys):
 
 
 @NEEDS_QEMU
-@pytest.mark.xfail(strict=True, reason="open tiler defect: the solver picks a Concat tile that meets a repeated "
-                   "input twice with different ranges, which tile restriction cannot express")
 def test_concat_of_one_input_three_times_tiled(tmp_path, capsys):
-    """x int8[11, 12], Concat([x, x, x], axis 0), tiled with --l1 512: the tiler answers "input 'x'
-    is concatenated more than once with different tiles" (no smallest L1 to use instead), while
-    --l1 200 and --l1 2000 both run bit-exactly."""
+    """x int8[11, 12], Concat([x, x, x], axis 0), tiled with --l1 512: the tiler used to pick a tile
+    meeting x at several places with different ranges; an input concatenated more than once now
+    keeps the concatenated axis whole."""
     from Deeploy.tiling.network import TilingOptions
     rng = np.random.default_rng(0)
     net = Net("concat_same_input")

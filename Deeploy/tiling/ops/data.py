@@ -66,7 +66,11 @@ def concat_rule(node: Node, graph: Graph, ctx: RuleContext) -> LayerSpec:
     if graph.tensors[y].size == 0:
         return zero_copy_spec(node, "empty output")
     outer, length, inner = math.prod(out[:p.axis]), out[p.axis], math.prod(out[p.axis + 1:])
-    dims = ([Dim("outer", outer)] if outer > 1 else []) + [Dim("C", length)] + ([Dim("inner", inner)] if inner > 1 else [])
+    parts = [name for name, shape in zip(node.inputs, p.in_shapes) if shape[p.axis] and math.prod(shape)]
+    # a tile meets a repeated input at several places: one box cannot serve them, so C stays whole
+    whole = "an input concatenated more than once" if len(set(parts)) < len(parts) else ""
+    concat_dim = Dim("C", length, tileable=not whole, why_whole=whole)
+    dims = ([Dim("outer", outer)] if outer > 1 else []) + [concat_dim] + ([Dim("inner", inner)] if inner > 1 else [])
     head = [AxisMap(outer, "outer")] if outer > 1 else []
     tail = [AxisMap(inner, "inner")] if inner > 1 else []
     ops, offset, seen = [], 0, set()
