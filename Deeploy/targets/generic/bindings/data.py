@@ -176,6 +176,13 @@ _EMPTY = """% if y[0].size == 0:
 % else:
 """
 
+def _with_arrays(view: str, *arrays: tuple[str, str, str]) -> str:
+    """The call (unless the output is empty) inside a block declaring argument arrays (C type,
+    C name, the Mako expression of the values that the statement ``view`` computes)."""
+    decls = "".join(f'    ${{B._dm_array("{ctype}", "{name}", {values})}}\n' for ctype, name, values in arrays)
+    return _EMPTY + f"<% {view} %>\\\n{{\n{decls}    {{call}}\n}}\n% endif"
+
+
 _MAXPOOL_CALL = Signature(
     "Max pooling, NCHW, as 2-D (a 1-D pooling has H = KH = 1): y = max over the window's taps inside the "
     "input (padding never wins).",
@@ -231,13 +238,8 @@ _SLICE_CALL = Signature(
     (param("const T *restrict x", "${x[0].ptr} + ${base}", "the first element read"),
      param("T *restrict y", _Y, "output"), param("const uint32_t dims[6]", "dims", "output dims"),
      param("const int32_t strides[6]", "strides", "element strides of x (negative for negative steps)")),
-    setup=_DM_IMPORTS, around=_EMPTY + """<% base, dims, strides = B._dm_slice_view(p) %>\
-{
-    ${B._dm_array("uint32_t", "dims", dims)}
-    ${B._dm_array("int32_t", "strides", strides)}
-    {call}
-}
-% endif""")
+    setup=_DM_IMPORTS, around=_with_arrays("base, dims, strides = B._dm_slice_view(p)",
+                                           ("uint32_t", "dims", "dims"), ("int32_t", "strides", "strides")))
 
 _GATHER_CALL = Signature(
     "Gather of constant indices along one axis, x viewed as [outer][D][inner]; the indices come as runs "
@@ -247,13 +249,8 @@ _GATHER_CALL = Signature(
      param("uint32_t inner", "${inner}", "x viewed as [outer][D][inner]"),
      param("uint32_t runs", "${len(starts)}", "index runs"), param("const uint32_t *start", "start"),
      param("const uint32_t *len", "len", "each run's first index and length")),
-    setup=_DM_IMPORTS, around=_EMPTY + """<% outer, d, inner, starts, lens = B._dm_gather_view(p) %>\
-{
-    ${B._dm_array("uint32_t", "start", starts)}
-    ${B._dm_array("uint32_t", "len", lens)}
-    {call}
-}
-% endif""")
+    setup=_DM_IMPORTS, around=_with_arrays("outer, d, inner, starts, lens = B._dm_gather_view(p)",
+                                           ("uint32_t", "start", "starts"), ("uint32_t", "len", "lens")))
 
 _REDUCE_CALL = Signature(
     "ReduceSum / rounded integer mean (ReduceMean, IntegerMean): y = floor((sum + divisor/2) / divisor) "

@@ -232,15 +232,19 @@ _ITAPARTIALMAX_CALL = Signature(
 _ROW_LAYOUT = (params("uint32_t r#", "${r[#]}", 3, "row dims (1-padded)"),
                param("uint32_t width", "${x[0].shape[-1]}", "row length (the last axis)"))
 
+def _row_strides(name: str, what: str) -> tuple:
+    """An operand broadcast onto the rows: its element strides over the row dims (Mako list
+    ``<name>s``) and its step along a row."""
+    return (params(f"uint32_t {name}s#", f"${{{name}s[#]}}", 3, f"{what}'s element strides over the row dims"),
+            param(f"uint32_t {name}cs", f"${{{name}s[3]}}", f"{what}'s step along a row (0 or 1)"))
+
+
 _ILAYERNORM_CALL = Signature(
     "iLayerNorm over rows of `width` (specs/integer-ops.md): y = clip((trunc((x - mean) * w / std) + bias) "
     ">> shift, lo, hi); w and bias broadcast onto x.",
     (param("const TIN *restrict x", _X, "input"), param("const TW *restrict w", "${x[1].ptr}", "weight"),
      param("const TB *restrict bias", "${x[2].ptr}", "bias"), param("TOUT *restrict y", _Y, "output"),
-     _ROW_LAYOUT, params("uint32_t ws#", "${ws[#]}", 3, "w's element strides over the row dims"),
-     param("uint32_t wcs", "${ws[3]}", "w's step along a row (0 or 1)"),
-     params("uint32_t bs#", "${bs[#]}", 3, "bias's element strides over the row dims"),
-     param("uint32_t bcs", "${bs[3]}", "bias's step along a row (0 or 1)"), _NORM_OUT),
+     _ROW_LAYOUT, _row_strides("w", "w"), _row_strides("b", "bias"), _NORM_OUT),
     setup=_NL_IMPORTS + "<% r, (ws, bs) = _nl_rows(x[0].shape, [x[1].shape, x[2].shape]) %>",
     types={"TSUM": "row sums: int32_t or int64_t", "TMUL": "d * w + bias: int32_t or int64_t"})
 
@@ -248,9 +252,7 @@ _IRMSNORM_CALL = Signature(
     "iRMSNorm over rows of `width` (specs/integer-ops.md): y = clip(trunc(x * w / std) >> shift, lo, hi); w "
     "broadcasts onto x.",
     (param("const TIN *restrict x", _X, "input"), param("const TW *restrict w", "${x[1].ptr}", "weight"),
-     param("TOUT *restrict y", _Y, "output"), _ROW_LAYOUT,
-     params("uint32_t ws#", "${ws[#]}", 3, "w's element strides over the row dims"),
-     param("uint32_t wcs", "${ws[3]}", "w's step along a row (0 or 1)"), _NORM_OUT),
+     param("TOUT *restrict y", _Y, "output"), _ROW_LAYOUT, _row_strides("w", "w"), _NORM_OUT),
     setup=_NL_IMPORTS + "<% r, (ws,) = _nl_rows(x[0].shape, [x[1].shape]) %>",
     types={"TSUM": "sum of squares: int32_t or int64_t", "TMUL": "x * w: int32_t or int64_t"})
 
