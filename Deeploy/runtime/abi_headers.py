@@ -15,7 +15,7 @@ from Deeploy.runtime import abi
 
 __all__ = ["REPO", "RUNTIME_HEADER", "PLUGIN_HEADER", "render_headers", "write_headers", "stale_headers"]
 
-REPO = Path(__file__).resolve().parents[3]
+REPO = Path(__file__).resolve().parents[2]
 RUNTIME_HEADER = Path("TargetLibraries/PULPOpen/inc/deeploy_abi.h")
 PLUGIN_HEADER = Path("toolchain/qemu_plugin/deeploy_markers.h")
 _SOURCE = "Deeploy/runtime/abi.py"
