@@ -57,6 +57,7 @@ class OpDef:
     magnitude: how far the op can grow values: (params, largest |value| of each input, input
                tensors, output dtypes) -> largest |value| of each output; None: no larger than
                its first input (data movement, Relu, pools, means)
+    examples:  its test records: rng -> one-node cases (``Deeploy/ops/examples.py``)
     fuse_slots: None, or the op fuses with a following RequantShift into ``Requantized<op>``
                whose mul and add follow this many input slots (absent optional inputs as '')
     """
@@ -70,6 +71,7 @@ class OpDef:
     tiling: str | None = None
     fuse_slots: int | None = None
     magnitude: Callable[[Any, Sequence[int], Sequence[Tensor | None], Sequence[DType]], list[int]] | None = None
+    examples: Callable[[np.random.Generator], list] | None = None
 
     @property
     def alias(self) -> bool:

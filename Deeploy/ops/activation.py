@@ -14,6 +14,7 @@ from Deeploy.errors import OpError
 from Deeploy.ir.dtypes import INT32, smallest_int_type, widest
 from Deeploy.ops._attrs import attr_float, attr_int, const_input, in_tensor, require_inputs
 from Deeploy.ops.bounds import output_type_magnitudes
+from Deeploy.ops.examples import I8, I32, F32, Case, act, const, rand, tensor_attr
 from Deeploy.ops._registry import Cost, OpDef, Trait, register
 
 __all__ = ["IGELUParams", "IHardswishParams", "ClipParams", "UnaryParams"]
@@ -54,10 +55,57 @@ def _igelu_reference(p: IGELUParams, xs):
     return [x * ((p.one + erf) >> 1)]
 
 
+# ---- test records: a few one-node cases per op (DeeployTest/test_suite/test_op_references.py) ----
+def _relu_cases(rng):
+    return [Case("int8", (act(rand(rng, [3, 7]), I8),), opset=14),
+            Case("int32", (act(rand(rng, [3, 7], -2**31, 2**31 - 1), I32),), opset=14),
+            Case("fake_float", (act(rand(rng, [2, 8]), F32),))]
+
+
+def _clip_cases(rng):
+    x = lambda: act(rand(rng, [4, 6]), I8)  # noqa: E731
+    bound = lambda v: const(np.array(v), I8)  # noqa: E731
+    return [Case("min_max_inputs", (x(), bound(-5), bound(9))),
+            Case("max_only", (x(), None, bound(3))),
+            Case("min_only", (x(), bound(-3))),
+            Case("min_above_max", (x(), bound(10), bound(-10))),
+            Case("int32_bounds_beyond_int8", (x(), bound(-128), bound(127))),
+            Case("opset6_float_attrs", (act(rand(rng, [4, 5]), F32),),
+                 dict(min=-5.0, max=9.0), opset=6),
+            Case("opset6_min_attr_only", (act(rand(rng, [4, 5]), F32),), dict(min=-3.0), opset=6)]
+
+
+def _igelu_cases(rng):
+    def gelu(label, x, **attrs):
+        return Case(label, (act(x, F32),), attrs, out_type="int32")
+    edges = np.array([-128, -36, -35, -34, -1, 0, 1, 34, 35, 36, 127])
+    return [
+        gelu("int8_ibert_scale", rand(rng, [4, 32]), b=-35, one=1355),
+        gelu("edges_around_b", edges, b=-35, one=1355),
+        gelu("all_int8_odd_one_negative_half", np.arange(-128, 128), b=-40, one=501),
+        gelu("int16_inputs_tensor_attrs", rand(rng, [2, 20], -3000, 3000),
+             b=tensor_attr(-600), one=tensor_attr(400001)),
+    ]
+
+
+def _ihardswish_cases(rng):
+    def hs(label, x, **attrs):
+        return Case(label, (act(x, F32),), attrs, out_type="int32")
+    edges = np.array([-128, -61, -60, -59, 0, 59, 60, 61, 127])
+    return [
+        hs("int8", rand(rng, [4, 16]), one_over_six=2731, three=60, six=120),
+        hs("edges_around_three_six", edges, one_over_six=2731, three=60, six=120),
+        hs("all_int8", np.arange(-128, 128).reshape(16, 16), one_over_six=5461, three=32,
+           six=64),
+        hs("int16_inputs", rand(rng, [3, 10], -2000, 2000), one_over_six=11, three=300, six=600),
+    ]
+
+
 register(OpDef("iGELU", _igelu_parse, lambda p, ins: [(p.shape, INT32)], _igelu_reference,
                _elementwise_cost(7),
                traits=frozenset({Trait.ELEMENTWISE}), tiling="pointwise", fuse_slots=0,
-               magnitude=lambda p, b, ins, outs: [b[0] * ((abs(p.one) + p.b * p.b + abs(p.one)) // 2 + 1)]))
+               magnitude=lambda p, b, ins, outs: [b[0] * ((abs(p.one) + p.b * p.b + abs(p.one)) // 2 + 1)],
+               examples=_igelu_cases))
 
 
 # ---- iHardswish ----------------------------------------------------------------------------
@@ -87,7 +135,8 @@ def _ihardswish_reference(p: IHardswishParams, xs):
 register(OpDef("iHardswish", _ihardswish_parse, lambda p, ins: [(p.shape, INT32)],
                _ihardswish_reference, _elementwise_cost(4),
                traits=frozenset({Trait.ELEMENTWISE}), tiling="pointwise", fuse_slots=0,
-               magnitude=lambda p, b, ins, outs: [b[0] * max(abs(p.six), abs(p.three) + b[0]) * abs(p.one_over_six)]))
+               magnitude=lambda p, b, ins, outs: [b[0] * max(abs(p.six), abs(p.three) + b[0]) * abs(p.one_over_six)],
+               examples=_ihardswish_cases))
 
 
 # ---- Relu ----------------------------------------------------------------------------------
@@ -98,7 +147,8 @@ def _relu_parse(node, graph):
 
 register(OpDef("Relu", _relu_parse, lambda p, ins: [(p.shape, ins[0].dtype)],
                lambda p, xs: [np.maximum(xs[0], 0)], _elementwise_cost(1),
-               traits=frozenset({Trait.STANDARD, Trait.ELEMENTWISE}), tiling="pointwise"))
+               traits=frozenset({Trait.STANDARD, Trait.ELEMENTWISE}), tiling="pointwise",
+               examples=_relu_cases))
 
 
 # ---- Clip ----------------------------------------------------------------------------------
@@ -155,4 +205,5 @@ def _clip_infer(p: ClipParams, ins):
 
 register(OpDef("Clip", _clip_parse, _clip_infer, _clip_reference, _elementwise_cost(2),
                traits=frozenset({Trait.STANDARD, Trait.ELEMENTWISE}), tiling="pointwise",
-               magnitude=output_type_magnitudes))
+               magnitude=output_type_magnitudes,
+               examples=_clip_cases))

@@ -10,6 +10,7 @@ import numpy as np
 from Deeploy.errors import OpError
 from Deeploy.ir.dtypes import widest
 from Deeploy.ops._attrs import attr_int, normalize_axis
+from Deeploy.ops.examples import I8, I32, Case, act, const, rand
 from Deeploy.ops._registry import Cost, OpDef, Trait, register
 
 __all__ = ["ConcatParams"]
@@ -54,7 +55,22 @@ def _concat_cost(p: ConcatParams, ins, outs):
     return Cost(ops=0, bytes=sum(t.nbytes for t in ins) + outs[0].nbytes)
 
 
+# ---- test records: a few one-node cases per op (DeeployTest/test_suite/test_op_references.py) ----
+def _concat_cases(rng):
+    return [
+        Case("axis1_three_inputs", (act(rand(rng, [2, 1, 3]), I8), act(rand(rng, [2, 4, 3]), I8),
+                                    act(rand(rng, [2, 2, 3]), I8)), dict(axis=1)),
+        Case("negative_axis", (act(rand(rng, [3, 2]), I8), act(rand(rng, [3, 5]), I8)),
+             dict(axis=-1)),
+        Case("empty_kv_cache", (act(np.zeros([1, 2, 0, 4]), I8), act(rand(rng, [1, 2, 3, 4]), I8)),
+             dict(axis=2)),
+        Case("wide_constant", (act(rand(rng, [2, 3]), I32),
+                               const(rand(rng, [1, 3], -30000, 30000), I32)), dict(axis=0)),
+    ]
+
+
 register(OpDef("Concat", _concat_parse, _concat_infer,
                lambda p, xs: [np.concatenate(xs, axis=p.axis)], _concat_cost,
                traits=frozenset({Trait.STANDARD, Trait.DATA_MOVEMENT}), tiling="concat",
-               magnitude=lambda p, b, ins, outs: [max(b)]))
+               magnitude=lambda p, b, ins, outs: [max(b)],
+               examples=_concat_cases))

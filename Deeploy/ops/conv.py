@@ -11,6 +11,7 @@ from Deeploy.errors import OpError
 from Deeploy.ir.dtypes import INT32
 from Deeploy.ops._attrs import attr_int, attr_ints, require_inputs
 from Deeploy.ops.bounds import all_integer, check_int64, conv_bound, magnitude_by_reference, sum_type
+from Deeploy.ops.examples import F32, Case, act, const, rand
 from Deeploy.ops._registry import Cost, OpDef, Trait, register
 from Deeploy.ops._window import WindowGeometry, window_fields, window_pads
 
@@ -122,6 +123,27 @@ def _conv_reference(p: ConvParams, xs):
     return [conv_reference(p, xs[0], xs[1], xs[2] if len(xs) > 2 else None)]
 
 
+# ---- test records: a few one-node cases per op (DeeployTest/test_suite/test_op_references.py) ----
+def _conv_cases(rng):
+    def conv(label, x_shape, w_shape, bias=True, **attrs):
+        operands = [act(rand(rng, x_shape), F32), const(rand(rng, w_shape), F32)]
+        if bias:
+            operands.append(const(rand(rng, [w_shape[0]], -4096, 4096), F32))
+        return Case(label, tuple(operands), attrs)
+    return [
+        conv("3x3_pad1_bias", [1, 3, 6, 6], [4, 3, 3, 3], pads=[1, 1, 1, 1]),
+        conv("stride2_dilation", [2, 4, 9, 8], [3, 4, 2, 3], bias=False, strides=[2, 2],
+             dilations=[2, 1]),
+        conv("depthwise_asym_pads", [1, 6, 5, 5], [6, 1, 3, 3], group=6, pads=[0, 1, 2, 1]),
+        conv("grouped", [1, 4, 5, 4], [6, 2, 3, 1], group=2, strides=[1, 2]),
+        conv("pointwise", [1, 8, 3, 3], [5, 8, 1, 1]),
+        conv("conv1d", [1, 3, 10], [4, 3, 3], pads=[2, 0], strides=[2]),
+        conv("same_upper_stride2", [1, 2, 7, 6], [3, 2, 3, 3], auto_pad="SAME_UPPER",
+             strides=[2, 2]),
+    ]
+
+
 register(OpDef("Conv", _conv_parse, _conv_infer, _conv_reference, _conv_cost,
                traits=frozenset({Trait.STANDARD}), tiling="conv", fuse_slots=3,
-               magnitude=magnitude_by_reference(_conv_reference)))
+               magnitude=magnitude_by_reference(_conv_reference),
+               examples=_conv_cases))

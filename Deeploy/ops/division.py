@@ -16,6 +16,7 @@ import numpy as np
 from Deeploy.errors import OpError
 from Deeploy.ir.dtypes import INT32
 from Deeploy.ops._attrs import attr_int, broadcast_shape, require_inputs
+from Deeploy.ops.examples import F32, Case, act, rand, tensor_attr
 from Deeploy.ops._registry import Cost, OpDef, Trait, register
 
 __all__ = ["TrueIntegerDivParams", "IntegerDivParams", "exact_attr", "div_round_half_away"]
@@ -59,11 +60,39 @@ def _true_div_parse(node, graph):
     return TrueIntegerDivParams(tuple(graph.tensors[node.inputs[0]].shape), coeff)
 
 
+# ---- test records: a few one-node cases per op (DeeployTest/test_suite/test_op_references.py) ----
+def _true_integer_div_cases(rng):
+    def div(label, x, **attrs):
+        return Case(label, (act(x, F32),), attrs, out_type="int32")
+    return [
+        div("int_attrs", rand(rng, [3, 8], -2**15, 2**15 - 1), Delta=16384, eps=1, eta=200,
+            y=7),
+        div("float_attrs_exact_quotient", rand(rng, [4, 5]), Delta=1024.0, eps=0.5, eta=3.0,
+            y=2.5),
+        div("float_attrs_inexact", rand(rng, [4, 5]), Delta=2048.0, eps=0.1, eta=1000.0, y=0.3),
+        div("tensor_attrs", rand(rng, [2, 6]), Delta=tensor_attr(16384),
+            eps=tensor_attr(1, rank1=False), eta=tensor_attr(64), y=tensor_attr(3)),
+    ]
+
+
+def _integer_div_cases(rng):
+    def div(label, x, y, **attrs):
+        return Case(label, (act(x, F32), act(y, F32)), attrs, domain="PACTOps", out_type="int32")
+    return [
+        div("row_broadcast", rand(rng, [4, 6]), rand(rng, [1, 6], 0, 300), Delta=256, eps=3,
+            eta=4),
+        div("ties", rand(rng, [5, 8]), rand(rng, [5, 8], 1, 3), Delta=1, eps=0, eta=2),
+        div("negative_denominators", rand(rng, [3, 7]), rand(rng, [3, 7], -5, 5), Delta=100,
+            eps=1, eta=2),
+    ]
+
+
 register(OpDef("TrueIntegerDiv", _true_div_parse, lambda p, ins: [(p.shape, INT32)],
                lambda p, xs: [xs[0] * p.coeff],
                lambda p, ins, outs: Cost(ops=outs[0].size, bytes=ins[0].nbytes + outs[0].nbytes),
                traits=frozenset({Trait.ELEMENTWISE}), tiling="pointwise",
-               magnitude=lambda p, b, ins, outs: [b[0] * abs(p.coeff)]))
+               magnitude=lambda p, b, ins, outs: [b[0] * abs(p.coeff)],
+               examples=_true_integer_div_cases))
 
 
 # ---- IntegerDiv ----------------------------------------------------------------------------
@@ -107,4 +136,5 @@ def _int_div_reference(p: IntegerDivParams, xs):
 register(OpDef("IntegerDiv", _int_div_parse, lambda p, ins: [(p.shape, INT32)], _int_div_reference,
                lambda p, ins, outs: Cost(ops=5 * outs[0].size,
                                          bytes=sum(t.nbytes for t in ins) + outs[0].nbytes),
-               traits=frozenset({Trait.ELEMENTWISE, Trait.BROADCASTING}), tiling="broadcast"))
+               traits=frozenset({Trait.ELEMENTWISE, Trait.BROADCASTING}), tiling="broadcast",
+               examples=_integer_div_cases))

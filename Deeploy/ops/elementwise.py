@@ -10,6 +10,7 @@ import numpy as np
 from Deeploy.ir.dtypes import INT32, INT64, widest
 from Deeploy.ops._attrs import broadcast_shape, require_inputs
 from Deeploy.ops.bounds import all_integer, value_bounds
+from Deeploy.ops.examples import I32, Case, act, const, rand
 from Deeploy.ops._registry import Cost, OpDef, Trait, register
 
 __all__ = ["BinaryParams"]
@@ -44,13 +45,26 @@ def _binary_cost(p: BinaryParams, ins, outs):
     return Cost(ops=int(np.prod(p.shape)), bytes=sum(t.nbytes for t in ins) + outs[0].nbytes)
 
 
+# ---- test records: a few one-node cases per op (DeeployTest/test_suite/test_op_references.py) ----
+def binary_cases(rng):
+    return [
+        Case("same_shape", (act(rand(rng, [2, 3, 4]), I32), act(rand(rng, [2, 3, 4]), I32))),
+        Case("const_row_broadcast", (act(rand(rng, [2, 3, 4]), I32),
+                                     const(rand(rng, [4], -1000, 1000), I32))),
+        Case("both_broadcast", (act(rand(rng, [2, 1, 5]), I32), act(rand(rng, [3, 1]), I32))),
+        Case("scalar_const", (act(rand(rng, [3, 5]), I32), const(np.array(-7), I32))),
+        Case("int16_range", (act(rand(rng, [4, 6], -32768, 32767), I32),
+                             act(rand(rng, [4, 6], -32768, 32767), I32))),
+    ]
+
+
 _BINARY = frozenset({Trait.STANDARD, Trait.ELEMENTWISE, Trait.BROADCASTING})
 
 _GROWTH = {"Add": lambda a, b: a + b, "Sub": lambda a, b: a + b, "Mul": lambda a, b: a * b}
 
 for _name, _fn in (("Add", np.add), ("Sub", np.subtract), ("Mul", np.multiply)):
     register(OpDef(_name, _binary_parse, _binary_infer, lambda p, xs, fn=_fn: [fn(xs[0], xs[1])], _binary_cost,
-                   traits=_BINARY, tiling="broadcast", fuse_slots=0 if _name == "Add" else None,
+                   traits=_BINARY, tiling="broadcast", fuse_slots=0 if _name == "Add" else None, examples=binary_cases,
                    magnitude=lambda p, b, ins, outs, grow=_GROWTH[_name]: [grow(b[0], b[1])]))
 
 
@@ -60,4 +74,4 @@ def _extremum_infer(p: BinaryParams, ins):
 
 for _name, _fn in (("Max", np.maximum), ("Min", np.minimum)):
     register(OpDef(_name, _binary_parse, _extremum_infer, lambda p, xs, fn=_fn: [fn(xs[0], xs[1])], _binary_cost,
-                   traits=_BINARY, tiling="broadcast", magnitude=lambda p, b, ins, outs: [max(b[0], b[1])]))
+                   traits=_BINARY, tiling="broadcast", examples=binary_cases, magnitude=lambda p, b, ins, outs: [max(b[0], b[1])]))

@@ -11,6 +11,7 @@ from Deeploy.errors import OpError
 from Deeploy.ir.dtypes import INT32
 from Deeploy.ops._attrs import attr_float, attr_int, broadcast_shape, require_inputs
 from Deeploy.ops.bounds import all_integer, check_int64, magnitude_by_reference, matmul_bound, sum_type
+from Deeploy.ops.examples import I32, F32, Case, act, const, rand
 from Deeploy.ops._registry import Cost, OpDef, Trait, register
 
 __all__ = ["MatMulParams"]
@@ -130,9 +131,36 @@ def _mm_cost(p: MatMulParams, ins, outs):
                 bytes=sum(t.nbytes for t in ins if t is not None) + outs[0].nbytes)
 
 
+# ---- test records: a few one-node cases per op (DeeployTest/test_suite/test_op_references.py) ----
+def _gemm_cases(rng):
+    return [
+        Case("bias_vector", (act(rand(rng, [4, 8]), F32), const(rand(rng, [8, 5]), F32),
+                             const(rand(rng, [5], -4096, 4096), F32))),
+        Case("trans_alpha_beta", (act(rand(rng, [8, 4]), F32), const(rand(rng, [5, 8]), F32),
+                                  const(rand(rng, [4, 1], -4096, 4096), F32)),
+             dict(transA=1, transB=1, alpha=2.0, beta=3.0)),
+        Case("no_bias", (act(rand(rng, [3, 16]), F32), const(rand(rng, [16, 7]), F32))),
+        Case("two_activations_bias_matrix", (act(rand(rng, [4, 6]), F32),
+                                             act(rand(rng, [6, 3]), F32),
+                                             const(rand(rng, [4, 3], -4096, 4096), F32))),
+    ]
+
+
+def _matmul_cases(rng):
+    return [
+        Case("2d", (act(rand(rng, [3, 4]), I32), act(rand(rng, [4, 5]), I32))),
+        Case("batched", (act(rand(rng, [2, 3, 4]), I32), act(rand(rng, [2, 4, 5]), I32))),
+        Case("shared_weights", (act(rand(rng, [2, 3, 3, 64]), I32),
+                                const(rand(rng, [64, 6]), I32))),
+        Case("shared_a", (const(rand(rng, [3, 4]), I32), act(rand(rng, [2, 4, 5]), I32))),
+    ]
+
+
 register(OpDef("MatMul", _matmul_parse, _mm_infer, _gemm_reference, _mm_cost,
                traits=frozenset({Trait.STANDARD}), tiling="gemm", fuse_slots=3,
-               magnitude=magnitude_by_reference(_gemm_reference)))
+               magnitude=magnitude_by_reference(_gemm_reference),
+               examples=_matmul_cases))
 register(OpDef("Gemm", _gemm_parse, _mm_infer, _gemm_reference, _mm_cost,
                traits=frozenset({Trait.STANDARD}), tiling="gemm", fuse_slots=3,
-               magnitude=magnitude_by_reference(_gemm_reference, lambda p: replace(p, alpha=abs(p.alpha), beta=abs(p.beta)))))
+               magnitude=magnitude_by_reference(_gemm_reference, lambda p: replace(p, alpha=abs(p.alpha), beta=abs(p.beta))),
+               examples=_gemm_cases))

@@ -12,6 +12,7 @@ from Deeploy.errors import OpError
 from Deeploy.ir.dtypes import smallest_int_type
 from Deeploy.ops._attrs import attr_int, log2_exact, require_inputs
 from Deeploy.ops.bounds import output_type_magnitudes
+from Deeploy.ops.examples import equal_rows, F32, Case, act, const, rand, tensor_attr
 from Deeploy.ops._registry import Cost, OpDef, Trait, register
 
 __all__ = ["NormParams", "NoNormParams", "isqrt", "trunc_div"]
@@ -111,13 +112,58 @@ def _norm_cost(p, ins, outs):
     return Cost(ops=8 * outs[0].size, bytes=sum(t.nbytes for t in ins) + outs[0].nbytes)
 
 
+# ---- test records: a few one-node cases per op (DeeployTest/test_suite/test_op_references.py) ----
+def _norm_case(label, operands, **attrs):
+    attrs.setdefault("n_levels", 256)
+    return Case(label, tuple(const(o, F32) if k else act(o, F32) for k, o in enumerate(operands)),
+                attrs, out_type="int8")
+
+
+def _ilayernorm_cases(rng):
+    crafted = np.array([[0, 0, 4, -4], [5, 5, 5, 5], [-7, -6, -6, -6], [-128, 127, -128, 127]])
+    return [
+        _norm_case("int8_rows", [rand(rng, [2, 5, 16]), rand(rng, [16]),
+                                 rand(rng, [16], -2**12, 2**12)], D=16),
+        _norm_case("int16_inputs_long_rows", [rand(rng, [3, 64], -2**14, 2**14), rand(rng, [64]),
+                                              rand(rng, [64], -2**10, 2**10)], D=32),
+        _norm_case("all_equal_rows", [equal_rows([-128, 3, 127], 8), rand(rng, [8]),
+                                      rand(rng, [8], -2**11, 2**11)], D=8),
+        _norm_case("crafted_rows_tensor_D", [crafted, rand(rng, [4]), rand(rng, [4], -500, 500)],
+                   D=tensor_attr(4)),
+    ]
+
+
+def _irmsnorm_cases(rng):
+    return [
+        _norm_case("int8_rows", [rand(rng, [3, 32]), rand(rng, [32])], D=8),
+        _norm_case("int16_inputs", [rand(rng, [2, 48], -2**12, 2**12),
+                                    rand(rng, [48], -2**10, 2**10)], D=64),
+        _norm_case("zero_and_equal_rows", [equal_rows([0, -128, 7, 127], 6), rand(rng, [6])],
+                   D=1),
+        # sum(x^2)/L + 1 is a perfect square: the +1 changes the root
+        _norm_case("crafted_perfect_squares", [np.array([[0, 4], [1, 4], [0, 7], [-7, 0], [4, -1]]),
+                                               np.array([20, -30])], D=1),
+    ]
+
+
+def _inonorm_cases(rng):
+    return [
+        _norm_case("int8", [rand(rng, [2, 3, 8]), rand(rng, [8]), rand(rng, [8], -2**10, 2**10)],
+                   D=256, mul=3),
+        _norm_case("negative_mul", [rand(rng, [4, 6]), rand(rng, [6]), rand(rng, [6], -2**8, 2**8)],
+                   D=512, mul=-5),
+    ]
+
+
 register(OpDef("iLayerNorm", _norm_parse(("weight", "bias")), _norm_infer, _layernorm_reference,
                _norm_cost,
                traits=frozenset({Trait.ROWWISE}), tiling="norm",
-               magnitude=output_type_magnitudes))
+               magnitude=output_type_magnitudes,
+               examples=_ilayernorm_cases))
 register(OpDef("iRMSNorm", _norm_parse(("weight",)), _norm_infer, _rmsnorm_reference, _norm_cost,
                traits=frozenset({Trait.ROWWISE}), tiling="norm",
-               magnitude=output_type_magnitudes))
+               magnitude=output_type_magnitudes,
+               examples=_irmsnorm_cases))
 
 
 def _nonorm_parse(node, graph):
@@ -136,4 +182,5 @@ register(OpDef("iNoNorm", _nonorm_parse, _norm_infer, _nonorm_reference,
                lambda p, ins, outs: Cost(ops=4 * outs[0].size,
                                          bytes=sum(t.nbytes for t in ins) + outs[0].nbytes),
                traits=frozenset({Trait.ROWWISE}), tiling="norm",
-               magnitude=output_type_magnitudes))
+               magnitude=output_type_magnitudes,
+               examples=_inonorm_cases))

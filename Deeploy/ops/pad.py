@@ -13,6 +13,7 @@ from Deeploy.errors import OpError
 from Deeploy.ir.dtypes import smallest_int_type, widest
 from Deeploy.ops._attrs import (attr_float, attr_ints, attr_str, const_input, in_tensor,
                                 normalize_axis, require_inputs)
+from Deeploy.ops.examples import I8, I32, F32, Case, act, const, rand, i64
 from Deeploy.ops._registry import Cost, OpDef, Trait, register
 
 __all__ = ["PadParams"]
@@ -99,6 +100,20 @@ def _pad_cost(p: PadParams, ins, outs):
     return Cost(ops=0, bytes=ins[0].nbytes + outs[0].nbytes)
 
 
+# ---- test records: a few one-node cases per op (DeeployTest/test_suite/test_op_references.py) ----
+def _pad_cases(rng):
+    return [
+        Case("pads_and_value_inputs", (act(rand(rng, [2, 3, 4]), I8), const(i64(0, 1, 2, 1, 0, 3)),
+                                       const(np.array(-7), I8))),
+        Case("negative_pads_crop", (act(rand(rng, [3, 5]), I8), const(i64(-1, 2, 0, -2)))),
+        Case("opset18_axes_wide_value", (act(rand(rng, [2, 3, 4]), I32), const(i64(1, -1, 2, 0)),
+                                         const(np.array(300), I32), const(i64(-1, 1))), opset=18),
+        Case("opset10_attributes", (act(rand(rng, [1, 2, 3, 3]), F32),),
+             dict(mode="constant", pads=[0, 0, 1, 2, 0, 0, 2, 1], value=5.0), opset=10),
+    ]
+
+
 register(OpDef("Pad", _pad_parse, _pad_infer, _pad_reference, _pad_cost,
                traits=frozenset({Trait.STANDARD, Trait.DATA_MOVEMENT}), tiling="pad",
-               magnitude=lambda p, b, ins, outs: [max(b[0], abs(p.value))]))
+               magnitude=lambda p, b, ins, outs: [max(b[0], abs(p.value))],
+               examples=_pad_cases))

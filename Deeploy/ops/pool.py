@@ -10,6 +10,7 @@ import numpy as np
 
 from Deeploy.errors import OpError
 from Deeploy.ops._attrs import attr_int, attr_ints, require_inputs
+from Deeploy.ops.examples import I8, U8, Case, act, rand
 from Deeploy.ops._registry import Cost, OpDef, Trait, register
 from Deeploy.ops._window import WindowGeometry, window_fields, window_pads
 
@@ -110,6 +111,24 @@ def _maxpool_cost(p: MaxPoolParams, ins, outs):
     return Cost(ops=outs[0].size * p.window, bytes=ins[0].nbytes + outs[0].nbytes)
 
 
+# ---- test records: a few one-node cases per op (DeeployTest/test_suite/test_op_references.py) ----
+def _maxpool_cases(rng):
+    def pool(label, shape, dtype=I8, lo=-128, hi=127, **attrs):
+        return Case(label, (act(rand(rng, shape, lo, hi), dtype),), attrs, opset=12)
+    return [
+        pool("2x2_stride2", [1, 3, 6, 6], kernel_shape=[2, 2], strides=[2, 2]),
+        pool("3x3_stride2_pad1", [2, 2, 7, 7], kernel_shape=[3, 3], strides=[2, 2],
+             pads=[1, 1, 1, 1]),
+        pool("ceil_mode", [1, 2, 7, 6], kernel_shape=[3, 2], strides=[2, 2], ceil_mode=1),
+        pool("dilation_asym_pads", [1, 1, 8, 9], kernel_shape=[2, 3], dilations=[2, 2],
+             pads=[1, 0, 0, 2]),
+        pool("1d", [1, 4, 11], kernel_shape=[3], strides=[2], pads=[1, 1]),
+        pool("same_lower_uint8", [1, 2, 5, 5], U8, 0, 255, kernel_shape=[2, 2], strides=[2, 2],
+             auto_pad="SAME_LOWER"),
+    ]
+
+
 register(OpDef("MaxPool", _maxpool_parse, _maxpool_infer,
                lambda p, xs: [maxpool_reference(p, xs[0])], _maxpool_cost,
-               traits=frozenset({Trait.STANDARD}), tiling="maxpool"))
+               traits=frozenset({Trait.STANDARD}), tiling="maxpool",
+               examples=_maxpool_cases))

@@ -14,6 +14,7 @@ from Deeploy.errors import OpError
 from Deeploy.ir.dtypes import INT32
 from Deeploy.ops._attrs import attr_int, attr_ints, const_input, in_tensor, normalize_axis, require_inputs
 from Deeploy.ops.bounds import all_integer, check_int64, magnitude, sum_type
+from Deeploy.ops.examples import I32, F32, F64, Case, act, const, rand, i64
 from Deeploy.ops._registry import Cost, OpDef, Trait, register
 
 __all__ = ["ReduceParams", "mean_round_half_up"]
@@ -100,13 +101,53 @@ def _sum_infer(p: ReduceParams, ins):
     return [(p.out_shape, sum_type(p.count * magnitude(ins[0])) if all_integer(ins[:1]) else INT32)]
 
 
+# ---- test records: a few one-node cases per op (DeeployTest/test_suite/test_op_references.py) ----
+def _reducesum_cases(rng):
+    def red(label, shape, axes=None, opset=13, **attrs):
+        operands = (act(rand(rng, shape, -30000, 30000), I32),)
+        if axes is not None and opset >= 13:
+            operands += (const(i64(*axes)),)
+        elif axes is not None:
+            attrs["axes"] = axes
+        return Case(label, operands, attrs, opset=opset)
+    return [red("axes_input_keepdims", [2, 3, 4], [1]),
+            red("negative_axes_dropped", [2, 3, 4], [-1, 0], keepdims=0),
+            red("all_axes", [2, 3, 4]),
+            red("noop_empty_axes", [2, 3], noop_with_empty_axes=1),
+            red("opset11_attribute", [2, 3, 4], [2], opset=11, keepdims=0)]
+
+
+def _reducemean_cases(rng):
+    return [
+        Case("axis_attr_ties", (act(rand(rng, [2, 4, 3], -3, 3), F64),), dict(axes=[1])),
+        Case("global_average_pool", (act(rand(rng, [1, 3, 4, 4]), F64),), dict(axes=[2, 3])),
+        Case("opset18_axes_input_ties", (act(rand(rng, [3, 5, 2], -4, 4), F64), const(i64(-1))),
+             dict(keepdims=0), opset=18),
+        Case("all_axes", (act(rand(rng, [2, 3, 2]), F64),), dict(keepdims=0)),
+    ]
+
+
+def _integer_mean_cases(rng):
+    def mean(label, x, **attrs):
+        return Case(label, (act(x, F32),), attrs)
+    return [
+        mean("axis1_dropped", rand(rng, [2, 5, 6]), axes=[1], keepdims=0),
+        mean("spatial_keepdims", rand(rng, [1, 4, 3, 3]), axes=[2, 3], keepdims=1),
+        mean("ties_default_keepdims", rand(rng, [6, 2], -3, 3), axes=[-1]),
+        mean("two_axes_of_three", rand(rng, [4, 3, 2]), axes=[0, 2], keepdims=0),
+    ]
+
+
 register(OpDef("ReduceSum", _sum_parse, _sum_infer,
                lambda p, xs: [_sum(p, xs[0])], _reduce_cost,
                traits=frozenset({Trait.STANDARD, Trait.REDUCTION}), tiling="reduce",
-               magnitude=lambda p, b, ins, outs: [b[0] * max(p.count, 1)]))
+               magnitude=lambda p, b, ins, outs: [b[0] * max(p.count, 1)],
+               examples=_reducesum_cases))
 register(OpDef("ReduceMean", _mean_parse, lambda p, ins: [(p.out_shape, ins[0].dtype)],
                _mean_reference, _reduce_cost,
-               traits=frozenset({Trait.STANDARD, Trait.REDUCTION}), tiling="reduce"))
+               traits=frozenset({Trait.STANDARD, Trait.REDUCTION}), tiling="reduce",
+               examples=_reducemean_cases))
 register(OpDef("IntegerMean", lambda node, graph: _mean_parse(node, graph, False),
                lambda p, ins: [(p.out_shape, ins[0].dtype)], _mean_reference, _reduce_cost,
-               traits=frozenset({Trait.REDUCTION}), tiling="reduce"))
+               traits=frozenset({Trait.REDUCTION}), tiling="reduce",
+               examples=_integer_mean_cases))

@@ -11,6 +11,7 @@ from Deeploy.errors import OpError
 from Deeploy.ir.dtypes import smallest_int_type
 from Deeploy.ops._attrs import attr_int, log2_exact, require_inputs
 from Deeploy.ops.bounds import output_type_magnitudes
+from Deeploy.ops.examples import F32, Case, act, const, rand, tensor_attr
 from Deeploy.ops._registry import Cost, OpDef, Trait, register
 
 __all__ = ["RequantParams", "REQUANT_ATTRS", "channel_layout", "channel_strides", "requant_params", "requantize"]
@@ -128,6 +129,32 @@ def _rqs_cost(p: RequantParams, ins, outs):
     return Cost(ops=4 * outs[0].size, bytes=ins[0].nbytes + outs[0].nbytes)
 
 
+# ---- test records: a few one-node cases per op (DeeployTest/test_suite/test_op_references.py) ----
+def _requant_cases(rng):
+    def rqs(label, x, mul, add, out_type="int8", **attrs):
+        attrs.setdefault("n_levels", 256)
+        attrs = {k: v for k, v in attrs.items() if v is not None}
+        return Case(label, (act(x, F32), const(mul, F32), const(add, F32)), attrs, out_type=out_type)
+    return [
+        rqs("per_tensor", rand(rng, [1, 4, 5, 5], -2**15, 2**15), np.array(211),
+            np.array([-1234]), div=2**15, signed=1),
+        rqs("per_channel_1C11_negative_mul", rand(rng, [1, 4, 3, 3], -2**14, 2**14),
+            rand(rng, [1, 4, 1, 1], -200, 200), rand(rng, [1, 4, 1, 1], -2**14, 2**14), div=2**12),
+        rqs("C11_on_conv1d_output", rand(rng, [1, 6, 7], -2**14, 2**14),
+            rand(rng, [6, 1, 1], 1, 255), rand(rng, [6, 1, 1], -2**14, 2**14), div=2**13),
+        rqs("gemm_rows_M1", rand(rng, [5, 8], -2**12, 2**12), rand(rng, [5, 1], 1, 64),
+            rand(rng, [5, 1], -2**10, 2**10), div=2**8),
+        rqs("vector_C_unsigned_n_levels_out", rand(rng, [2, 6, 3, 4], -2**12, 2**12),
+            rand(rng, [6], 1, 100), np.array(2**13), "uint8", n_levels_out=256, signed=0,
+            div=2**10, n_levels=None),
+        rqs("div1_tensor_attrs", rand(rng, [3, 10], -300, 300), np.array(1), np.array(0),
+            div=tensor_attr(1), n_levels=tensor_attr(256, rank1=False), signed=1),
+        rqs("half_way_ties", np.arange(-20, 20).reshape(4, 10), np.array(1), np.array(0),
+            div=4),
+    ]
+
+
 register(OpDef("RequantShift", _rqs_parse, _rqs_infer, _rqs_reference, _rqs_cost,
                traits=frozenset({Trait.ELEMENTWISE}), tiling="requant",
-               magnitude=output_type_magnitudes))
+               magnitude=output_type_magnitudes,
+               examples=_requant_cases))

@@ -9,6 +9,7 @@ import numpy as np
 
 from Deeploy.errors import OpError
 from Deeploy.ops._attrs import attr_int, attr_ints, const_input, normalize_axis, require_inputs
+from Deeploy.ops.examples import I8, U8, I32, Case, act, const, rand, i64
 from Deeploy.ops._registry import Cost, OpDef, Trait, register
 
 __all__ = ["ViewParams", "TransposeParams"]
@@ -102,11 +103,60 @@ def _view_cost(p, ins, outs):
     return Cost(0, 0)
 
 
+# ---- test records: a few one-node cases per op (DeeployTest/test_suite/test_op_references.py) ----
+def _view_case(rng, label, shape, attrs=None, opset=13, axes=None, dtype=I8, lo=-128, hi=127):
+    operands = (act(rand(rng, shape, lo, hi), dtype),)
+    if axes is not None:
+        operands += (const(i64(*axes)),)
+    return Case(label, operands, attrs or {}, opset=opset)
+
+
+def _reshape_cases(rng):
+    return [_view_case(rng, "zero_and_minus_one", [2, 3, 4], axes=[0, -1]),
+            _view_case(rng, "split_dims", [6, 4], axes=[2, 3, 2, 2]),
+            _view_case(rng, "to_1d", [2, 3, 2], axes=[-1])]
+
+
+def _flatten_cases(rng):
+    return [_view_case(rng, "default_axis", [2, 3, 4]),
+            _view_case(rng, "axis0", [2, 3, 4], dict(axis=0)),
+            _view_case(rng, "negative_axis", [2, 3, 4, 2], dict(axis=-1)),
+            _view_case(rng, "axis_is_rank", [2, 3, 4], dict(axis=3))]
+
+
+def _squeeze_cases(rng):
+    return [_view_case(rng, "axes_input", [1, 3, 1], axes=[0, -1]),
+            _view_case(rng, "all_unit_axes", [1, 2, 1, 3]),
+            _view_case(rng, "opset11_attribute", [2, 3, 1], dict(axes=[2]), opset=11)]
+
+
+def _unsqueeze_cases(rng):
+    return [_view_case(rng, "axes_input", [2, 3], axes=[0, 3]),
+            _view_case(rng, "negative_axis", [2, 3], axes=[-1]),
+            _view_case(rng, "opset11_attribute", [2, 3], dict(axes=[1]), opset=11)]
+
+
+def _identity_cases(rng):
+    return [_view_case(rng, "int8", [2, 5]),
+            _view_case(rng, "uint8", [3, 4], dtype=U8, lo=0, hi=255)]
+
+
+def _transpose_cases(rng):
+    return [_view_case(rng, "nchw_to_nhwc", [1, 3, 4, 5], dict(perm=[0, 2, 3, 1])),
+            _view_case(rng, "default_reverse", [2, 3, 4]),
+            _view_case(rng, "wide_2d", [3, 7], dict(perm=[1, 0]), dtype=I32, lo=-2**31,
+                       hi=2**31 - 1)]
+
+
+_VIEW_EXAMPLES = {"Reshape": _reshape_cases, "Flatten": _flatten_cases, "Squeeze": _squeeze_cases,
+                  "Unsqueeze": _unsqueeze_cases, "Identity": _identity_cases}
+
 for _name, _parse in (("Reshape", _reshape_parse), ("Flatten", _flatten_parse),
                       ("Squeeze", _squeeze_parse), ("Unsqueeze", _unsqueeze_parse),
                       ("Identity", _identity_parse)):
     register(OpDef(_name, _parse, _view_infer, lambda p, xs: [xs[0].reshape(p.shape)], _view_cost,
-                   traits=frozenset({Trait.STANDARD, Trait.DATA_MOVEMENT, Trait.VIEW}), tiling=_name.lower()))
+                   traits=frozenset({Trait.STANDARD, Trait.DATA_MOVEMENT, Trait.VIEW}), tiling=_name.lower(),
+                   examples=_VIEW_EXAMPLES[_name]))
 
 
 @dataclass(frozen=True)
@@ -128,9 +178,8 @@ def _transpose_parse(node, graph):
     if sorted(perm) != list(range(len(shape))):
         raise OpError(node, f"perm {list(perm)} is not a permutation of {len(shape)} axes")
     return TransposeParams(tuple(perm), tuple(shape))
-
-
 register(OpDef("Transpose", _transpose_parse, lambda p, ins: [(p.out_shape, ins[0].dtype)],
                lambda p, xs: [np.transpose(xs[0], p.perm)],
                lambda p, ins, outs: Cost(0, ins[0].nbytes + outs[0].nbytes),
-               traits=frozenset({Trait.STANDARD, Trait.DATA_MOVEMENT}), tiling="transpose"))
+               traits=frozenset({Trait.STANDARD, Trait.DATA_MOVEMENT}), tiling="transpose",
+               examples=_transpose_cases))

@@ -10,6 +10,7 @@ import numpy as np
 
 from Deeploy.errors import OpError
 from Deeploy.ops._attrs import attr_int, attr_ints, const_input, in_tensor, normalize_axis, require_inputs
+from Deeploy.ops.examples import I8, I32, I64, F32, Case, act, const, rand, i64
 from Deeploy.ops._registry import Cost, OpDef, Trait, register
 
 __all__ = ["SliceParams", "GatherParams"]
@@ -87,9 +88,35 @@ def _move_cost(p, ins, outs):
     return Cost(ops=0, bytes=2 * outs[0].nbytes)
 
 
+# ---- test records: a few one-node cases per op (DeeployTest/test_suite/test_op_references.py) ----
+def _slice_cases(rng):
+    big = np.iinfo(np.int64)
+    def sl(label, shape, *params):
+        return Case(label, (act(rand(rng, shape), I8),) + tuple(const(i64(*p)) for p in params))
+    return [
+        sl("starts_ends", [4, 6], [1, 2], [3, 5]),
+        sl("steps_negative_axes", [3, 8, 5], [0, -1], [8, -9], [-2, 2], [3, -2]),
+        sl("clamped_ends", [4, 5], [-100, 2], [big.max, big.min], [0, 1], [1, -1]),
+        sl("empty_result", [4, 5], [3], [1], [0]),
+        Case("opset9_attributes", (act(rand(rng, [3, 4, 5]), F32),),
+             dict(starts=[1, -3], ends=[1000, -1], axes=[0, 2]), opset=9),
+    ]
+
+
+def _gather_cases(rng):
+    return [
+        Case("axis0_vector", (act(rand(rng, [5, 3]), I8), const(i64(3, 0, 4, 3))), dict(axis=0)),
+        Case("last_axis_negative_matrix", (act(rand(rng, [2, 3, 6], -30000, 30000), I32),
+                                           const(np.array([[-1, 0], [2, -6]]), I32)),
+             dict(axis=-1)),
+        Case("scalar_index", (act(rand(rng, [4, 5]), I8), const(np.array(2), I64)), dict(axis=1)),
+    ]
+
+
 register(OpDef("Slice", _slice_parse, lambda p, ins: [(p.out_shape, ins[0].dtype)],
                _slice_reference, _move_cost,
-               traits=frozenset({Trait.STANDARD, Trait.DATA_MOVEMENT}), tiling="slice"))
+               traits=frozenset({Trait.STANDARD, Trait.DATA_MOVEMENT}), tiling="slice",
+               examples=_slice_cases))
 
 
 @dataclass(frozen=True)
@@ -130,4 +157,5 @@ def _gather_reference(p: GatherParams, xs):
 
 register(OpDef("Gather", _gather_parse, lambda p, ins: [(p.out_shape, ins[0].dtype)],
                _gather_reference, _move_cost,
-               traits=frozenset({Trait.STANDARD, Trait.DATA_MOVEMENT}), tiling="gather"))
+               traits=frozenset({Trait.STANDARD, Trait.DATA_MOVEMENT}), tiling="gather",
+               examples=_gather_cases))

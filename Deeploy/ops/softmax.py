@@ -4,6 +4,8 @@ streamed over column groups of ``group_width``)."""
 
 from __future__ import annotations
 
+import math
+
 from dataclasses import dataclass
 
 import numpy as np
@@ -12,6 +14,7 @@ from Deeploy.errors import OpError
 from Deeploy.ir.dtypes import UINT8
 from Deeploy.ops._attrs import attr_int, require_inputs
 from Deeploy.ops.bounds import output_type_magnitudes
+from Deeploy.ops.examples import equal_rows, F32, Case, act, rand, tensor_attr
 from Deeploy.ops._registry import Cost, OpDef, Trait, register
 
 __all__ = ["ISoftmaxParams", "ITAMaxParams", "ITAPartialMaxParams"]
@@ -77,10 +80,66 @@ def _softmax_cost(p, ins, outs):
     return Cost(ops=12 * outs[0].size, bytes=ins[0].nbytes + outs[0].nbytes)
 
 
+# ---- test records: a few one-node cases per op (DeeployTest/test_suite/test_op_references.py) ----
+def _isoftmax_attrs(log2, coeff_a=1):
+    """I-BERT's second-order exp for an input scale S = ln2/log2."""
+    scale = math.log(2) / log2
+    return dict(coeffA=coeff_a, coeffB=math.floor(1.353 / scale),
+                coeffC=math.floor(0.344 / (0.3585 * scale ** 2)), log2=log2, n_levels=256)
+
+
+def _isoftmax_cases(rng):
+    def sm(label, x, **attrs):
+        return Case(label, (act(x, F32),), attrs, out_type="uint8")
+    equal = np.repeat(np.array([[-128], [0], [127]]), 12, axis=1)
+    return [
+        sm("full_int8_log2_127", rand(rng, [2, 3, 16]), **_isoftmax_attrs(127)),
+        sm("log2_255_long_rows", rand(rng, [2, 100]), **_isoftmax_attrs(255)),
+        sm("coeffA_3_tensor_attrs", rand(rng, [4, 9]),
+           **{k: tensor_attr(v) for k, v in _isoftmax_attrs(96, coeff_a=3).items()}),
+        sm("z_capped_small_log2", rand(rng, [3, 20]), **_isoftmax_attrs(3)),
+        sm("int16_inputs_z_capped_at_31", rand(rng, [3, 12], -2**15, 2**15 - 1),
+           **_isoftmax_attrs(127)),
+        sm("all_equal_rows", equal, **_isoftmax_attrs(127)),
+        sm("single_column", rand(rng, [5, 1]), **_isoftmax_attrs(127)),
+    ]
+
+
+
+
+def _itamax_cases(rng):
+    def ita(label, x, **attrs):
+        attrs.setdefault("n_levels", 256)
+        return Case(label, (act(x, F32),), attrs, out_type="uint8")
+    return [
+        ita("full_int8", rand(rng, [2, 4, 24])),
+        ita("all_equal_rows", equal_rows([-128, 0, 127], 16)),
+        ita("single_column", rand(rng, [5, 1])),
+        ita("n_levels_16", rand(rng, [3, 8]), n_levels=16),
+        ita("int16_range_large_shifts", rand(rng, [3, 12], -2**15, 2**15 - 1)),
+    ]
+
+
+def _itapartialmax_cases(rng):
+    def ita(label, x, **attrs):
+        attrs.setdefault("n_levels", 256)
+        return Case(label, (act(x, F32),), attrs, out_type="uint8")
+    rising = np.sort(rand(rng, [2, 48]), axis=1)
+    return [
+        ita("default_group_width_40_cols", rand(rng, [2, 3, 40])),
+        ita("group4_ragged_last_group", rand(rng, [3, 10]), group_width=4),
+        ita("group_wider_than_row", rand(rng, [3, 7]), group_width=32),
+        ita("max_rises_every_group", rising, group_width=16),
+        ita("max_falls_every_group", rising[:, ::-1].copy(), group_width=8),
+        ita("all_equal_rows", equal_rows([-128, -100, 0, 127], 20), group_width=16),
+    ]
+
+
 register(OpDef("iSoftmax", _isoftmax_parse, lambda p, ins: [(p.shape, UINT8)],
                _isoftmax_reference, _softmax_cost,
                traits=frozenset({Trait.ROWWISE}), tiling="softmax",
-               magnitude=output_type_magnitudes))
+               magnitude=output_type_magnitudes,
+               examples=_isoftmax_cases))
 
 
 # ---- ITAMax --------------------------------------------------------------------------------
@@ -110,7 +169,8 @@ def _itamax_reference(p: ITAMaxParams, xs):
 register(OpDef("ITAMax", _itamax_parse, lambda p, ins: [(p.shape, UINT8)],
                _itamax_reference, _softmax_cost,
                traits=frozenset({Trait.ROWWISE}), tiling="softmax",
-               magnitude=output_type_magnitudes))
+               magnitude=output_type_magnitudes,
+               examples=_itamax_cases))
 
 
 # ---- ITAPartialMax -------------------------------------------------------------------------
@@ -152,4 +212,5 @@ def _itapartialmax_reference(p: ITAPartialMaxParams, xs):
 register(OpDef("ITAPartialMax", _itapartialmax_parse, lambda p, ins: [(p.shape, UINT8)],
                _itapartialmax_reference, _softmax_cost,
                traits=frozenset({Trait.ROWWISE}), tiling="softmax",
-               magnitude=output_type_magnitudes))
+               magnitude=output_type_magnitudes,
+               examples=_itapartialmax_cases))

@@ -1,8 +1,8 @@
 """Op records for test_op_references.py, in the style of JAX's op tests.
 
-``RECORDS`` maps every operator name to an ``OpRecord``: a generator of a few one-node cases
-(operands with shapes and types, attributes, constant inputs) and the oracle the reference is
-checked against:
+``RECORDS`` maps every operator name to an ``OpRecord``: the op's own test records (its
+``OpDef.examples``: a few one-node cases, operands with shapes and types, attributes, constant
+inputs) and the oracle the reference is checked against:
 
 - standard ONNX ops are run by onnxruntime (``expect_from_ort`` post-processes its output where
   the integer semantics differ, as for ReduceMean, which rounds half up);
@@ -17,21 +17,18 @@ from __future__ import annotations
 import numpy as np
 
 from Deeploy.ops import Trait, op_named, registered_ops
-from DeeployTest.test_suite.op_cases._case import F32, Case, Operand, OpRecord, act, cases_of, const, i64
-from DeeployTest.test_suite.op_cases.custom import CUSTOM_RECORDS, naive_requant_shift
-from DeeployTest.test_suite.op_cases.standard import STANDARD_RECORDS, binary_cases
+from Deeploy.ops.examples import F32, Case, Operand, act, const, i64
+from DeeployTest.test_suite.op_cases._case import OpRecord, cases_of
+from DeeployTest.test_suite.op_cases.custom import ORACLES, naive_requant_shift
+from DeeployTest.test_suite.op_cases.standard import EXPECT_FROM_ORT
 
 __all__ = ["Operand", "Case", "OpRecord", "RECORDS", "ONNX_OPS", "CUSTOM_OPS", "ERROR_CASES",
            "cases_of", "act", "const", "naive_requant_shift"]
 
 
-# ---- the table -----------------------------------------------------------------------------
-_TABLE = STANDARD_RECORDS + CUSTOM_RECORDS
-# standard binary broadcasting ops need no record of their own: the broadcasting cases fit them all
-_BY_TRAIT = [OpRecord(name, binary_cases) for name, op in sorted(registered_ops().items())
-             if op.has(Trait.STANDARD) and op.has(Trait.BROADCASTING)]
-RECORDS: dict[str, OpRecord] = {r.name: r for r in _BY_TRAIT + _TABLE}
-assert len(RECORDS) == len(_TABLE) + len(_BY_TRAIT), "an op has two records"
+# ---- the records: every op's own cases, with its oracle ---------------------------------------
+RECORDS: dict[str, OpRecord] = {name: OpRecord(name, op.examples, ORACLES.get(name), EXPECT_FROM_ORT.get(name))
+                                for name, op in sorted(registered_ops().items()) if op.examples is not None}
 ONNX_OPS = sorted(name for name in RECORDS if op_named(name).has(Trait.STANDARD))
 CUSTOM_OPS = sorted(name for name in RECORDS if not op_named(name).has(Trait.STANDARD))
 
