@@ -82,10 +82,10 @@ def emit_project(graph: Graph, layers: list[Layer], plan: MemoryPlan, platform: 
     graph inputs, outputs and constants live in ``plan.data_level``."""
     arena = f"deeploy_arena_{plan.level.name}"
     names = BufferNames(graph, plan, arena)
+    arenas = _tile_context(platform, tiling)
     tiled = {}
     if tiling is not None:
         from Deeploy.codegen.tiled import tiled_layer_code
-        arenas = _tile_context(platform, tiling)
         tiled = {k: tiled_layer_code(k, layers[k], sched, graph, names, arenas["tile_arena"], arenas["staging_arena"])
                  for k, sched in tiling.schedules.items()}
     calls, idle = [], {}
@@ -114,7 +114,7 @@ def emit_project(graph: Graph, layers: list[Layer], plan: MemoryPlan, platform: 
                level=plan.level, cores=cores,
                const_level=plan.data_level, io_level=plan.data_level, tiled=tiled,
                l1_size=tiling.l1_size if tiling else 0, staging_size=tiling.staging_size if tiling else 0,
-               **_tile_context(platform, tiling),
+               **arenas,
                layers=layers, constants=constants,
                const_bytes=const_bytes, arena=arena, arena_size=plan.arena_size,
                lower_bound=plan.lower_bound, inputs=inputs, outputs=outputs,

@@ -73,10 +73,6 @@ def _instances(graph: "Graph", region: Region) -> list[list["Node"]]:
     return [[by_name[name] for name in instance] for instance in region.instances]
 
 
-def _source(name: str, where: dict[str, tuple[int, int]]) -> tuple[int, int] | None:
-    """(iteration, body position) of the node producing ``name`` inside the region, if any."""
-    return where.get(name)
-
 
 def _signature(graph: "Graph", node: "Node") -> tuple:
     def tensor(name):   # constants' types follow their values, which may differ per iteration
@@ -118,7 +114,7 @@ def region_mismatch(graph: "Graph", region: Region) -> str | None:
 def _wiring(a: str, b: str, i: int, where: dict, graph: "Graph") -> InputKind | str | None:
     """How iteration i's input ``b`` corresponds to iteration 0's ``a``: 'internal' (produced in
     its own iteration at the same position), a kind, or None (wired differently)."""
-    src_a, src_b = _source(a, where), _source(b, where)
+    src_a, src_b = where.get(a), where.get(b)
     if src_a is not None and src_b is not None:
         if src_a[0] == 0 and src_b[0] == i and src_a[1] == src_b[1]:
             return "internal"
@@ -145,7 +141,7 @@ def body_inputs(graph: "Graph", region: Region) -> list[BodyInput]:
     found = []
     for k, ref in enumerate(instances[0]):
         for slot, name in enumerate(ref.inputs):
-            if not name or _source(name, where) is not None:
+            if not name or name in where:
                 continue
             reads = tuple(nodes[k].inputs[slot] for nodes in instances)
             kinds = {_wiring(name, b, i, where, graph) for i, b in enumerate(reads[1:], start=1)}

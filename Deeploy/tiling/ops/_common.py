@@ -11,7 +11,6 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from Deeploy.errors import TilingError
 from Deeploy.ir.graph import Graph, Node
 from Deeploy.ops import get_op
 from Deeploy.ops.fused import FusedParams
