@@ -27,7 +27,7 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from Deeploy.errors import FrontendError
-from Deeploy.frontend.onnx_loader import integer_values
+from Deeploy.frontend.onnx_loader import data_values
 from Deeploy.ir.graph import Graph
 
 __all__ = ["load_npz_arrays", "map_arrays", "check_shape", "SHAPE_RULE"]
@@ -116,7 +116,7 @@ def map_arrays(path: str | Path, arrays: Mapping[str, np.ndarray] | Sequence[np.
     """Match the arrays of ``path`` to the graph tensors ``names`` (see the module rules).
 
     ``arrays``: by name as :func:`load_npz_arrays` returns them (a plain sequence counts as
-    unnamed). Returns int64 arrays keyed by tensor name, in the tensors' shapes where those are
+    unnamed). Returns int64 arrays (float32 when they hold non-integer values) keyed by tensor name, in the tensors' shapes where those are
     known. ``role`` is 'input' or 'output', for messages.
     """
     path = Path(path)
@@ -134,7 +134,7 @@ def map_arrays(path: str | Path, arrays: Mapping[str, np.ndarray] | Sequence[np.
     for position, key in pairs:
         name = names[position]
         what = f"{path}: array '{key}' (for {role} '{name}')"
-        values = integer_values(arrays[key], what)
+        values = data_values(arrays[key], what)
         shape = graph.tensors[name].shape
         if shape is not None:
             values = check_shape(values, shape, what)

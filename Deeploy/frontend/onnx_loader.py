@@ -1,6 +1,11 @@
 """ONNX file -> Graph. Handles the quirks of QuantLib-style exports: nodes out of topological
 order, FLOAT-declared integer tensors, Constant nodes, TENSOR-typed attributes, initializers
-listed as graph inputs, duplicate opset imports and missing node names."""
+listed as graph inputs, duplicate opset imports and missing node names.
+
+Float networks: a file whose float-declared constants hold a non-integer value is a float
+network and loads as one (float-declared tensors float32, bfloat16-declared ones bfloat16,
+integer-declared ones keep their integer type); otherwise float-declared tensors are integers
+(fake-float) unless the sample inputs hold non-integer values (``promote_to_float``)."""
 
 from __future__ import annotations
 
@@ -11,12 +16,53 @@ import onnx
 from onnx import numpy_helper
 
 from Deeploy.errors import FrontendError
-from Deeploy.ir.dtypes import dtype_of_onnx
+from Deeploy.ir.dtypes import BFLOAT16, FLOAT32, FLOAT_ONNX_TYPES, dtype_of_onnx
 from Deeploy.ir.graph import Graph, Node, Tensor
 
-__all__ = ["load_onnx", "integer_values", "ACCEPTED_DOMAINS"]
+__all__ = ["load_onnx", "integer_values", "integer_valued", "data_values", "promote_to_float", "is_float_graph", "ACCEPTED_DOMAINS"]
 
-ACCEPTED_DOMAINS = ("", "ai.onnx", "PACTOps", "ai.onnx.contrib")
+ACCEPTED_DOMAINS = ("", "ai.onnx", "PACTOps", "ai.onnx.contrib", "com.microsoft")
+
+
+def _is_float_array(array: np.ndarray) -> bool:
+    return array.dtype.kind == "f" or array.dtype == BFLOAT16.numpy
+
+
+def integer_valued(array: np.ndarray) -> bool:
+    array = np.asarray(array)
+    if not _is_float_array(array):
+        return True
+    wide = array.astype(np.float64)
+    return bool(np.all(np.isfinite(wide)) and np.all(wide == np.round(wide)))
+
+
+def data_values(array: np.ndarray, what: str) -> np.ndarray:
+    """Sample or golden data: int64 when every value is an integer, else float32 (a float
+    network's data)."""
+    array = np.asarray(array)
+    if _is_float_array(array) and not integer_valued(array):
+        return array.astype(np.float32)
+    return integer_values(array, what)
+
+
+def is_float_graph(graph: Graph) -> bool:
+    """Whether the graph was loaded (or promoted) as a float network."""
+    return any(graph.tensors[n].dtype is not None and graph.tensors[n].dtype.is_float
+               for n in graph.float_declared if n in graph.tensors)
+
+
+def promote_to_float(graph: Graph) -> None:
+    """Make ``graph`` a float network: its float-declared inputs float32 (bfloat16 ones stay) and
+    its float-declared constants float32 (their values are integers, so exactly)."""
+    for name in graph.float_declared:
+        t = graph.tensors.get(name)
+        if t is None:
+            continue
+        if t.is_constant and not t.dtype.is_float:
+            t.dtype = None
+            t.set_value(np.asarray(t.value).astype(np.float32))
+        elif not t.is_constant and t.dtype is None:
+            t.dtype = FLOAT32
 
 
 
@@ -34,6 +80,13 @@ def integer_values(array: np.ndarray, what: str) -> np.ndarray:
     if array.size and (array.max() > 2**62 or array.min() < -2**62):
         raise FrontendError(f"{what} holds values beyond 64-bit integers")
     return array.astype(np.int64)
+
+
+def _initializer_array(init: onnx.TensorProto) -> np.ndarray:
+    array = numpy_helper.to_array(init)
+    if init.data_type == onnx.TensorProto.BFLOAT16 and array.dtype != BFLOAT16.numpy:
+        array = np.asarray(array).astype(np.uint16).view(BFLOAT16.numpy)   # raw bit patterns
+    return array
 
 
 def _attribute_value(attr: onnx.AttributeProto):
@@ -87,15 +140,20 @@ def load_onnx(path: str | Path) -> Graph:
         raise FrontendError(f"{path}: the graph has no nodes")
 
     tensors: dict[str, Tensor] = {}
+    raw: dict[str, tuple[np.ndarray, str]] = {}   # constants as stored, with what they are
+    declared_float: set[str] = set()
     for init in g.initializer:
-        value = integer_values(numpy_helper.to_array(init), f"{path}: initializer '{init.name}'")
-        tensors[init.name] = Tensor(init.name, tuple(value.shape), None, value)
+        raw[init.name] = (_initializer_array(init), f"{path}: initializer '{init.name}'")
+        if init.data_type in FLOAT_ONNX_TYPES:
+            declared_float.add(init.name)
 
     inputs = []
     for vi in g.input:
         if vi.name in tensors:
             continue  # an initializer that is also listed as an input: a constant
         elem = vi.type.tensor_type.elem_type
+        if elem in FLOAT_ONNX_TYPES:
+            declared_float.add(vi.name)
         declared = dtype_of_onnx(elem)
         inferred = elem in (onnx.TensorProto.FLOAT, onnx.TensorProto.DOUBLE, onnx.TensorProto.INT64)
         declared = None if inferred else declared  # fake-float and int64 inputs: typed from values
@@ -117,8 +175,10 @@ def load_onnx(path: str | Path) -> Graph:
             name = f"{name}_{index}"
         taken.add(name)
         if proto.op_type == "Constant" and proto.domain in ("", "ai.onnx"):
-            value = integer_values(_constant_node_value(proto, path), f"{path}: Constant node '{name}'")
-            tensors[proto.output[0]] = Tensor(proto.output[0], tuple(value.shape), None, value)
+            value = _constant_node_value(proto, path)
+            raw[proto.output[0]] = (value, f"{path}: Constant node '{name}'")
+            if _is_float_array(value):
+                declared_float.add(proto.output[0])
             continue
         if proto.domain not in ACCEPTED_DOMAINS:
             unsupported_domains.append(f"{proto.op_type} ('{name}', domain '{proto.domain}')")
@@ -133,6 +193,14 @@ def load_onnx(path: str | Path) -> Graph:
         raise FrontendError(f"{path}: nodes in unsupported operator domains: "
                             + ", ".join(unsupported_domains))
 
+    as_float = any(not integer_valued(value) for value, _ in raw.values())
+    for name, (value, what) in raw.items():
+        if as_float and _is_float_array(value):
+            value = value.astype(BFLOAT16.numpy if value.dtype == BFLOAT16.numpy else np.float32)
+        else:
+            value = integer_values(value, what)
+        tensors[name] = Tensor(name, tuple(value.shape), None, value)
+
     for node in nodes:
         for i in node.inputs:
             if i and i not in tensors:
@@ -143,9 +211,11 @@ def load_onnx(path: str | Path) -> Graph:
         if o not in tensors:
             raise FrontendError(f"{path}: graph output '{o}' is never produced")
 
-    graph = Graph(g.name or path.stem, tensors, nodes, inputs, outputs)
+    graph = Graph(g.name or path.stem, tensors, nodes, inputs, outputs, float_declared=frozenset(declared_float))
     graph.topological_sort()
     for t in graph.tensors.values():
         if t.is_constant:
             t.set_value(t.value)
+    if as_float:
+        promote_to_float(graph)
     return graph

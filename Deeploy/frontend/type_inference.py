@@ -1,11 +1,13 @@
-"""Shape and integer-type inference: input types come from sample values (the declared FLOAT
-type of these files says nothing), every node's output from its operator's rule."""
+"""Shape and type inference: input types come from sample values (the declared FLOAT type of
+integer (fake-float) files says nothing; a float network keeps its float inputs float), every
+node's output from its operator's rule."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from Deeploy.errors import FrontendError, OpError
+from Deeploy.frontend.onnx_loader import integer_valued, is_float_graph, promote_to_float
 from Deeploy.ir.dtypes import INT8, DType, dtype_of_values
 from Deeploy.ir.graph import Graph
 from Deeploy.ops import get_op
@@ -15,21 +17,29 @@ __all__ = ["assign_input_types", "infer_graph"]
 
 def assign_input_types(graph: Graph, values: dict[str, np.ndarray] | None = None,
                        overrides: dict[str, DType] | None = None) -> list[str]:
-    """Give every graph input an integer type.
+    """Give every graph input a type.
 
-    Priority: an explicit override, then the smallest type holding the sample ``values``, then
-    the integer type declared in the file, then int8. Returns notes on inputs that fell back to
-    the default, for the caller to show.
+    A graph whose float-declared inputs receive non-integer sample values, or a float type by
+    override, becomes a float network (``promote_to_float``). Priority: an explicit override,
+    then a float network's float-declared type, then the smallest type holding the sample
+    ``values``, then the integer type declared in the file, then int8. Returns notes on inputs
+    that fell back to the default, for the caller to show.
     """
     values, overrides = values or {}, overrides or {}
     notes = []
     for unknown in set(overrides) - set(graph.inputs):
         raise FrontendError(f"type override for '{unknown}', which is not a graph input "
                             f"(inputs: {', '.join(graph.inputs)})")
+    fractional = any(not integer_valued(v) for k, v in values.items() if k in graph.float_declared)
+    if fractional or any(t.is_float for t in overrides.values()):
+        promote_to_float(graph)
+    as_float = is_float_graph(graph)
     for name in graph.inputs:
         t = graph.tensors[name]
         if name in overrides:
             t.dtype = overrides[name]
+        elif as_float and name in graph.float_declared:
+            continue
         elif name in values and values[name].size:
             t.dtype = dtype_of_values(values[name])
         elif t.dtype is None:

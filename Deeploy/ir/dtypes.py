@@ -10,7 +10,8 @@ import onnx
 
 __all__ = ["DType", "INT8", "UINT8", "INT16", "UINT16", "INT32", "UINT32", "INT64", "UINT64",
            "FLOAT32", "BFLOAT16", "ALL_DTYPES", "smallest_int_type", "widest", "dtype_by_name",
-           "dtype_of_values", "dtype_of_onnx", "onnx_elem_type"]
+           "dtype_of_values", "dtype_of_onnx", "onnx_elem_type", "computed", "stored", "float_result",
+           "FLOAT_ONNX_TYPES"]
 
 
 @dataclass(frozen=True)
@@ -94,6 +95,8 @@ _ONNX = {onnx.TensorProto.INT8: INT8, onnx.TensorProto.UINT8: UINT8, onnx.Tensor
          onnx.TensorProto.INT64: INT64, onnx.TensorProto.UINT64: UINT64, onnx.TensorProto.FLOAT: FLOAT32,
          onnx.TensorProto.BFLOAT16: BFLOAT16}
 _TO_ONNX = {t: elem for elem, t in _ONNX.items()}
+FLOAT_ONNX_TYPES = (onnx.TensorProto.FLOAT, onnx.TensorProto.DOUBLE, onnx.TensorProto.FLOAT16,
+                    onnx.TensorProto.BFLOAT16)
 
 
 def dtype_by_name(name: str) -> DType:
@@ -134,3 +137,30 @@ def dtype_of_values(values: np.ndarray, empty: DType = INT8) -> DType:
 def widest(*types: DType) -> DType:
     """The narrowest integer type that holds every value of all integer ``types``."""
     return smallest_int_type(min(t.min for t in types), max(t.max for t in types))
+
+
+def computed(values: np.ndarray, dtype: DType) -> np.ndarray:
+    """``values`` as the references compute on them: int64 for an integer type, float32 for a
+    float type (bfloat16 widened exactly)."""
+    values = np.asarray(values)
+    return values.astype(np.float32) if dtype.is_float else values.astype(np.int64)
+
+
+def stored(values: np.ndarray, dtype: DType) -> np.ndarray:
+    """A reference result as the type ``dtype`` holds it, in compute form (see ``computed``):
+    float32 results of a bfloat16 tensor rounded to bfloat16 (to nearest even)."""
+    values = np.asarray(values)
+    if not dtype.is_float:
+        return values.astype(np.int64)
+    if dtype == BFLOAT16:
+        return values.astype(np.float32).astype(BFLOAT16.numpy).astype(np.float32)
+    return values.astype(np.float32)
+
+
+def float_result(*types: DType | None) -> DType | None:
+    """The float type of an op's result when any operand is float (bfloat16 only when every
+    float operand is bfloat16), None when all are integers."""
+    floats = [t for t in types if t is not None and t.is_float]
+    if not floats:
+        return None
+    return BFLOAT16 if all(t == BFLOAT16 for t in floats) else FLOAT32

@@ -78,6 +78,7 @@ class Graph:
     inputs: list[str]
     outputs: list[str]
     regions: list[Region] = field(default_factory=list)   # blocks that run as one unit, N times
+    float_declared: frozenset[str] = frozenset()   # tensors the file declares float (ONNX FLOAT, DOUBLE, BFLOAT16)
 
     # ---- queries -------------------------------------------------------------------------
     def tensor(self, name: str) -> Tensor:
@@ -104,7 +105,8 @@ class Graph:
     # ---- edits ---------------------------------------------------------------------------
     def add_constant(self, name: str, value: np.ndarray) -> str:
         name = self.unique_name(name)
-        value = np.asarray(value, dtype=np.int64)
+        value = np.asarray(value)
+        value = value if value.dtype.kind == "f" else value.astype(np.int64)
         self.tensors[name] = Tensor(name, tuple(value.shape), dtype_of_values(value), value)
         return name
 
@@ -140,7 +142,7 @@ class Graph:
         (constant values are shared: they are never written in place)."""
         nodes = [replace(n, inputs=list(n.inputs), outputs=list(n.outputs), attrs=dict(n.attrs)) for n in self.nodes]
         return Graph(self.name, {k: replace(t) for k, t in self.tensors.items()}, nodes, list(self.inputs),
-                     list(self.outputs), list(self.regions))
+                     list(self.outputs), list(self.regions), self.float_declared)
 
     # ---- order and checks ----------------------------------------------------------------
     def topological_sort(self) -> None:

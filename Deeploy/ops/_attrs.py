@@ -10,7 +10,8 @@ import numpy as np
 from Deeploy.errors import OpError
 from Deeploy.ir.graph import Graph, Node, Tensor
 
-__all__ = ["attr_int", "attr_ints", "attr_str", "attr_float", "const_input", "require_inputs",
+__all__ = ["attr_int", "attr_ints", "attr_str", "attr_float", "const_input", "const_float", "is_float_input",
+           "require_inputs",
            "is_pow2", "log2_exact", "broadcast_shape", "normalize_axis", "in_tensor"]
 
 _MISSING = object()
@@ -79,6 +80,17 @@ def const_input(node: Node, graph: Graph, index: int, what: str, optional: bool 
     if not t.is_constant:
         raise OpError(node, f"input {index} ({what}, '{t.name}') must be a constant initializer")
     return np.asarray(t.value, dtype=np.int64)
+
+
+def const_float(node: Node, graph: Graph, index: int, what: str) -> np.ndarray:
+    """The value of constant input ``index`` as float64 (a float network's constant)."""
+    const_input(node, graph, index, what)   # present and constant
+    return np.asarray(graph.tensors[node.inputs[index]].value, dtype=np.float64)
+
+
+def is_float_input(node: Node, graph: Graph, index: int = 0) -> bool:
+    t = in_tensor(node, graph, index)
+    return t is not None and t.dtype is not None and t.dtype.is_float
 
 
 def require_inputs(node: Node, low: int, high: int | None = None) -> None:

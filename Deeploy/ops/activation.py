@@ -12,9 +12,9 @@ import numpy as np
 
 from Deeploy.errors import OpError
 from Deeploy.ir.dtypes import INT32, smallest_int_type, widest
-from Deeploy.ops._attrs import attr_float, attr_int, const_input, in_tensor, require_inputs
+from Deeploy.ops._attrs import attr_float, attr_int, const_float, const_input, in_tensor, is_float_input, require_inputs
 from Deeploy.ops.bounds import output_type_magnitudes
-from Deeploy.ops.examples import I8, I32, F32, Case, act, const, rand, tensor_attr
+from Deeploy.ops.examples import I8, I32, F32, Case, act, const, frand, rand, tensor_attr
 from Deeploy.ops._registry import Cost, OpDef, Trait, register
 
 __all__ = ["IGELUParams", "IHardswishParams", "ClipParams", "UnaryParams"]
@@ -59,7 +59,8 @@ def _igelu_reference(p: IGELUParams, xs):
 def _relu_cases(rng):
     return [Case("int8", (act(rand(rng, [3, 7]), I8),), opset=14),
             Case("int32", (act(rand(rng, [3, 7], -2**31, 2**31 - 1), I32),), opset=14),
-            Case("fake_float", (act(rand(rng, [2, 8]), F32),))]
+            Case("fake_float", (act(rand(rng, [2, 8]), F32),)),
+            Case("float32", (act(frand(rng, [2, 9]), F32),))]
 
 
 def _clip_cases(rng):
@@ -72,7 +73,10 @@ def _clip_cases(rng):
             Case("int32_bounds_beyond_int8", (x(), bound(-128), bound(127))),
             Case("opset6_float_attrs", (act(rand(rng, [4, 5]), F32),),
                  dict(min=-5.0, max=9.0), opset=6),
-            Case("opset6_min_attr_only", (act(rand(rng, [4, 5]), F32),), dict(min=-3.0), opset=6)]
+            Case("opset6_min_attr_only", (act(rand(rng, [4, 5]), F32),), dict(min=-3.0), opset=6),
+            Case("float32_bounds", (act(frand(rng, [4, 5]), F32), const(np.array(-1.25, F32)),
+                                    const(np.array(2.5, F32)))),
+            Case("float32_max_only", (act(frand(rng, [3, 4]), F32), None, const(np.array(0.75, F32))))]
 
 
 def _igelu_cases(rng):
@@ -161,7 +165,20 @@ class ClipParams:
     hi: int | None
 
 
+def _float_clip_bound(node, graph, index, name):
+    """A float network's bound: float32, None when absent."""
+    if in_tensor(node, graph, index) is not None:
+        value = const_float(node, graph, index, name).reshape(-1)
+        if value.size != 1:
+            raise OpError(node, f"'{name}' must hold one value, got {value.size}")
+        return float(np.float32(value[0]))
+    number = attr_float(node, name, None)
+    return None if number is None else float(np.float32(number))
+
+
 def _clip_bound(node, graph, index, name, inward):
+    if is_float_input(node, graph):
+        return _float_clip_bound(node, graph, index, name)
     if in_tensor(node, graph, index) is not None:
         if name in node.attrs:
             raise OpError(node, f"'{name}' given both as attribute and as input")
@@ -186,6 +203,10 @@ def _clip_parse(node, graph):
 
 def _clip_reference(p: ClipParams, xs):
     y = xs[0]
+    if y.dtype.kind == "f":
+        lo, hi = (None if b is None else np.float32(b) for b in (p.lo, p.hi))
+        return [np.minimum(np.maximum(y, lo) if lo is not None else y, hi) if hi is not None else
+                (np.maximum(y, lo) if lo is not None else y)]
     if p.lo is not None:
         y = np.maximum(y, p.lo)
     if p.hi is not None:
@@ -196,6 +217,8 @@ def _clip_reference(p: ClipParams, xs):
 def _clip_infer(p: ClipParams, ins):
     """The input's type, unless a bound lies beyond it (then widened to hold the bound)."""
     dtype = ins[0].dtype
+    if dtype.is_float:
+        return [(p.shape, dtype)]
     bounds = _clip_reference(p, [np.array([dtype.min, dtype.max], dtype=np.int64)])[0]
     lo, hi = int(bounds.min()), int(bounds.max())
     if not dtype.holds(lo, hi):

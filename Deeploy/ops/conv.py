@@ -8,10 +8,10 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from Deeploy.errors import OpError
-from Deeploy.ir.dtypes import INT32
+from Deeploy.ir.dtypes import INT32, float_result
 from Deeploy.ops._attrs import attr_int, attr_ints, require_inputs
 from Deeploy.ops.bounds import all_integer, check_int64, conv_bound, magnitude_by_reference, sum_type
-from Deeploy.ops.examples import F32, Case, act, const, rand
+from Deeploy.ops.examples import F32, Case, act, const, frand, rand
 from Deeploy.ops._registry import Cost, OpDef, Trait, register
 from Deeploy.ops._window import WindowGeometry, window_fields, window_pads
 
@@ -85,7 +85,8 @@ def _conv_bound(p: ConvParams, ins) -> int:
 def _conv_infer(p: ConvParams, ins):
     """int32, or int64 when the proven bound of the sums needs it."""
     spatial = tuple(p.out_hw if p.dims == 2 else p.out_hw[1:])
-    dtype = sum_type(_conv_bound(p, ins)) if all_integer(ins) else INT32
+    dtype = float_result(*(t.dtype for t in ins if t is not None))
+    dtype = dtype or (sum_type(_conv_bound(p, ins)) if all_integer(ins) else INT32)
     if p.channels_last:
         return [((p.batch,) + spatial + (p.ch_out,), dtype)]
     return [((p.batch, p.ch_out) + spatial, dtype)]
@@ -103,7 +104,10 @@ def conv_reference(p: ConvParams, x: np.ndarray, w: np.ndarray, b: np.ndarray | 
     (oh, ow), (sh, sw), (dh, dw) = p.out_hw, p.stride, p.dilation
     xg = xp.reshape(p.batch, g, cig, *xp.shape[2:])
     wg = w.reshape(g, cog, cig, *p.kernel)
-    out = np.zeros((p.batch, g, cog, oh, ow), dtype=np.int64)
+    floating = x.dtype.kind == "f" or w.dtype.kind == "f"   # float: summed in double, rounded once
+    out = np.zeros((p.batch, g, cog, oh, ow), dtype=np.float64 if floating else np.int64)
+    if floating:
+        xg, wg = xg.astype(np.float64), wg.astype(np.float64)
     for kh in range(p.kernel[0]):
         for kw in range(p.kernel[1]):
             patch = xg[:, :, :, kh * dh: kh * dh + sh * (oh - 1) + 1: sh, kw * dw: kw * dw + sw * (ow - 1) + 1: sw]
@@ -111,6 +115,8 @@ def conv_reference(p: ConvParams, x: np.ndarray, w: np.ndarray, b: np.ndarray | 
     out = out.reshape(p.batch, p.ch_out, oh, ow)
     if b is not None:
         out += b.reshape(1, -1, 1, 1)
+    if floating:
+        out = out.astype(np.float32)
     return out if p.dims == 2 else out.reshape(p.batch, p.ch_out, ow)
 
 
@@ -140,6 +146,10 @@ def _conv_cases(rng):
         conv("conv1d", [1, 3, 10], [4, 3, 3], pads=[2, 0], strides=[2]),
         conv("same_upper_stride2", [1, 2, 7, 6], [3, 2, 3, 3], auto_pad="SAME_UPPER",
              strides=[2, 2]),
+        Case("float32_bias", (act(frand(rng, [1, 3, 6, 5]), F32), const(frand(rng, [4, 3, 3, 3]), F32),
+                              const(frand(rng, [4]), F32)), dict(pads=[1, 1, 1, 1])),
+        Case("float32_depthwise", (act(frand(rng, [1, 4, 6, 6]), F32), const(frand(rng, [4, 1, 3, 3]), F32)),
+             dict(group=4, strides=[2, 2])),
     ]
 
 

@@ -1,5 +1,6 @@
-"""Binary integer ops with numpy broadcasting: Add, Sub, Mul (outputs int32, int64 when an operand
-holds values beyond int32); Max, Min (outputs the narrowest type holding both inputs' values)."""
+"""Binary ops with numpy broadcasting: Add, Sub, Mul (integer outputs int32, int64 when an operand
+holds values beyond int32); Max, Min (outputs the narrowest type holding both inputs' values).
+With a float operand they compute in float32 and output the float type (``float_result``)."""
 
 from __future__ import annotations
 
@@ -7,10 +8,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from Deeploy.ir.dtypes import INT32, INT64, widest
+from Deeploy.ir.dtypes import INT32, INT64, float_result, widest
 from Deeploy.ops._attrs import broadcast_shape, require_inputs
 from Deeploy.ops.bounds import all_integer, value_bounds
-from Deeploy.ops.examples import I32, Case, act, const, rand
+from Deeploy.ops.examples import F32, I32, Case, act, const, frand, rand
 from Deeploy.ops._registry import Cost, OpDef, Trait, register
 
 __all__ = ["BinaryParams"]
@@ -37,6 +38,9 @@ def _beyond_int32(t) -> bool:
 def _binary_infer(p: BinaryParams, ins):
     """int32 (the operands' values are taken to keep the result within int32, as the spec's
     networks do); int64 when an operand itself holds values beyond int32."""
+    floating = float_result(*(t.dtype for t in ins))
+    if floating is not None:
+        return [(p.shape, floating)]
     wide = all_integer(ins) and any(_beyond_int32(t) for t in ins)
     return [(p.shape, INT64 if wide else INT32)]
 
@@ -55,6 +59,8 @@ def binary_cases(rng):
         Case("scalar_const", (act(rand(rng, [3, 5]), I32), const(np.array(-7), I32))),
         Case("int16_range", (act(rand(rng, [4, 6], -32768, 32767), I32),
                              act(rand(rng, [4, 6], -32768, 32767), I32))),
+        Case("float32", (act(frand(rng, [2, 3, 4]), F32), act(frand(rng, [3, 1]), F32))),
+        Case("float32_const", (act(frand(rng, [3, 5]), F32), const(np.array([0.625], F32)))),
     ]
 
 
@@ -69,6 +75,9 @@ for _name, _fn in (("Add", np.add), ("Sub", np.subtract), ("Mul", np.multiply)):
 
 
 def _extremum_infer(p: BinaryParams, ins):
+    floating = float_result(*(t.dtype for t in ins))
+    if floating is not None:
+        return [(p.shape, floating)]
     return [(p.shape, widest(ins[0].dtype, ins[1].dtype))]
 
 

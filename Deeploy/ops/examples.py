@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 from onnx import TensorProto, numpy_helper
 
-__all__ = ["Operand", "Case", "act", "const", "rand", "i64", "tensor_attr", "shift_of", "equal_rows",
+__all__ = ["Operand", "Case", "act", "const", "rand", "frand", "i64", "tensor_attr", "shift_of", "equal_rows",
            "I8", "U8", "I32", "I64", "F32", "F64"]
 
 I8, U8, I32, I64, F32, F64 = np.int8, np.uint8, np.int32, np.int64, np.float32, np.float64
@@ -55,7 +55,9 @@ class Case:
 
     @property
     def values(self) -> list[np.ndarray | None]:
-        return [None if o is None else o.value.astype(np.int64) for o in self.operands]
+        """The operands as int64, or as float64 when they hold non-integer values (float cases)."""
+        return [None if o is None else o.value.astype(np.int64) if np.all(o.value == np.round(o.value))
+                else o.value.astype(np.float64) for o in self.operands]
 
 
 def rand(rng, shape, lo=-128, hi=127, extremes=True) -> np.ndarray:
@@ -65,6 +67,11 @@ def rand(rng, shape, lo=-128, hi=127, extremes=True) -> np.ndarray:
         i, j = rng.choice(x.size, 2, replace=False)
         x.flat[i], x.flat[j] = lo, hi
     return x
+
+
+def frand(rng, shape, lo=-4.0, hi=4.0) -> np.ndarray:
+    """Uniform float32 values in [lo, hi) (float networks' test data)."""
+    return rng.uniform(lo, hi, size=shape).astype(np.float32)
 
 
 def i64(*values) -> np.ndarray:

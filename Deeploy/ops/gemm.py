@@ -8,10 +8,10 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from Deeploy.errors import OpError
-from Deeploy.ir.dtypes import INT32
+from Deeploy.ir.dtypes import INT32, float_result
 from Deeploy.ops._attrs import attr_float, attr_int, broadcast_shape, require_inputs
 from Deeploy.ops.bounds import all_integer, check_int64, magnitude_by_reference, matmul_bound, sum_type
-from Deeploy.ops.examples import I32, F32, Case, act, const, rand
+from Deeploy.ops.examples import I32, F32, Case, act, const, frand, rand
 from Deeploy.ops._registry import Cost, OpDef, Trait, register
 
 __all__ = ["MatMulParams"]
@@ -71,7 +71,9 @@ def _gemm_parse(node, graph):
     a, b = graph.tensors[node.inputs[0]].shape, graph.tensors[node.inputs[1]].shape
     trans_a, trans_b = bool(attr_int(node, "transA", 0)), bool(attr_int(node, "transB", 0))
     alpha, beta = attr_float(node, "alpha", 1.0), attr_float(node, "beta", 1.0)
-    if alpha != int(alpha) or beta != int(beta):
+    ins = [graph.tensors[i] if i else None for i in node.inputs]
+    floating = not all_integer(ins)
+    if not floating and (alpha != int(alpha) or beta != int(beta)):
         raise OpError(node, f"alpha={alpha} and beta={beta} must be integers in an integer network")
     if len(a) not in (2, 3) or len(b) not in (2, 3):
         raise OpError(node, f"A and B must have rank 2 or 3, got {list(a)} and {list(b)}")
@@ -90,7 +92,11 @@ def _gemm_parse(node, graph):
         c2 = (1,) * max(0, 2 - len(c)) + tuple(c[-2:])
         c_rows, c_cols = c2
         c_batched = int(np.prod(c[:-2], dtype=np.int64)) > 1
-    return _mm_checked(node, graph, MatMulParams(batch, m, n, k, trans_a, trans_b, int(alpha), int(beta), ab, bb,
+    if floating:
+        alpha, beta = float(np.float32(alpha)), float(np.float32(beta))
+    else:
+        alpha, beta = int(alpha), int(beta)
+    return _mm_checked(node, graph, MatMulParams(batch, m, n, k, trans_a, trans_b, alpha, beta, ab, bb,
                                                  out, c_rows, c_cols, c_batched))
 
 
@@ -111,6 +117,9 @@ def _mm_checked(node, graph, p: MatMulParams) -> MatMulParams:
 
 def _mm_infer(p: MatMulParams, ins):
     """int32, or int64 when the proven bound of the sums needs it."""
+    floating = float_result(*(t.dtype for t in ins if t is not None))
+    if floating is not None:
+        return [(p.out_shape, floating)]
     return [(p.out_shape, sum_type(_mm_bound(p, ins)) if all_integer(ins) else INT32)]
 
 
@@ -120,6 +129,11 @@ def _gemm_reference(p: MatMulParams, xs):
         a = np.swapaxes(a, -1, -2)
     if p.trans_b:
         b = np.swapaxes(b, -1, -2)
+    if a.dtype.kind == "f" or b.dtype.kind == "f":   # float: products summed in double, rounded once
+        y = p.alpha * np.matmul(a.astype(np.float64), b.astype(np.float64))
+        if len(xs) > 2 and xs[2] is not None:
+            y = y + p.beta * xs[2].astype(np.float64)
+        return [y.astype(np.float32).reshape(p.out_shape)]
     y = p.alpha * np.matmul(a, b)
     if len(xs) > 2 and xs[2] is not None:
         y = y + p.beta * xs[2]
@@ -143,6 +157,8 @@ def _gemm_cases(rng):
         Case("two_activations_bias_matrix", (act(rand(rng, [4, 6]), F32),
                                              act(rand(rng, [6, 3]), F32),
                                              const(rand(rng, [4, 3], -4096, 4096), F32))),
+        Case("float32_trans_b", (act(frand(rng, [5, 8]), F32), const(frand(rng, [6, 8]), F32),
+                                 const(frand(rng, [6]), F32)), dict(transB=1, alpha=0.5, beta=1.5)),
     ]
 
 
@@ -153,6 +169,7 @@ def _matmul_cases(rng):
         Case("shared_weights", (act(rand(rng, [2, 3, 3, 64]), I32),
                                 const(rand(rng, [64, 6]), I32))),
         Case("shared_a", (const(rand(rng, [3, 4]), I32), act(rand(rng, [2, 4, 5]), I32))),
+        Case("float32_batched", (act(frand(rng, [2, 3, 4]), F32), act(frand(rng, [2, 4, 5]), F32))),
     ]
 
 

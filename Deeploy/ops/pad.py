@@ -11,7 +11,7 @@ import numpy as np
 
 from Deeploy.errors import OpError
 from Deeploy.ir.dtypes import smallest_int_type, widest
-from Deeploy.ops._attrs import (attr_float, attr_ints, attr_str, const_input, in_tensor,
+from Deeploy.ops._attrs import (attr_float, attr_ints, attr_str, const_float, const_input, in_tensor, is_float_input,
                                 normalize_axis, require_inputs)
 from Deeploy.ops.examples import I8, I32, F32, Case, act, const, rand, i64
 from Deeploy.ops._registry import Cost, OpDef, Trait, register
@@ -26,7 +26,7 @@ class PadParams:
     in_shape: tuple[int, ...]
     begin: tuple[int, ...]
     end: tuple[int, ...]
-    value: int
+    value: int | float
 
     @property
     def out_shape(self) -> tuple[int, ...]:
@@ -67,7 +67,13 @@ def _pad_parse(node, graph):
         if shape[a] + min(begin[a], 0) + min(end[a], 0) < 0:
             raise OpError(node, f"pads {list(pads)} crop more than axis {a} of size {shape[a]} holds")
     value_in = in_tensor(node, graph, 2)
-    if value_in is not None:
+    if is_float_input(node, graph):
+        v = const_float(node, graph, 2, "constant_value").reshape(-1) if value_in is not None else \
+            np.array([attr_float(node, "value", 0.0)])
+        if v.size > 1:
+            raise OpError(node, f"constant_value must hold one value, got {v.size}")
+        value = float(v[0]) if v.size else 0.0
+    elif value_in is not None:
         v = const_input(node, graph, 2, "constant_value").reshape(-1)
         if v.size > 1:
             raise OpError(node, f"constant_value must hold one value, got {v.size}")
@@ -83,6 +89,8 @@ def _pad_parse(node, graph):
 
 def _pad_infer(p: PadParams, ins):
     dtype = ins[0].dtype
+    if p.pads_anything and dtype.is_float:
+        return [(p.out_shape, dtype)]
     if p.pads_anything and not dtype.holds(p.value, p.value):
         dtype = widest(dtype, smallest_int_type(p.value, p.value))
     return [(p.out_shape, dtype)]

@@ -1,5 +1,5 @@
 """MaxPool (1D/2D; kernel_shape, strides, pads, dilations, auto_pad, ceil_mode): the output keeps
-the input's type. Padding never wins a max: padded taps are ignored, and a geometry in which some
+the input's type; AveragePool (float) over the same geometry. Padding never wins a max: padded taps are ignored, and a geometry in which some
 window sees padding only is rejected."""
 
 from __future__ import annotations
@@ -10,11 +10,11 @@ import numpy as np
 
 from Deeploy.errors import OpError
 from Deeploy.ops._attrs import attr_int, attr_ints, require_inputs
-from Deeploy.ops.examples import I8, U8, Case, act, rand
+from Deeploy.ops.examples import F32, I8, U8, Case, act, frand, rand
 from Deeploy.ops._registry import Cost, OpDef, Trait, register
 from Deeploy.ops._window import WindowGeometry, window_fields, window_pads
 
-__all__ = ["MaxPoolParams", "maxpool_reference"]
+__all__ = ["MaxPoolParams", "maxpool_reference", "AvgPoolParams", "avgpool_reference"]
 
 
 @dataclass(frozen=True)
@@ -97,9 +97,9 @@ def maxpool_reference(p: MaxPoolParams, x: np.ndarray) -> np.ndarray:
     need_w = (ow - 1) * sw + (kw - 1) * dw + 1
     bottom = max(need_h - top - p.in_hw[0], 0)
     right = max(need_w - left - p.in_hw[1], 0)
-    low = np.iinfo(np.int64).min
+    low = -np.inf if x.dtype.kind == "f" else np.iinfo(np.int64).min
     xp = np.pad(x, ((0, 0), (0, 0), (top, bottom), (left, right)), constant_values=low)
-    out = np.full((p.batch, p.channels, oh, ow), low, dtype=np.int64)
+    out = np.full((p.batch, p.channels, oh, ow), low, dtype=x.dtype)
     for i in range(kh):
         for j in range(kw):
             patch = xp[:, :, i * dh: i * dh + sh * (oh - 1) + 1: sh, j * dw: j * dw + sw * (ow - 1) + 1: sw]
@@ -132,3 +132,55 @@ register(OpDef("MaxPool", _maxpool_parse, _maxpool_infer,
                lambda p, xs: [maxpool_reference(p, xs[0])], _maxpool_cost,
                traits=frozenset({Trait.STANDARD}), tiling="maxpool",
                examples=_maxpool_cases))
+
+
+# ---- AveragePool (float) --------------------------------------------------------------------
+@dataclass(frozen=True)
+class AvgPoolParams(MaxPoolParams):
+    """A max pooling's geometry; ``count_include_pad``: padded taps count in the divisor."""
+
+    count_include_pad: bool = False
+
+
+def _avgpool_parse(node, graph):
+    from Deeploy.ops.float_math import require_float
+    require_float(node, graph)
+    p = _maxpool_parse(node, graph)
+    return AvgPoolParams(**{f: getattr(p, f) for f in p.__dataclass_fields__},
+                         count_include_pad=bool(attr_int(node, "count_include_pad", 0)))
+
+
+def avgpool_reference(p: AvgPoolParams, x: np.ndarray) -> np.ndarray:
+    """Window sums in double over the taps inside the input, divided by the taps counted."""
+    x = x.reshape(p.batch, p.channels, *p.in_hw).astype(np.float64)
+    (oh, ow), (sh, sw), (dh, dw), (kh, kw) = p.out_hw, p.stride, p.dilation, p.kernel
+    top, left, bottom, right = p.pads
+    total = np.zeros((p.batch, p.channels, oh, ow))
+    count = np.zeros((oh, ow))
+    for i in range(kh):
+        for j in range(kw):
+            rows = np.arange(oh) * sh - top + i * dh
+            cols = np.arange(ow) * sw - left + j * dw
+            inside = ((rows >= 0) & (rows < p.in_hw[0]))[:, None] & ((cols >= 0) & (cols < p.in_hw[1]))[None, :]
+            padded = ((rows >= -top) & (rows < p.in_hw[0] + bottom))[:, None] & \
+                     ((cols >= -left) & (cols < p.in_hw[1] + right))[None, :]
+            count += padded if p.count_include_pad else inside
+            r, c = np.clip(rows, 0, p.in_hw[0] - 1), np.clip(cols, 0, p.in_hw[1] - 1)
+            total += np.where(inside, x[:, :, r][:, :, :, c], 0.0)
+    out = (total / count).astype(np.float32)
+    return out if p.dims == 2 else out.reshape(p.batch, p.channels, ow)
+
+
+def _avgpool_cases(rng):
+    def pool(label, shape, **attrs):
+        return Case(label, (act(frand(rng, shape), F32),), attrs, opset=19)
+    return [pool("2x2_stride1", [1, 3, 5, 5], kernel_shape=[2, 2]),
+            pool("3x3_pad1_exclude", [1, 2, 6, 6], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1]),
+            pool("3x3_pad1_include", [1, 2, 6, 6], kernel_shape=[3, 3], pads=[1, 1, 1, 1], count_include_pad=1),
+            pool("1d", [1, 4, 9], kernel_shape=[2], strides=[1])]
+
+
+register(OpDef("AveragePool", _avgpool_parse, _maxpool_infer,
+               lambda p, xs: [avgpool_reference(p, xs[0])], _maxpool_cost,
+               traits=frozenset({Trait.STANDARD}), tiling="maxpool",
+               examples=_avgpool_cases))

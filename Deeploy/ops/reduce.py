@@ -14,7 +14,7 @@ from Deeploy.errors import OpError
 from Deeploy.ir.dtypes import INT32
 from Deeploy.ops._attrs import attr_int, attr_ints, const_input, in_tensor, normalize_axis, require_inputs
 from Deeploy.ops.bounds import all_integer, check_int64, magnitude, sum_type
-from Deeploy.ops.examples import I32, F32, F64, Case, act, const, rand, i64
+from Deeploy.ops.examples import I32, F32, F64, Case, act, const, frand, rand, i64
 from Deeploy.ops._registry import Cost, OpDef, Trait, register
 
 __all__ = ["ReduceParams", "mean_round_half_up"]
@@ -72,6 +72,8 @@ def _mean_parse(node, graph, allow_input_axes=True):
 
 
 def _sum(p: ReduceParams, x: np.ndarray) -> np.ndarray:
+    if x.dtype.kind == "f":   # float: summed in double, rounded once to float32
+        return np.sum(x, axis=p.axes, keepdims=p.keepdims, dtype=np.float64).astype(np.float32).reshape(p.out_shape)
     return np.sum(x, axis=p.axes, keepdims=p.keepdims, dtype=np.int64).reshape(p.out_shape)
 
 
@@ -81,6 +83,9 @@ def mean_round_half_up(total: np.ndarray, count: int) -> np.ndarray:
 
 
 def _mean_reference(p: ReduceParams, xs):
+    if xs[0].dtype.kind == "f":
+        total = np.sum(xs[0], axis=p.axes, keepdims=p.keepdims, dtype=np.float64)
+        return [(total / p.count).astype(np.float32).reshape(p.out_shape)]
     return [mean_round_half_up(_sum(p, xs[0]), p.count)]
 
 
@@ -98,6 +103,8 @@ def _sum_parse(node, graph):
 
 def _sum_infer(p: ReduceParams, ins):
     """int32, or int64 when count * max|x| exceeds int32."""
+    if ins[0].dtype.is_float:
+        return [(p.out_shape, ins[0].dtype)]
     return [(p.out_shape, sum_type(p.count * magnitude(ins[0])) if all_integer(ins[:1]) else INT32)]
 
 
@@ -114,12 +121,14 @@ def _reducesum_cases(rng):
             red("negative_axes_dropped", [2, 3, 4], [-1, 0], keepdims=0),
             red("all_axes", [2, 3, 4]),
             red("noop_empty_axes", [2, 3], noop_with_empty_axes=1),
-            red("opset11_attribute", [2, 3, 4], [2], opset=11, keepdims=0)]
+            red("opset11_attribute", [2, 3, 4], [2], opset=11, keepdims=0),
+            Case("float32", (act(frand(rng, [3, 4, 5]), F32), const(i64(1))))]
 
 
 def _reducemean_cases(rng):
     return [
         Case("axis_attr_ties", (act(rand(rng, [2, 4, 3], -3, 3), F64),), dict(axes=[1])),
+        Case("float32_two_axes", (act(frand(rng, [2, 6, 5]), F32),), dict(axes=[0, 2], keepdims=0)),
         Case("global_average_pool", (act(rand(rng, [1, 3, 4, 4]), F64),), dict(axes=[2, 3])),
         Case("opset18_axes_input_ties", (act(rand(rng, [3, 5, 2], -4, 4), F64), const(i64(-1))),
              dict(keepdims=0), opset=18),
@@ -151,3 +160,32 @@ register(OpDef("IntegerMean", lambda node, graph: _mean_parse(node, graph, False
                lambda p, ins: [(p.out_shape, ins[0].dtype)], _mean_reference, _reduce_cost,
                traits=frozenset({Trait.REDUCTION}), tiling="reduce",
                examples=_integer_mean_cases))
+
+
+# ---- GlobalAveragePool, GlobalMaxPool: reductions over the spatial axes ----------------------
+def _global_parse(node, graph):
+    require_inputs(node, 1)
+    shape = tuple(graph.tensors[node.inputs[0]].shape)
+    if len(shape) < 3:
+        raise OpError(node, f"expects an input [N, C, spatial...], got {list(shape)}")
+    if node.op == "GlobalAveragePool":
+        from Deeploy.ops.float_math import require_float
+        require_float(node, graph, "; integer networks use ReduceMean or IntegerMean")
+    return ReduceParams(shape, tuple(range(2, len(shape))), True)
+
+
+def _global_max(p: ReduceParams, xs):
+    return [np.max(xs[0], axis=p.axes, keepdims=True)]
+
+
+def _global_cases(rng):
+    return [Case("float32_2d", (act(frand(rng, [2, 3, 4, 5]), F32),)),
+            Case("float32_1d", (act(frand(rng, [1, 4, 7]), F32),))]
+
+
+register(OpDef("GlobalAveragePool", _global_parse, lambda p, ins: [(p.out_shape, ins[0].dtype)],
+               _mean_reference, _reduce_cost, traits=frozenset({Trait.STANDARD, Trait.REDUCTION}), tiling="reduce",
+               examples=_global_cases))
+register(OpDef("GlobalMaxPool", _global_parse, lambda p, ins: [(p.out_shape, ins[0].dtype)],
+               _global_max, _reduce_cost, traits=frozenset({Trait.STANDARD, Trait.REDUCTION}), tiling="reduce",
+               examples=_global_cases))

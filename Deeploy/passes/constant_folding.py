@@ -3,8 +3,8 @@ with its operator's reference.  ``op(const...) -> const``"""
 
 from __future__ import annotations
 
-import numpy as np
 
+from Deeploy.ir.dtypes import computed, stored
 from Deeploy.ir.graph import Graph
 from Deeploy.ops import get_op
 from Deeploy.passes._engine import on_copy
@@ -18,10 +18,12 @@ def fold_constants(graph: Graph, log=None) -> bool:
     for node in graph.nodes:
         inputs = [i for i in node.inputs if i]
         if inputs and all(graph.is_constant(i) for i in inputs) and not set(node.outputs) & set(graph.outputs):
-            values = get_op(node).reference(node.params, [np.asarray(graph.tensors[i].value, dtype=np.int64)
+            values = get_op(node).reference(node.params, [computed(graph.tensors[i].value, graph.tensors[i].dtype)
                                                           if i else None for i in node.inputs])
             for name, value in zip(node.outputs, values):
-                graph.tensors[name].set_value(np.asarray(value, dtype=np.int64))
+                t = graph.tensors[name]
+                value = stored(value, t.dtype)
+                t.set_value(value.astype(t.dtype.numpy) if t.dtype.is_float else value)
             modified = True
             if log:
                 log(f"  fold_constants: {node!r} evaluated at compile time")

@@ -187,7 +187,30 @@ def naive_integer_mean(xs, attrs):
     return np.array(out, dtype=np.int64).reshape(shape)
 
 
+def naive_rmsnorm(xs, attrs):
+    """Float RMSNorm over the last axis, row by row in Python floats (double)."""
+    x, w = xs[0], xs[1].reshape(-1)
+    eps = float(np.float32(attrs.get("eps", 1e-6)))
+    rows = []
+    for row in x.reshape(-1, x.shape[-1]).tolist():
+        inv = 1.0 / math.sqrt(sum(v * v for v in row) / len(row) + eps)
+        rows.append([v * inv * float(w[k]) for k, v in enumerate(row)])
+    return np.array(rows, dtype=np.float32).reshape(x.shape)
+
+
+def naive_softmax_grad(xs, attrs):
+    """dx = y * (dy - sum(dy * y)) along the last axis, row by row in Python floats."""
+    dy, y = xs[0], xs[1]
+    rows = []
+    for drow, yrow in zip(dy.reshape(-1, dy.shape[-1]).tolist(), y.reshape(-1, y.shape[-1]).tolist()):
+        dot = sum(d * v for d, v in zip(drow, yrow))
+        rows.append([v * (d - dot) for d, v in zip(drow, yrow)])
+    return np.array(rows, dtype=np.float32).reshape(dy.shape)
+
+
 ORACLES = {
+    "RMSNorm": naive_rmsnorm,
+    "SoftmaxGrad": naive_softmax_grad,
     "RequantShift": naive_requant_shift,
     "iSoftmax": naive_isoftmax,
     "ITAMax": naive_itamax,

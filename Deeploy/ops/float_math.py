@@ -1,0 +1,157 @@
+"""Float element-wise math: the unary ops Sqrt, Exp, Ceil, Floor, Round, Sigmoid, HardSigmoid,
+HardSwish, Swish, Gelu (ONNX and com.microsoft) and the broadcasting Div and Pow. They compute on
+float32 (bfloat16 operands widened, results rounded back) and keep the input's float type;
+integer networks use the integer ops (iGELU, iHardswish, IntegerDiv) instead."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from Deeploy.errors import OpError
+from Deeploy.ir.dtypes import float_result
+from Deeploy.ops._attrs import attr_float, attr_str, broadcast_shape, require_inputs
+from Deeploy.ops.examples import F32, Case, act, const, frand
+from Deeploy.ops._registry import Cost, OpDef, Trait, register
+
+__all__ = ["FloatUnaryParams", "require_float", "UNARY_FLOAT_OPS"]
+
+
+def require_float(node, graph, what: str = "") -> None:
+    """OpError unless some input of ``node`` is a float tensor."""
+    types = [graph.tensors[i].dtype for i in node.inputs if i]
+    if float_result(*types) is None:
+        raise OpError(node, f"computes on float tensors only, got {', '.join(map(str, types))}"
+                      f"{what or '; integer networks use the integer ops (see specs/integer-ops.md)'}")
+
+
+@dataclass(frozen=True)
+class FloatUnaryParams:
+    """Shape and the op's float attributes (alpha, beta; Gelu's tanh approximation)."""
+
+    shape: tuple[int, ...]
+    alpha: float = 0.0
+    beta: float = 0.0
+    tanh: bool = False
+
+
+_DEFAULTS = {"HardSigmoid": (0.2, 0.5), "Swish": (1.0, 0.0)}
+
+
+def _unary_parse(node, graph):
+    require_inputs(node, 1)
+    require_float(node, graph)
+    alpha, beta = _DEFAULTS.get(node.op, (0.0, 0.0))
+    approx = attr_str(node, "approximate", "none") if node.op == "Gelu" else "none"
+    if approx not in ("none", "tanh"):
+        raise OpError(node, f"approximate='{approx}' is not one of 'none', 'tanh'")
+    return FloatUnaryParams(tuple(graph.tensors[node.inputs[0]].shape), attr_float(node, "alpha", alpha),
+                            attr_float(node, "beta", beta), approx == "tanh")
+
+
+def _sigmoid(x):
+    return (1.0 / (1.0 + np.exp(-x.astype(np.float64)))).astype(np.float32)
+
+
+def _erf(x):
+    return np.vectorize(math.erf, otypes=[np.float64])(x.astype(np.float64))
+
+
+def _gelu(p, x):
+    x64 = x.astype(np.float64)
+    if p.tanh:
+        return 0.5 * x64 * (1.0 + np.tanh(math.sqrt(2.0 / math.pi) * (x64 + 0.044715 * x64 ** 3)))
+    return 0.5 * x64 * (1.0 + _erf(x64 / math.sqrt(2.0)))
+
+
+UNARY_FLOAT_OPS = {
+    "Sqrt": (lambda p, x: np.sqrt(x), 1),
+    "Exp": (lambda p, x: np.exp(x), 1),
+    "Ceil": (lambda p, x: np.ceil(x), 1),
+    "Floor": (lambda p, x: np.floor(x), 1),
+    "Round": (lambda p, x: np.round(x), 1),      # half to even, as ONNX
+    "Sigmoid": (lambda p, x: _sigmoid(x), 4),
+    "HardSigmoid": (lambda p, x: np.clip(np.float32(p.alpha) * x + np.float32(p.beta), 0, 1), 3),
+    "HardSwish": (lambda p, x: x * np.clip(x / np.float32(6) + np.float32(0.5), 0, 1), 4),
+    "Swish": (lambda p, x: x * _sigmoid(np.float32(p.alpha) * x), 5),
+    "Gelu": (_gelu, 8),
+}
+
+_SAMPLES = {"Sqrt": (0.0, 9.0), "Exp": (-6.0, 6.0)}
+
+
+def _unary_cases(name):
+    lo, hi = _SAMPLES.get(name, (-5.0, 5.0))
+    attrs = {"HardSigmoid": dict(alpha=0.25, beta=0.4), "Swish": dict(alpha=1.1)}.get(name, {})
+    opset = {"HardSwish": 14, "Swish": 24, "Gelu": 20}.get(name, 13)
+
+    def cases(rng):
+        out = [Case("f32", (act(frand(rng, [2, 3, 8], lo, hi), F32),), opset=opset),
+               Case("f32_attrs" if attrs else "f32_row", (act(frand(rng, [17], lo, hi), F32),), attrs, opset=opset)]
+        if name in ("Ceil", "Floor", "Round"):
+            out.append(Case("halves", (act(np.arange(-8, 8, dtype=np.float32) / 2, F32),), opset=opset))
+        if name == "Gelu":
+            out.append(Case("tanh", (act(frand(rng, [4, 5], lo, hi), F32),), dict(approximate="tanh"), opset=20))
+        return out
+    return cases
+
+
+def _unary_reference(fn):
+    return lambda p, xs: [np.asarray(fn(p, xs[0].astype(np.float32))).astype(np.float32)]
+
+
+def _unary_cost(ops):
+    return lambda p, ins, outs: Cost(ops=ops * outs[0].size, bytes=ins[0].nbytes + outs[0].nbytes)
+
+
+for _name, (_fn, _ops) in UNARY_FLOAT_OPS.items():
+    register(OpDef(_name, _unary_parse, lambda p, ins: [(p.shape, ins[0].dtype)], _unary_reference(_fn),
+                   _unary_cost(_ops), traits=frozenset({Trait.STANDARD, Trait.ELEMENTWISE}), tiling="pointwise",
+                   examples=_unary_cases(_name)))
+
+
+# ---- Div, Pow ---------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class FloatBinaryParams:
+    shape: tuple[int, ...]
+
+
+def _binary_parse(node, graph):
+    require_inputs(node, 2)
+    require_float(node, graph)
+    return FloatBinaryParams(broadcast_shape(node, [graph.tensors[i].shape for i in node.inputs]))
+
+
+def _binary_infer(p, ins):
+    return [(p.shape, float_result(ins[0].dtype) or float_result(ins[1].dtype))]
+
+
+def _pow(a, b):
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        return np.power(a.astype(np.float32), b.astype(np.float32))
+
+
+def _div(a, b):
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.divide(a.astype(np.float32), b.astype(np.float32))
+
+
+def _div_cases(rng):
+    return [Case("same_shape", (act(frand(rng, [2, 3, 4]), F32), act(frand(rng, [2, 3, 4], 0.5, 4.0), F32))),
+            Case("scalar_const", (act(frand(rng, [4, 5]), F32), const(np.array([0.37], F32)))),
+            Case("row_broadcast", (act(frand(rng, [3, 4]), F32), act(-frand(rng, [4], 0.5, 2.0), F32)))]
+
+
+def _pow_cases(rng):
+    return [Case("scalar_two", (act(frand(rng, [3, 8]), F32), const(np.array(2.0, F32)))),
+            Case("fractional", (act(frand(rng, [2, 6], 0.1, 5.0), F32), const(np.array(0.5, F32)))),
+            Case("vector", (act(frand(rng, [2, 3, 4], 0.1, 3.0), F32), act(frand(rng, [2, 3, 4], -2, 2), F32)))]
+
+
+_BINARY = frozenset({Trait.STANDARD, Trait.ELEMENTWISE, Trait.BROADCASTING})
+register(OpDef("Div", _binary_parse, _binary_infer, lambda p, xs: [_div(xs[0], xs[1])],
+               _unary_cost(1), traits=_BINARY, tiling="broadcast", examples=_div_cases))
+register(OpDef("Pow", _binary_parse, _binary_infer, lambda p, xs: [_pow(xs[0], xs[1])],
+               _unary_cost(8), traits=_BINARY, tiling="broadcast", examples=_pow_cases))

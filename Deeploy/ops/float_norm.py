@@ -1,0 +1,236 @@
+"""Float normalisations and softmax: LayerNormalization, RMSNorm (the corpus's custom op: ``x /
+sqrt(mean(x^2) + eps) * weight`` over the last axis), InstanceNormalization, GroupNormalization,
+BatchNormalization (inference), Softmax and SoftmaxGrad (com.microsoft: ``y * (dy - sum(dy *
+y))``). Statistics are computed in double and rounded once to float32 in the references.
+
+Every normalisation is one ``FloatNormParams``: the input as ``blocks`` contiguous blocks of
+``width`` elements normalised each; element i of block b uses the scale and bias entry
+``(q // stride) % channels`` with ``q = (b % per_sample) * width + i``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from Deeploy.errors import OpError
+from Deeploy.ops._attrs import attr_float, attr_int, in_tensor, normalize_axis, require_inputs
+from Deeploy.ops.examples import F32, Case, act, const, frand
+from Deeploy.ops.float_math import require_float
+from Deeploy.ops._registry import Cost, OpDef, Trait, register
+
+__all__ = ["FloatNormParams", "SoftmaxParams", "norm_reference"]
+
+
+@dataclass(frozen=True)
+class FloatNormParams:
+    shape: tuple[int, ...]
+    blocks: int
+    width: int
+    per_sample: int       # blocks per sample (scale entries repeat every sample)
+    stride: int           # elements sharing one scale entry
+    channels: int         # scale and bias entries
+    eps: float
+    rms: bool             # RMSNorm: no mean subtracted
+    has_bias: bool
+
+
+def _size(shape) -> int:
+    return int(np.prod(shape, dtype=np.int64))
+
+
+def _check_vector(node, graph, index, what, size):
+    t = in_tensor(node, graph, index)
+    if t is not None and t.size != size:
+        raise OpError(node, f"{what} has {t.size} values, expected {size}")
+    return t is not None
+
+
+def _layernorm_parse(node, graph):
+    require_inputs(node, 2, 3)
+    require_float(node, graph)
+    shape = tuple(graph.tensors[node.inputs[0]].shape)
+    axis = normalize_axis(node, attr_int(node, "axis", -1), len(shape))
+    width = _size(shape[axis:])
+    if len(node.outputs) > 1 and any(node.outputs[1:]):
+        raise OpError(node, "the Mean and InvStdDev outputs are not supported")
+    scale = graph.tensors[node.inputs[1]]
+    if _size(scale.shape) != width:
+        raise OpError(node, f"scale of shape {list(scale.shape)} does not cover the normalised axes {list(shape[axis:])}")
+    bias = _check_vector(node, graph, 2, "bias", width)
+    return FloatNormParams(shape, _size(shape[:axis]), width, 1, 1, width, attr_float(node, "epsilon", 1e-5),
+                           False, bias)
+
+
+def _rmsnorm_parse(node, graph):
+    require_inputs(node, 2)
+    require_float(node, graph)
+    shape = tuple(graph.tensors[node.inputs[0]].shape)
+    width = shape[-1]
+    _check_vector(node, graph, 1, "weight", width)
+    return FloatNormParams(shape, _size(shape[:-1]), width, 1, 1, width, attr_float(node, "eps", 1e-6), True, False)
+
+
+def _channel_norm_parse(node, graph):
+    """InstanceNormalization (groups = channels) and GroupNormalization (opset 21: per-channel scale)."""
+    require_inputs(node, 3)
+    require_float(node, graph)
+    shape = tuple(graph.tensors[node.inputs[0]].shape)
+    if len(shape) < 3:
+        raise OpError(node, f"expects an input [N, C, spatial...], got {list(shape)}")
+    channels, spatial = shape[1], _size(shape[2:])
+    groups = attr_int(node, "num_groups") if node.op == "GroupNormalization" else channels
+    if groups < 1 or channels % groups:
+        raise OpError(node, f"num_groups={groups} does not divide {channels} channels")
+    for index, what in ((1, "scale"), (2, "bias")):
+        _check_vector(node, graph, index, what, channels)
+    width = channels // groups * spatial
+    return FloatNormParams(shape, shape[0] * groups, width, groups, spatial, channels,
+                           attr_float(node, "epsilon", 1e-5), False, True)
+
+
+def norm_reference(p: FloatNormParams, x, scale, bias):
+    x = x.reshape(p.blocks, p.width).astype(np.float64)
+    mean = np.zeros((p.blocks, 1)) if p.rms else x.mean(axis=1, keepdims=True)
+    d = x - mean
+    inv = 1.0 / np.sqrt((d * d).mean(axis=1, keepdims=True) + np.float64(np.float32(p.eps)))
+    q = (np.arange(p.blocks)[:, None] % p.per_sample) * p.width + np.arange(p.width)[None, :]
+    entry = (q // p.stride) % p.channels
+    y = d * inv * scale.reshape(-1).astype(np.float64)[entry]
+    if bias is not None:
+        y = y + bias.reshape(-1).astype(np.float64)[entry]
+    return y.astype(np.float32).reshape(p.shape)
+
+
+def _norm_reference(p, xs):
+    return [norm_reference(p, xs[0], xs[1], xs[2] if len(xs) > 2 and p.has_bias else None)]
+
+
+def _norm_cost(p, ins, outs):
+    return Cost(ops=8 * outs[0].size, bytes=sum(t.nbytes for t in ins if t is not None) + outs[0].nbytes)
+
+
+def _layernorm_cases(rng):
+    return [Case("last_axis", (act(frand(rng, [2, 3, 8]), F32), const(frand(rng, [8]), F32),
+                               const(frand(rng, [8]), F32)), dict(axis=-1, epsilon=1e-5), opset=17),
+            Case("two_axes_no_bias", (act(frand(rng, [2, 3, 4]), F32), const(frand(rng, [3, 4]), F32)),
+                 dict(axis=1), opset=17)]
+
+
+def _instancenorm_cases(rng):
+    return [Case("2d", (act(frand(rng, [2, 3, 4, 5]), F32), const(frand(rng, [3]), F32), const(frand(rng, [3]), F32)),
+                 dict(epsilon=1e-5))]
+
+
+def _groupnorm_cases(rng):
+    return [Case("2_groups", (act(frand(rng, [2, 4, 3, 3]), F32), const(frand(rng, [4]), F32),
+                              const(frand(rng, [4]), F32)), dict(num_groups=2, epsilon=1e-5), opset=21)]
+
+
+def _rmsnorm_cases(rng):
+    return [Case("rows", (act(frand(rng, [3, 8]), F32), const(frand(rng, [8]), F32)), dict(eps=1e-6))]
+
+
+_NORM = dict(cost=_norm_cost, traits=frozenset({Trait.STANDARD, Trait.ROWWISE}))
+register(OpDef("LayerNormalization", _layernorm_parse, lambda p, ins: [(p.shape, ins[0].dtype)], _norm_reference,
+               examples=_layernorm_cases, **_NORM))
+register(OpDef("InstanceNormalization", _channel_norm_parse, lambda p, ins: [(p.shape, ins[0].dtype)],
+               _norm_reference, examples=_instancenorm_cases, **_NORM))
+register(OpDef("GroupNormalization", _channel_norm_parse, lambda p, ins: [(p.shape, ins[0].dtype)],
+               _norm_reference, examples=_groupnorm_cases, **_NORM))
+register(OpDef("RMSNorm", _rmsnorm_parse, lambda p, ins: [(p.shape, ins[0].dtype)], _norm_reference,
+               _norm_cost, traits=frozenset({Trait.ROWWISE}), examples=_rmsnorm_cases))
+
+
+# ---- BatchNormalization (inference): a per-channel affine map --------------------------------
+@dataclass(frozen=True)
+class BatchNormParams:
+    shape: tuple[int, ...]
+    eps: float
+
+
+def _batchnorm_parse(node, graph):
+    require_inputs(node, 5)
+    require_float(node, graph)
+    if attr_int(node, "training_mode", 0) or len([o for o in node.outputs if o]) > 1:
+        raise OpError(node, "only inference BatchNormalization (one output, training_mode=0) is supported")
+    shape = tuple(graph.tensors[node.inputs[0]].shape)
+    if len(shape) < 2:
+        raise OpError(node, f"expects an input [N, C, ...], got {list(shape)}")
+    for index, what in enumerate(("scale", "B", "input_mean", "input_var"), start=1):
+        _check_vector(node, graph, index, what, shape[1])
+    return BatchNormParams(shape, attr_float(node, "epsilon", 1e-5))
+
+
+def _batchnorm_reference(p, xs):
+    view = (1, -1) + (1,) * (len(p.shape) - 2)
+    scale, bias, mean, var = (v.astype(np.float64).reshape(view) for v in xs[1:5])
+    y = (xs[0].astype(np.float64) - mean) / np.sqrt(var + np.float64(np.float32(p.eps))) * scale + bias
+    return [y.astype(np.float32)]
+
+
+def _batchnorm_cases(rng):
+    c = 3
+    return [Case("2d", (act(frand(rng, [2, c, 4, 4]), F32), const(frand(rng, [c]), F32), const(frand(rng, [c]), F32),
+                        const(frand(rng, [c]), F32), const(frand(rng, [c], 0.5, 2.0), F32)), dict(epsilon=1e-5),
+                 opset=15)]
+
+
+register(OpDef("BatchNormalization", _batchnorm_parse, lambda p, ins: [(p.shape, ins[0].dtype)], _batchnorm_reference,
+               _norm_cost, traits=frozenset({Trait.STANDARD}), examples=_batchnorm_cases))
+
+
+# ---- Softmax, SoftmaxGrad ---------------------------------------------------------------------
+@dataclass(frozen=True)
+class SoftmaxParams:
+    """The input as [outer, width, inner]; softmax along the middle axis."""
+
+    shape: tuple[int, ...]
+    outer: int
+    width: int
+    inner: int
+
+
+def _softmax_parse(node, graph):
+    require_inputs(node, 2 if node.op == "SoftmaxGrad" else 1)
+    require_float(node, graph)
+    shape = tuple(graph.tensors[node.inputs[0]].shape)
+    if node.op == "SoftmaxGrad" and tuple(graph.tensors[node.inputs[1]].shape) != shape:
+        raise OpError(node, "dy and y must have the same shape")
+    axis = normalize_axis(node, attr_int(node, "axis", -1), len(shape))   # opset >= 13: one axis
+    return SoftmaxParams(shape, _size(shape[:axis]), shape[axis], _size(shape[axis + 1:]))
+
+
+def _rows3(p, x):
+    return x.reshape(p.outer, p.width, p.inner).astype(np.float64)
+
+
+def _softmax_reference(p, xs):
+    x = _rows3(p, xs[0])
+    e = np.exp(x - x.max(axis=1, keepdims=True))
+    return [(e / e.sum(axis=1, keepdims=True)).astype(np.float32).reshape(p.shape)]
+
+
+def _softmax_grad_reference(p, xs):
+    dy, y = _rows3(p, xs[0]), _rows3(p, xs[1])
+    return [(y * (dy - (dy * y).sum(axis=1, keepdims=True))).astype(np.float32).reshape(p.shape)]
+
+
+def _softmax_cases(rng):
+    return [Case("last_axis", (act(frand(rng, [2, 3, 7]), F32),)),
+            Case("middle_axis", (act(frand(rng, [2, 5, 3]), F32),), dict(axis=1))]
+
+
+def _softmax_grad_cases(rng):
+    y = _softmax_reference(SoftmaxParams((4, 6), 4, 6, 1), [frand(rng, [4, 6])])[0]
+    return [Case("rows", (act(frand(rng, [4, 6], -1, 1), F32), act(y, F32)), dict(axis=-1), domain="com.microsoft")]
+
+
+def _softmax_cost(p, ins, outs):
+    return Cost(ops=6 * outs[0].size, bytes=sum(t.nbytes for t in ins) + outs[0].nbytes)
+
+
+register(OpDef("Softmax", _softmax_parse, lambda p, ins: [(p.shape, ins[0].dtype)], _softmax_reference,
+               _softmax_cost, traits=frozenset({Trait.STANDARD, Trait.ROWWISE}), examples=_softmax_cases))
+register(OpDef("SoftmaxGrad", _softmax_parse, lambda p, ins: [(p.shape, ins[0].dtype)], _softmax_grad_reference,
+               _softmax_cost, traits=frozenset({Trait.ROWWISE}), examples=_softmax_grad_cases))
