@@ -3,7 +3,18 @@ comments and inside string literals."""
 
 from __future__ import annotations
 
-__all__ = ["comment_text", "string_literal"]
+__all__ = ["comment_text", "string_literal", "c_float"]
+
+
+def c_float(value: float) -> str:
+    """A C float expression of ``value`` rounded to float32, exact (infinities and NaN included)."""
+    import numpy as np
+    v = float(np.float32(value))
+    if v != v:
+        return "__builtin_nanf(\"\")"
+    if v in (float("inf"), float("-inf")):
+        return "__builtin_inff()" if v > 0 else "(-__builtin_inff())"
+    return f"{v!r}f"
 
 
 def comment_text(text: object) -> str:

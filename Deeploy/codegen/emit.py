@@ -14,7 +14,8 @@ from mako.template import Template
 from Deeploy.binding import Layer
 from Deeploy.codegen.buffers import Buf, BufferNames
 from Deeploy.codegen.describe import describe_network, idle_reason
-from Deeploy.codegen.c_text import comment_text
+from Deeploy.codegen.c_text import c_float, comment_text
+from Deeploy.ir.dtypes import BFLOAT16
 from Deeploy.ir.graph import Graph
 from Deeploy.manifest import Manifest
 from Deeploy.memory.planner import MemoryPlan
@@ -35,6 +36,12 @@ def _file_template(name: str) -> Template:
 
 
 def c_array_body(values: np.ndarray) -> str:
+    if values.dtype == BFLOAT16.numpy:   # bfloat16 arrays as their bit patterns
+        values = values.view(np.uint16)
+    if values.dtype.kind == "f":
+        flat = [c_float(v) for v in values.reshape(-1).tolist()] or ["0.0f"]
+        rows = [",".join(flat[i:i + 16]) for i in range(0, len(flat), 16)]
+        return "\n    " + ",\n    ".join(rows) + "\n"
     flat = values.reshape(-1).tolist() or [0]
     rows = [",".join(map(str, flat[i:i + 32])) for i in range(0, len(flat), 32)]
     return "\n    " + ",\n    ".join(rows) + "\n"

@@ -36,7 +36,7 @@ class DType:
     @property
     def ctype(self) -> str:
         if self.is_float:
-            return "float" if self.bits == 32 else "uint16_t"
+            return "float" if self.bits == 32 else "deeploy_bf16_t"   # kernels/common.h: bits in a struct
         return f"{self.name}_t"
 
     @property

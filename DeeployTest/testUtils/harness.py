@@ -1,5 +1,6 @@
 """Test harness generation: reference inputs and expected outputs as C arrays, and a main()
-that runs the network and counts mismatching output elements."""
+that runs the network and counts mismatching output elements: integer outputs bit-exactly,
+float outputs within ``FLOAT_TOLERANCE`` (see README, "Float networks")."""
 
 from __future__ import annotations
 
@@ -11,10 +12,21 @@ from mako.template import Template
 from Deeploy.codegen.c_text import string_literal
 from Deeploy.codegen.emit import c_array_body
 from Deeploy.errors import DeeployError
-from Deeploy.ir.dtypes import dtype_of_values
+from Deeploy.codegen.c_text import c_float
+from Deeploy.ir.dtypes import BFLOAT16, FLOAT32, dtype_of_values
 from Deeploy.ir.graph import Graph
 
-__all__ = ["write_harness"]
+__all__ = ["write_harness", "FLOAT_TOLERANCE"]
+
+# (rtol, atol) per float output type; an element passes when |got - expected| <= atol + rtol * |expected|.
+# float32: the kernels sum in float32 in index order (up to 4 interleaved partial sums), the goldens
+# come from another order or from double: the error of an n-term sum grows like sqrt(n) ulp of the
+# summed magnitudes, ~1e-5 relative for the corpus's longest reductions (49152 terms), and libm's
+# expf/erff differ from onnxruntime's by a few ulp; rtol 1e-4 leaves a factor ten, atol 1e-5
+# covers results that cancel to near zero (LayerNorm, Sub of near-equal sums).
+# bfloat16: inputs and outputs are rounded to 8 significant bits (relative error 2^-9 each); with
+# operands up to |8| that is up to 2 * 8 * 2^-9 = 2^-5 absolute, plus 2^-8 relative of the result.
+FLOAT_TOLERANCE = {FLOAT32: (1e-4, 1e-5), BFLOAT16: (2.0 ** -7, 2.0 ** -5)}
 
 _MAIN = Path(__file__).parent / "templates" / "main.c.mako"
 
@@ -41,12 +53,22 @@ def write_harness(graph: Graph, inputs: dict[str, np.ndarray], expected: list[np
     ins, outs = [], []
     for k, name in enumerate(graph.inputs):
         t = graph.tensors[name]
-        data.append(_array(f"test_input_{k}", inputs[name].astype(t.dtype.numpy), t.dtype.ctype, section))
-        ins.append((f"test_input_{k}", t.dtype.ctype, t.size))
+        ctype = "uint16_t" if t.dtype == BFLOAT16 else t.dtype.ctype   # bfloat16 as bit patterns
+        data.append(_array(f"test_input_{k}", inputs[name].astype(t.dtype.numpy), ctype, section))
+        ins.append((f"test_input_{k}", ctype, t.size))
     for k, name in enumerate(graph.outputs):
         t, values = graph.tensors[name], expected[k]
+        tol = None
+        if t.dtype.is_float:
+            rtol, atol = FLOAT_TOLERANCE[t.dtype]
+            tol = (c_float(rtol), c_float(atol))
+            values = np.asarray(values, dtype=np.float32)
         store = dtype_of_values(values)
         data.append(_array(f"test_expected_{k}", values, store.ctype, section))
-        outs.append((f"test_expected_{k}", t.dtype.ctype, t.size, string_literal(name)))
+        ctype = "uint16_t" if t.dtype == BFLOAT16 else t.dtype.ctype
+        outs.append((f"test_expected_{k}", ctype, t.size, string_literal(name), tol))
+    tolerance_text = ", ".join(f"{t}: rel {r:.3g} + abs {a:.3g}" for t, (r, a) in FLOAT_TOLERANCE.items()
+                               if any(graph.tensors[o].dtype == t for o in graph.outputs))
     (out_dir / "testdata.h").write_text("".join(data))
-    (out_dir / "main.c").write_text(Template(_MAIN.read_text()).render(inputs=ins, outputs=outs, runs=runs))
+    (out_dir / "main.c").write_text(Template(_MAIN.read_text(), strict_undefined=True).render(
+        inputs=ins, outputs=outs, runs=runs, tolerance_text=tolerance_text))

@@ -9,6 +9,8 @@ import pytest
 DEEPLOY_TEST = Path(__file__).resolve().parents[1]
 REPO = DEEPLOY_TEST.parent
 CORPUS = REPO.parent / "shared" / "corpus"
+# the external corpus's float tests (float32, bfloat16, and float graphs around quantisation)
+FLOAT_CORPUS = ("Kernels/FP32", "Kernels/BF16", "Kernels/Mixed")
 
 
 def network_dirs(root: Path, *subdirs: str) -> list[Path]:

@@ -1,5 +1,6 @@
-"""Every int8 network, the project's own and the external corpus's, compiled for Generic,
-built with CMake and run as host C: outputs must match the goldens bit-exactly."""
+"""Every network, the project's own and the external corpus's, compiled for Generic, built with
+CMake and run as host C: integer outputs must match the goldens bit-exactly, float outputs within
+the harness's tolerance."""
 
 from __future__ import annotations
 
@@ -10,10 +11,10 @@ import pytest
 
 from DeeployTest.testRunner_generic import GENERIC
 from DeeployTest.testUtils.runner import run_test
-from DeeployTest.test_suite.conftest import CORPUS, DEEPLOY_TEST, network_dirs
+from DeeployTest.test_suite.conftest import CORPUS, DEEPLOY_TEST, FLOAT_CORPUS, network_dirs
 
 OWN = network_dirs(DEEPLOY_TEST, "Tests")
-EXTERNAL = network_dirs(CORPUS, "Kernels/Integer", "Models/miniMobileNetv2", "Models/microLlama/INT8")
+EXTERNAL = network_dirs(CORPUS, "Kernels/Integer", "Models/miniMobileNetv2", "Models/microLlama/INT8", *FLOAT_CORPUS)
 
 
 def _run(test_dir: Path, capsys) -> None:

@@ -6,3 +6,8 @@ target_include_directories(deeploy_network PUBLIC ${"${CMAKE_CURRENT_SOURCE_DIR}
 if(EXISTS ${"${CMAKE_CURRENT_SOURCE_DIR}"}/include)
   target_include_directories(deeploy_network PUBLIC ${"${CMAKE_CURRENT_SOURCE_DIR}"}/include)
 endif()
+# float kernels call the C math library (part of libc on some toolchains: then there is no libm)
+find_library(DEEPLOY_LIBM m)
+if(DEEPLOY_LIBM)
+  target_link_libraries(deeploy_network PUBLIC ${"${DEEPLOY_LIBM}"})
+endif()

@@ -31,6 +31,37 @@ typedef struct {
     uint32_t lo, hi;
 } deeploy_range_t;
 
+/* Float kernels compute in float32. bfloat16 values are the upper 16 bits of a float32, kept in
+ * a struct of their own so that no integer kernel can take them for integers: DEEPLOY_F32(v)
+ * widens a float or bfloat16 value exactly, DEEPLOY_AS(T, f) stores float f as type T (bfloat16
+ * rounded to nearest even). */
+typedef struct {
+    uint16_t bits;
+} deeploy_bf16_t;
+
+static inline float deeploy_bf16_to_f32(deeploy_bf16_t v) {
+    const uint32_t u = (uint32_t)v.bits << 16;
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+static inline deeploy_bf16_t deeploy_f32_to_bf16(float f) {
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    if ((u & 0x7fffffffu) > 0x7f800000u)
+        return (deeploy_bf16_t){(uint16_t)((u >> 16) | 0x40u)};   /* NaN stays NaN */
+    u += 0x7fffu + ((u >> 16) & 1u);
+    return (deeploy_bf16_t){(uint16_t)(u >> 16)};
+}
+
+static inline float deeploy_f32_id(float f) {
+    return f;
+}
+
+#define DEEPLOY_F32(v) _Generic((v), deeploy_bf16_t: deeploy_bf16_to_f32, default: deeploy_f32_id)(v)
+#define DEEPLOY_AS(T, f) _Generic((T){0}, deeploy_bf16_t: deeploy_f32_to_bf16, default: deeploy_f32_id)(f)
+
 /* This core's contiguous share [lo, hi) of n iterations (empty when n < cores). */
 static inline deeploy_range_t deeploy_chunk(uint32_t n) {
     const uint32_t cores = DEEPLOY_CORES(), size = (n + cores - 1) / cores;

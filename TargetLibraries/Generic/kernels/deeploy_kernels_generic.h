@@ -151,6 +151,583 @@
                        uint32_t KW, uint32_t OH, uint32_t OW, uint32_t SH, uint32_t SW, \
                        uint32_t DH, uint32_t DW, uint32_t PT, uint32_t PL)
 
+/* FAdd (fadd.inc): y = OP(a, b) elementwise (Add, Sub, Mul, Max, Min: binary.inc), a and b
+ * broadcast onto y over up to 4 merged dims.
+ *
+ * Type macros:
+ *   TA, TB, TY: the element types of the node's operands, in order (inputs, then outputs)
+ *   TV: the type the operation is computed in: int32_t, or int64_t when an operand or the output
+ *     holds values beyond int32
+ * Scratch: none.
+ * Arguments:
+ *   a: first operand
+ *   b: second operand
+ *   y: output, contiguous
+ *   d0, d1, d2, d3: output dims after merging, outermost first (1-padded)
+ *   sa0, sa1, sa2, sa3: element strides of a over d0..d3 (0 on broadcast dims)
+ *   sb0, sb1, sb2, sb3: element strides of b over d0..d3 (0 on broadcast dims)
+ */
+#define DEEPLOY_PROTOTYPE_FAdd \
+    static void KERNEL(const TA *restrict a, const TB *restrict b, TY *restrict y, uint32_t d0, \
+                       uint32_t d1, uint32_t d2, uint32_t d3, uint32_t sa0, uint32_t sa1, \
+                       uint32_t sa2, uint32_t sa3, uint32_t sb0, uint32_t sb1, uint32_t sb2, \
+                       uint32_t sb3)
+
+/* FAvgPool (favgpool.inc): Float average pooling, NCHW, as 2-D: window taps inside the input
+ * summed, divided by their count (or by the taps inside the padded extent when include_pad).
+ *
+ * Type macros:
+ *   T: the element types of the node's operands, in order (inputs, then outputs)
+ * Scratch: none.
+ * Arguments:
+ *   x: input
+ *   y: output
+ *   C: batch * channels
+ *   H, W: input size
+ *   KH, KW: window size
+ *   OH, OW: output size
+ *   SH, SW: strides
+ *   DH, DW: dilations
+ *   PT, PL, PB, PR: pads
+ *   include_pad: 1: padded taps count in the divisor
+ */
+#define DEEPLOY_PROTOTYPE_FAvgPool \
+    static void KERNEL(const T *restrict x, T *restrict y, uint32_t C, uint32_t H, uint32_t W, \
+                       uint32_t KH, uint32_t KW, uint32_t OH, uint32_t OW, uint32_t SH, \
+                       uint32_t SW, uint32_t DH, uint32_t DW, uint32_t PT, uint32_t PL, \
+                       uint32_t PB, uint32_t PR, uint32_t include_pad)
+
+/* FBatchNorm (fbatchnorm.inc): Float inference batch normalisation of x viewed as
+ * [outer][C][inner].
+ *
+ * Type macros:
+ *   T: the element types of the node's operands, in order (inputs, then outputs)
+ * Scratch: none.
+ * Arguments:
+ *   x: input
+ *   scale, bias, mean, var: per-channel parameters
+ *   y: output
+ *   outer, C, inner: x as [outer][C][inner]
+ *   eps
+ */
+#define DEEPLOY_PROTOTYPE_FBatchNorm \
+    static void KERNEL(const T *restrict x, const T *restrict scale, const T *restrict bias, \
+                       const T *restrict mean, const T *restrict var, T *restrict y, \
+                       uint32_t outer, uint32_t C, uint32_t inner, float eps)
+
+/* FCeil (fceil.inc): Float y = op(x) elementwise (funary.inc: Sqrt, Exp, Ceil, Floor, Round,
+ * Sigmoid, HardSigmoid, HardSwish, Swish, Gelu, Clip, Relu).
+ *
+ * Type macros:
+ *   T: the element types of the node's operands, in order (inputs, then outputs)
+ *   TY: the output's type
+ * Scratch: none.
+ * Arguments:
+ *   x: input
+ *   y: output
+ *   n: elements
+ *   alpha, beta: the op's parameters (Clip: bounds)
+ */
+#define DEEPLOY_PROTOTYPE_FCeil \
+    static void KERNEL(const T *restrict x, TY *restrict y, uint32_t n, float alpha, float beta)
+
+/* FClip (fclip.inc): Float y = op(x) elementwise (funary.inc: Sqrt, Exp, Ceil, Floor, Round,
+ * Sigmoid, HardSigmoid, HardSwish, Swish, Gelu, Clip, Relu).
+ *
+ * Type macros:
+ *   T: the element types of the node's operands, in order (inputs, then outputs)
+ *   TY: the output's type
+ * Scratch: none.
+ * Arguments:
+ *   x: input
+ *   y: output
+ *   n: elements
+ *   alpha, beta: the op's parameters (Clip: bounds)
+ */
+#define DEEPLOY_PROTOTYPE_FClip \
+    static void KERNEL(const T *restrict x, TY *restrict y, uint32_t n, float alpha, float beta)
+
+/* FConv2d (conv2d.inc): Dense or grouped 2-D convolution, NCHW, one image per call: y[k] = bias[k]
+ * + sum of x * w over the group's input channels and the kernel window (padding reads zero).
+ *
+ * Type macros:
+ *   TIN, TW: the element types of the node's operands, in order (inputs, then outputs)
+ *   TB: the bias's type (int32_t when there is none)
+ *   TOUT: the output's type
+ *   TSUM: accumulator: int32_t, or int64_t when the proven bound of the sums needs it
+ * Scratch:
+ *   per core (one slice per core, core c's at c * bytes;
+ *     Deeploy.targets.generic.bindings.core._conv_patch_bytes): One receptive field: ch_in / group
+ *     * kernel_h * kernel_w elements of TIN, rounded up to 8 bytes.
+ * Arguments:
+ *   x: input image n, [C][H][W]
+ *   w: weights
+ *   bias: bias [K], or NULL
+ *   y: output image n, [K][OH][OW]
+ *   patch: this core's scratch slice (one receptive field)
+ *   C, H, W: input channels and size
+ *   K: output channels
+ *   groups: convolution groups
+ *   KH, KW: kernel size
+ *   OH, OW: output size
+ *   SH, SW: strides
+ *   DH, DW: dilations
+ *   PT, PL: top and left padding
+ */
+#define DEEPLOY_PROTOTYPE_FConv2d \
+    static void KERNEL(const TIN *restrict x, const TW *restrict w, const TB *restrict bias, \
+                       TOUT *restrict y, TIN *restrict patch, uint32_t C, uint32_t H, uint32_t W, \
+                       uint32_t K, uint32_t groups, uint32_t KH, uint32_t KW, uint32_t OH, \
+                       uint32_t OW, uint32_t SH, uint32_t SW, uint32_t DH, uint32_t DW, \
+                       uint32_t PT, uint32_t PL)
+
+/* FDiv (fdiv.inc): y = OP(a, b) elementwise (Add, Sub, Mul, Max, Min: binary.inc), a and b
+ * broadcast onto y over up to 4 merged dims.
+ *
+ * Type macros:
+ *   TA, TB, TY: the element types of the node's operands, in order (inputs, then outputs)
+ *   TV: the type the operation is computed in: int32_t, or int64_t when an operand or the output
+ *     holds values beyond int32
+ * Scratch: none.
+ * Arguments:
+ *   a: first operand
+ *   b: second operand
+ *   y: output, contiguous
+ *   d0, d1, d2, d3: output dims after merging, outermost first (1-padded)
+ *   sa0, sa1, sa2, sa3: element strides of a over d0..d3 (0 on broadcast dims)
+ *   sb0, sb1, sb2, sb3: element strides of b over d0..d3 (0 on broadcast dims)
+ */
+#define DEEPLOY_PROTOTYPE_FDiv \
+    static void KERNEL(const TA *restrict a, const TB *restrict b, TY *restrict y, uint32_t d0, \
+                       uint32_t d1, uint32_t d2, uint32_t d3, uint32_t sa0, uint32_t sa1, \
+                       uint32_t sa2, uint32_t sa3, uint32_t sb0, uint32_t sb1, uint32_t sb2, \
+                       uint32_t sb3)
+
+/* FDWConv2d (conv2d_depthwise.inc): Depthwise 2-D convolution (one filter per channel), NCHW, one
+ * image per call; window taps in the padding are skipped.
+ *
+ * Type macros:
+ *   TIN, TW: the element types of the node's operands, in order (inputs, then outputs)
+ *   TB: the bias's type (int32_t when there is none)
+ *   TOUT: the output's type
+ *   TSUM: accumulator: int32_t, or int64_t when the proven bound of the sums needs it
+ * Scratch: none.
+ * Arguments:
+ *   x: input image n, [C][H][W]
+ *   w: weights
+ *   bias: bias [K], or NULL
+ *   y: output image n, [K][OH][OW]
+ *   C, H, W: channels and input size
+ *   KH, KW: kernel size
+ *   OH, OW: output size
+ *   SH, SW: strides
+ *   DH, DW: dilations
+ *   PT, PL: top and left padding
+ */
+#define DEEPLOY_PROTOTYPE_FDWConv2d \
+    static void KERNEL(const TIN *restrict x, const TW *restrict w, const TB *restrict bias, \
+                       TOUT *restrict y, uint32_t C, uint32_t H, uint32_t W, uint32_t KH, \
+                       uint32_t KW, uint32_t OH, uint32_t OW, uint32_t SH, uint32_t SW, \
+                       uint32_t DH, uint32_t DW, uint32_t PT, uint32_t PL)
+
+/* FExp (fexp.inc): Float y = op(x) elementwise (funary.inc: Sqrt, Exp, Ceil, Floor, Round, Sigmoid,
+ * HardSigmoid, HardSwish, Swish, Gelu, Clip, Relu).
+ *
+ * Type macros:
+ *   T: the element types of the node's operands, in order (inputs, then outputs)
+ *   TY: the output's type
+ * Scratch: none.
+ * Arguments:
+ *   x: input
+ *   y: output
+ *   n: elements
+ *   alpha, beta: the op's parameters (Clip: bounds)
+ */
+#define DEEPLOY_PROTOTYPE_FExp \
+    static void KERNEL(const T *restrict x, TY *restrict y, uint32_t n, float alpha, float beta)
+
+/* FFloor (ffloor.inc): Float y = op(x) elementwise (funary.inc: Sqrt, Exp, Ceil, Floor, Round,
+ * Sigmoid, HardSigmoid, HardSwish, Swish, Gelu, Clip, Relu).
+ *
+ * Type macros:
+ *   T: the element types of the node's operands, in order (inputs, then outputs)
+ *   TY: the output's type
+ * Scratch: none.
+ * Arguments:
+ *   x: input
+ *   y: output
+ *   n: elements
+ *   alpha, beta: the op's parameters (Clip: bounds)
+ */
+#define DEEPLOY_PROTOTYPE_FFloor \
+    static void KERNEL(const T *restrict x, TY *restrict y, uint32_t n, float alpha, float beta)
+
+/* FGelu (fgelu.inc): Float y = op(x) elementwise (funary.inc: Sqrt, Exp, Ceil, Floor, Round,
+ * Sigmoid, HardSigmoid, HardSwish, Swish, Gelu, Clip, Relu).
+ *
+ * Type macros:
+ *   T: the element types of the node's operands, in order (inputs, then outputs)
+ *   TY: the output's type
+ * Scratch: none.
+ * Arguments:
+ *   x: input
+ *   y: output
+ *   n: elements
+ *   alpha, beta: the op's parameters (Clip: bounds)
+ */
+#define DEEPLOY_PROTOTYPE_FGelu \
+    static void KERNEL(const T *restrict x, TY *restrict y, uint32_t n, float alpha, float beta)
+
+/* FGeluTanh (fgelu_tanh.inc): Float y = op(x) elementwise (funary.inc: Sqrt, Exp, Ceil, Floor,
+ * Round, Sigmoid, HardSigmoid, HardSwish, Swish, Gelu, Clip, Relu).
+ *
+ * Type macros:
+ *   T: the element types of the node's operands, in order (inputs, then outputs)
+ *   TY: the output's type
+ * Scratch: none.
+ * Arguments:
+ *   x: input
+ *   y: output
+ *   n: elements
+ *   alpha, beta: the op's parameters (Clip: bounds)
+ */
+#define DEEPLOY_PROTOTYPE_FGeluTanh \
+    static void KERNEL(const T *restrict x, TY *restrict y, uint32_t n, float alpha, float beta)
+
+/* FGemm (gemm.inc): Batched GEMM: Y[b] = alpha * op(A[b]) @ op(B[b]) + beta * C, op an optional
+ * transpose; C (may be NULL) is c_rows x c_cols broadcast onto M x N.
+ *
+ * Type macros:
+ *   TA, TB: the element types of the node's operands, in order (inputs, then outputs)
+ *   TC: C's type (int32_t when there is none)
+ *   TY: the output's type
+ *   TSUM: accumulator: int32_t, or int64_t when the proven bound of alpha * sum + beta * C needs it
+ * Scratch: none.
+ * Arguments:
+ *   A: M x K (K x M if transA)
+ *   B: K x N (N x K if transB)
+ *   C: or NULL
+ *   Y: batch x M x N
+ *   batch, M, N, K: batch entries and sizes
+ *   a_bstride: element stride between batch entries (0: shared)
+ *   b_bstride, c_bstride: the same for B and C
+ *   transA, transB: 1: transposed
+ *   alpha, beta: scales of the product and of C
+ *   c_rows, c_cols: C's shape
+ */
+#define DEEPLOY_PROTOTYPE_FGemm \
+    static void KERNEL(const TA *restrict A, const TB *restrict B, const TC *restrict C, \
+                       TY *restrict Y, uint32_t batch, uint32_t M, uint32_t N, uint32_t K, \
+                       uint32_t a_bstride, uint32_t b_bstride, uint32_t c_bstride, \
+                       uint32_t transA, uint32_t transB, int32_t alpha, int32_t beta, \
+                       uint32_t c_rows, uint32_t c_cols)
+
+/* FHardSigmoid (fhardsigmoid.inc): Float y = op(x) elementwise (funary.inc: Sqrt, Exp, Ceil, Floor,
+ * Round, Sigmoid, HardSigmoid, HardSwish, Swish, Gelu, Clip, Relu).
+ *
+ * Type macros:
+ *   T: the element types of the node's operands, in order (inputs, then outputs)
+ *   TY: the output's type
+ * Scratch: none.
+ * Arguments:
+ *   x: input
+ *   y: output
+ *   n: elements
+ *   alpha, beta: the op's parameters (Clip: bounds)
+ */
+#define DEEPLOY_PROTOTYPE_FHardSigmoid \
+    static void KERNEL(const T *restrict x, TY *restrict y, uint32_t n, float alpha, float beta)
+
+/* FHardSwish (fhardswish.inc): Float y = op(x) elementwise (funary.inc: Sqrt, Exp, Ceil, Floor,
+ * Round, Sigmoid, HardSigmoid, HardSwish, Swish, Gelu, Clip, Relu).
+ *
+ * Type macros:
+ *   T: the element types of the node's operands, in order (inputs, then outputs)
+ *   TY: the output's type
+ * Scratch: none.
+ * Arguments:
+ *   x: input
+ *   y: output
+ *   n: elements
+ *   alpha, beta: the op's parameters (Clip: bounds)
+ */
+#define DEEPLOY_PROTOTYPE_FHardSwish \
+    static void KERNEL(const T *restrict x, TY *restrict y, uint32_t n, float alpha, float beta)
+
+/* FMax (fmax.inc): y = OP(a, b) elementwise (Add, Sub, Mul, Max, Min: binary.inc), a and b
+ * broadcast onto y over up to 4 merged dims.
+ *
+ * Type macros:
+ *   TA, TB, TY: the element types of the node's operands, in order (inputs, then outputs)
+ *   TV: the type the operation is computed in: int32_t, or int64_t when an operand or the output
+ *     holds values beyond int32
+ * Scratch: none.
+ * Arguments:
+ *   a: first operand
+ *   b: second operand
+ *   y: output, contiguous
+ *   d0, d1, d2, d3: output dims after merging, outermost first (1-padded)
+ *   sa0, sa1, sa2, sa3: element strides of a over d0..d3 (0 on broadcast dims)
+ *   sb0, sb1, sb2, sb3: element strides of b over d0..d3 (0 on broadcast dims)
+ */
+#define DEEPLOY_PROTOTYPE_FMax \
+    static void KERNEL(const TA *restrict a, const TB *restrict b, TY *restrict y, uint32_t d0, \
+                       uint32_t d1, uint32_t d2, uint32_t d3, uint32_t sa0, uint32_t sa1, \
+                       uint32_t sa2, uint32_t sa3, uint32_t sb0, uint32_t sb1, uint32_t sb2, \
+                       uint32_t sb3)
+
+/* FMaxReduce (fmaxreduce.inc): ReduceSum / rounded integer mean (ReduceMean, IntegerMean): y =
+ * floor((sum + divisor/2) / divisor) over the reduced axes; an empty input gives zeros without a
+ * call.
+ *
+ * Type macros:
+ *   TIN: the element types of the node's operands, in order (inputs, then outputs)
+ *   TOUT: the output's type
+ *   TACC: accumulator: int32_t if count * max|x| + count fits, else int64_t
+ * Scratch: none.
+ * Arguments:
+ *   x: input
+ *   y: output
+ *   kept: kept dims
+ *   ks: their element strides
+ *   red: reduced dims
+ *   rs: their element strides
+ *   inner: contiguous kept run (1 when the last axis is reduced)
+ *   divisor: the mean's count, 1 for a sum
+ *   shift: log2(divisor), or -1 if not a power of 2
+ */
+#define DEEPLOY_PROTOTYPE_FMaxReduce \
+    static void KERNEL(const TIN *restrict x, TOUT *restrict y, const uint32_t kept[3], \
+                       const uint32_t ks[3], const uint32_t red[3], const uint32_t rs[3], \
+                       uint32_t inner, uint32_t divisor, int32_t shift)
+
+/* FMin (fmin.inc): y = OP(a, b) elementwise (Add, Sub, Mul, Max, Min: binary.inc), a and b
+ * broadcast onto y over up to 4 merged dims.
+ *
+ * Type macros:
+ *   TA, TB, TY: the element types of the node's operands, in order (inputs, then outputs)
+ *   TV: the type the operation is computed in: int32_t, or int64_t when an operand or the output
+ *     holds values beyond int32
+ * Scratch: none.
+ * Arguments:
+ *   a: first operand
+ *   b: second operand
+ *   y: output, contiguous
+ *   d0, d1, d2, d3: output dims after merging, outermost first (1-padded)
+ *   sa0, sa1, sa2, sa3: element strides of a over d0..d3 (0 on broadcast dims)
+ *   sb0, sb1, sb2, sb3: element strides of b over d0..d3 (0 on broadcast dims)
+ */
+#define DEEPLOY_PROTOTYPE_FMin \
+    static void KERNEL(const TA *restrict a, const TB *restrict b, TY *restrict y, uint32_t d0, \
+                       uint32_t d1, uint32_t d2, uint32_t d3, uint32_t sa0, uint32_t sa1, \
+                       uint32_t sa2, uint32_t sa3, uint32_t sb0, uint32_t sb1, uint32_t sb2, \
+                       uint32_t sb3)
+
+/* FMul (fmul.inc): y = OP(a, b) elementwise (Add, Sub, Mul, Max, Min: binary.inc), a and b
+ * broadcast onto y over up to 4 merged dims.
+ *
+ * Type macros:
+ *   TA, TB, TY: the element types of the node's operands, in order (inputs, then outputs)
+ *   TV: the type the operation is computed in: int32_t, or int64_t when an operand or the output
+ *     holds values beyond int32
+ * Scratch: none.
+ * Arguments:
+ *   a: first operand
+ *   b: second operand
+ *   y: output, contiguous
+ *   d0, d1, d2, d3: output dims after merging, outermost first (1-padded)
+ *   sa0, sa1, sa2, sa3: element strides of a over d0..d3 (0 on broadcast dims)
+ *   sb0, sb1, sb2, sb3: element strides of b over d0..d3 (0 on broadcast dims)
+ */
+#define DEEPLOY_PROTOTYPE_FMul \
+    static void KERNEL(const TA *restrict a, const TB *restrict b, TY *restrict y, uint32_t d0, \
+                       uint32_t d1, uint32_t d2, uint32_t d3, uint32_t sa0, uint32_t sa1, \
+                       uint32_t sa2, uint32_t sa3, uint32_t sb0, uint32_t sb1, uint32_t sb2, \
+                       uint32_t sb3)
+
+/* FNorm (fnorm.inc): Float normalisation of blocks x width elements (LayerNormalization, RMSNorm,
+ * InstanceNormalization, GroupNormalization): see fnorm.inc.
+ *
+ * Type macros:
+ *   T: the element types of the node's operands, in order (inputs, then outputs)
+ * Scratch: none.
+ * Arguments:
+ *   x: input
+ *   scale: scale
+ *   bias: bias, or NULL
+ *   y: output
+ *   blocks, width: normalised blocks
+ *   per_sample, stride, channels: scale entry of element i of block b: ((b % per_sample) * width +
+ *     i) / stride % channels
+ *   eps, rms: 1: no mean subtracted
+ */
+#define DEEPLOY_PROTOTYPE_FNorm \
+    static void KERNEL(const T *restrict x, const T *restrict scale, const T *restrict bias, \
+                       T *restrict y, uint32_t blocks, uint32_t width, uint32_t per_sample, \
+                       uint32_t stride, uint32_t channels, float eps, uint32_t rms)
+
+/* FPow (fpow.inc): y = OP(a, b) elementwise (Add, Sub, Mul, Max, Min: binary.inc), a and b
+ * broadcast onto y over up to 4 merged dims.
+ *
+ * Type macros:
+ *   TA, TB, TY: the element types of the node's operands, in order (inputs, then outputs)
+ *   TV: the type the operation is computed in: int32_t, or int64_t when an operand or the output
+ *     holds values beyond int32
+ * Scratch: none.
+ * Arguments:
+ *   a: first operand
+ *   b: second operand
+ *   y: output, contiguous
+ *   d0, d1, d2, d3: output dims after merging, outermost first (1-padded)
+ *   sa0, sa1, sa2, sa3: element strides of a over d0..d3 (0 on broadcast dims)
+ *   sb0, sb1, sb2, sb3: element strides of b over d0..d3 (0 on broadcast dims)
+ */
+#define DEEPLOY_PROTOTYPE_FPow \
+    static void KERNEL(const TA *restrict a, const TB *restrict b, TY *restrict y, uint32_t d0, \
+                       uint32_t d1, uint32_t d2, uint32_t d3, uint32_t sa0, uint32_t sa1, \
+                       uint32_t sa2, uint32_t sa3, uint32_t sb0, uint32_t sb1, uint32_t sb2, \
+                       uint32_t sb3)
+
+/* FRound (fround.inc): Float y = op(x) elementwise (funary.inc: Sqrt, Exp, Ceil, Floor, Round,
+ * Sigmoid, HardSigmoid, HardSwish, Swish, Gelu, Clip, Relu).
+ *
+ * Type macros:
+ *   T: the element types of the node's operands, in order (inputs, then outputs)
+ *   TY: the output's type
+ * Scratch: none.
+ * Arguments:
+ *   x: input
+ *   y: output
+ *   n: elements
+ *   alpha, beta: the op's parameters (Clip: bounds)
+ */
+#define DEEPLOY_PROTOTYPE_FRound \
+    static void KERNEL(const T *restrict x, TY *restrict y, uint32_t n, float alpha, float beta)
+
+/* FSigmoid (fsigmoid.inc): Float y = op(x) elementwise (funary.inc: Sqrt, Exp, Ceil, Floor, Round,
+ * Sigmoid, HardSigmoid, HardSwish, Swish, Gelu, Clip, Relu).
+ *
+ * Type macros:
+ *   T: the element types of the node's operands, in order (inputs, then outputs)
+ *   TY: the output's type
+ * Scratch: none.
+ * Arguments:
+ *   x: input
+ *   y: output
+ *   n: elements
+ *   alpha, beta: the op's parameters (Clip: bounds)
+ */
+#define DEEPLOY_PROTOTYPE_FSigmoid \
+    static void KERNEL(const T *restrict x, TY *restrict y, uint32_t n, float alpha, float beta)
+
+/* FSoftmax (fsoftmax.inc): Float softmax along the middle axis: see fsoftmax.inc.
+ *
+ * Type macros:
+ *   T: the element types of the node's operands, in order (inputs, then outputs)
+ * Scratch: none.
+ * Arguments:
+ *   x: input
+ *   y: output
+ *   outer, width, inner: x as [outer][width][inner], softmax along width
+ */
+#define DEEPLOY_PROTOTYPE_FSoftmax \
+    static void KERNEL(const T *restrict x, T *restrict y, uint32_t outer, uint32_t width, \
+                       uint32_t inner)
+
+/* FSoftmaxGrad (fsoftmaxgrad.inc): Float softmax gradient dx = y * (dy - sum(dy * y)) along the
+ * middle axis.
+ *
+ * Type macros:
+ *   T: the element types of the node's operands, in order (inputs, then outputs)
+ * Scratch: none.
+ * Arguments:
+ *   dy: upstream gradient
+ *   y: softmax output
+ *   dx: output
+ *   outer, width, inner: x as [outer][width][inner], softmax along width
+ */
+#define DEEPLOY_PROTOTYPE_FSoftmaxGrad \
+    static void KERNEL(const T *restrict dy, const T *restrict y, T *restrict dx, uint32_t outer, \
+                       uint32_t width, uint32_t inner)
+
+/* FSqrt (fsqrt.inc): Float y = op(x) elementwise (funary.inc: Sqrt, Exp, Ceil, Floor, Round,
+ * Sigmoid, HardSigmoid, HardSwish, Swish, Gelu, Clip, Relu).
+ *
+ * Type macros:
+ *   T: the element types of the node's operands, in order (inputs, then outputs)
+ *   TY: the output's type
+ * Scratch: none.
+ * Arguments:
+ *   x: input
+ *   y: output
+ *   n: elements
+ *   alpha, beta: the op's parameters (Clip: bounds)
+ */
+#define DEEPLOY_PROTOTYPE_FSqrt \
+    static void KERNEL(const T *restrict x, TY *restrict y, uint32_t n, float alpha, float beta)
+
+/* FSub (fsub.inc): y = OP(a, b) elementwise (Add, Sub, Mul, Max, Min: binary.inc), a and b
+ * broadcast onto y over up to 4 merged dims.
+ *
+ * Type macros:
+ *   TA, TB, TY: the element types of the node's operands, in order (inputs, then outputs)
+ *   TV: the type the operation is computed in: int32_t, or int64_t when an operand or the output
+ *     holds values beyond int32
+ * Scratch: none.
+ * Arguments:
+ *   a: first operand
+ *   b: second operand
+ *   y: output, contiguous
+ *   d0, d1, d2, d3: output dims after merging, outermost first (1-padded)
+ *   sa0, sa1, sa2, sa3: element strides of a over d0..d3 (0 on broadcast dims)
+ *   sb0, sb1, sb2, sb3: element strides of b over d0..d3 (0 on broadcast dims)
+ */
+#define DEEPLOY_PROTOTYPE_FSub \
+    static void KERNEL(const TA *restrict a, const TB *restrict b, TY *restrict y, uint32_t d0, \
+                       uint32_t d1, uint32_t d2, uint32_t d3, uint32_t sa0, uint32_t sa1, \
+                       uint32_t sa2, uint32_t sa3, uint32_t sb0, uint32_t sb1, uint32_t sb2, \
+                       uint32_t sb3)
+
+/* FSum (fsum.inc): ReduceSum / rounded integer mean (ReduceMean, IntegerMean): y = floor((sum +
+ * divisor/2) / divisor) over the reduced axes; an empty input gives zeros without a call.
+ *
+ * Type macros:
+ *   TIN: the element types of the node's operands, in order (inputs, then outputs)
+ *   TOUT: the output's type
+ *   TACC: accumulator: int32_t if count * max|x| + count fits, else int64_t
+ * Scratch: none.
+ * Arguments:
+ *   x: input
+ *   y: output
+ *   kept: kept dims
+ *   ks: their element strides
+ *   red: reduced dims
+ *   rs: their element strides
+ *   inner: contiguous kept run (1 when the last axis is reduced)
+ *   divisor: the mean's count, 1 for a sum
+ *   shift: log2(divisor), or -1 if not a power of 2
+ */
+#define DEEPLOY_PROTOTYPE_FSum \
+    static void KERNEL(const TIN *restrict x, TOUT *restrict y, const uint32_t kept[3], \
+                       const uint32_t ks[3], const uint32_t red[3], const uint32_t rs[3], \
+                       uint32_t inner, uint32_t divisor, int32_t shift)
+
+/* FSwish (fswish.inc): Float y = op(x) elementwise (funary.inc: Sqrt, Exp, Ceil, Floor, Round,
+ * Sigmoid, HardSigmoid, HardSwish, Swish, Gelu, Clip, Relu).
+ *
+ * Type macros:
+ *   T: the element types of the node's operands, in order (inputs, then outputs)
+ *   TY: the output's type
+ * Scratch: none.
+ * Arguments:
+ *   x: input
+ *   y: output
+ *   n: elements
+ *   alpha, beta: the op's parameters (Clip: bounds)
+ */
+#define DEEPLOY_PROTOTYPE_FSwish \
+    static void KERNEL(const T *restrict x, TY *restrict y, uint32_t n, float alpha, float beta)
+
 /* Gather (gather.inc): Gather of constant indices along one axis, x viewed as [outer][D][inner];
  * the indices come as runs of consecutive values (start[r], len[r]).
  *

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from Deeploy.codegen.c_text import c_float
 from Deeploy.targets.generic.bindings.strides import merge_strided_dims
 from Deeploy.targets.platform import Kernel
 from Deeploy.targets.signature import Signature, param
@@ -30,7 +31,9 @@ def _dm_cint(v: int) -> str:
     return f"{v}LL" if v < 2**63 else f"{v}ULL"
 
 
-def _dm_cval(dtype, v: int) -> str:
+def _dm_cval(dtype, v: int | float) -> str:
+    if dtype.is_float:
+        return c_float(v)
     return f"({dtype.ctype}){_dm_cint(v)}"
 
 

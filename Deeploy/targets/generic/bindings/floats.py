@@ -1,0 +1,204 @@
+"""Generic kernels of float networks (float32; bfloat16 widened to float32 and rounded back):
+elementwise math, convolutions and GEMM with float accumulators, reductions, pooling,
+normalisations and softmax. Each accepts a node only when its operands are float; integer nodes
+fall through to the integer kernels of the same op. Data movement (Transpose, Pad, MaxPool, the
+views, Concat, Slice, Gather) uses the type-generic kernels."""
+
+from __future__ import annotations
+
+from Deeploy.ir.dtypes import FLOAT32, INT32
+from Deeploy.targets.generic.bindings.core import _BINARY_CALL, _CONV_CALL, _DWCONV_CALL, _GEMM_CALL, _broadcastable, \
+    _conv_patch_bytes
+from Deeploy.targets.generic.bindings.data import _REDUCE_CALL, _dm_reduce_view
+from Deeploy.targets.platform import Kernel
+from Deeploy.targets.signature import Signature, param
+
+__all__ = ["FLOAT_KERNELS"]
+
+_X, _Y = "${x[0].ptr}", "${y[0].ptr}"
+
+
+def _floats(node, graph):
+    """None when every input and output of the node is float, else why not."""
+    names = [i for i in node.inputs if i] + [o for o in node.outputs if o]
+    ints = [n for n in names if not graph.tensors[n].dtype.is_float]
+    return f"integer operands ({', '.join(ints)})" if ints else None
+
+
+def _float_first(node, graph):
+    """The first input and the output float (further inputs may be integer: Pow's exponent)."""
+    first = graph.tensors[node.inputs[0]].dtype
+    out = graph.tensors[node.outputs[0]].dtype
+    return None if first.is_float and out.is_float else "integer operands"
+
+
+def _all(*checks):
+    def accepts(node, graph):
+        for check in checks:
+            reason = check(node, graph)
+            if reason is not None:
+                return reason
+        return None
+    return accepts
+
+
+def _out_type(name):
+    return lambda node, graph: ((name, graph.tensors[node.outputs[0]].dtype),)
+
+
+def _conv_types(node, graph):
+    third = node.inputs[2] if len(node.inputs) > 2 else ""
+    return (("TB", graph.tensors[third].dtype if third else INT32), ("TOUT", graph.tensors[node.outputs[0]].dtype),
+            ("TSUM", FLOAT32))
+
+
+def _gemm_types(node, graph):
+    third = node.inputs[2] if len(node.inputs) > 2 else ""
+    return (("TC", graph.tensors[third].dtype if third else INT32), ("TY", graph.tensors[node.outputs[0]].dtype),
+            ("TSUM", FLOAT32))
+
+
+def _integral_scales(node, graph):
+    p = node.params
+    if p.alpha != int(p.alpha) or p.beta != int(p.beta):
+        return f"alpha={p.alpha} and beta={p.beta} must be integers (the kernel's int32 parameters)"
+    return None
+
+
+def _bf16_free(node, graph):
+    """Kernels whose accumulator is TSUM read operands with a cast: no bfloat16."""
+    names = [i for i in node.inputs if i] + list(node.outputs)
+    return "bfloat16 operands" if any(graph.tensors[n].dtype.bits == 16 for n in names) else None
+
+
+def _binary(name, source):
+    return Kernel(name, source, _BINARY_CALL, ("TA", "TB", "TY"), _all(_float_first, _broadcastable))
+
+
+_UNARY_CALL = Signature(
+    "Float y = op(x) elementwise (funary.inc: Sqrt, Exp, Ceil, Floor, Round, Sigmoid, HardSigmoid, HardSwish, "
+    "Swish, Gelu, Clip, Relu).",
+    (param("const T *restrict x", _X, "input"), param("TY *restrict y", _Y, "output"),
+     param("uint32_t n", "${y[0].size}", "elements"),
+     param("float alpha", "${alpha}"), param("float beta", "${beta}", "the op's parameters (Clip: bounds)")),
+    setup="<%! from Deeploy.targets.generic.bindings.floats import unary_args %><% alpha, beta = unary_args(node) %>",
+    types={"TY": "the output's type"})
+
+
+def unary_args(node) -> tuple[str, str]:
+    """The alpha and beta arguments of a unary float kernel, as C float expressions."""
+    from Deeploy.codegen.c_text import c_float
+    p = node.params
+    if node.op == "Relu":
+        return c_float(0.0), c_float(float("inf"))
+    if node.op == "Clip":
+        lo = float("-inf") if p.lo is None else p.lo
+        hi = float("inf") if p.hi is None else p.hi
+        return c_float(lo), c_float(hi)
+    return c_float(getattr(p, "alpha", 0.0)), c_float(getattr(p, "beta", 0.0))
+
+
+def _unary(name, source):
+    return Kernel(name, source, _UNARY_CALL, ("T",), _floats, extra_types=_out_type("TY"))
+
+
+def _reduce_accepts(node, graph):
+    return _float_first(node, graph) or (None if _dm_reduce_view(node.params) is not None
+                                    else "more than 3 kept or reduced axis groups")
+
+
+_AVGPOOL_CALL = Signature(
+    "Float average pooling, NCHW, as 2-D: window taps inside the input summed, divided by their count "
+    "(or by the taps inside the padded extent when include_pad).",
+    (param("const T *restrict x", _X, "input"), param("T *restrict y", _Y, "output"),
+     param("uint32_t C", "${p.batch * p.channels}", "batch * channels"),
+     param("uint32_t H", "${p.in_hw[0]}"), param("uint32_t W", "${p.in_hw[1]}", "input size"),
+     param("uint32_t KH", "${p.kernel[0]}"), param("uint32_t KW", "${p.kernel[1]}", "window size"),
+     param("uint32_t OH", "${p.out_hw[0]}"), param("uint32_t OW", "${p.out_hw[1]}", "output size"),
+     param("uint32_t SH", "${p.stride[0]}"), param("uint32_t SW", "${p.stride[1]}", "strides"),
+     param("uint32_t DH", "${p.dilation[0]}"), param("uint32_t DW", "${p.dilation[1]}", "dilations"),
+     param("uint32_t PT", "${p.pads[0]}"), param("uint32_t PL", "${p.pads[1]}"),
+     param("uint32_t PB", "${p.pads[2]}"), param("uint32_t PR", "${p.pads[3]}", "pads"),
+     param("uint32_t include_pad", "${int(p.count_include_pad)}", "1: padded taps count in the divisor")))
+
+_NORM_CALL = Signature(
+    "Float normalisation of blocks x width elements (LayerNormalization, RMSNorm, InstanceNormalization, "
+    "GroupNormalization): see fnorm.inc.",
+    (param("const T *restrict x", _X, "input"), param("const T *restrict scale", "${x[1].ptr}", "scale"),
+     param("const T *restrict bias", '${x[2].ptr if p.has_bias else "NULL"}', "bias, or NULL"),
+     param("T *restrict y", _Y, "output"),
+     param("uint32_t blocks", "${p.blocks}"), param("uint32_t width", "${p.width}", "normalised blocks"),
+     param("uint32_t per_sample", "${p.per_sample}"), param("uint32_t stride", "${p.stride}"),
+     param("uint32_t channels", "${p.channels}", "scale entry of element i of block b: "
+           "((b % per_sample) * width + i) / stride % channels"),
+     param("float eps", "${c_float(p.eps)}"), param("uint32_t rms", "${int(p.rms)}", "1: no mean subtracted")),
+    setup="<%! from Deeploy.codegen.c_text import c_float %>")
+
+_BATCHNORM_CALL = Signature(
+    "Float inference batch normalisation of x viewed as [outer][C][inner].",
+    (param("const T *restrict x", _X, "input"), param("const T *restrict scale", "${x[1].ptr}"),
+     param("const T *restrict bias", "${x[2].ptr}"), param("const T *restrict mean", "${x[3].ptr}"),
+     param("const T *restrict var", "${x[4].ptr}", "per-channel parameters"), param("T *restrict y", _Y, "output"),
+     param("uint32_t outer", "${p.shape[0]}"), param("uint32_t C", "${p.shape[1]}"),
+     param("uint32_t inner", "${y[0].size // (p.shape[0] * p.shape[1]) if y[0].size else 0}", "x as [outer][C][inner]"),
+     param("float eps", "${c_float(p.eps)}")),
+    setup="<%! from Deeploy.codegen.c_text import c_float %>")
+
+_ROWS = (param("uint32_t outer", "${p.outer}"), param("uint32_t width", "${p.width}"),
+         param("uint32_t inner", "${p.inner}", "x as [outer][width][inner], softmax along width"))
+_SOFTMAX_CALL = Signature("Float softmax along the middle axis: see fsoftmax.inc.",
+                          (param("const T *restrict x", _X, "input"), param("T *restrict y", _Y, "output"), *_ROWS))
+_SOFTMAX_GRAD_CALL = Signature(
+    "Float softmax gradient dx = y * (dy - sum(dy * y)) along the middle axis.",
+    (param("const T *restrict dy", _X, "upstream gradient"), param("const T *restrict y", "${x[1].ptr}",
+                                                                    "softmax output"),
+     param("T *restrict dx", _Y, "output"), *_ROWS))
+
+_CONV_ACCEPTS = _all(_floats, _bf16_free)
+
+FLOAT_KERNELS: dict[str, tuple[Kernel, ...]] = {
+    "Add": (_binary("FAdd", "fadd.inc"),),
+    "Sub": (_binary("FSub", "fsub.inc"),),
+    "Mul": (_binary("FMul", "fmul.inc"),),
+    "Div": (_binary("FDiv", "fdiv.inc"),),
+    "Pow": (_binary("FPow", "fpow.inc"),),
+    "Max": (_binary("FMax", "fmax.inc"),),
+    "Min": (_binary("FMin", "fmin.inc"),),
+    "Sqrt": (_unary("FSqrt", "fsqrt.inc"),),
+    "Exp": (_unary("FExp", "fexp.inc"),),
+    "Ceil": (_unary("FCeil", "fceil.inc"),),
+    "Floor": (_unary("FFloor", "ffloor.inc"),),
+    "Round": (_unary("FRound", "fround.inc"),),
+    "Sigmoid": (_unary("FSigmoid", "fsigmoid.inc"),),
+    "HardSigmoid": (_unary("FHardSigmoid", "fhardsigmoid.inc"),),
+    "HardSwish": (_unary("FHardSwish", "fhardswish.inc"),),
+    "Swish": (_unary("FSwish", "fswish.inc"),),
+    "Gelu": (Kernel("FGeluTanh", "fgelu_tanh.inc", _UNARY_CALL, ("T",),
+                    _all(_floats, lambda n, g: None if n.params.tanh else "not the tanh form"),
+                    extra_types=_out_type("TY")),
+             _unary("FGelu", "fgelu.inc")),
+    "Relu": (_unary("FClip", "fclip.inc"),),
+    "Clip": (_unary("FClip", "fclip.inc"),),
+    "Conv": (Kernel("FDWConv2d", "conv2d_depthwise.inc", _DWCONV_CALL, ("TIN", "TW"),
+                    accepts=_all(_CONV_ACCEPTS, lambda n, g: None if n.params.depthwise else "not depthwise"),
+                    extra_types=_conv_types),
+             Kernel("FConv2d", "conv2d.inc", _CONV_CALL, ("TIN", "TW"), _CONV_ACCEPTS, scratch=_conv_patch_bytes,
+                    extra_types=_conv_types)),
+    "Gemm": (Kernel("FGemm", "gemm.inc", _GEMM_CALL, ("TA", "TB"), _all(_CONV_ACCEPTS, _integral_scales),
+                    extra_types=_gemm_types),),
+    "MatMul": (Kernel("FGemm", "gemm.inc", _GEMM_CALL, ("TA", "TB"), _CONV_ACCEPTS, extra_types=_gemm_types),),
+    "ReduceSum": (Kernel("FSum", "fsum.inc", _REDUCE_CALL, ("TIN",), _reduce_accepts, extra_types=_out_type("TOUT")),),
+    "ReduceMean": (Kernel("FSum", "fsum.inc", _REDUCE_CALL, ("TIN",), _reduce_accepts, extra_types=_out_type("TOUT")),),
+    "GlobalAveragePool": (Kernel("FSum", "fsum.inc", _REDUCE_CALL, ("TIN",), _reduce_accepts,
+                                 extra_types=_out_type("TOUT")),),
+    "GlobalMaxPool": (Kernel("FMaxReduce", "fmaxreduce.inc", _REDUCE_CALL, ("TIN",), _reduce_accepts,
+                             extra_types=_out_type("TOUT")),),
+    "AveragePool": (Kernel("FAvgPool", "favgpool.inc", _AVGPOOL_CALL, ("T",), _floats),),
+    "LayerNormalization": (Kernel("FNorm", "fnorm.inc", _NORM_CALL, ("T",), _floats),),
+    "RMSNorm": (Kernel("FNorm", "fnorm.inc", _NORM_CALL, ("T",), _floats),),
+    "InstanceNormalization": (Kernel("FNorm", "fnorm.inc", _NORM_CALL, ("T",), _floats),),
+    "GroupNormalization": (Kernel("FNorm", "fnorm.inc", _NORM_CALL, ("T",), _floats),),
+    "BatchNormalization": (Kernel("FBatchNorm", "fbatchnorm.inc", _BATCHNORM_CALL, ("T",), _floats),),
+    "Softmax": (Kernel("FSoftmax", "fsoftmax.inc", _SOFTMAX_CALL, ("T",), _floats),),
+    "SoftmaxGrad": (Kernel("FSoftmaxGrad", "fsoftmaxgrad.inc", _SOFTMAX_GRAD_CALL, ("T",), _floats),),
+}
