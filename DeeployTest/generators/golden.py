@@ -25,7 +25,7 @@ from Deeploy.ops import Trait, ops_with
 from Deeploy.reference import run_reference
 from DeeployTest.generators.builder import BuildError, Net
 
-__all__ = ["write_test", "save_npz", "STANDARD_OPS"]
+__all__ = ["write_test", "save_npz", "save_arrays", "STANDARD_OPS"]
 
 # ops onnxruntime runs with the integer meaning the compiler gives them
 STANDARD_OPS = ops_with(Trait.STANDARD)
@@ -39,14 +39,21 @@ _ZIP_DATE = (1980, 1, 1, 0, 0, 0)
 def save_npz(path: Path, arrays: list[np.ndarray], prefix: str) -> None:
     """An npz file with byte-identical content on every run (fixed zip timestamps); each
     array in the narrowest integer type that holds it, keys ``<prefix>_<k>``."""
+    narrow = {}
+    for k, a in enumerate(arrays):
+        a = np.asarray(a, dtype=np.int64)
+        narrow[f"{prefix}_{k}"] = a.astype(dtype_of_values(a).numpy)
+    save_arrays(path, narrow)
+
+
+def save_arrays(path: Path, arrays: dict[str, np.ndarray]) -> None:
+    """An npz file of ``arrays`` as they are, byte-identical on every run (fixed zip timestamps)."""
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_STORED) as zf:
-        for k, a in enumerate(arrays):
-            a = np.asarray(a, dtype=np.int64)
-            a = a.astype(dtype_of_values(a).numpy)
+        for key, a in arrays.items():
             member = io.BytesIO()
             np.lib.format.write_array(member, np.ascontiguousarray(a), allow_pickle=False)
-            info = zipfile.ZipInfo(f"{prefix}_{k}.npy", date_time=_ZIP_DATE)
+            info = zipfile.ZipInfo(f"{key}.npy", date_time=_ZIP_DATE)
             info.external_attr = 0o644 << 16
             zf.writestr(info, member.getvalue())
     _write_if_changed(path, buf.getvalue())
@@ -133,7 +140,10 @@ def _ort_goldens(net: Net, model: onnx.ModelProto) -> list[np.ndarray] | None:
 def write_test(net: Net, folder: Path, ort_check: bool = True) -> dict:
     """Write network.onnx, inputs.npz and outputs.npz of ``net`` into ``folder``.
 
-    Returns a summary: nodes, ORT-checked nodes, golden source, bytes written."""
+    Returns a summary: nodes, ORT-checked nodes, golden source, bytes written. A float network
+    (``floatnets.FloatNet``) writes itself, with goldens from onnxruntime."""
+    if hasattr(net, "write"):
+        return net.write(folder)
     model = net.to_onnx()
     data = model.SerializeToString()
 

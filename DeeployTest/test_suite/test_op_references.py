@@ -46,7 +46,8 @@ def build_model(op: str, case: Case, node_name: str = "node") -> onnx.ModelProto
             names.append(f"a{k}")
             elem = helper.np_dtype_to_tensor_dtype(operand.value.dtype)
             inputs.append(helper.make_tensor_value_info(f"a{k}", elem, list(operand.value.shape)))
-    out_elem = helper.np_dtype_to_tensor_dtype(case.operands[0].value.dtype)
+    out_elem = helper.np_dtype_to_tensor_dtype(np.dtype(case.out_type) if case.out_type and not case.domain
+                                               else case.operands[0].value.dtype)
     node = helper.make_node(op, names, ["y"], name=node_name, domain=case.domain, **case.attrs)
     graph = helper.make_graph([node], f"{op}_test", inputs,
                               [helper.make_tensor_value_info("y", out_elem, None)], inits)

@@ -281,6 +281,26 @@
                        uint32_t OW, uint32_t SH, uint32_t SW, uint32_t DH, uint32_t DW, \
                        uint32_t PT, uint32_t PL)
 
+/* FDequantize (fdequantize.inc): QuantizeLinear / DequantizeLinear over x viewed as
+ * [outer][channels][inner], scale and zero point per channel (channels = 1: scalar).
+ *
+ * Type macros:
+ *   T, TS: the element types of the node's operands, in order (inputs, then outputs)
+ * Scratch: none.
+ * Arguments:
+ *   x: input
+ *   scale: scale
+ *   zp: zero point, or NULL
+ *   y: output
+ *   n: elements
+ *   channels, inner: x's view
+ *   lo, hi: the quantized type's range
+ */
+#define DEEPLOY_PROTOTYPE_FDequantize \
+    static void KERNEL(const T *restrict x, const TS *restrict scale, const TZ *restrict zp, \
+                       TY *restrict y, uint32_t n, uint32_t channels, uint32_t inner, int32_t lo, \
+                       int32_t hi)
+
 /* FDiv (fdiv.inc): y = OP(a, b) elementwise (Add, Sub, Mul, Max, Min: binary.inc), a and b
  * broadcast onto y over up to 4 merged dims.
  *
@@ -587,6 +607,26 @@
                        uint32_t d1, uint32_t d2, uint32_t d3, uint32_t sa0, uint32_t sa1, \
                        uint32_t sa2, uint32_t sa3, uint32_t sb0, uint32_t sb1, uint32_t sb2, \
                        uint32_t sb3)
+
+/* FQuantize (fquantize.inc): QuantizeLinear / DequantizeLinear over x viewed as
+ * [outer][channels][inner], scale and zero point per channel (channels = 1: scalar).
+ *
+ * Type macros:
+ *   T, TS: the element types of the node's operands, in order (inputs, then outputs)
+ * Scratch: none.
+ * Arguments:
+ *   x: input
+ *   scale: scale
+ *   zp: zero point, or NULL
+ *   y: output
+ *   n: elements
+ *   channels, inner: x's view
+ *   lo, hi: the quantized type's range
+ */
+#define DEEPLOY_PROTOTYPE_FQuantize \
+    static void KERNEL(const T *restrict x, const TS *restrict scale, const TZ *restrict zp, \
+                       TY *restrict y, uint32_t n, uint32_t channels, uint32_t inner, int32_t lo, \
+                       int32_t hi)
 
 /* FRound (fround.inc): Float y = op(x) elementwise (funary.inc: Sqrt, Exp, Ceil, Floor, Round,
  * Sigmoid, HardSigmoid, HardSwish, Swish, Gelu, Clip, Relu).

@@ -154,6 +154,21 @@ _SOFTMAX_GRAD_CALL = Signature(
                                                                     "softmax output"),
      param("T *restrict dx", _Y, "output"), *_ROWS))
 
+_QUANT_CALL = Signature(
+    "QuantizeLinear / DequantizeLinear over x viewed as [outer][channels][inner], scale and zero point per "
+    "channel (channels = 1: scalar).",
+    (param("const T *restrict x", _X, "input"), param("const TS *restrict scale", "${x[1].ptr}", "scale"),
+     param("const TZ *restrict zp", '${x[2].ptr if p.has_zero_point else "NULL"}', "zero point, or NULL"),
+     param("TY *restrict y", _Y, "output"), param("uint32_t n", "${y[0].size}", "elements"),
+     param("uint32_t channels", "${p.channels}"), param("uint32_t inner", "${p.inner}", "x's view"),
+     param("int32_t lo", "${p.lo}"), param("int32_t hi", "${p.hi}", "the quantized type's range")))
+
+
+def _quant_types(node, graph):
+    zp = node.inputs[2] if len(node.inputs) > 2 else ""
+    return (("TZ", graph.tensors[zp].dtype if zp else INT32), ("TY", graph.tensors[node.outputs[0]].dtype))
+
+
 _CONV_ACCEPTS = _all(_floats, _bf16_free)
 
 FLOAT_KERNELS: dict[str, tuple[Kernel, ...]] = {
@@ -200,5 +215,7 @@ FLOAT_KERNELS: dict[str, tuple[Kernel, ...]] = {
     "GroupNormalization": (Kernel("FNorm", "fnorm.inc", _NORM_CALL, ("T",), _floats),),
     "BatchNormalization": (Kernel("FBatchNorm", "fbatchnorm.inc", _BATCHNORM_CALL, ("T",), _floats),),
     "Softmax": (Kernel("FSoftmax", "fsoftmax.inc", _SOFTMAX_CALL, ("T",), _floats),),
+    "QuantizeLinear": (Kernel("FQuantize", "fquantize.inc", _QUANT_CALL, ("T", "TS"), extra_types=_quant_types),),
+    "DequantizeLinear": (Kernel("FDequantize", "fdequantize.inc", _QUANT_CALL, ("T", "TS"), extra_types=_quant_types),),
     "SoftmaxGrad": (Kernel("FSoftmaxGrad", "fsoftmaxgrad.inc", _SOFTMAX_GRAD_CALL, ("T",), _floats),),
 }

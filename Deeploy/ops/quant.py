@@ -1,0 +1,109 @@
+"""QuantizeLinear and DequantizeLinear, the joints of mixed graphs: a float tensor becomes an
+integer one (``saturate(round_half_even(x / scale) + zero_point)``, the zero point's type,
+uint8 without one) and back (``(x - zero_point) * scale`` in float32). Scale and zero point are a
+scalar or one value per channel of ``axis``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from Deeploy.errors import OpError
+from Deeploy.ir.dtypes import FLOAT32, UINT8, float_result
+from Deeploy.ops._attrs import attr_int, in_tensor, normalize_axis, require_inputs
+from Deeploy.ops.examples import F32, I8, U8, Case, act, const, frand, rand
+from Deeploy.ops._registry import Cost, OpDef, Trait, register
+
+__all__ = ["QuantParams"]
+
+
+@dataclass(frozen=True)
+class QuantParams:
+    """x viewed as [outer, channels, inner]: scale and zero point per channel (channels = 1: scalar)."""
+
+    shape: tuple[int, ...]
+    channels: int
+    inner: int
+    has_zero_point: bool
+    lo: int = 0          # QuantizeLinear: the output type's range
+    hi: int = 255
+
+    def per_channel(self, v: np.ndarray) -> np.ndarray:
+        return v.reshape(1, -1, 1) if self.channels > 1 else v.reshape(1, 1, 1)
+
+
+def _quant_parse(node, graph):
+    require_inputs(node, 2, 3)
+    x, scale = graph.tensors[node.inputs[0]], graph.tensors[node.inputs[1]]
+    zp = in_tensor(node, graph, 2)
+    if not scale.dtype.is_float:
+        raise OpError(node, f"scale must be a float tensor, got {scale.dtype}")
+    if node.op == "QuantizeLinear" and not x.dtype.is_float:
+        raise OpError(node, f"quantizes a float tensor, got {x.dtype}")
+    if node.op == "DequantizeLinear" and x.dtype.is_float:
+        raise OpError(node, f"dequantizes an integer tensor, got {x.dtype}")
+    if zp is not None and (zp.dtype.is_float or zp.size != scale.size):
+        raise OpError(node, f"zero point must be an integer tensor with as many values as scale ({scale.size})")
+    shape = tuple(x.shape)
+    out = zp.dtype if zp is not None else UINT8
+    if node.op == "QuantizeLinear" and out.bits > 16:
+        raise OpError(node, f"quantizes to 8 or 16 bits, the zero point is {out}")
+    if scale.size == 1:
+        return QuantParams(shape, 1, 1, zp is not None, out.min, out.max)
+    axis = normalize_axis(node, attr_int(node, "axis", 1), len(shape))
+    if scale.size != shape[axis]:
+        raise OpError(node, f"scale has {scale.size} values, expected 1 or {shape[axis]} (axis {axis})")
+    return QuantParams(shape, shape[axis], int(np.prod(shape[axis + 1:], dtype=np.int64)), zp is not None,
+                       out.min, out.max)
+
+
+def _quant_infer(p, ins):
+    return [(p.shape, ins[2].dtype if p.has_zero_point else UINT8)]
+
+
+def _dequant_infer(p, ins):
+    return [(p.shape, float_result(ins[1].dtype) or FLOAT32)]
+
+
+def _view(p, x):
+    return x.reshape(-1, p.channels, p.inner)
+
+
+def _quant_reference(p, xs):
+    x, scale = _view(p, xs[0].astype(np.float32)), p.per_channel(xs[1].astype(np.float32))
+    zp = p.per_channel(xs[2]) if p.has_zero_point else 0
+    q = np.round(x / scale).astype(np.float64) + zp       # float32 quotient, rounded half to even
+    return [np.clip(q, p.lo, p.hi).astype(np.int64).reshape(p.shape)]
+
+
+def _dequant_reference(p, xs):
+    x, scale = _view(p, xs[0]), p.per_channel(xs[1].astype(np.float32))
+    zp = p.per_channel(xs[2]) if p.has_zero_point else 0
+    return [((x - zp).astype(np.float32) * scale).reshape(p.shape)]
+
+
+def _cost(p, ins, outs):
+    return Cost(ops=2 * outs[0].size, bytes=ins[0].nbytes + outs[0].nbytes)
+
+
+def _quant_cases(rng):
+    return [Case("scalar_int8", (act(frand(rng, [2, 3, 8], -6, 6), F32), const(np.array(0.05, F32)),
+                                 const(np.array(3, I8))), out_type="int8"),
+            Case("per_channel_uint8", (act(frand(rng, [1, 3, 4]), F32), const(np.array([0.1, 0.02, 0.3], F32)),
+                                       const(np.array([128, 0, 10], U8))), dict(axis=1), out_type="uint8"),
+            Case("halves_saturate", (act(np.arange(-40, 40, dtype=np.float32) * 2.5, F32), const(np.array(0.5, F32)),
+                                     const(np.array(-2, I8))), out_type="int8")]
+
+
+def _dequant_cases(rng):
+    return [Case("scalar_int8", (act(rand(rng, [2, 3, 8]), I8), const(np.array(0.05, F32)), const(np.array(3, I8))),
+                 out_type="float32"),
+            Case("per_channel_uint8", (act(rand(rng, [1, 3, 4], 0, 255), U8), const(np.array([0.1, 0.02, 0.3], F32)),
+                                       const(np.array([128, 0, 10], U8))), dict(axis=1), out_type="float32")]
+
+
+register(OpDef("QuantizeLinear", _quant_parse, _quant_infer, _quant_reference, _cost,
+               traits=frozenset({Trait.STANDARD, Trait.ELEMENTWISE}), examples=_quant_cases))
+register(OpDef("DequantizeLinear", _quant_parse, _dequant_infer, _dequant_reference, _cost,
+               traits=frozenset({Trait.STANDARD, Trait.ELEMENTWISE}), examples=_dequant_cases))

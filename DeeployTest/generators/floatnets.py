@@ -1,0 +1,214 @@
+"""Float32 test networks: a MobileNet-style CNN, a Llama-style decoder layer, a ViT-style
+encoder and a mixed graph (float around an int8 part joined by QuantizeLinear/DequantizeLinear).
+
+They are written with float32 weights and inputs; the goldens come from onnxruntime on the whole
+model, and the compiler's reference interpreter must agree with them within the float tolerance
+of the test harness (a check that the file means what onnxruntime computes)."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+from Deeploy.frontend import assign_input_types, infer_graph, load_onnx
+from Deeploy.ir.dtypes import FLOAT32
+from Deeploy.reference import run_reference
+from DeeployTest.generators.builder import BuildError
+from DeeployTest.generators.golden import save_arrays
+from DeeployTest.generators.registry import test
+from DeeployTest.testUtils.harness import FLOAT_TOLERANCE
+
+__all__ = ["FloatNet"]
+
+_OPSET = 20   # Gelu is a standard op from opset 20
+
+
+class FloatNet:
+    """A float32 ONNX graph under construction (shapes tracked by onnx shape inference)."""
+
+    def __init__(self, name: str, rng: np.random.Generator):
+        self.name, self.rng = name, rng
+        self.nodes: list[onnx.NodeProto] = []
+        self.inits: list[TensorProto] = []
+        self.inputs: list[tuple[str, np.ndarray]] = []
+        self.outputs: list[str] = []
+        self._k = 0
+
+    def _fresh(self, base: str) -> str:
+        self._k += 1
+        return f"{base}_{self._k}"
+
+    def input(self, name: str, shape: Sequence[int], scale: float = 1.0, dtype=np.float32) -> str:
+        value = (self.rng.standard_normal(shape) * scale).astype(dtype)
+        self.inputs.append((name, value))
+        return name
+
+    def const(self, value, name: str = "w") -> str:
+        name = self._fresh(name)
+        self.inits.append(numpy_helper.from_array(np.asarray(value), name))
+        return name
+
+    def weight(self, shape: Sequence[int], fan_in: int | None = None, name: str = "w") -> str:
+        fan_in = fan_in or int(np.prod(shape[1:]))
+        return self.const((self.rng.standard_normal(shape) / np.sqrt(fan_in)).astype(np.float32), name)
+
+    def node(self, op: str, inputs: Sequence[str], domain: str = "", **attrs: Any) -> str:
+        out = self._fresh(op)
+        self.nodes.append(helper.make_node(op, list(inputs), [out], name=out, domain=domain, **attrs))
+        return out
+
+    def output(self, name: str) -> None:
+        self.outputs.append(name)
+
+    def to_onnx(self) -> onnx.ModelProto:
+        ins = [helper.make_tensor_value_info(n, helper.np_dtype_to_tensor_dtype(v.dtype), list(v.shape))
+               for n, v in self.inputs]
+        outs = [helper.make_tensor_value_info(n, TensorProto.FLOAT, None) for n in self.outputs]
+        graph = helper.make_graph(self.nodes, self.name, ins, outs, self.inits)
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", _OPSET)],
+                                  producer_name="DeeployTest/generate_tests.py")
+        model.ir_version = 9
+        return onnx.shape_inference.infer_shapes(model)
+
+    # ---- the test folder -----------------------------------------------------------------
+    def write(self, folder: Path) -> dict:
+        """network.onnx, inputs.npz and outputs.npz (goldens from onnxruntime, always)."""
+        import onnxruntime as ort
+        model = self.to_onnx()
+        data = model.SerializeToString()
+        opts = ort.SessionOptions()
+        opts.intra_op_num_threads = 1
+        opts.log_severity_level = 3
+        feeds = dict(self.inputs)
+        golden = ort.InferenceSession(data, opts, providers=["CPUExecutionProvider"]).run(None, feeds)
+        with tempfile.TemporaryDirectory() as tmp:
+            path = Path(tmp) / "network.onnx"
+            path.write_bytes(data)
+            graph = load_onnx(path)
+        assign_input_types(graph, feeds)
+        infer_graph(graph)
+        ref = run_reference(graph, feeds)
+        rtol, atol = FLOAT_TOLERANCE[FLOAT32]
+        for name, want in zip(self.outputs, golden):
+            if not np.allclose(ref[name], want, rtol=rtol, atol=atol):
+                worst = float(np.max(np.abs(ref[name] - want)))
+                raise BuildError(f"{self.name}: output '{name}' of the reference differs from onnxruntime by {worst:g}")
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "network.onnx").write_bytes(data)
+        save_arrays(folder / "inputs.npz", feeds)
+        save_arrays(folder / "outputs.npz", dict(zip(self.outputs, golden)))
+        size = sum((folder / f).stat().st_size for f in ("network.onnx", "inputs.npz", "outputs.npz"))
+        data_bytes = sum(v.nbytes for v in feeds.values()) + sum(g.nbytes for g in golden)
+        return {"nodes": len(self.nodes), "ort_checked": len(self.nodes), "golden": "onnxruntime", "bytes": size,
+                "data_bytes": data_bytes}
+
+
+# ---- layers -------------------------------------------------------------------------------
+def _conv(net, x, c_in, c_out, k, stride=1, group=1, act=True):
+    w = net.weight([c_out, c_in // group, k, k])
+    y = net.node("Conv", [x, w, net.const(np.zeros(c_out, np.float32) + 0.01, "b")], kernel_shape=[k, k],
+                 strides=[stride, stride], pads=[k // 2] * 4, group=group)
+    return net.node("Relu", [y]) if act else y
+
+
+def _linear(net, x, d_in, d_out):
+    return net.node("MatMul", [x, net.weight([d_in, d_out], d_in)])
+
+
+def _rmsnorm(net, x, dim):
+    """x / sqrt(mean(x^2) + eps) * w, from standard ops (onnxruntime runs it)."""
+    sq = net.node("Mul", [x, x])
+    ms = net.node("ReduceMean", [sq, net.const(np.array([-1], np.int64), "axes")], keepdims=1)
+    rs = net.node("Sqrt", [net.node("Add", [ms, net.const(np.array(1e-6, np.float32), "eps")])])
+    w = net.const((1.0 + 0.1 * net.rng.standard_normal(dim)).astype(np.float32), "norm")
+    return net.node("Mul", [net.node("Div", [x, rs]), w])
+
+
+def _attention(net, x, tokens, dim, heads, causal):
+    hd = dim // heads
+    split = net.const(np.array([tokens, heads, hd], np.int64), "shape")
+    q, k, v = (net.node("Transpose", [net.node("Reshape", [_linear(net, x, dim, dim), split])], perm=[1, 0, 2])
+               for _ in range(3))
+    kt = net.node("Transpose", [k], perm=[0, 2, 1])
+    s = net.node("Mul", [net.node("MatMul", [q, kt]), net.const(np.array(1 / np.sqrt(hd), np.float32), "scale")])
+    if causal:
+        mask = np.triu(np.full((tokens, tokens), -1e4, np.float32), 1)
+        s = net.node("Add", [s, net.const(mask, "mask")])
+    p = net.node("Softmax", [s], axis=-1)
+    o = net.node("Transpose", [net.node("MatMul", [p, v])], perm=[1, 0, 2])
+    o = net.node("Reshape", [o, net.const(np.array([tokens, dim], np.int64), "shape")])
+    return _linear(net, o, dim, dim)
+
+
+# ---- networks -----------------------------------------------------------------------------
+@test("Models/Float/MobileNet")
+def mobilenet(rng):
+    """Conv stem, two inverted-residual blocks (depthwise 3x3), global pooling, classifier."""
+    net = FloatNet("float_mobilenet", rng)
+    x = _conv(net, net.input("input", [1, 3, 16, 16]), 3, 8, 3, stride=2)
+    for _ in range(2):
+        h = _conv(net, x, 8, 16, 1)
+        h = _conv(net, h, 16, 16, 3, group=16)
+        x = net.node("Add", [x, _conv(net, h, 16, 8, 1, act=False)])
+    pooled = net.node("Flatten", [net.node("GlobalAveragePool", [x])], axis=1)
+    net.output(net.node("Gemm", [pooled, net.weight([10, 8]), net.const(np.zeros(10, np.float32), "b")], transB=1))
+    return net
+
+
+@test("Models/Float/Llama")
+def llama(rng):
+    """One Llama-style decoder layer over 8 tokens: RMSNorm, causal attention (2 heads), RMSNorm,
+    SiLU-gated MLP, residuals, then the final RMSNorm and the vocabulary projection."""
+    net = FloatNet("float_llama", rng)
+    tokens, dim, hidden = 8, 32, 64
+    x = net.input("input", [tokens, dim])
+    x = net.node("Add", [x, _attention(net, _rmsnorm(net, x, dim), tokens, dim, 2, causal=True)])
+    h = _rmsnorm(net, x, dim)
+    gate = _linear(net, h, dim, hidden)
+    gate = net.node("Mul", [gate, net.node("Sigmoid", [gate])])
+    x = net.node("Add", [x, _linear(net, net.node("Mul", [gate, _linear(net, h, dim, hidden)]), hidden, dim)])
+    net.output(_linear(net, _rmsnorm(net, x, dim), dim, 48))
+    return net
+
+
+@test("Models/Float/ViT")
+def vit(rng):
+    """A ViT-style encoder: 4x4 patches of a 16x16 image, position embedding, one pre-norm block
+    (LayerNormalization, attention with 2 heads, GELU MLP), mean over tokens, classifier."""
+    net = FloatNet("float_vit", rng)
+    dim, tokens = 24, 16
+    patches = net.node("Conv", [net.input("input", [1, 3, 16, 16]), net.weight([dim, 3, 4, 4])],
+                       kernel_shape=[4, 4], strides=[4, 4])
+    x = net.node("Transpose", [net.node("Reshape", [patches, net.const(np.array([dim, tokens], np.int64), "shape")])],
+                 perm=[1, 0])
+    x = net.node("Add", [x, net.const((0.1 * rng.standard_normal((tokens, dim))).astype(np.float32), "pos")])
+
+    def norm(v):
+        return net.node("LayerNormalization", [v, net.const(np.ones(dim, np.float32), "ln_w"),
+                                               net.const(np.zeros(dim, np.float32), "ln_b")], axis=-1, epsilon=1e-5)
+    x = net.node("Add", [x, _attention(net, norm(x), tokens, dim, 2, causal=False)])
+    h = net.node("Gelu", [net.node("Add", [_linear(net, norm(x), dim, 2 * dim),
+                                           net.const(np.zeros(2 * dim, np.float32), "b")])])
+    x = net.node("Add", [x, _linear(net, h, 2 * dim, dim)])
+    pooled = net.node("ReduceMean", [norm(x), net.const(np.array([0], np.int64), "axes")], keepdims=1)
+    net.output(net.node("Gemm", [pooled, net.weight([dim, 10]), net.const(np.zeros(10, np.float32), "b")]))
+    return net
+
+
+@test("Kernels/Float/QuantDequant")
+def quant_dequant(rng):
+    """A mixed graph: float input quantized to int8, an integer MaxPool, dequantized back to float
+    and scaled (the pooled tensor keeps its int8 type)."""
+    net = FloatNet("float_quant_dequant", rng)
+    scale = net.const(np.array(0.05, np.float32), "scale")
+    zero = net.const(np.array(-3, np.int8), "zero_point")
+    q = net.node("QuantizeLinear", [net.input("input", [1, 4, 8, 8], scale=2.0), scale, zero])
+    pooled = net.node("MaxPool", [q], kernel_shape=[2, 2], strides=[2, 2])
+    d = net.node("DequantizeLinear", [pooled, scale, zero])
+    net.output(net.node("Mul", [d, net.const(np.array(1.5, np.float32), "gain")]))
+    return net
