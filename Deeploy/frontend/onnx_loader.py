@@ -149,7 +149,7 @@ def load_onnx(path: str | Path) -> Graph:
 
     inputs = []
     for vi in g.input:
-        if vi.name in tensors:
+        if vi.name in raw:
             continue  # an initializer that is also listed as an input: a constant
         elem = vi.type.tensor_type.elem_type
         if elem in FLOAT_ONNX_TYPES:
