@@ -97,7 +97,9 @@ def _ops(args) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from Deeploy import __version__
     parser = argparse.ArgumentParser(prog="deeploy", description="Compile quantized ONNX networks to C.")
+    parser.add_argument("--version", action="version", version=f"deeploy {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     c = sub.add_parser("compile", help="compile an ONNX network into a standalone C project")
     c.add_argument("model", help="the .onnx file")

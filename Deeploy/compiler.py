@@ -48,7 +48,8 @@ class CompileResult:
 
 OUTPUT_MARK = ".deeploy-output"
 # What older versions wrote without the mark: a folder holding only these is also ours.
-_GENERATED_NAMES = {"Network.c", "Network.h", "CMakeLists.txt", "tiling.json", "manifest.json", "kernels", "include"}
+_GENERATED_NAMES = {"Network.c", "Network.h", "CMakeLists.txt", "tiling.json", "manifest.json", "kernels", "include",
+                    "cmake", "runtime", "link.ld", "main.c", "testdata.h"}
 
 
 def _check_replaceable(out_dir: Path) -> None:

@@ -43,12 +43,19 @@ set(LINKER_SCRIPT "" CACHE FILEPATH "Generated linker script (empty: Siracusa's 
 
 set(SIRACUSA_REPO_DIR ${CMAKE_CURRENT_LIST_DIR}/..)
 get_filename_component(SIRACUSA_REPO_DIR ${SIRACUSA_REPO_DIR} ABSOLUTE)
-set(SIRACUSA_RUNTIME_DIR ${SIRACUSA_REPO_DIR}/TargetLibraries/PULPOpen)
-set(SIRACUSA_RUNTIME_SOURCES ${SIRACUSA_RUNTIME_DIR}/src/deeploy_runtime.c ${SIRACUSA_RUNTIME_DIR}/src/deeploy_dma.c
-    ${SIRACUSA_RUNTIME_DIR}/src/deeploy_tiling.c)
+# The cluster runtime's sources and headers: TargetLibraries/PULPOpen, unless the including project
+# (a compiled network's own CMakeLists.txt, which carries copies) sets these two folders first.
+if(NOT DEEPLOY_RUNTIME_SOURCE_DIR)
+  set(DEEPLOY_RUNTIME_SOURCE_DIR ${SIRACUSA_REPO_DIR}/TargetLibraries/PULPOpen/src)
+endif()
+if(NOT DEEPLOY_RUNTIME_INCLUDE_DIR)
+  set(DEEPLOY_RUNTIME_INCLUDE_DIR ${SIRACUSA_REPO_DIR}/TargetLibraries/PULPOpen/inc)
+endif()
+set(SIRACUSA_RUNTIME_SOURCES ${DEEPLOY_RUNTIME_SOURCE_DIR}/deeploy_runtime.c ${DEEPLOY_RUNTIME_SOURCE_DIR}/deeploy_dma.c
+    ${DEEPLOY_RUNTIME_SOURCE_DIR}/deeploy_tiling.c)
 # what the top-level CMakeLists.txt builds once with DEEPLOY_RUNTIME_ONLY=ON
 set(DEEPLOY_PLATFORM_RUNTIME_SOURCES ${SIRACUSA_RUNTIME_SOURCES})
-set(DEEPLOY_PLATFORM_INCLUDE_DIRS ${SIRACUSA_RUNTIME_DIR}/inc)
+set(DEEPLOY_PLATFORM_INCLUDE_DIRS ${DEEPLOY_RUNTIME_INCLUDE_DIR})
 set(DEEPLOY_RUNTIME_OBJECTS "" CACHE STRING "Prebuilt runtime objects linked instead of compiling the runtime sources")
 
 function(deeploy_platform_setup)
@@ -66,10 +73,10 @@ function(deeploy_platform_setup)
     message(FATAL_ERROR "LINKER_SCRIPT ${script} does not exist")
   endif()
   foreach(t IN LISTS ARG_LIBRARIES)
-    target_include_directories(${t} PUBLIC ${SIRACUSA_RUNTIME_DIR}/inc)
+    target_include_directories(${t} PUBLIC ${DEEPLOY_RUNTIME_INCLUDE_DIR})
   endforeach()
   foreach(t IN LISTS ARG_EXECUTABLES)
-    target_include_directories(${t} PRIVATE ${SIRACUSA_RUNTIME_DIR}/inc)
+    target_include_directories(${t} PRIVATE ${DEEPLOY_RUNTIME_INCLUDE_DIR})
     if(DEEPLOY_RUNTIME_OBJECTS)
       target_sources(${t} PRIVATE ${DEEPLOY_RUNTIME_OBJECTS})
     else()

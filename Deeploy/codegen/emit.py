@@ -14,6 +14,7 @@ from mako.template import Template
 from Deeploy.binding import Layer
 from Deeploy.codegen.buffers import Buf, BufferNames
 from Deeploy.codegen.describe import describe_network, idle_reason
+from Deeploy.codegen.project_files import write_platform_files
 from Deeploy.codegen.c_text import c_float, comment_text
 from Deeploy.ir.dtypes import BFLOAT16
 from Deeploy.ir.graph import Graph
@@ -125,7 +126,8 @@ def emit_project(graph: Graph, layers: list[Layer], plan: MemoryPlan, platform: 
                layers=layers, constants=constants,
                const_bytes=const_bytes, arena=arena, arena_size=plan.arena_size,
                lower_bound=plan.lower_bound, inputs=inputs, outputs=outputs,
-               instances=sorted(instances.values()), calls=calls)
+               instances=sorted(instances.values()), calls=calls,
+               cmake_platform=platform.cmake_platform, linker_script=platform.linker_script is not None)
 
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "Network.c").write_text(_file_template("Network.c.mako").render(**ctx))
@@ -142,5 +144,6 @@ def emit_project(graph: Graph, layers: list[Layer], plan: MemoryPlan, platform: 
         for header in sorted((kernel_dir.parent / "inc").glob("*.h")):  # runtime interface
             (out_dir / "include").mkdir(exist_ok=True)
             shutil.copyfile(header, out_dir / "include" / header.name)
+    write_platform_files(platform, out_dir)
     return EmitSummary(len(layers), tuple(sorted(instances)), const_bytes, plan.arena_size,
                        plan.lower_bound, sum(b.nbytes for b in inputs + outputs), manifest)

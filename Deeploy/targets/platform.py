@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Sequence
 
 from Deeploy.ir.dtypes import DType
+from Deeploy.resources import target_libraries
 from Deeploy.ir.graph import Graph, Node
 from Deeploy.targets.signature import Signature
 
@@ -17,7 +18,7 @@ if TYPE_CHECKING:
 
 __all__ = ["Engine", "Kernel", "MemoryLevel", "Platform", "TARGET_LIBRARIES", "HOST"]
 
-TARGET_LIBRARIES = Path(__file__).resolve().parents[2] / "TargetLibraries"
+TARGET_LIBRARIES = target_libraries()
 
 
 @dataclass(frozen=True)
@@ -100,6 +101,7 @@ class Platform:
     engines: tuple[Engine, ...] = (HOST,)          # the first runs kernels that name none
     timing: object | None = None                   # cycle-model parameters of a virtual platform
     tiling: PlatformTiling | None = None           # tiling cost-model parameters (tiled platforms)
+    linker_script: Callable[[Sequence[MemoryLevel]], str] | None = None  # link.ld of a compiled output
 
     @property
     def kernel_dirs(self) -> tuple[Path, ...]:

@@ -9,7 +9,7 @@ from Deeploy.passes.layout import convs_to_channels_last, simplify_transposes
 from Deeploy.passes.requant_fusion import fuse_requant
 from Deeploy.targets.platform import Engine, MemoryLevel, Platform
 from Deeploy.targets.siracusa.bindings import SIRACUSA_BINDINGS
-from Deeploy.targets.siracusa.linker import l1_reserved_bytes
+from Deeploy.targets.siracusa.linker import l1_reserved_bytes, linker_script
 from Deeploy.targets.siracusa.timing import TimingModel
 from Deeploy.tiling.params import PlatformTiling, TilingParams
 
@@ -83,6 +83,7 @@ SIRACUSA = Platform(
     engines=(Engine("cluster", cores=8, forked=True, runtime="deeploy_runtime.h"),),
     timing=TIMING,
     tiling=PlatformTiling(VIRTUAL_PLATFORM_L1, L3_STAGING),
+    linker_script=linker_script,
 )
 
 PLATFORM = SIRACUSA

@@ -22,14 +22,14 @@ from pathlib import Path
 from typing import NamedTuple, Sequence
 
 from Deeploy.errors import BuildError, DeeployError
+from Deeploy.resources import timing_plugin
 from Deeploy.targets.siracusa.linker import qemu_ram_bytes
 
-__all__ = ["QEMU", "PLUGIN", "RunResult", "elf_symbols", "elf_regions", "qemu_command", "run_elf"]
+__all__ = ["QEMU", "RunResult", "elf_symbols", "elf_regions", "qemu_command", "run_elf"]
 
-REPO = Path(__file__).resolve().parents[3]
 QEMU = "qemu-system-riscv32"
-PLUGIN = REPO / "toolchain" / "build" / "libdeeploy_timing.so"
-_INSTALL = "run `bash toolchain/install.sh` (from the repository root) to install it"
+_INSTALL = ("install it (Debian: apt-get install qemu-system-misc; in a checkout "
+            "`bash toolchain/install.sh` installs everything)")
 
 
 class RunResult(NamedTuple):
@@ -113,14 +113,13 @@ def run_elf(elf: str | Path, num_cores: int | None = None, *, timeout: float = 1
     plugin_args = None
     rec_path = None
     if plugin:
-        if not PLUGIN.is_file():
-            raise BuildError(f"the QEMU timing plugin {PLUGIN} is not built: {_INSTALL}")
+        plugin_path = timing_plugin()
         rec_path = Path(records).resolve() if records is not None else elf.with_name(elf.name + ".records.txt")
         rec_path.parent.mkdir(parents=True, exist_ok=True)
         rec_path.unlink(missing_ok=True)          # never mistake an old file for this run's
         if "," in str(rec_path):
             raise BuildError(f"record file path must not contain ',' (QEMU option syntax): {rec_path}")
-        plugin_args = ",".join([str(PLUGIN), f"out={rec_path}"] +
+        plugin_args = ",".join([str(plugin_path), f"out={rec_path}"] +
                                [f"region={name}:0x{base:x}:0x{size:x}" for name, base, size in regions])
     cmd = qemu_command(elf, num_cores, memory, plugin_args, extra_args)
     try:

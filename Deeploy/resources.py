@@ -1,0 +1,71 @@
+"""Where the files the compiler ships beside its Python code live: ``TargetLibraries/`` (kernels
+and platform runtimes), ``cmake/`` (the platform build files) and ``toolchain/`` (the QEMU timing
+plugin's sources). In a checkout they are the repository's own folders; an installed wheel
+carries copies under ``Deeploy/_data/`` (``setup.py`` puts them there)."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+from Deeploy.errors import BuildError
+
+__all__ = ["data_root", "target_libraries", "cmake_dir", "toolchain_dir", "timing_plugin"]
+
+_PACKAGE = Path(__file__).resolve().parent
+_PLUGIN = "libdeeploy_timing.so"
+
+
+def data_root() -> Path:
+    """The folder holding ``TargetLibraries/``, ``cmake/`` and ``toolchain/``."""
+    packaged = _PACKAGE / "_data"
+    return packaged if (packaged / "TargetLibraries").is_dir() else _PACKAGE.parent
+
+
+def target_libraries() -> Path:
+    return data_root() / "TargetLibraries"
+
+
+def cmake_dir() -> Path:
+    return data_root() / "cmake"
+
+
+def toolchain_dir() -> Path:
+    return data_root() / "toolchain"
+
+
+def _cache_dir() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "deeploy"
+
+
+def timing_plugin(build: bool = True) -> Path:
+    """The QEMU timing plugin: ``toolchain/build/`` of a checkout (``toolchain/install.sh`` builds
+    it there), else compiled once from the shipped sources with the host C compiler into
+    ``~/.cache/deeploy/`` (keyed by the sources' hash). Raises BuildError if it cannot be built."""
+    sources = toolchain_dir() / "qemu_plugin"
+    built = toolchain_dir() / "build" / _PLUGIN
+    if built.is_file() or not build:
+        return built
+    files = sorted(p for p in sources.glob("*") if p.suffix in (".c", ".h"))
+    if not files:
+        raise BuildError(f"the QEMU timing plugin's sources are missing ({sources})")
+    digest = hashlib.sha256(b"".join(p.name.encode() + p.read_bytes() for p in files)).hexdigest()[:16]
+    cached = _cache_dir() / f"{digest}-{_PLUGIN}"
+    if cached.is_file():
+        return cached
+    cc = os.environ.get("CC") or shutil.which("gcc") or shutil.which("cc")
+    if cc is None:
+        raise BuildError("building the QEMU timing plugin needs a host C compiler (gcc); install it")
+    cached.parent.mkdir(parents=True, exist_ok=True)
+    tmp = cached.with_name(f".{cached.name}.{os.getpid()}")
+    proc = subprocess.run([cc, "-shared", "-fPIC", "-O2", "-fvisibility=hidden", "-o", str(tmp),
+                           str(sources / "deeploy_timing.c"), "-lpthread"], capture_output=True, text=True)
+    if proc.returncode:
+        tmp.unlink(missing_ok=True)
+        raise BuildError(f"building the QEMU timing plugin failed: {proc.stderr.strip()[-500:]}")
+    os.replace(tmp, cached)
+    return cached
