@@ -2,6 +2,8 @@
 
     deeploy compile net.onnx --platform Generic -o out/   # standalone C project + summary
     deeploy compile net.onnx --platform Siracusa --cores 8 -o out/
+    deeploy compile net.onnx --platform Siracusa -o out/ --emit-testbench  # + main.c checking outputs.npz
+    deeploy run out/                                       # build it, run it (host or QEMU): Errors: 0 out of N
     deeploy ops --platform Generic                         # operators the platform runs
 """
 
@@ -59,6 +61,20 @@ def _snapshot_folder(states: Path | None):
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+def _testbench(args, graph, values, onnx_path: Path):
+    """The writer of ``--emit-testbench``'s main.c and testdata.h (inputs and expected outputs
+    checked against the graph before anything is compiled)."""
+    from Deeploy.codegen.testbench import testbench_writer
+    from Deeploy.targets import get_platform
+    expected = Path(args.outputs) if args.outputs else onnx_path.with_name("outputs.npz")
+    if values is None:
+        raise DeeployError(f"--emit-testbench needs inputs: give --inputs x.npz or put inputs.npz beside {onnx_path}")
+    if not expected.is_file():
+        raise DeeployError(f"--emit-testbench needs expected outputs: {expected} does not exist "
+                           f"(give --outputs y.npz or put outputs.npz beside {onnx_path})")
+    return testbench_writer(graph, values, expected, section=get_platform(args.platform).reference_section)
+
+
 def _compile(args) -> None:
     from Deeploy.compiler import compile_graph
     from Deeploy.frontend import assign_input_types, load_npz_arrays, load_onnx, map_arrays
@@ -71,12 +87,13 @@ def _compile(args) -> None:
     if args.inputs or samples.is_file():
         values = map_arrays(samples, load_npz_arrays(samples), graph.inputs, graph, "input")
         print(f"input types from {samples}")
+    testbench = _testbench(args, graph, values, onnx_path) if args.emit_testbench else None
     for note in assign_input_types(graph, values, _input_types(args.input_type)):
         print("note:", note)
     out = Path(args.output)
     with _snapshot_folder(out.with_name(out.name + "_states") if args.snapshots else None) as states:
         result = compile_graph(graph, args.platform, out, source=onnx_path.name, snapshot_dir=states,
-                               cores=args.cores, log=print if args.verbose else None)
+                               cores=args.cores, log=print if args.verbose else None, extra_files=testbench)
     s = result.summary
     kernels = collections.Counter(layer.variant for layer in result.layers)
     print(f"compiled {onnx_path} for {args.platform} in {time.perf_counter() - start:.2f} s -> {out}/")
@@ -85,6 +102,11 @@ def _compile(args) -> None:
     print(f"  constants:  {s.const_bytes} B")
     print(f"  activations: arena {s.arena_size} B (lower bound, peak of live bytes: {s.lower_bound} B)")
     print(f"  inputs+outputs: {s.io_bytes} B")
+
+
+def _run(args) -> int:
+    from Deeploy.run import run_output
+    return run_output(args.folder, args.build_dir, timeout=args.timeout, verbose=args.verbose)
 
 
 def _ops(args) -> None:
@@ -113,21 +135,32 @@ def main(argv: list[str] | None = None) -> int:
     c.add_argument("--cores", type=int, default=None,
                    help="cluster cores the code will run on (cluster platforms; default: all)")
     c.add_argument("--snapshots", action="store_true", help="write ONNX snapshots to <output>_states/")
+    c.add_argument("--emit-testbench", action="store_true",
+                   help="add main.c and testdata.h: feed the inputs, check the expected outputs, print "
+                        "'Errors: E out of N' (build and run it with `deeploy run <output>`)")
+    c.add_argument("--outputs", help="npz of expected outputs for --emit-testbench "
+                   "(default: outputs.npz beside the model)")
     c.add_argument("-v", "--verbose", action="store_true")
     c.set_defaults(run=_compile)
+    r = sub.add_parser("run", help="build an output of `compile --emit-testbench` and run it (host or QEMU)")
+    r.add_argument("folder", help="the compiled output folder")
+    r.add_argument("--build-dir", help="CMake build folder (default: <folder>/build)")
+    r.add_argument("--timeout", type=float, default=600.0, help="seconds the program may run (default 600)")
+    r.add_argument("-v", "--verbose", action="store_true", help="show the build commands and their output")
+    r.set_defaults(run=_run)
     o = sub.add_parser("ops", help="list operators and the platform's kernels for them")
     o.add_argument("--platform", default="Generic")
     o.set_defaults(run=_ops)
     args = parser.parse_args(argv)
     try:
-        args.run(args)
+        status = args.run(args)
     except DeeployError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print("error: interrupted; nothing was written", file=sys.stderr)
         return 130
-    return 0
+    return status or 0
 
 
 if __name__ == "__main__":

@@ -108,6 +108,13 @@ def write_atomically(out_dir: Path, fill: Callable[[Path], object]):
             shutil.rmtree(old, ignore_errors=True)
 
 
+def _emit(folder: Path, extra_files, graph: Graph, layers, plan, target, source, cores, tiled=None) -> EmitSummary:
+    summary = emit_project(graph, layers, plan, target, folder, source, cores, tiled)
+    if extra_files is not None:
+        extra_files(graph, folder)
+    return summary
+
+
 def compile_network(onnx_path: str | Path, platform: str, out_dir: str | Path, *,
                     input_values: dict[str, np.ndarray] | None = None,
                     input_types: dict[str, DType] | None = None,
@@ -130,10 +137,13 @@ def compile_network(onnx_path: str | Path, platform: str, out_dir: str | Path, *
 def compile_graph(graph: Graph, platform: str, out_dir: str | Path, *, source: str = "network.onnx",
                   snapshot_dir: str | Path | None = None, cores: int | None = None,
                   tiling: TilingOptions | None = None,
-                  log: Callable[[str], None] | None = None) -> CompileResult:
+                  log: Callable[[str], None] | None = None,
+                  extra_files: Callable[[Graph, Path], None] | None = None) -> CompileResult:
     """Compile a loaded graph whose inputs already have types (see ``assign_input_types``).
     ``cores``: cluster cores the code will run on (default: the platform's maximum).
-    ``tiling``: run every layer tile by tile out of L1 (cluster platforms with an L1 level)."""
+    ``tiling``: run every layer tile by tile out of L1 (cluster platforms with an L1 level).
+    ``extra_files(compiled graph, folder)`` adds files to the output folder before it is moved
+    into place (e.g. a testbench)."""
     target = get_platform(platform)
     cores = target.max_cores if cores is None else cores
     if not 1 <= cores <= target.max_cores:
@@ -155,14 +165,14 @@ def compile_graph(graph: Graph, platform: str, out_dir: str | Path, *, source: s
                        for layer in layers})
     if tiling is None:
         plan = plan_memory(graph, layers, target.level(target.default_level))
-        summary = write_atomically(Path(out_dir), lambda tmp: emit_project(
-            graph, layers, plan, target, tmp, source, cores))
+        summary = write_atomically(Path(out_dir), lambda tmp: _emit(
+            tmp, extra_files, graph, layers, plan, target, source, cores))
         return CompileResult(graph, layers, plan, summary)
     if target.tiling is None:
         raise DeeployError(f"platform {target.name} runs no layer tiled (it has no tiling parameters)")
     plan = plan_memory(graph, [replace(layer, scratch=0, shared_offset=0) for layer in layers],
                        target.level(target.tiling.tiles.source), target.level(tiling.default_level))
     tiled = tile_network(graph, layers, plan, tiling, target.tiling, cores)
-    summary = write_atomically(Path(out_dir), lambda tmp: emit_project(
-        graph, layers, plan, target, tmp, source, cores, tiled))
+    summary = write_atomically(Path(out_dir), lambda tmp: _emit(
+        tmp, extra_files, graph, layers, plan, target, source, cores, tiled))
     return CompileResult(graph, layers, plan, summary, tiled=tiled)

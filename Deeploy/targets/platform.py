@@ -102,6 +102,9 @@ class Platform:
     timing: object | None = None                   # cycle-model parameters of a virtual platform
     tiling: PlatformTiling | None = None           # tiling cost-model parameters (tiled platforms)
     linker_script: Callable[[Sequence[MemoryLevel]], str] | None = None  # link.ld of a compiled output
+    reference_section: str = ""                    # section of a testbench's reference data ('': .rodata)
+    # runs a built program: (path, timeout in s) -> (exit code, output); None: the host runs it
+    execute: Callable[[Path, float], tuple[int, str]] | None = None
 
     @property
     def kernel_dirs(self) -> tuple[Path, ...]:

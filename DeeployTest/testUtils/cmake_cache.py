@@ -29,6 +29,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Callable, Iterator
 
+from Deeploy.run import generator_args
+
 __all__ = ["configure_and_build", "cache_root", "split_definitions"]
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -55,12 +57,6 @@ def _cmake_version() -> str:
     out = subprocess.run(["cmake", "--version"], capture_output=True, text=True).stdout
     match = re.search(r"cmake version (\S+)", out)
     return match.group(1) if match else "unknown"
-
-
-@lru_cache(maxsize=None)
-def generator_args() -> tuple[str, ...]:
-    """Ninja when installed (much less per-build overhead than Makefiles), else CMake's default."""
-    return ("-G", "Ninja") if shutil.which("ninja") else ()
 
 
 def split_definitions(defs: list[str], test_folder: Path) -> tuple[list[str], list[str]]:

@@ -14,8 +14,7 @@ from Deeploy.manifest import read_manifest
 from Deeploy.targets import get_platform
 from Deeploy.targets.siracusa.linker import link_error_message, linker_script
 from Deeploy.targets.siracusa.profile import layer_profile, tiling_profile
-from Deeploy.targets.siracusa.qemu import run_elf
-from Deeploy.targets.siracusa.timing import TimingResult, model_cycles
+from Deeploy.targets.siracusa.execute import last_run, run_program  # noqa: F401 (last_run: re-exported)
 from DeeployTest.testUtils.runner import RunnerPlatform
 
 __all__ = ["cluster_runner", "core_count", "last_run"]
@@ -30,16 +29,6 @@ def core_count(text: str) -> int:
     if not 1 <= value <= 8:
         raise argparse.ArgumentTypeError(f"{value} is outside 1..8, the cores of the Siracusa cluster")
     return value
-
-
-def last_run(result: TimingResult) -> TimingResult:
-    """The layers of the last ``RunNetwork()`` call only: the harness runs the network several
-    times (checking every run's outputs) and each run starts again with its first layer."""
-    if not result.layers:
-        return result
-    first = result.layers[0].layer
-    start = [k for k, lt in enumerate(result.layers) if lt.layer == first][-1]
-    return replace(result, layers=result.layers[start:])
 
 
 def _memory(target, args: argparse.Namespace):
@@ -61,12 +50,9 @@ def cluster_runner(platform: str, gen_root: str) -> RunnerPlatform:
         return [f"-DNUM_CORES={args.cores}", f"-DLINKER_SCRIPT={script}"]
 
     def execute(binary: Path, args: argparse.Namespace, gen: Path, timeout: float) -> tuple[int, str]:
-        run = run_elf(binary, args.cores, timeout=timeout, records=gen / "build" / "records.txt")
-        out = run.stdout
-        if run.records is not None and "Errors:" in out:
-            result = last_run(model_cycles(run.records, target.timing))
-            network = sum(layer.cycles for layer in result.layers)
-            out += ("" if out.endswith("\n") else "\n") + f"Runtime: {network:.0f} cycles\n"
+        run = run_program(binary, target.timing, args.cores, timeout=timeout, records=gen / "build" / "records.txt")
+        out, result = run.output, run.timing
+        if result is not None:
             profile_layers = getattr(args, "profileUntiled", False)
             profile_tiles = getattr(args, "profileTiling", False)
             manifest = read_manifest(gen / "network") if profile_layers or profile_tiles else None
@@ -87,5 +73,5 @@ def cluster_runner(platform: str, gen_root: str) -> RunnerPlatform:
             print(f"Memory allocation plot: {path}")
 
     return RunnerPlatform(platform=platform, gen_root=gen_root, cmake_platform=target.cmake_platform,
-                          execute=execute, prepare=prepare, timeout=600.0, harness_runs=2, harness_section=".l3_rodata",
+                          execute=execute, prepare=prepare, timeout=600.0, harness_runs=2, harness_section=target.reference_section,
                           explain_build_error=explain, after_compile=after_compile)

@@ -9,6 +9,7 @@ from Deeploy.passes.layout import convs_to_channels_last, simplify_transposes
 from Deeploy.passes.requant_fusion import fuse_requant
 from Deeploy.targets.platform import Engine, MemoryLevel, Platform
 from Deeploy.targets.siracusa.bindings import SIRACUSA_BINDINGS
+from Deeploy.targets.siracusa.execute import run_program
 from Deeploy.targets.siracusa.linker import l1_reserved_bytes, linker_script
 from Deeploy.targets.siracusa.timing import TimingModel
 from Deeploy.tiling.params import PlatformTiling, TilingParams
@@ -67,6 +68,14 @@ L3_STAGING = replace(SIRACUSA_L1, capacity=0, dma_bytes_per_cycle=int(TIMING.l3_
 # runtime's and the tile loop's own state (10.6 KiB as built; the tiled tests check every build).
 _L1_RESERVED = l1_reserved_bytes() + 16 * KiB
 
+
+
+def _execute_on_qemu(elf, timeout: float) -> tuple[int, str]:
+    """The program under QEMU with the timing plugin; its output then ``Runtime: N cycles``."""
+    run = run_program(elf, TIMING, timeout=timeout)
+    return run.exit_code, run.output
+
+
 SIRACUSA = Platform(
     name="Siracusa",
     libraries=("Generic", "PULPOpen"),
@@ -84,6 +93,8 @@ SIRACUSA = Platform(
     timing=TIMING,
     tiling=PlatformTiling(VIRTUAL_PLATFORM_L1, L3_STAGING),
     linker_script=linker_script,
+    reference_section=".l3_rodata",   # large test data off-chip, like a host loading it into L3
+    execute=_execute_on_qemu,
 )
 
 PLATFORM = SIRACUSA
