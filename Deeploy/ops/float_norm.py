@@ -1,7 +1,9 @@
 """Float normalisations and softmax: LayerNormalization, RMSNorm (the corpus's custom op: ``x /
 sqrt(mean(x^2) + eps) * weight`` over the last axis), InstanceNormalization, GroupNormalization,
-BatchNormalization (inference), Softmax and SoftmaxGrad (com.microsoft: ``y * (dy - sum(dy *
-y))``). Statistics are computed in double and rounded once to float32 in the references.
+BatchNormalization (inference), Softmax, SoftmaxGrad (com.microsoft: ``y * (dy - sum(dy *
+y))``), SoftmaxCrossEntropyLoss and its gradient (com.microsoft SoftmaxCrossEntropyLossGrad:
+inputs dY, log_prob, label[, weights]; ``(exp(log_prob) - onehot) * w * dY``, divided by the
+summed weights for 'mean'). Statistics are computed in double and rounded once to float32 in the references.
 
 Every normalisation is one ``FloatNormParams``: the input as ``blocks`` contiguous blocks of
 ``width`` elements normalised each; element i of block b uses the scale and bias entry
@@ -14,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from Deeploy.errors import OpError
-from Deeploy.ops._attrs import attr_float, attr_int, in_tensor, normalize_axis, require_inputs
+from Deeploy.ops._attrs import attr_float, attr_int, attr_str, in_tensor, normalize_axis, require_inputs
 from Deeploy.ops.examples import F32, Case, act, const, frand
 from Deeploy.ops.float_math import require_float
 from Deeploy.ops._registry import Cost, OpDef, Trait, register
@@ -133,13 +135,13 @@ def _rmsnorm_cases(rng):
 
 _NORM = dict(cost=_norm_cost, traits=frozenset({Trait.STANDARD, Trait.ROWWISE}))
 register(OpDef("LayerNormalization", _layernorm_parse, lambda p, ins: [(p.shape, ins[0].dtype)], _norm_reference,
-               examples=_layernorm_cases, **_NORM))
+               examples=_layernorm_cases, tiling="norm", **_NORM))
 register(OpDef("InstanceNormalization", _channel_norm_parse, lambda p, ins: [(p.shape, ins[0].dtype)],
-               _norm_reference, examples=_instancenorm_cases, **_NORM))
+               _norm_reference, examples=_instancenorm_cases, tiling="channels", **_NORM))
 register(OpDef("GroupNormalization", _channel_norm_parse, lambda p, ins: [(p.shape, ins[0].dtype)],
-               _norm_reference, examples=_groupnorm_cases, **_NORM))
+               _norm_reference, examples=_groupnorm_cases, tiling="channels", **_NORM))
 register(OpDef("RMSNorm", _rmsnorm_parse, lambda p, ins: [(p.shape, ins[0].dtype)], _norm_reference,
-               _norm_cost, traits=frozenset({Trait.ROWWISE}), examples=_rmsnorm_cases))
+               _norm_cost, traits=frozenset({Trait.ROWWISE}), tiling="norm", examples=_rmsnorm_cases))
 
 
 # ---- BatchNormalization (inference): a per-channel affine map --------------------------------
@@ -177,7 +179,7 @@ def _batchnorm_cases(rng):
 
 
 register(OpDef("BatchNormalization", _batchnorm_parse, lambda p, ins: [(p.shape, ins[0].dtype)], _batchnorm_reference,
-               _norm_cost, traits=frozenset({Trait.STANDARD}), examples=_batchnorm_cases))
+               _norm_cost, traits=frozenset({Trait.STANDARD}), tiling="channels", examples=_batchnorm_cases))
 
 
 # ---- Softmax, SoftmaxGrad ---------------------------------------------------------------------
@@ -231,6 +233,109 @@ def _softmax_cost(p, ins, outs):
 
 
 register(OpDef("Softmax", _softmax_parse, lambda p, ins: [(p.shape, ins[0].dtype)], _softmax_reference,
-               _softmax_cost, traits=frozenset({Trait.STANDARD, Trait.ROWWISE}), examples=_softmax_cases))
+               _softmax_cost, traits=frozenset({Trait.STANDARD, Trait.ROWWISE}), tiling="softmax",
+               examples=_softmax_cases))
 register(OpDef("SoftmaxGrad", _softmax_parse, lambda p, ins: [(p.shape, ins[0].dtype)], _softmax_grad_reference,
-               _softmax_cost, traits=frozenset({Trait.ROWWISE}), examples=_softmax_grad_cases))
+               _softmax_cost, traits=frozenset({Trait.ROWWISE}), tiling="norm", examples=_softmax_grad_cases))
+
+
+# ---- SoftmaxCrossEntropyLoss and its gradient (com.microsoft) ---------------------------------
+@dataclass(frozen=True)
+class CrossEntropyParams:
+    """Scores [N, C], integer labels [N], optional class weights [C]; ``reduction`` 'none',
+    'sum' or 'mean' (divided by the summed weights of the counted samples); samples labelled
+    ``ignore_index`` count nothing."""
+
+    batch: int
+    classes: int
+    reduction: str
+    ignore_index: int | None
+    has_weights: bool
+    log_prob: bool       # the loss op's second output is wanted
+
+
+def _cross_entropy_parse(node, graph):
+    grad = node.op == "SoftmaxCrossEntropyLossGrad"
+    require_inputs(node, 3 if grad else 2, 4 if grad else 3)
+    scores_at = 1 if grad else 0
+    scores = graph.tensors[node.inputs[scores_at]]
+    labels = graph.tensors[node.inputs[scores_at + 1]]
+    if not scores.dtype.is_float:
+        raise OpError(node, f"scores must be float, got {scores.dtype}")
+    if len(scores.shape) != 2:
+        raise OpError(node, f"only scores of shape [N, C] are supported, got {list(scores.shape)}")
+    if labels.dtype.is_float or tuple(labels.shape) != tuple(scores.shape[:1]):
+        raise OpError(node, f"labels must be integers of shape [{scores.shape[0]}], got {labels.dtype} "
+                      f"{list(labels.shape)}")
+    reduction = attr_str(node, "reduction", "mean")
+    if reduction not in ("none", "sum", "mean"):
+        raise OpError(node, f"reduction '{reduction}' is not one of none, sum, mean")
+    has_weights = _check_vector(node, graph, scores_at + 2, "weights", scores.shape[1])
+    return CrossEntropyParams(scores.shape[0], scores.shape[1], reduction, attr_int(node, "ignore_index", None),
+                              has_weights, len(node.outputs) > 1 and bool(node.outputs[1]))
+
+
+def _cross_entropy_infer(p, ins):
+    dtype = ins[0].dtype if ins[0].dtype.is_float else ins[1].dtype
+    loss = ((p.batch,) if p.reduction == "none" else (), dtype)
+    return [loss, ((p.batch, p.classes), dtype)]
+
+
+def _sample_weights(p, labels, weights):
+    """Per-sample weight of the loss (0 for ignored samples) and the labels clipped to valid classes."""
+    labels = labels.astype(np.int64).reshape(-1)
+    counted = np.ones(p.batch, bool) if p.ignore_index is None else labels != p.ignore_index
+    safe = np.where(counted, labels, 0)
+    w = weights.astype(np.float64).reshape(-1)[safe] if weights is not None else np.ones(p.batch)
+    return np.where(counted, w, 0.0), safe
+
+
+def _cross_entropy_reference(p, xs):
+    x = xs[0].astype(np.float64)
+    log_prob = x - x.max(axis=1, keepdims=True)
+    log_prob -= np.log(np.exp(log_prob).sum(axis=1, keepdims=True))
+    w, safe = _sample_weights(p, xs[1], xs[2] if p.has_weights else None)
+    loss = -log_prob[np.arange(p.batch), safe] * w
+    if p.reduction == "sum":
+        loss = loss.sum()
+    elif p.reduction == "mean":
+        loss = loss.sum() / w.sum()
+    return [np.asarray(loss, np.float32), log_prob.astype(np.float32)]
+
+
+def _cross_entropy_grad_reference(p, xs):
+    dy, log_prob = xs[0].astype(np.float64), xs[1].astype(np.float64)
+    w, safe = _sample_weights(p, xs[2], xs[3] if p.has_weights else None)
+    grad = np.exp(log_prob)
+    grad[np.arange(p.batch), safe] -= 1.0
+    scale = w * (dy.reshape(-1) if p.reduction == "none" else dy.reshape(()))
+    if p.reduction == "mean":
+        scale = scale / w.sum()
+    return [(grad * scale[:, None]).astype(np.float32)]
+
+
+def _cross_entropy_cases(rng):
+    labels = np.array([3, 0, 4, 1], np.int64)
+    return [Case("mean", (act(frand(rng, [4, 5]), F32), act(labels, np.int64)), opset=13),
+            Case("sum_weights_ignore", (act(frand(rng, [4, 5]), F32), act(labels, np.int64),
+                                        const(frand(rng, [5], 0.5, 2.0), F32)),
+                 dict(reduction="sum", ignore_index=0), opset=13),
+            Case("none", (act(frand(rng, [4, 5]), F32), act(labels, np.int64)), dict(reduction="none"), opset=13)]
+
+
+def _cross_entropy_grad_cases(rng):
+    labels = np.array([2, 0, 1], np.int64)
+    x = frand(rng, [3, 4])
+    log_prob = (x - np.log(np.exp(x).sum(axis=1, keepdims=True))).astype(np.float32)
+    return [Case("mean", (act(np.array(0.5, F32), F32), act(log_prob, F32), act(labels, np.int64)),
+                 domain="com.microsoft"),
+            Case("none_weights", (act(frand(rng, [3], 0.5, 1.5), F32), act(log_prob, F32), act(labels, np.int64),
+                                  const(frand(rng, [4], 0.5, 2.0), F32)), dict(reduction="none"),
+                 domain="com.microsoft")]
+
+
+register(OpDef("SoftmaxCrossEntropyLoss", _cross_entropy_parse, _cross_entropy_infer, _cross_entropy_reference,
+               _softmax_cost, traits=frozenset({Trait.STANDARD}), tiling="whole", examples=_cross_entropy_cases))
+register(OpDef("SoftmaxCrossEntropyLossGrad", _cross_entropy_parse,
+               lambda p, ins: [((p.batch, p.classes), ins[1].dtype)], _cross_entropy_grad_reference,
+               _softmax_cost, tiling="whole", examples=_cross_entropy_grad_cases))

@@ -104,6 +104,6 @@ def _dequant_cases(rng):
 
 
 register(OpDef("QuantizeLinear", _quant_parse, _quant_infer, _quant_reference, _cost,
-               traits=frozenset({Trait.STANDARD, Trait.ELEMENTWISE}), examples=_quant_cases))
+               traits=frozenset({Trait.STANDARD, Trait.ELEMENTWISE}), tiling="quant", examples=_quant_cases))
 register(OpDef("DequantizeLinear", _quant_parse, _dequant_infer, _dequant_reference, _cost,
-               traits=frozenset({Trait.STANDARD, Trait.ELEMENTWISE}), examples=_dequant_cases))
+               traits=frozenset({Trait.STANDARD, Trait.ELEMENTWISE}), tiling="quant", examples=_dequant_cases))

@@ -14,10 +14,11 @@ from Deeploy.ir.graph import Graph, Node
 from Deeploy.ops import registered_ops
 from Deeploy.tiling import restrict as r
 from Deeploy.tiling.ops._common import RuleContext
+from Deeploy.tiling.ops.channels import channel_rule, whole_rule
 from Deeploy.tiling.ops.conv import conv_rule, maxpool_rule
 from Deeploy.tiling.ops.data import concat_rule, gather_rule, pad_rule, slice_rule, transpose_rule
 from Deeploy.tiling.ops.gemm import gemm_rule
-from Deeploy.tiling.ops.pointwise import binary_rule, fused_eltwise_rule, requant_rule, unary_rule, view_rule
+from Deeploy.tiling.ops.pointwise import binary_rule, fused_eltwise_rule, quant_rule, requant_rule, unary_rule, view_rule
 from Deeploy.tiling.ops.rows import norm_rule, reduce_rule, softmax_rule
 from Deeploy.tiling.spec import LayerSpec
 
@@ -38,10 +39,13 @@ FAMILIES: dict[str, TileFamily] = {
     "broadcast": TileFamily(binary_rule, r.same),            # both inputs broadcast onto the output
     "pointwise": TileFamily(unary_rule, r.same),             # one tensor input; others are call literals
     "requant": TileFamily(requant_rule, r.same),
+    "quant": TileFamily(quant_rule, r.same),                 # Quantize/DequantizeLinear, scalar scale
     "requantized_broadcast": TileFamily(fused_eltwise_rule, r.same),
     "requantized_pointwise": TileFamily(fused_eltwise_rule, r.same),
     "softmax": TileFamily(softmax_rule, r.rows),
     "norm": TileFamily(norm_rule, r.rows),
+    "channels": TileFamily(channel_rule, r.channels),        # per-sample / per-channel float norms and pools
+    "whole": TileFamily(whole_rule, r.same),                 # one tile (losses over the whole batch)
     "reduce": TileFamily(reduce_rule, r.reduce),
     "conv": TileFamily(conv_rule, r.conv),
     "requantized_conv": TileFamily(conv_rule, r.conv),

@@ -16,7 +16,7 @@ from Deeploy.ir.graph import Graph, Node
 from Deeploy.tiling.spec import OUTPUT, AxisMap, LayerSpec, Operand, operand_ranges
 
 __all__ = ["Tile", "Restrict", "same", "rows", "reduce", "conv", "maxpool", "gemm_requant", "transpose", "concat",
-           "slice_", "pad", "gather", "reshape", "flatten", "squeeze", "unsqueeze"]
+           "slice_", "pad", "gather", "reshape", "flatten", "squeeze", "unsqueeze", "channels"]
 
 Box = tuple[tuple[int, int], ...]
 
@@ -271,3 +271,18 @@ def unsqueeze(t: Tile) -> None:
 
 
 Restrict = Callable[[Tile], None]
+
+
+def channels(t: Tile) -> None:
+    """Per-channel float ops seen as [N, C, S]: x and y get rank 3 (an N or C of 1 that the logical
+    views dropped comes back), the per-channel constants the tile's channels."""
+    n = t.ranges.get("N", (0, 1))
+    c = t.ranges.get("C", (0, 1))
+    n, c = n[1] - n[0], c[1] - c[0]
+    x, y = t.node.inputs[0], t.node.outputs[0]
+    spatial = math.prod(t.graph.tensors[x].shape[2:])
+    t.shapes[x] = (n, c, spatial)
+    t.shapes[y] = (n, c, 1 if t.node.op.startswith("Global") else spatial)
+    for const in t.node.inputs[1:]:
+        if const:
+            t.shapes[const] = (c,)

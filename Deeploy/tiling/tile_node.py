@@ -29,7 +29,7 @@ from typing import Mapping
 import numpy as np
 
 from Deeploy.errors import OpError, TilingError
-from Deeploy.ir.dtypes import dtype_of_values
+from Deeploy.ir.dtypes import computed, dtype_of_values
 from Deeploy.ir.graph import Graph, Node, Tensor
 from Deeploy.ops import get_op
 from Deeploy.tiling.families import family_of
@@ -70,7 +70,7 @@ def _tile_tensor(t: Tile, name: str) -> Tensor:
         value = None
         if orig.is_constant:
             box = tuple(slice(a, b) for a, b in t.boxes[name])
-            value = np.asarray(orig.value, dtype=np.int64).reshape(op.shape)[box].reshape(shape)
+            value = computed(orig.value, orig.dtype).reshape(op.shape)[box].reshape(shape)
         return Tensor(name, tuple(shape), orig.dtype, value)
     shape = t.shapes.get(name, tuple(orig.shape))
     value = None if orig.value is None else np.asarray(orig.value).reshape(shape)

@@ -43,8 +43,10 @@ class FloatNet:
         self._k += 1
         return f"{base}_{self._k}"
 
-    def input(self, name: str, shape: Sequence[int], scale: float = 1.0, dtype=np.float32) -> str:
-        value = (self.rng.standard_normal(shape) * scale).astype(dtype)
+    def input(self, name: str, shape: Sequence[int], scale: float = 1.0, value: np.ndarray | None = None) -> str:
+        """A graph input with normal samples (times ``scale``), or the given ``value``."""
+        if value is None:
+            value = (self.rng.standard_normal(shape) * scale).astype(np.float32)
         self.inputs.append((name, value))
         return name
 
@@ -57,10 +59,11 @@ class FloatNet:
         fan_in = fan_in or int(np.prod(shape[1:]))
         return self.const((self.rng.standard_normal(shape) / np.sqrt(fan_in)).astype(np.float32), name)
 
-    def node(self, op: str, inputs: Sequence[str], domain: str = "", **attrs: Any) -> str:
+    def node(self, op: str, inputs: Sequence[str], domain: str = "", n_out: int = 1, **attrs: Any):
         out = self._fresh(op)
-        self.nodes.append(helper.make_node(op, list(inputs), [out], name=out, domain=domain, **attrs))
-        return out
+        outs = [out] + [f"{out}_{k}" for k in range(1, n_out)]
+        self.nodes.append(helper.make_node(op, list(inputs), outs, name=out, domain=domain, **attrs))
+        return out if n_out == 1 else outs
 
     def output(self, name: str) -> None:
         self.outputs.append(name)
@@ -148,14 +151,14 @@ def _attention(net, x, tokens, dim, heads, causal):
 # ---- networks -----------------------------------------------------------------------------
 @test("Models/Float/MobileNet")
 def mobilenet(rng):
-    """Conv stem, two inverted-residual blocks (depthwise 3x3), global pooling, classifier."""
+    """Conv stem, two inverted-residual blocks (depthwise 3x3), spatial mean, classifier."""
     net = FloatNet("float_mobilenet", rng)
     x = _conv(net, net.input("input", [1, 3, 16, 16]), 3, 8, 3, stride=2)
     for _ in range(2):
         h = _conv(net, x, 8, 16, 1)
         h = _conv(net, h, 16, 16, 3, group=16)
         x = net.node("Add", [x, _conv(net, h, 16, 8, 1, act=False)])
-    pooled = net.node("Flatten", [net.node("GlobalAveragePool", [x])], axis=1)
+    pooled = net.node("ReduceMean", [x, net.const(np.array([2, 3], np.int64), "axes")], keepdims=0)
     net.output(net.node("Gemm", [pooled, net.weight([10, 8]), net.const(np.zeros(10, np.float32), "b")], transB=1))
     return net
 
@@ -197,6 +200,19 @@ def vit(rng):
     x = net.node("Add", [x, _linear(net, h, 2 * dim, dim)])
     pooled = net.node("ReduceMean", [norm(x), net.const(np.array([0], np.int64), "axes")], keepdims=1)
     net.output(net.node("Gemm", [pooled, net.weight([dim, 10]), net.const(np.zeros(10, np.float32), "b")]))
+    return net
+
+
+@test("Training/SoftmaxCrossEntropyLoss")
+def cross_entropy(rng):
+    """SoftmaxCrossEntropyLoss with class weights: the mean loss and the log-probabilities."""
+    net = FloatNet("float_cross_entropy", rng)
+    labels = net.input("labels", [6], value=rng.integers(0, 5, size=6).astype(np.int64))
+    weights = net.const((0.5 + rng.random(5)).astype(np.float32), "weights")
+    loss, log_prob = net.node("SoftmaxCrossEntropyLoss", [net.input("scores", [6, 5], scale=2.0), labels, weights],
+                              n_out=2, reduction="mean")
+    net.output(loss)
+    net.output(log_prob)
     return net
 
 

@@ -11,7 +11,8 @@ import pytest
 
 from DeeployTest.testRunner_generic import GENERIC
 from DeeployTest.testUtils.runner import run_test
-from DeeployTest.test_suite.conftest import CORPUS, DEEPLOY_TEST, FLOAT_CORPUS, network_dirs
+from Deeploy.errors import DeeployError
+from DeeployTest.test_suite.conftest import CORPUS, DEEPLOY_TEST, FLOAT_CORPUS, REJECTED, network_dirs
 
 OWN = network_dirs(DEEPLOY_TEST, "Tests")
 EXTERNAL = network_dirs(CORPUS, "Kernels/Integer", "Models/miniMobileNetv2", "Models/microLlama/INT8", *FLOAT_CORPUS)
@@ -32,4 +33,9 @@ def test_own_network(test_dir, capsys):
 
 @pytest.mark.parametrize("test_dir", EXTERNAL, ids=[str(p.relative_to(CORPUS)) for p in EXTERNAL])
 def test_corpus_network(test_dir, corpus, capsys):
-    _run(test_dir, capsys)
+    reason = REJECTED.get(str(test_dir.relative_to(CORPUS)))
+    if reason is None:
+        _run(test_dir, capsys)
+        return
+    with pytest.raises(DeeployError, match=reason):
+        _run(test_dir, capsys)

@@ -16,14 +16,15 @@ from Deeploy.targets import get_platform
 from Deeploy.targets.siracusa.timing import read_records
 from DeeployTest.testUtils.siracusa_runner import cluster_runner
 from DeeployTest.testUtils.runner import run_test
-from DeeployTest.test_suite.conftest import CORPUS, DEEPLOY_TEST, network_dirs
+from DeeployTest.test_suite.conftest import CORPUS, DEEPLOY_TEST, FLOAT_CORPUS, REJECTED, network_dirs
 
 pytestmark = pytest.mark.skipif(shutil.which("qemu-system-riscv32") is None or
                                 shutil.which("riscv64-unknown-elf-gcc") is None,
                                 reason="RISC-V toolchain or QEMU missing: run bash toolchain/install.sh")
 
-NETWORKS = network_dirs(DEEPLOY_TEST, "Tests") + network_dirs(
-    CORPUS, "Kernels/Integer", "Models/miniMobileNetv2", "Models/microLlama/INT8")
+NETWORKS = network_dirs(DEEPLOY_TEST, "Tests") + [d for d in network_dirs(
+    CORPUS, "Kernels/Integer", "Models/miniMobileNetv2", "Models/microLlama/INT8", *FLOAT_CORPUS)
+    if str(d.relative_to(CORPUS)) not in REJECTED]
 SIRACUSA = cluster_runner("Siracusa", "TEST_SIRACUSA")
 SIRACUSA_PLATFORM = get_platform("Siracusa")
 

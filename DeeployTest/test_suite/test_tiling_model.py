@@ -28,6 +28,7 @@ from onnx import TensorProto, helper
 
 from Deeploy.errors import TilingError
 from Deeploy.frontend import assign_input_types, infer_graph, load_npz_arrays, load_onnx, map_arrays
+from Deeploy.ir.dtypes import computed
 from Deeploy.ir.graph import Node
 from Deeploy.binding import bind
 from Deeploy.ops import get_op, op_named
@@ -133,7 +134,9 @@ def _random_inputs(graph, node, rng):
             continue
         t = graph.tensors[name]
         if t.is_constant:
-            xs.append(np.asarray(t.value, dtype=np.int64).reshape(t.shape))
+            xs.append(computed(t.value, t.dtype).reshape(t.shape))
+        elif t.dtype.is_float:
+            xs.append(rng.standard_normal(t.shape).astype(np.float32))
         else:
             xs.append(rng.integers(t.dtype.min, t.dtype.max, size=t.shape, endpoint=True, dtype=np.int64))
     return xs
@@ -172,14 +175,18 @@ def check_dependencies(graph, node, spec, sol, rng, samples=4):
                 noisy.append(x)
                 continue
             t = graph.tensors[name]
-            lo, hi = t.dtype.min, t.dtype.max
-            if t.is_constant:
-                lo, hi = int(x.min()), int(x.max())   # keep constants within their own range
-            noise = rng.integers(lo, hi, size=x.size, endpoint=True, dtype=np.int64)
+            if t.dtype.is_float:
+                noise = (rng.standard_normal(x.size) * 100).astype(np.float32)
+            else:
+                lo, hi = t.dtype.min, t.dtype.max
+                if t.is_constant:
+                    lo, hi = int(x.min()), int(x.max())   # keep constants within their own range
+                noise = rng.integers(lo, hi, size=x.size, endpoint=True, dtype=np.int64)
             noisy.append(np.where(masks[name], x.reshape(-1), noise).reshape(x.shape))
         got = op_def.reference(node.params, noisy)[0]
         box = tuple(slice(a, b) for a, b in operand_ranges(out, ranges))
-        assert np.array_equal(got.reshape(out.shape)[box], base.reshape(out.shape)[box]), (node.name, tiles[k])
+        assert np.array_equal(got.reshape(out.shape)[box], base.reshape(out.shape)[box], equal_nan=got.dtype.kind == "f"), \
+            (node.name, tiles[k])
 
 
 # ---- every layer of every network ------------------------------------------------------------

@@ -10,6 +10,7 @@ their input a constant (``memory.lifetimes.alias_roots``), then a flat copy.
 
 from __future__ import annotations
 
+from Deeploy.errors import TilingError
 from Deeploy.ir.graph import Graph, Node
 from Deeploy.tiling.ops._common import (FULL, RuleContext, axis_spec, broadcast_pattern, const_pattern,
                                         zero_copy_spec)
@@ -53,6 +54,15 @@ def unary_rule(node: Node, graph: Graph, ctx: RuleContext) -> LayerSpec:
     y = _out(graph, node)
     return axis_spec(node, graph, ctx, y, [(node.inputs[0], INPUT, [FULL] * len(y)),
                                            (node.outputs[0], OUTPUT, [FULL] * len(y))])
+
+
+def quant_rule(node: Node, graph: Graph, ctx: RuleContext) -> LayerSpec:
+    """QuantizeLinear / DequantizeLinear with a scalar scale and zero point (call-time constants
+    read whole); per-channel forms are refused."""
+    if node.params.channels != 1:
+        raise TilingError(f"layer '{node.name}' ({node.op}): only a scalar scale and zero point are tiled",
+                          layer=node.name, op=node.op)
+    return unary_rule(node, graph, ctx)
 
 
 def fused_eltwise_rule(node: Node, graph: Graph, ctx: RuleContext) -> LayerSpec:

@@ -7,12 +7,15 @@ tiled (whole rows per tile).
   onto x and are tiled with it. iNoNorm is affine per element (no reduction), yet its last axis
   (the normalised axis of the op family) is kept whole too, as specified for the norms.
 * ReduceSum, ReduceMean, IntegerMean: the reduced axes whole, the kept axes tiled.
+* Float Softmax, LayerNormalization and RMSNorm as the integer ones, when they normalise the last
+  axis only (other forms are refused with a TilingError).
 """
 
 from __future__ import annotations
 
 from typing import Sequence
 
+from Deeploy.errors import TilingError
 from Deeploy.ir.graph import Graph, Node
 from Deeploy.tiling.ops._common import (ABSENT, BCAST, FULL, RuleContext, axis_spec, broadcast_pattern,
                                         zero_copy_spec)
@@ -42,11 +45,22 @@ def _row_spec(node: Node, graph: Graph, ctx: RuleContext, axis: str, consts: Seq
                      names=_row_names(len(shape)), parallel="tileable")
 
 
+def _last_axis_only(node: Node) -> None:
+    """The row rules keep the last axis whole: a softmax along another axis (``inner`` > 1) or a
+    norm over several trailing axes cannot be tiled by them."""
+    p = node.params
+    if getattr(p, "inner", 1) != 1 or (hasattr(p, "blocks") and p.width != p.shape[-1]):
+        raise TilingError(f"layer '{node.name}' ({node.op}): only the form over the last axis alone is tiled",
+                          layer=node.name, op=node.op)
+
+
 def softmax_rule(node: Node, graph: Graph, ctx: RuleContext) -> LayerSpec:
+    _last_axis_only(node)
     return _row_spec(node, graph, ctx, "reduced axis")
 
 
 def norm_rule(node: Node, graph: Graph, ctx: RuleContext) -> LayerSpec:
+    _last_axis_only(node)
     return _row_spec(node, graph, ctx, "normalised axis", [c for c in node.inputs[1:] if c])
 
 

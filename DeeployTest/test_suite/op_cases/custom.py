@@ -208,7 +208,25 @@ def naive_softmax_grad(xs, attrs):
     return np.array(rows, dtype=np.float32).reshape(dy.shape)
 
 
+def naive_softmax_cross_entropy_grad(xs, attrs):
+    """d_logits[n][c] = (exp(log_prob[n][c]) - [c == label[n]]) * w[label[n]] * dY (dY[n] for
+    reduction 'none'), divided by the summed weights for 'mean'; row by row in Python floats."""
+    dy, log_prob, labels = xs[0], xs[1], xs[2]
+    weights = xs[3].reshape(-1).tolist() if len(xs) > 3 else None
+    reduction = attrs.get("reduction", "mean")
+    reduction = reduction.decode() if isinstance(reduction, bytes) else reduction
+    w = [weights[int(lab)] if weights else 1.0 for lab in labels.reshape(-1).tolist()]
+    total = sum(w)
+    rows = []
+    for n, (row, lab) in enumerate(zip(log_prob.tolist(), labels.reshape(-1).tolist())):
+        up = float(dy.reshape(-1)[n]) if reduction == "none" else float(dy.reshape(-1)[0])
+        scale = w[n] * up / (total if reduction == "mean" else 1.0)
+        rows.append([(math.exp(v) - (1.0 if c == lab else 0.0)) * scale for c, v in enumerate(row)])
+    return np.array(rows, dtype=np.float32)
+
+
 ORACLES = {
+    "SoftmaxCrossEntropyLossGrad": naive_softmax_cross_entropy_grad,
     "RMSNorm": naive_rmsnorm,
     "SoftmaxGrad": naive_softmax_grad,
     "RequantShift": naive_requant_shift,

@@ -281,11 +281,56 @@
                        uint32_t OW, uint32_t SH, uint32_t SW, uint32_t DH, uint32_t DW, \
                        uint32_t PT, uint32_t PL)
 
+/* FCrossEntropy (fcrossentropy.inc): SoftmaxCrossEntropyLoss of scores [N][C]: the loss (per
+ * sample, summed or mean) and optionally the log-probabilities.
+ *
+ * Type macros:
+ *   T, TL: the element types of the node's operands, in order (inputs, then outputs)
+ * Scratch: none.
+ * Arguments:
+ *   x: scores
+ *   labels: labels
+ *   weights: class weights, or NULL
+ *   loss: loss
+ *   log_prob: log-probabilities, or NULL
+ *   N, C: scores are [N][C]
+ *   reduction: 0 none, 1 sum, 2 mean
+ *   ignore_index, has_ignore: samples with this label count nothing
+ */
+#define DEEPLOY_PROTOTYPE_FCrossEntropy \
+    static void KERNEL(const T *restrict x, const TL *restrict labels, const T *restrict weights, \
+                       T *restrict loss, T *restrict log_prob, uint32_t N, uint32_t C, \
+                       uint32_t reduction, int32_t ignore_index, uint32_t has_ignore)
+
+/* FCrossEntropyGrad (fcrossentropygrad.inc): SoftmaxCrossEntropyLossGrad: the gradient of the loss
+ * with respect to the scores.
+ *
+ * Type macros:
+ *   T, TL: the element types of the node's operands, in order (inputs, then outputs)
+ * Scratch: none.
+ * Arguments:
+ *   dy: upstream gradient (scalar, or [N] for reduction none)
+ *   log_prob: log-probabilities [N][C]
+ *   labels: labels
+ *   weights: class weights, or NULL
+ *   dx: gradient [N][C]
+ *   N, C: scores are [N][C]
+ *   reduction: 0 none, 1 sum, 2 mean
+ *   ignore_index, has_ignore: samples with this label count nothing
+ */
+#define DEEPLOY_PROTOTYPE_FCrossEntropyGrad \
+    static void KERNEL(const T *restrict dy, const T *restrict log_prob, \
+                       const TL *restrict labels, const T *restrict weights, T *restrict dx, \
+                       uint32_t N, uint32_t C, uint32_t reduction, int32_t ignore_index, \
+                       uint32_t has_ignore)
+
 /* FDequantize (fdequantize.inc): QuantizeLinear / DequantizeLinear over x viewed as
  * [outer][channels][inner], scale and zero point per channel (channels = 1: scalar).
  *
  * Type macros:
  *   T, TS: the element types of the node's operands, in order (inputs, then outputs)
+ *   TZ: the zero point's type (int32_t when there is none)
+ *   TY: the output's type
  * Scratch: none.
  * Arguments:
  *   x: input
@@ -613,6 +658,8 @@
  *
  * Type macros:
  *   T, TS: the element types of the node's operands, in order (inputs, then outputs)
+ *   TZ: the zero point's type (int32_t when there is none)
+ *   TY: the output's type
  * Scratch: none.
  * Arguments:
  *   x: input

@@ -161,12 +161,40 @@ _QUANT_CALL = Signature(
      param("const TZ *restrict zp", '${x[2].ptr if p.has_zero_point else "NULL"}', "zero point, or NULL"),
      param("TY *restrict y", _Y, "output"), param("uint32_t n", "${y[0].size}", "elements"),
      param("uint32_t channels", "${p.channels}"), param("uint32_t inner", "${p.inner}", "x's view"),
-     param("int32_t lo", "${p.lo}"), param("int32_t hi", "${p.hi}", "the quantized type's range")))
+     param("int32_t lo", "${p.lo}"), param("int32_t hi", "${p.hi}", "the quantized type's range")),
+    types={"TZ": "the zero point's type (int32_t when there is none)", "TY": "the output's type"})
 
 
 def _quant_types(node, graph):
     zp = node.inputs[2] if len(node.inputs) > 2 else ""
     return (("TZ", graph.tensors[zp].dtype if zp else INT32), ("TY", graph.tensors[node.outputs[0]].dtype))
+
+
+_CE_TAIL = (param("uint32_t N", "${p.batch}"), param("uint32_t C", "${p.classes}", "scores are [N][C]"),
+            param("uint32_t reduction", '${("none", "sum", "mean").index(p.reduction)}', "0 none, 1 sum, 2 mean"),
+            param("int32_t ignore_index", "${p.ignore_index or 0}"),
+            param("uint32_t has_ignore", "${int(p.ignore_index is not None)}", "samples with this label count nothing"))
+_CROSS_ENTROPY_CALL = Signature(
+    "SoftmaxCrossEntropyLoss of scores [N][C]: the loss (per sample, summed or mean) and optionally the "
+    "log-probabilities.",
+    (param("const T *restrict x", _X, "scores"), param("const TL *restrict labels", "${x[1].ptr}", "labels"),
+     param("const T *restrict weights", '${x[2].ptr if p.has_weights else "NULL"}', "class weights, or NULL"),
+     param("T *restrict loss", _Y, "loss"),
+     param("T *restrict log_prob", '${y[1].ptr if p.log_prob else "NULL"}', "log-probabilities, or NULL"),
+     *_CE_TAIL))
+_CROSS_ENTROPY_GRAD_CALL = Signature(
+    "SoftmaxCrossEntropyLossGrad: the gradient of the loss with respect to the scores.",
+    (param("const T *restrict dy", _X, "upstream gradient (scalar, or [N] for reduction none)"),
+     param("const T *restrict log_prob", "${x[1].ptr}", "log-probabilities [N][C]"),
+     param("const TL *restrict labels", "${x[2].ptr}", "labels"),
+     param("const T *restrict weights", '${x[3].ptr if p.has_weights else "NULL"}', "class weights, or NULL"),
+     param("T *restrict dx", _Y, "gradient [N][C]"), *_CE_TAIL))
+
+
+def _float_scores(node, graph):
+    """Float scores (bfloat16 excluded: these kernels read float directly) and integer labels."""
+    scores = node.inputs[1 if node.op == "SoftmaxCrossEntropyLossGrad" else 0]
+    return None if graph.tensors[scores].dtype.bits == 32 else "scores are not float32"
 
 
 _CONV_ACCEPTS = _all(_floats, _bf16_free)
@@ -217,5 +245,9 @@ FLOAT_KERNELS: dict[str, tuple[Kernel, ...]] = {
     "Softmax": (Kernel("FSoftmax", "fsoftmax.inc", _SOFTMAX_CALL, ("T",), _floats),),
     "QuantizeLinear": (Kernel("FQuantize", "fquantize.inc", _QUANT_CALL, ("T", "TS"), extra_types=_quant_types),),
     "DequantizeLinear": (Kernel("FDequantize", "fdequantize.inc", _QUANT_CALL, ("T", "TS"), extra_types=_quant_types),),
+    "SoftmaxCrossEntropyLoss": (Kernel("FCrossEntropy", "fcrossentropy.inc", _CROSS_ENTROPY_CALL, ("T", "TL"),
+                                       _float_scores),),
+    "SoftmaxCrossEntropyLossGrad": (Kernel("FCrossEntropyGrad", "fcrossentropygrad.inc", _CROSS_ENTROPY_GRAD_CALL,
+                                           ("T", "", "TL"), _float_scores),),
     "SoftmaxGrad": (Kernel("FSoftmaxGrad", "fsoftmaxgrad.inc", _SOFTMAX_GRAD_CALL, ("T",), _floats),),
 }

@@ -1,0 +1,50 @@
+"""Per-sample and per-channel float ops over x = [N, C, spatial...], seen as [N, C, S]:
+
+* BatchNormalization, InstanceNormalization: N and C tiled (each (n, c) plane is normalised on
+  its own; the per-channel constants follow C), the spatial extent whole.
+* GroupNormalization: N tiled; C and the spatial extent whole (a group spans channels).
+* GlobalAveragePool, GlobalMaxPool: N and C tiled, the pooled spatial extent whole.
+* SoftmaxCrossEntropyLoss and its gradient: one tile (their sums run over the whole batch).
+"""
+
+from __future__ import annotations
+
+import math
+
+from Deeploy.ir.graph import Graph, Node
+from Deeploy.tiling.ops._common import ABSENT, BCAST, FULL, RuleContext, axis_spec
+from Deeploy.tiling.spec import INPUT, OUTPUT, LayerSpec
+
+__all__ = ["channel_rule", "whole_rule"]
+
+_NAMES = {0: "N", 1: "C", 2: "S"}
+
+
+def channel_rule(node: Node, graph: Graph, ctx: RuleContext) -> LayerSpec:
+    x, y = node.inputs[0], node.outputs[0]
+    shape = tuple(graph.tensors[x].shape)
+    space = (shape[0], shape[1], math.prod(shape[2:]))
+    whole = {2: f"the normalised or pooled extent of {node.op}"}
+    if node.op == "GroupNormalization":
+        whole[1] = "the channels of a group"
+    pooled = node.op.startswith("Global")
+    ops = [(x, INPUT, [FULL] * 3)]
+    ops += [(c, INPUT, [ABSENT, FULL, ABSENT]) for c in node.inputs[1:] if c]
+    ops.append((y, OUTPUT, [FULL, FULL, BCAST if pooled else FULL]))
+    return axis_spec(node, graph, ctx, space, ops, whole=whole, names=_NAMES, parallel="tileable")
+
+
+def whole_rule(node: Node, graph: Graph, ctx: RuleContext) -> LayerSpec:
+    """One tile over a [N, C] iteration space: scores and gradients [N, C], labels and per-sample
+    values [N], class weights [C], a reduced loss or upstream gradient a scalar."""
+    p = node.params
+    per_sample = [FULL, ABSENT] if p.reduction == "none" else [ABSENT, ABSENT]
+    rows, labels, weights = [FULL, FULL], [FULL, ABSENT], [ABSENT, FULL]
+    if node.op == "SoftmaxCrossEntropyLossGrad":
+        ins, outs = (per_sample, rows, labels, weights), (rows,)
+    else:
+        ins, outs = (rows, labels, weights), (per_sample, rows)
+    why = f"{node.op} sums over the whole batch"
+    ops = [(i, INPUT, pat) for i, pat in zip(node.inputs, ins) if i]
+    ops += [(o, OUTPUT, pat) for o, pat in zip(node.outputs, outs) if o]
+    return axis_spec(node, graph, ctx, (p.batch, p.classes), ops, whole={0: why, 1: why}, names={0: "N", 1: "C"})
