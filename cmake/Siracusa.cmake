@@ -1,12 +1,14 @@
 # Siracusa on the QEMU virtual platform: RV32 bare-metal cross build with picolibc
 # (semihosting start-up, printf and exit), the PULPOpen cluster runtime and a generated linker
-# script. Loaded before project() by the top-level CMakeLists.txt (and by
-# TargetLibraries/PULPOpen/examples/CMakeLists.txt).
+# script. Loaded before project() by the top-level CMakeLists.txt, by
+# TargetLibraries/PULPOpen/examples/CMakeLists.txt and, as its copy in cmake/, by a compiled
+# output's own CMakeLists.txt (or a firmware project that includes that copy).
 #
 # Cache variables:
 #   NUM_CORES      cluster cores used (DEEPLOY_NUM_CORES, 1..8); run QEMU with -smp NUM_CORES
 #   LINKER_SCRIPT  the generated linker script (Deeploy.targets.siracusa.linker.linker_script);
-#                  empty: Siracusa's default levels, generated into the build folder
+#                  default: a compiled output's link.ld; in the repository empty: Siracusa's
+#                  default levels, generated into the build folder
 #
 # After the targets exist, deeploy_platform_setup(LIBRARIES <libs> EXECUTABLES <exes>) adds the
 # runtime include folder to every target and the runtime sources (cluster runtime, DMA engines;
@@ -39,23 +41,26 @@ if(NOT NUM_CORES MATCHES "^[1-8]$")
 endif()
 add_compile_definitions(DEEPLOY_NUM_CORES=${NUM_CORES})
 
-set(LINKER_SCRIPT "" CACHE FILEPATH "Generated linker script (empty: Siracusa's default memory levels)")
-
-set(SIRACUSA_REPO_DIR ${CMAKE_CURRENT_LIST_DIR}/..)
-get_filename_component(SIRACUSA_REPO_DIR ${SIRACUSA_REPO_DIR} ABSOLUTE)
-# The cluster runtime's sources and headers: TargetLibraries/PULPOpen, unless the including project
-# (a compiled network's own CMakeLists.txt, which carries copies) sets these two folders first.
-if(NOT DEEPLOY_RUNTIME_SOURCE_DIR)
-  set(DEEPLOY_RUNTIME_SOURCE_DIR ${SIRACUSA_REPO_DIR}/TargetLibraries/PULPOpen/src)
+# The folder above this file: the repository, or a compiled output folder (deeploy compile) that
+# carries a copy of this file in cmake/, the runtime sources in runtime/, its headers in include/
+# and the linker script link.ld.
+get_filename_component(SIRACUSA_BASE_DIR ${CMAKE_CURRENT_LIST_DIR}/.. ABSOLUTE)
+if(EXISTS ${SIRACUSA_BASE_DIR}/runtime/deeploy_runtime.c)
+  set(SIRACUSA_RUNTIME_SOURCE_DIR ${SIRACUSA_BASE_DIR}/runtime)
+  set(SIRACUSA_RUNTIME_INCLUDE_DIR ${SIRACUSA_BASE_DIR}/include)
+  set(SIRACUSA_DEFAULT_LINKER_SCRIPT ${SIRACUSA_BASE_DIR}/link.ld)
+else()
+  set(SIRACUSA_RUNTIME_SOURCE_DIR ${SIRACUSA_BASE_DIR}/TargetLibraries/PULPOpen/src)
+  set(SIRACUSA_RUNTIME_INCLUDE_DIR ${SIRACUSA_BASE_DIR}/TargetLibraries/PULPOpen/inc)
+  set(SIRACUSA_DEFAULT_LINKER_SCRIPT "")
 endif()
-if(NOT DEEPLOY_RUNTIME_INCLUDE_DIR)
-  set(DEEPLOY_RUNTIME_INCLUDE_DIR ${SIRACUSA_REPO_DIR}/TargetLibraries/PULPOpen/inc)
-endif()
-set(SIRACUSA_RUNTIME_SOURCES ${DEEPLOY_RUNTIME_SOURCE_DIR}/deeploy_runtime.c ${DEEPLOY_RUNTIME_SOURCE_DIR}/deeploy_dma.c
-    ${DEEPLOY_RUNTIME_SOURCE_DIR}/deeploy_tiling.c)
+set(LINKER_SCRIPT "${SIRACUSA_DEFAULT_LINKER_SCRIPT}" CACHE FILEPATH
+    "Generated linker script (empty: Siracusa's default memory levels)")
+set(SIRACUSA_RUNTIME_SOURCES ${SIRACUSA_RUNTIME_SOURCE_DIR}/deeploy_runtime.c ${SIRACUSA_RUNTIME_SOURCE_DIR}/deeploy_dma.c
+    ${SIRACUSA_RUNTIME_SOURCE_DIR}/deeploy_tiling.c)
 # what the top-level CMakeLists.txt builds once with DEEPLOY_RUNTIME_ONLY=ON
 set(DEEPLOY_PLATFORM_RUNTIME_SOURCES ${SIRACUSA_RUNTIME_SOURCES})
-set(DEEPLOY_PLATFORM_INCLUDE_DIRS ${DEEPLOY_RUNTIME_INCLUDE_DIR})
+set(DEEPLOY_PLATFORM_INCLUDE_DIRS ${SIRACUSA_RUNTIME_INCLUDE_DIR})
 set(DEEPLOY_RUNTIME_OBJECTS "" CACHE STRING "Prebuilt runtime objects linked instead of compiling the runtime sources")
 
 function(deeploy_platform_setup)
@@ -65,7 +70,7 @@ function(deeploy_platform_setup)
     set(script ${CMAKE_BINARY_DIR}/siracusa_default.ld)
     find_package(Python3 REQUIRED COMPONENTS Interpreter)
     execute_process(COMMAND ${Python3_EXECUTABLE} -m Deeploy.targets.siracusa.linker -o ${script}
-                    WORKING_DIRECTORY ${SIRACUSA_REPO_DIR} RESULT_VARIABLE rc ERROR_VARIABLE err)
+                    WORKING_DIRECTORY ${SIRACUSA_BASE_DIR} RESULT_VARIABLE rc ERROR_VARIABLE err)
     if(rc)
       message(FATAL_ERROR "could not generate the default Siracusa linker script: ${err}")
     endif()
@@ -73,10 +78,10 @@ function(deeploy_platform_setup)
     message(FATAL_ERROR "LINKER_SCRIPT ${script} does not exist")
   endif()
   foreach(t IN LISTS ARG_LIBRARIES)
-    target_include_directories(${t} PUBLIC ${DEEPLOY_RUNTIME_INCLUDE_DIR})
+    target_include_directories(${t} PUBLIC ${SIRACUSA_RUNTIME_INCLUDE_DIR})
   endforeach()
   foreach(t IN LISTS ARG_EXECUTABLES)
-    target_include_directories(${t} PRIVATE ${DEEPLOY_RUNTIME_INCLUDE_DIR})
+    target_include_directories(${t} PRIVATE ${SIRACUSA_RUNTIME_INCLUDE_DIR})
     if(DEEPLOY_RUNTIME_OBJECTS)
       target_sources(${t} PRIVATE ${DEEPLOY_RUNTIME_OBJECTS})
     else()

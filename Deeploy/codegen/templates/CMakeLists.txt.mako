@@ -7,13 +7,9 @@
 cmake_minimum_required(VERSION 3.13)
 if(CMAKE_SOURCE_DIR STREQUAL CMAKE_CURRENT_SOURCE_DIR)
   set(DEEPLOY_STANDALONE ON)
-  # the platform file sets the compiler (a cross toolchain where the platform needs one): before project()
+  # the platform file (a copy) sets the compiler, a cross toolchain where the platform needs one,
+  # and finds the runtime sources (runtime/) and linker script (link.ld) of this folder: before project()
   set(NUM_CORES ${cores} CACHE STRING "Cores the network was compiled for")
-% if linker_script:
-  set(LINKER_SCRIPT ${"${CMAKE_CURRENT_SOURCE_DIR}"}/link.ld CACHE FILEPATH "Linker script")
-% endif
-  set(DEEPLOY_RUNTIME_SOURCE_DIR ${"${CMAKE_CURRENT_SOURCE_DIR}"}/runtime)
-  set(DEEPLOY_RUNTIME_INCLUDE_DIR ${"${CMAKE_CURRENT_SOURCE_DIR}"}/include)
   include(${"${CMAKE_CURRENT_SOURCE_DIR}"}/cmake/${cmake_platform}.cmake)
 endif()
 project(deeploy_network C)
