@@ -70,12 +70,20 @@ def test_bad_attribute_names_the_node_and_keeps_old_output(tmp_path: Path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["m.onnx", "out"]
 
 
-def test_non_integer_constant_is_rejected(tmp_path: Path):
+def test_non_integer_constant_compiles_as_a_float_network(tmp_path: Path):
     c = numpy_helper.from_array(np.array([0.5, 1.0], np.float32), "c")
     node = helper.make_node("Add", ["x", "c"], ["y"], name="add")
     onnx.save(_model([node], [_vi("x", [2])], [_vi("y", [2])], [c]), tmp_path / "m.onnx")
     proc = _deeploy("compile", tmp_path / "m.onnx", "-o", tmp_path / "out")
-    _assert_one_line_error(proc, "'c'", "non-integer")
+    assert proc.returncode == 0, proc.stderr
+    assert "FAdd_f32_f32_f32" in (tmp_path / "out" / "Network.c").read_text()
+
+
+def test_float_only_op_on_an_integer_network_is_one_line_error(tmp_path: Path):
+    node = helper.make_node("Exp", ["x"], ["y"], name="exp")
+    onnx.save(_model([node], [_vi("x", [2])], [_vi("y", [2])]), tmp_path / "m.onnx")
+    proc = _deeploy("compile", tmp_path / "m.onnx", "-o", tmp_path / "out", "--input-type", "x=int8")
+    _assert_one_line_error(proc, "'exp'", "float tensors only")
 
 
 def _runner(test_dir: Path):
