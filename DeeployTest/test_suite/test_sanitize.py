@@ -1,6 +1,7 @@
-"""The Generic C of every integer network of the external corpus and of the fuzz slice, built with
-``-fsanitize=address,undefined -fno-sanitize-recover=all`` (``DEEPLOY_SANITIZE``) and run: no
-sanitizer report (any report aborts the run) and outputs still bit-exact."""
+"""The Generic C of every network of the external corpus (integer and float) and of the fuzz slice,
+built with ``-fsanitize=address,undefined -fno-sanitize-recover=all`` (``DEEPLOY_SANITIZE``) and
+run: no sanitizer report (any report aborts the run) and outputs still bit-exact (float ones
+within the harness's tolerance)."""
 
 from __future__ import annotations
 
@@ -11,15 +12,17 @@ import pytest
 
 from DeeployTest.testRunner_generic import GENERIC
 from DeeployTest.testUtils.runner import run_test
-from DeeployTest.test_suite.conftest import CORPUS, network_dirs
+from DeeployTest.test_suite.conftest import CORPUS, FLOAT_CORPUS, REJECTED, network_dirs
 
 pytestmark = [pytest.mark.sanitize,
               pytest.mark.skipif(shutil.which("cc") is None, reason="no host C compiler")]
 
 INTEGER_NETWORKS = network_dirs(CORPUS, "Kernels/Integer", "Models/miniMobileNetv2", "Models/microLlama/INT8")
+FLOAT_NETWORKS = [d for d in network_dirs(CORPUS, *FLOAT_CORPUS) if str(d.relative_to(CORPUS)) not in REJECTED]
+NETWORKS = INTEGER_NETWORKS + FLOAT_NETWORKS
 
 
-@pytest.mark.parametrize("test_dir", INTEGER_NETWORKS, ids=[str(p.relative_to(CORPUS)) for p in INTEGER_NETWORKS])
+@pytest.mark.parametrize("test_dir", NETWORKS, ids=[str(p.relative_to(CORPUS)) for p in NETWORKS])
 def test_corpus_network_sanitized(test_dir, corpus, tmp_path, capsys):
     args = argparse.Namespace(test=str(test_dir), verbose=False, skipgen=False, skipsim=False,
                               gen_dir=str(tmp_path / "gen"), sanitize=True)
