@@ -15,7 +15,8 @@ from Deeploy.errors import BuildError
 from Deeploy.targets import get_platform
 from Deeploy.targets.siracusa.linker import (l1_reserved_bytes, link_error_message, linker_script,
                                              memory_map, qemu_ram_bytes)
-from Deeploy.targets.siracusa.qemu import PLUGIN, qemu_command, run_elf
+from Deeploy.resources import timing_plugin
+from Deeploy.targets.siracusa.qemu import qemu_command, run_elf
 from Deeploy.targets.siracusa.timing import model_cycles, read_records
 from DeeployTest.test_suite.conftest import REPO
 
@@ -24,6 +25,7 @@ SIRACUSA_LEVELS = get_platform("Siracusa").memory
 DEMO_DIR = REPO / "TargetLibraries" / "PULPOpen" / "examples"
 
 _missing = [t for t in ("riscv64-unknown-elf-gcc", "qemu-system-riscv32", "cmake") if shutil.which(t) is None]
+PLUGIN = timing_plugin(build=False)   # the checkout's toolchain/build/ (toolchain/install.sh)
 if not PLUGIN.is_file():
     _missing.append(f"the timing plugin {PLUGIN.relative_to(REPO)}")
 needs_toolchain = pytest.mark.skipif(
