@@ -14,7 +14,7 @@ from Deeploy.ir.graph import Graph, Node
 from Deeploy.ops import registered_ops
 from Deeploy.tiling import restrict as r
 from Deeploy.tiling.ops._common import RuleContext
-from Deeploy.tiling.ops.channels import channel_rule, whole_rule
+from Deeploy.tiling.ops.channels import channel_rule, conv_transpose_rule, whole_rule
 from Deeploy.tiling.ops.conv import conv_rule, maxpool_rule
 from Deeploy.tiling.ops.data import concat_rule, gather_rule, pad_rule, slice_rule, transpose_rule
 from Deeploy.tiling.ops.gemm import gemm_rule
@@ -46,6 +46,7 @@ FAMILIES: dict[str, TileFamily] = {
     "norm": TileFamily(norm_rule, r.rows),
     "channels": TileFamily(channel_rule, r.channels),        # per-sample / per-channel float norms and pools
     "whole": TileFamily(whole_rule, r.same),                 # one tile (losses over the whole batch)
+    "conv_transpose": TileFamily(conv_transpose_rule, r.conv_transpose),
     "reduce": TileFamily(reduce_rule, r.reduce),
     "conv": TileFamily(conv_rule, r.conv),
     "requantized_conv": TileFamily(conv_rule, r.conv),

@@ -16,7 +16,7 @@ from Deeploy.ir.graph import Graph, Node
 from Deeploy.tiling.spec import OUTPUT, AxisMap, LayerSpec, Operand, operand_ranges
 
 __all__ = ["Tile", "Restrict", "same", "rows", "reduce", "conv", "maxpool", "gemm_requant", "transpose", "concat",
-           "slice_", "pad", "gather", "reshape", "flatten", "squeeze", "unsqueeze", "channels"]
+           "slice_", "pad", "gather", "reshape", "flatten", "squeeze", "unsqueeze", "channels", "conv_transpose"]
 
 Box = tuple[tuple[int, int], ...]
 
@@ -286,3 +286,19 @@ def channels(t: Tile) -> None:
     for const in t.node.inputs[1:]:
         if const:
             t.shapes[const] = (c,)
+
+
+def conv_transpose(t: Tile) -> None:
+    """ConvTranspose: the tile's images and output channels, every operand in its original rank."""
+    p = t.p
+    n = t.ranges.get("N", (0, p.batch))
+    m = t.ranges.get("M", (0, p.ch_out))
+    n, m = n[1] - n[0], m[1] - m[0]
+    x, w = t.node.inputs[0], t.node.inputs[1]
+    spatial_in = tuple(t.graph.tensors[x].shape[2:])
+    spatial_out = tuple(t.graph.tensors[t.node.outputs[0]].shape[2:])
+    t.shapes[x] = (n, p.ch_in) + spatial_in
+    t.shapes[w] = (p.ch_in, m // p.group) + tuple(t.graph.tensors[w].shape[2:])
+    if p.has_bias:
+        t.shapes[t.node.inputs[2]] = (m,)
+    t.shapes[t.node.outputs[0]] = (n, m) + spatial_out

@@ -203,6 +203,31 @@ def vit(rng):
     return net
 
 
+@test("Models/Float/Autoencoder")
+def autoencoder(rng):
+    """A 1-D convolutional autoencoder: strided Conv encoder, ConvTranspose decoder (one grouped,
+    with output_padding), BatchNormalization and Relu."""
+    net = FloatNet("float_autoencoder", rng)
+    x = net.input("input", [1, 2, 32])
+
+    def conv(v, c_in, c_out, **attrs):
+        return net.node("Conv", [v, net.weight([c_out, c_in, 3]), net.const(np.zeros(c_out, np.float32) + 0.02, "b")],
+                        kernel_shape=[3], pads=[1, 1], **attrs)
+
+    def batchnorm(v, c):
+        params = [(1 + 0.1 * rng.standard_normal(c)), 0.1 * rng.standard_normal(c), 0.1 * rng.standard_normal(c),
+                  0.5 + rng.random(c)]
+        return net.node("BatchNormalization", [v] + [net.const(a.astype(np.float32), "bn") for a in params])
+    h = net.node("Relu", [batchnorm(conv(x, 2, 8, strides=[2]), 8)])
+    h = net.node("Relu", [conv(h, 8, 8, strides=[2])])
+    h = net.node("ConvTranspose", [h, net.weight([8, 4, 4], 8), net.const(np.zeros(8, np.float32), "b")],
+                 strides=[2], pads=[1, 1], group=2)
+    h = net.node("Relu", [batchnorm(h, 8)])
+    net.output(net.node("ConvTranspose", [h, net.weight([8, 2, 3], 8)], strides=[2], pads=[1, 1],
+                        output_padding=[1]))
+    return net
+
+
 @test("Training/SoftmaxCrossEntropyLoss")
 def cross_entropy(rng):
     """SoftmaxCrossEntropyLoss with class weights: the mean loss and the log-probabilities."""

@@ -281,6 +281,32 @@
                        uint32_t OW, uint32_t SH, uint32_t SW, uint32_t DH, uint32_t DW, \
                        uint32_t PT, uint32_t PL)
 
+/* FConvTranspose (fconvtranspose.inc): Float transposed convolution, NCHW, one image per call: see
+ * fconvtranspose.inc.
+ *
+ * Type macros:
+ *   T: the element types of the node's operands, in order (inputs, then outputs)
+ * Scratch: none.
+ * Arguments:
+ *   x: input image n
+ *   w: weights [C][M/groups][KH][KW]
+ *   bias: bias [M], or NULL
+ *   y: output image n
+ *   C, H, W: input channels and size
+ *   M: output channels
+ *   groups, KH, KW: kernel size
+ *   OH, OW: output size
+ *   SH, SW: strides
+ *   DH, DW: dilations
+ *   PT, PL: top and left padding (cropped from the full output)
+ */
+#define DEEPLOY_PROTOTYPE_FConvTranspose \
+    static void KERNEL(const T *restrict x, const T *restrict w, const T *restrict bias, \
+                       T *restrict y, uint32_t C, uint32_t H, uint32_t W, uint32_t M, \
+                       uint32_t groups, uint32_t KH, uint32_t KW, uint32_t OH, uint32_t OW, \
+                       uint32_t SH, uint32_t SW, uint32_t DH, uint32_t DW, uint32_t PT, \
+                       uint32_t PL)
+
 /* FCrossEntropy (fcrossentropy.inc): SoftmaxCrossEntropyLoss of scores [N][C]: the loss (per
  * sample, summed or mean) and optionally the log-probabilities.
  *

@@ -197,6 +197,24 @@ def _float_scores(node, graph):
     return None if graph.tensors[scores].dtype.bits == 32 else "scores are not float32"
 
 
+_CONV_TRANSPOSE_CALL = Signature(
+    "Float transposed convolution, NCHW, one image per call: see fconvtranspose.inc.",
+    (param("const T *restrict x", "${x[0].ptr} + ${n * p.ch_in * p.in_hw[0] * p.in_hw[1]}", "input image n"),
+     param("const T *restrict w", "${x[1].ptr}", "weights [C][M/groups][KH][KW]"),
+     param("const T *restrict bias", '${x[2].ptr if p.has_bias else "NULL"}', "bias [M], or NULL"),
+     param("T *restrict y", "${y[0].ptr} + ${n * p.ch_out * p.out_hw[0] * p.out_hw[1]}", "output image n"),
+     param("uint32_t C", "${p.ch_in}"), param("uint32_t H", "${p.in_hw[0]}"),
+     param("uint32_t W", "${p.in_hw[1]}", "input channels and size"), param("uint32_t M", "${p.ch_out}", "output channels"),
+     param("uint32_t groups", "${p.group}"), param("uint32_t KH", "${p.kernel[0]}"),
+     param("uint32_t KW", "${p.kernel[1]}", "kernel size"), param("uint32_t OH", "${p.out_hw[0]}"),
+     param("uint32_t OW", "${p.out_hw[1]}", "output size"), param("uint32_t SH", "${p.stride[0]}"),
+     param("uint32_t SW", "${p.stride[1]}", "strides"), param("uint32_t DH", "${p.dilation[0]}"),
+     param("uint32_t DW", "${p.dilation[1]}", "dilations"), param("uint32_t PT", "${p.pads[0]}"),
+     param("uint32_t PL", "${p.pads[1]}", "top and left padding (cropped from the full output)")),
+    around="""% for n in range(p.batch):
+{call}
+% endfor""")
+
 _CONV_ACCEPTS = _all(_floats, _bf16_free)
 
 FLOAT_KERNELS: dict[str, tuple[Kernel, ...]] = {
@@ -227,6 +245,7 @@ FLOAT_KERNELS: dict[str, tuple[Kernel, ...]] = {
                     extra_types=_conv_types),
              Kernel("FConv2d", "conv2d.inc", _CONV_CALL, ("TIN", "TW"), _CONV_ACCEPTS, scratch=_conv_patch_bytes,
                     extra_types=_conv_types)),
+    "ConvTranspose": (Kernel("FConvTranspose", "fconvtranspose.inc", _CONV_TRANSPOSE_CALL, ("T",), _CONV_ACCEPTS),),
     "Gemm": (Kernel("FGemm", "gemm.inc", _GEMM_CALL, ("TA", "TB"), _all(_CONV_ACCEPTS, _integral_scales),
                     extra_types=_gemm_types),),
     "MatMul": (Kernel("FGemm", "gemm.inc", _GEMM_CALL, ("TA", "TB"), _CONV_ACCEPTS, extra_types=_gemm_types),),
