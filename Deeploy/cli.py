@@ -102,6 +102,8 @@ def _compile(args) -> None:
     print(f"  constants:  {s.const_bytes} B")
     print(f"  activations: arena {s.arena_size} B (lower bound, peak of live bytes: {s.lower_bound} B)")
     print(f"  inputs+outputs: {s.io_bytes} B")
+    if args.emit_testbench:
+        print(f"  testbench:  main.c, testdata.h (build and run: deeploy run {out})")
 
 
 def _run(args) -> int:

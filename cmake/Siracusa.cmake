@@ -20,7 +20,7 @@ set(CMAKE_TRY_COMPILE_TARGET_TYPE STATIC_LIBRARY)   # no linker script yet at co
 
 find_program(SIRACUSA_CC riscv64-unknown-elf-gcc)
 if(NOT SIRACUSA_CC)
-  message(FATAL_ERROR "riscv64-unknown-elf-gcc not found: run `bash toolchain/install.sh` from the repository root")
+  message(FATAL_ERROR "riscv64-unknown-elf-gcc not found: install the RISC-V bare-metal toolchain (Debian: apt-get install gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf; in a Deeploy checkout: bash toolchain/install.sh)")
 endif()
 set(CMAKE_C_COMPILER ${SIRACUSA_CC})
 
