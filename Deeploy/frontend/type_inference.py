@@ -44,7 +44,8 @@ def assign_input_types(graph: Graph, values: dict[str, np.ndarray] | None = None
             t.dtype = dtype_of_values(values[name])
         elif t.dtype is None:
             t.dtype = INT8
-            notes.append(f"input '{name}' assumed int8 (no sample values, declared as float)")
+            notes.append(f"input '{name}' assumed int8 (no sample values, declared as float; for a float "
+                         f"network give --input-type {name}=float32)")
     return notes
 
 
