@@ -24,7 +24,7 @@ from Deeploy.memory.planner import MemoryPlan, plan_memory
 from Deeploy.passes.graph_outputs import copy_shared_outputs
 from Deeploy.passes.manager import run_passes
 from Deeploy.targets import get_platform
-from Deeploy.tiling.network import TiledNetwork, TilingOptions, check_level_limits, tile_network
+from Deeploy.tiling.network import TiledNetwork, TilingOptions, check_level_limits, spill_constants, tile_network
 
 __all__ = ["CompileResult", "compile_network", "compile_graph", "write_atomically", "OUTPUT_MARK"]
 
@@ -171,8 +171,11 @@ def compile_graph(graph: Graph, platform: str, out_dir: str | Path, *, source: s
     if target.tiling is None:
         raise DeeployError(f"platform {target.name} runs no layer tiled (it has no tiling parameters)")
     plan = plan_memory(graph, [replace(layer, scratch=0, shared_offset=0) for layer in layers],
-                       target.level(target.tiling.tiles.source), target.level(tiling.default_level))
+                       target.level(target.tiling.tiles.source), target.level(tiling.data_level))
+    moved = spill_constants(graph, plan, tiling) if any(m.name == "L3" for m in target.memory) else []
+    notes = [f"constants moved to L3 to fit --l2 {tiling.l2}: {', '.join(moved)} "
+             f"(give --defaultMemLevel to place all data yourself)"] if moved else []
     tiled = tile_network(graph, layers, plan, tiling, target.tiling, cores)
     summary = write_atomically(Path(out_dir), lambda tmp: _emit(
         tmp, extra_files, graph, layers, plan, target, source, cores, tiled))
-    return CompileResult(graph, layers, plan, summary, tiled=tiled)
+    return CompileResult(graph, layers, plan, summary, notes, tiled=tiled)

@@ -47,9 +47,11 @@ def _arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--cores", type=core_count, default=8, help="cluster cores, 1..8")
     p.add_argument("--l1", type=_bytes("L1"), default=defaults.l1,
                    help=f"L1 bytes for one layer's tiles (default {defaults.l1})")
-    p.add_argument("--l2", type=_bytes("L2"), default=defaults.l2, help=f"L2 bytes (default {defaults.l2})")
+    p.add_argument("--l2", type=_bytes("L2"), default=defaults.l2,
+                   help=f"L2 bytes for data; code lives in the rest of L2 (default {defaults.l2})")
     p.add_argument("--defaultMemLevel", choices=LEVELS, default=defaults.default_level,
-                   help="where graph inputs, outputs and constants live (default L2)")
+                   help="where graph inputs, outputs and constants live (default: L2, with the constants "
+                        "that do not fit --l2 moved to L3)")
     p.add_argument("--doublebuffer", action="store_true", help="prefetch the next tile while computing this one")
     p.add_argument("--profileTiling", action="store_true", help="print modelled cycles per tile and DMA phase")
     p.add_argument("--plotMemAlloc", action="store_true", help="write memory_allocation.html next to the generated code")

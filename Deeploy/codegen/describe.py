@@ -81,8 +81,7 @@ def describe_network(graph: Graph, layers: list[Layer], plan: MemoryPlan, platfo
     capacity = {m.name: m.size for m in platform.memory}
     if tiling is not None:
         tiles = platform.tiling.tiles
-        staging_base = data_end if plan.data_level.name == plan.level.name else plan.arena_size
-        buffers += tile_buffers(layers, tiling, staging_base, tiles.level, tiles.source)
+        buffers += tile_buffers(layers, tiling, data_end, tiles.level, tiles.source)
         capacity.update({tiles.level: tiling.options.l1, tiles.source: tiling.options.l2})
     return Manifest(platform=platform.name, source=source, cores=cores,
                     levels=tuple(LevelInfo(m.name, capacity[m.name]) for m in platform.memory),

@@ -87,7 +87,7 @@ def emit_project(graph: Graph, layers: list[Layer], plan: MemoryPlan, platform: 
                  out_dir: Path, source: str, cores: int = 1, tiling=None
                  ) -> EmitSummary:
     """``tiling``: a ``Deeploy.tiling.network.TiledNetwork`` (layers run tile by tile out of L1);
-    graph inputs, outputs and constants live in ``plan.data_level``."""
+    graph inputs and outputs live in ``plan.data_level``, each constant in its placement's level."""
     arena = f"deeploy_arena_{plan.level.name}"
     names = BufferNames(graph, plan, arena)
     arenas = _tile_context(platform, tiling)
@@ -108,7 +108,8 @@ def emit_project(graph: Graph, layers: list[Layer], plan: MemoryPlan, platform: 
     constants, const_bytes = [], 0
     for t in sorted(graph.constants(), key=lambda t: t.name):
         if t.name in names.referenced:   # a rendered call or tile table refers to it
-            constants.append((names.constant_ident(t.name), t.dtype.ctype, t.size, c_array_body(t.value)))
+            attr = platform.level(plan.placements[t.name].level).const_attr   # L3 if moved there to fit --l2
+            constants.append((names.constant_ident(t.name), t.dtype.ctype, t.size, c_array_body(t.value), attr))
             const_bytes += t.nbytes
 
     instances = {}

@@ -164,18 +164,18 @@ def plan_memory(graph: Graph, layers: list[Layer], level: MemoryLevel,
 
 def data_buffers(plan: MemoryPlan, graph: Graph, constants: set[str], last: int) -> tuple[list[PlannedBuffer], int]:
     """Graph inputs, outputs and the ``constants`` the program defines, live over the whole
-    schedule (steps 0..``last``), packed in declaration order after the arena when they share its
-    level, each aligned like its C array; and the end of them."""
-    offset = plan.arena_size if plan.data_level.name == plan.level.name else 0
+    schedule (steps 0..``last``), packed per level in declaration order (after the arena in its
+    level), each aligned like its C array; and where they end in the arena's level."""
+    ends = {plan.level.name: plan.arena_size}
     out = []
     for name, p in sorted(plan.placements.items()):
         if p.root != name or name not in graph.tensors:
             continue
         if p.kind in (BufferKind.INPUT, BufferKind.OUTPUT) or (p.kind == BufferKind.CONSTANT and name in constants):
-            size = graph.tensors[name].nbytes
+            size, offset = graph.tensors[name].nbytes, ends.get(p.level, 0)
             out.append(PlannedBuffer(name, p.kind, p.level, offset, size, 0, last))
-            offset += align(size, DATA_ALIGNMENT)
-    return out, offset
+            ends[p.level] = offset + align(size, DATA_ALIGNMENT)
+    return out, ends[plan.level.name]
 
 
 def tile_buffers(layers: list[Layer], tiling, staging_base: int, tile_level: str, staging_level: str

@@ -18,27 +18,34 @@ from Deeploy.tiling.tile_node import tile_classes
 from Deeploy.tiling.tile_scratch import with_tile_scratch
 from Deeploy.tiling.two_level import restrict
 
-__all__ = ["TilingOptions", "TiledNetwork", "tile_network", "LEVELS", "CODE_RESERVE",
+__all__ = ["TilingOptions", "TiledNetwork", "tile_network", "spill_constants", "LEVELS",
            "level_limits", "check_level_limits"]
 
 LEVELS = ("L2", "L3")
-CODE_RESERVE = 128 * 1024   # L2 kept for code, runtime data and the harness when sizing staging
 
 
 @dataclass(frozen=True)
 class TilingOptions:
-    """``--l1`` (bytes for one layer's tiles), ``--l2`` (the L2 memory), ``--defaultMemLevel``
-    (where graph inputs, outputs and constants live; activations stay in L2) and
-    ``--doublebuffer`` (the solver double-buffers every layer where the modelled cycles say the
-    second copy pays for itself; without it every layer is single-buffered)."""
+    """``--l1`` (bytes for one layer's tiles), ``--l2`` (L2 bytes for data: activations, inputs,
+    outputs, constants and the L2 tiles of operands in L3; code and the runtime live in the rest
+    of the platform's L2, which the linker checks), ``--defaultMemLevel`` (where graph inputs,
+    outputs and constants live; activations stay in L2; None: L2, and the constants that do not
+    fit ``--l2`` move to L3, see ``spill_constants``) and ``--doublebuffer`` (the solver
+    double-buffers every layer where the modelled cycles say the second copy pays for itself;
+    without it every layer is single-buffered)."""
 
     l1: int = 64000
     l2: int = 1024000
-    default_level: str = "L2"
+    default_level: str | None = None
     double_buffer: bool = False
 
+    @property
+    def data_level(self) -> str:
+        """Where graph inputs, outputs and constants are placed first."""
+        return self.default_level or "L2"
+
     def __post_init__(self):
-        if self.default_level not in LEVELS:
+        if self.default_level is not None and self.default_level not in LEVELS:
             raise DeeployError(f"--defaultMemLevel must be one of {', '.join(LEVELS)}, got '{self.default_level}'")
         if self.l1 <= 0 or self.l2 <= 0:
             raise DeeployError(f"--l1 and --l2 must be positive (got {self.l1} and {self.l2})")
@@ -78,24 +85,47 @@ class TiledNetwork:
     options: TilingOptions
 
 
-def _l3_tensors(graph: Graph, plan: MemoryPlan, options: TilingOptions) -> set[str]:
-    if options.default_level != "L3":
-        return set()
-    return {n for n, p in plan.placements.items() if p.kind in (BufferKind.CONSTANT, BufferKind.INPUT, BufferKind.OUTPUT)}
+_DATA = (BufferKind.CONSTANT, BufferKind.INPUT, BufferKind.OUTPUT)
 
 
-def _data_bytes(graph: Graph) -> int:
-    """Bytes of the graph's inputs, outputs and constants."""
+def _l3_tensors(plan: MemoryPlan) -> set[str]:
+    return {n for n, p in plan.placements.items() if p.kind in _DATA and p.level == "L3"}
+
+
+def _data_bytes(graph: Graph, plan: MemoryPlan, level: str = "L2") -> int:
+    """Bytes of the graph's inputs, outputs and constants placed in ``level``."""
     names = set(graph.inputs) | set(graph.outputs) | {t.name for t in graph.constants()}
-    return sum(graph.tensors[n].nbytes for n in names)
+    return sum(graph.tensors[n].nbytes for n in names if plan.placements[n].level == level)
+
+
+def spill_constants(graph: Graph, plan: MemoryPlan, options: TilingOptions) -> list[str]:
+    """Without an explicit ``--defaultMemLevel``: if the activations and the data in L2 exceed
+    ``--l2``, move constants to L3, the largest first, until the rest fits with ``--l1`` bytes
+    left for the L2 tiles of the moved ones. Changes ``plan``; returns the names moved."""
+    if options.default_level is not None:
+        return []
+    need = plan.arena_size + _data_bytes(graph, plan)
+    moved = []
+    for t in sorted(graph.constants(), key=lambda t: (-t.nbytes, t.name)):
+        if need + (options.l1 if moved else 0) <= options.l2:
+            break
+        if plan.placements[t.name].level != "L2":
+            continue
+        for name, p in list(plan.placements.items()):
+            if p.root == t.name:
+                plan.placements[name] = replace(p, level="L3")
+        need -= t.nbytes
+        moved.append(t.name)
+    return moved
 
 
 def _l2_error(plan: MemoryPlan, data: int, staging: int, options: TilingOptions) -> DeeployError:
     parts = [f"activations {plan.arena_size} B"] + ([f"inputs, outputs and constants {data} B"] if data else [])
-    parts += ([f"L2 tiles of L3 operands {staging} B"] if staging else []) + [f"{CODE_RESERVE} B kept for code"]
-    need = plan.arena_size + data + staging + CODE_RESERVE
+    parts += [f"L2 tiles of L3 operands {staging} B"] if staging else []
+    need = plan.arena_size + data + staging
     fix = "--defaultMemLevel L3 or " if options.default_level == "L2" and data else ""
-    return DeeployError(f"the network does not fit L2 = {options.l2} B: it needs {need} B ({', '.join(parts)}); "
+    return DeeployError(f"the network does not fit L2 = {options.l2} B (--l2: L2 bytes for data): it needs {need} B "
+                        f"({', '.join(parts)}); "
                         f"use {fix}--l2 {need} or more")
 
 
@@ -115,12 +145,12 @@ def _misfit_error(misfits: list[TilingError]) -> TilingError:
 def tile_network(graph: Graph, layers: list[Layer], plan: MemoryPlan, options: TilingOptions,
                  platform: PlatformTiling, cores: int) -> TiledNetwork:
     """Schedules of every layer that runs. What lives in L2 (the activation arena ``plan``, and
-    I/O and constants unless they live in L3) and CODE_RESERVE leave the rest of ``options.l2``
-    as the budget of the L2 tiles of operands in L3."""
+    I/O and constants placed in L2) leave the rest of ``options.l2`` as the budget of the L2
+    tiles of operands in L3."""
     l1_params = options.l1_params(platform, cores)
-    in_l3 = _l3_tensors(graph, plan, options)
-    data = _data_bytes(graph) if options.default_level == "L2" else 0
-    budget = options.l2 - plan.arena_size - data - CODE_RESERVE
+    in_l3 = _l3_tensors(plan)
+    data = _data_bytes(graph, plan)
+    budget = options.l2 - plan.arena_size - data
     if budget < 0:
         raise _l2_error(plan, data, 0, options)
     schedules, l1_size, staging, misfits = {}, 0, 0, []

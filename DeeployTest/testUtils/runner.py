@@ -106,6 +106,8 @@ def _generate(test_dir: Path, rp: RunnerPlatform, stage: Path, log, compile_opti
         print("note:", note)
     result = compile_graph(graph, rp.platform, stage / "network", snapshot_dir=stage / "deeployStates",
                            log=log, **(compile_options or {}))
+    for note in result.notes:
+        print("note:", note)
     write_testbench(result.graph, stage / "harness")
     return result
 

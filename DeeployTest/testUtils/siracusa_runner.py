@@ -5,7 +5,6 @@ manifest (``manifest.json`` next to the generated code)."""
 from __future__ import annotations
 
 import argparse
-from dataclasses import replace
 from pathlib import Path
 
 from Deeploy.codegen.memory_plot import write_manifest_plot
@@ -32,9 +31,9 @@ def core_count(text: str) -> int:
 
 
 def _memory(target, args: argparse.Namespace):
-    """The platform's memory levels, L2 sized by --l2 when given."""
-    l2 = getattr(args, "l2", None)
-    return tuple(replace(m, size=l2) if m.name == "L2" and l2 else m for m in target.memory)
+    """The platform's memory levels as they are: --l2 budgets the data, the code lives in the
+    rest of the physical L2, and the linker checks that both fit it."""
+    return target.memory
 
 
 def cluster_runner(platform: str, gen_root: str) -> RunnerPlatform:

@@ -96,13 +96,13 @@ def test_failed_compile_leaves_nothing_of_its_attempt(tmp_path):
     generated folder keeps exactly what it held (nothing, or the earlier generation)."""
     test = _relu_test(tmp_path / "net")
     fresh = tmp_path / "fresh"
-    _one_error(_runner(TILED, "-t", test, "--l2", "1000", "--gen-dir", fresh), "does not fit L2")
+    _one_error(_runner(TILED, "-t", test, "--l2", "16", "--gen-dir", fresh), "does not fit L2")
     assert not fresh.exists()
     gen = tmp_path / "gen"
     assert _runner(GENERIC, "-t", test, "--skipsim", "--gen-dir", gen).returncode == 0
     before = _tree(gen)
     assert any(name.startswith("deeployStates/") for name in before)
-    _one_error(_runner(TILED, "-t", test, "--l2", "1000", "--gen-dir", gen), "does not fit L2")
+    _one_error(_runner(TILED, "-t", test, "--l2", "16", "--gen-dir", gen), "does not fit L2")
     assert _tree(gen) == before
 
 

@@ -23,7 +23,7 @@ from Deeploy.frontend import assign_input_types, infer_graph, load_npz_arrays, l
 from Deeploy.targets import get_platform
 from Deeploy.targets.siracusa.linker import l1_reserved_bytes
 from Deeploy.targets.siracusa.qemu import elf_symbols
-from Deeploy.tiling.network import CODE_RESERVE, TilingOptions, level_limits
+from Deeploy.tiling.network import TilingOptions, level_limits
 from DeeployTest.testUtils.siracusa_runner import cluster_runner
 from DeeployTest.testUtils.runner import run_test
 from DeeployTest.test_suite.conftest import DEEPLOY_TEST
@@ -44,7 +44,7 @@ def expected_l2_bytes(test_dir: Path, level: str) -> int:
     """The L2 a network needs, from its own files and independently of the compiler's sizing:
     graph inputs, outputs and constants (unless they live in L3), the peak of simultaneously
     live activations in execution order (a view shares its source's storage; values computed
-    from constants alone are constants), and the L2 kept for code."""
+    from constants alone are constants); --l2 budgets these data only (code lives in the rest of L2)."""
     graph = load_onnx(test_dir / "network.onnx")
     inputs = map_arrays(test_dir / "inputs.npz", load_npz_arrays(test_dir / "inputs.npz"), graph.inputs, graph, "input")
     assign_input_types(graph, inputs)
@@ -73,7 +73,7 @@ def expected_l2_bytes(test_dir: Path, level: str) -> int:
                 live[root.get(x, x)] = graph.tensors[root.get(x, x)].nbytes
         peak = max(peak, sum(live.values()))
         live = {r: b for r, b in live.items() if last[r] > k}
-    return (data if level == "L2" else 0) + peak + CODE_RESERVE
+    return (data if level == "L2" else 0) + peak
 
 
 def _run_tiled(test_dir, l1: int, level: str, db: bool, capsys, cores: int, profile: bool) -> str:

@@ -20,8 +20,8 @@
 #include "kernels/common.h"
 
 /* ---- constants ---- */
-% for ident, ctype, size, body in constants:
-static const ${ctype} ${ident}[${max(1, size)}] ${const_level.const_attr} __attribute__((aligned(4))) = {${body}};
+% for ident, ctype, size, body, const_attr in constants:
+static const ${ctype} ${ident}[${max(1, size)}] ${const_attr} __attribute__((aligned(4))) = {${body}};
 % endfor
 
 /* ---- activations ---- */
