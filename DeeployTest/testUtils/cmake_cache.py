@@ -5,10 +5,11 @@ cluster platform then compiles its runtime again for every test. Instead, one *p
 is kept per (platform, CMake options, CMake version, generator, build files): the top-level
 project configured with ``DEEPLOY_RUNTIME_ONLY=ON``, i.e. CMake's system and compiler detection
 plus the platform runtime compiled once as objects. A test's build folder (``<gen>/build``) is
-then a fresh, ordinary CMake tree of the top-level project: it is seeded with the platform
-build's detection results (what CMake itself reuses when it re-configures a tree), configured
-with ``-DDEEPLOY_RUNTIME_OBJECTS=<copies of the runtime objects>`` and built, so it compiles
-only the network and the harness.
+then a fresh, ordinary CMake tree of the compiled output folder (``<gen>/network``, the
+project users build with ``cmake -S``): it is seeded with the platform build's detection results
+(what CMake itself reuses when it re-configures a tree), configured with
+``-DDEEPLOY_RUNTIME_OBJECTS=<copies of the runtime objects>`` and built, so it compiles only the
+network and the testbench.
 
 The platform builds live in ``DeeployTest/TEST_CMAKE_CACHE`` (``DEEPLOY_CMAKE_CACHE=<folder>``
 moves them, ``DEEPLOY_CMAKE_CACHE=off`` configures every test from scratch). Creating or
@@ -140,10 +141,11 @@ def _seed(tree: Path, build_dir: Path) -> list[Path]:
 
 
 def configure_and_build(build_dir: Path, cmake_platform: str, defs: list[str], test_folder: Path,
-                        run: Runner, check: Check) -> None:
-    """Configure ``build_dir`` (created afresh) for the top-level project with ``defs`` and build
-    it; ``defs`` holding paths inside ``test_folder`` are the test's own, the others select the
-    platform build it is configured against."""
+                        run: Runner, check: Check, source_dir: Path = REPO_ROOT) -> None:
+    """Configure ``build_dir`` (created afresh) for ``source_dir`` (a compiled output folder, or the
+    top-level project with ``-DPLATFORM``) with ``defs`` and build it; ``defs`` holding paths
+    inside ``test_folder`` are the test's own, the others select the platform build it is
+    configured against."""
     shutil.rmtree(build_dir, ignore_errors=True)
     build_dir.mkdir(parents=True)
     root = cache_root()
@@ -158,7 +160,7 @@ def configure_and_build(build_dir: Path, cmake_platform: str, defs: list[str], t
             objects = _seed(tree, build_dir)
         if objects:
             extra.append("-DDEEPLOY_RUNTIME_OBJECTS=" + ";".join(str(o) for o in objects))
-    configure = ["cmake", *generator_args(), "-S", str(REPO_ROOT), "-B", str(build_dir),
-                 f"-DPLATFORM={cmake_platform}", *defs, *extra]
+    platform = [f"-DPLATFORM={cmake_platform}"] if source_dir == REPO_ROOT else []
+    configure = ["cmake", *generator_args(), "-S", str(source_dir), "-B", str(build_dir), *platform, *defs, *extra]
     check(run(configure, "CMake configure"), "CMake configure")
     check(run(["cmake", "--build", str(build_dir), "-j", str(os.cpu_count() or 1)], "build"), "build")

@@ -75,7 +75,7 @@ def source_record(test_dir: Path, platform: str, options: dict | None) -> dict:
 def check_reusable(gen: Path, record: dict) -> None:
     """Refuse ``--skipgen`` unless ``gen`` holds code generated from exactly ``record``."""
     redo = "; generate it again (run without --skipgen)"
-    if not (gen / "network" / "Network.c").is_file() or not (gen / "harness").is_dir():
+    if not (gen / "network" / "Network.c").is_file() or not (gen / "network" / "main.c").is_file():
         raise DeeployError(f"--skipgen given but nothing was generated in {gen}{redo}")
     try:
         stored = json.loads((gen / RECORD).read_text())

@@ -108,7 +108,7 @@ def _generate(test_dir: Path, rp: RunnerPlatform, stage: Path, log, compile_opti
                            log=log, **(compile_options or {}))
     for note in result.notes:
         print("note:", note)
-    write_testbench(result.graph, stage / "harness")
+    write_testbench(result.graph, stage / "network")   # as deeploy compile --emit-testbench
     return result
 
 
@@ -126,10 +126,10 @@ def _build(test_dir: Path, gen: Path, args: argparse.Namespace, rp: RunnerPlatfo
             tail = "\n".join(output.strip().splitlines()[-25:])
             raise BuildError(f"{what} failed for {test_dir}:\n{tail}")
 
-    # a fresh CMake tree configured against the cached platform build (testUtils/cmake_cache.py)
-    configure_and_build(build_dir, rp.cmake_platform,
-                        [f"-DNETWORK_DIR={gen / 'network'}", f"-DHARNESS_DIR={gen / 'harness'}", *rp.prepare(args, gen)],
-                        gen, lambda cmd, what: _run(cmd, what, args.verbose), check)
+    # the compiled output's own CMake project, as users build it, in a fresh tree configured against
+    # the cached platform build (testUtils/cmake_cache.py)
+    configure_and_build(build_dir, rp.cmake_platform, rp.prepare(args, gen), gen,
+                        lambda cmd, what: _run(cmd, what, args.verbose), check, source_dir=gen / "network")
     return build_dir / "deeploy_test"
 
 

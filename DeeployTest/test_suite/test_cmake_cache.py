@@ -50,7 +50,7 @@ def test_concurrent_tests_share_one_platform_build(tmp_path, monkeypatch):
     assert detected == 1, [out for _, out in results.values()]
     for k in range(2):
         cache = (tmp_path / f"gen{k}" / "build" / "CMakeCache.txt").read_text()
-        assert f"NETWORK_DIR:PATH={tmp_path / f'gen{k}' / 'network'}" in cache
+        assert f"CMAKE_HOME_DIRECTORY:INTERNAL={tmp_path / f'gen{k}' / 'network'}" in cache   # the output's project
         assert (tmp_path / f"gen{k}" / "build" / "deeploy_test").is_file()
 
     # a different option (sanitizers) is a second platform build; the first one is reused as is
