@@ -63,6 +63,16 @@ def kernel_scratch_bytes(kernel: Kernel, node: Node, graph: Graph, cores: int) -
     return offset + shared, offset
 
 
+def _float_reason(kernel: Kernel, node: Node, graph: Graph) -> str | None:
+    """Why ``kernel`` cannot take the node's float operands (None if it has none or may)."""
+    names = [n for n in list(node.inputs) + list(node.outputs) if n]
+    floats = {graph.tensors[n].dtype for n in names if graph.tensors[n].dtype.is_float}
+    missing = sorted(str(t) for t in floats - set(kernel.floats))
+    if not missing:
+        return None
+    return f"no {' or '.join(missing)} operands" if kernel.floats else "computes on integers only"
+
+
 def bind(graph: Graph, platform: Platform, cores: int = 1) -> list[Layer]:
     """One Layer per node, in execution order; scratch is reserved for ``cores`` cores."""
     layers, unsupported, rejected = [], [], []
@@ -73,7 +83,9 @@ def bind(graph: Graph, platform: Platform, cores: int = 1) -> list[Layer]:
             continue
         reasons = []
         for kernel in kernels:
-            reason = kernel.accepts(node, graph) if kernel.accepts else None
+            reason = _float_reason(kernel, node, graph)
+            if reason is None and kernel.accepts:
+                reason = kernel.accepts(node, graph)
             if reason is None:
                 total, offset = kernel_scratch_bytes(kernel, node, graph, cores)
                 layers.append(Layer(node, kernel, platform.engine(kernel.engine), _type_args(kernel, node, graph), total,

@@ -193,7 +193,7 @@ def load_onnx(path: str | Path) -> Graph:
         raise FrontendError(f"{path}: nodes in unsupported operator domains: "
                             + ", ".join(unsupported_domains))
 
-    as_float = any(not integer_valued(value) for value, _ in raw.values())
+    as_float = any(not integer_valued(value) or value.dtype == BFLOAT16.numpy for value, _ in raw.values())
     for name, (value, what) in raw.items():
         if as_float and _is_float_array(value):
             value = value.astype(BFLOAT16.numpy if value.dtype == BFLOAT16.numpy else np.float32)

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from Deeploy.errors import OpError
-from Deeploy.ir.dtypes import widest
+from Deeploy.ir.dtypes import widest, float_result
 from Deeploy.ops._attrs import attr_int, normalize_axis
 from Deeploy.ops.examples import I8, I32, Case, act, const, rand
 from Deeploy.ops._registry import Cost, OpDef, Trait, register
@@ -48,7 +48,7 @@ def _concat_parse(node, graph):
 
 def _concat_infer(p: ConcatParams, ins):
     filled = [t.dtype for t in ins if t.size > 0] or [t.dtype for t in ins]
-    return [(p.out_shape, widest(*filled))]
+    return [(p.out_shape, float_result(*filled) or widest(*filled))]
 
 
 def _concat_cost(p: ConcatParams, ins, outs):

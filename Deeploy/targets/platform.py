@@ -53,6 +53,8 @@ class Kernel:
     ``engine``: the name of the platform engine that runs it (None: the platform's first).
     ``scratch_optional``: the kernel also runs, more slowly, when its call gets no scratch (the
     template's ``scratch``/``shared`` are NULL); a tiled layer drops it when nothing fits with it.
+    ``floats``: the float types its operands may have (none: an integer kernel); binding never
+    gives a kernel a node with other float operands.
     """
 
     name: str
@@ -65,6 +67,7 @@ class Kernel:
     shared_scratch: Callable[[Node, Graph], int] | None = None
     engine: str | None = None
     scratch_optional: bool = False
+    floats: tuple[DType, ...] = ()
 
     @property
     def call(self) -> str:

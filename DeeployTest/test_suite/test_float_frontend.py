@@ -105,3 +105,19 @@ def test_float_only_op_on_integers_names_the_op(tmp_path):
     assign_input_types(g, {"x": np.array([1, 4, 9])})
     with pytest.raises(OpError, match="node 'root' \\(Sqrt\\): computes on float tensors only"):
         infer_graph(g)
+
+
+def test_float_nodes_never_reach_integer_kernels(tmp_path):
+    """A bfloat16 Conv (the float convolution kernels take float32 only) is refused naming every
+    kernel's reason, rather than bound to an integer kernel."""
+    from Deeploy.compiler import compile_graph
+    from Deeploy.errors import BindingError
+    elem = TensorProto.BFLOAT16
+    w = helper.make_tensor("w", elem, [2, 1, 1, 1], [16256, 16256], raw=False)   # bfloat16 bits of 1.0
+    path = _save(tmp_path, [helper.make_node("Conv", ["x", "w"], ["y"], name="conv")],
+                 [_vi("x", [1, 1, 2, 2], elem)], [_vi("y", [1, 2, 2, 2], elem)], [w])
+    g = load_onnx(path)
+    assign_input_types(g)
+    with pytest.raises(BindingError, match="Conv \\('conv'.*FConv2d: no bfloat16 operands.*Conv2d: computes on "
+                                           "integers only"):
+        compile_graph(g, "Generic", tmp_path / "out")

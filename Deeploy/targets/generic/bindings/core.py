@@ -3,7 +3,7 @@ GEMM/MatMul, Transpose and the zero-copy views."""
 
 from __future__ import annotations
 
-from Deeploy.ir.dtypes import INT32, INT64
+from Deeploy.ir.dtypes import BFLOAT16, FLOAT32, INT32, INT64
 from Deeploy.targets.platform import Kernel
 from Deeploy.targets.signature import Signature, param, params
 from Deeploy.targets.generic.bindings.strides import broadcast_operands, transpose_operands
@@ -185,7 +185,7 @@ def _conv_patch_bytes(node, graph):
     return -(-size // 8) * 8
 
 
-_COPY = Kernel("Copy", "copy.inc", _COPY_CALL)
+_COPY = Kernel("Copy", "copy.inc", _COPY_CALL, floats=(FLOAT32, BFLOAT16))
 
 CORE_KERNELS: dict[str, tuple[Kernel, ...]] = {
     "Add": (Kernel("Add", "add.inc", _BINARY_CALL, ("TA", "TB", "TY"), _broadcastable,
@@ -208,7 +208,8 @@ CORE_KERNELS: dict[str, tuple[Kernel, ...]] = {
     ),
     "Gemm": (Kernel("Gemm", "gemm.inc", _GEMM_CALL, ("TA", "TB"), extra_types=_gemm_types),),
     "MatMul": (Kernel("Gemm", "gemm.inc", _GEMM_CALL, ("TA", "TB"), extra_types=_gemm_types),),
-    "Transpose": (Kernel("Transpose", "transpose.inc", _TRANSPOSE_CALL, ("T",), _transposable),),
+    "Transpose": (Kernel("Transpose", "transpose.inc", _TRANSPOSE_CALL, ("T",), _transposable,
+                         floats=(FLOAT32, BFLOAT16)),),
     "Reshape": (_COPY,),
     "Flatten": (_COPY,),
     "Squeeze": (_COPY,),

@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from Deeploy.codegen.c_text import c_float
+from Deeploy.ir.dtypes import BFLOAT16, FLOAT32
 from Deeploy.targets.generic.bindings.strides import merge_strided_dims
 from Deeploy.targets.platform import Kernel
 from Deeploy.targets.signature import Signature, param
@@ -295,12 +296,14 @@ _REDUCE_KERNEL = Kernel("Reduce", "reduce.inc", _REDUCE_CALL, ("TIN",), _dm_redu
                         extra_types=_dm_reduce_types)
 _CLIP_KERNEL = Kernel("Clip", "clip.inc", _CLIP_CALL, ("T",), extra_types=_dm_out_type("TY"))
 
+_COPIED = (FLOAT32, BFLOAT16)   # kernels that only move elements take any float type
+
 DATA_KERNELS: dict[str, tuple[Kernel, ...]] = {
-    "MaxPool": (Kernel("MaxPool", "maxpool.inc", _MAXPOOL_CALL, ("T",)),),
-    "Pad": (Kernel("Pad", "pad.inc", _PAD_CALL, ("T",), extra_types=_dm_out_type("TY")),),
-    "Concat": (Kernel("Concat", "concat.inc", _CONCAT_CALL, extra_types=_dm_out_type("TY")),),
-    "Slice": (Kernel("Slice", "slice.inc", _SLICE_CALL, ("T",), _dm_slice_accepts),),
-    "Gather": (Kernel("Gather", "gather.inc", _GATHER_CALL, ("T",)),),
+    "MaxPool": (Kernel("MaxPool", "maxpool.inc", _MAXPOOL_CALL, ("T",), floats=(FLOAT32,)),),
+    "Pad": (Kernel("Pad", "pad.inc", _PAD_CALL, ("T",), extra_types=_dm_out_type("TY"), floats=(FLOAT32,)),),
+    "Concat": (Kernel("Concat", "concat.inc", _CONCAT_CALL, extra_types=_dm_out_type("TY"), floats=(FLOAT32,)),),
+    "Slice": (Kernel("Slice", "slice.inc", _SLICE_CALL, ("T",), _dm_slice_accepts, floats=_COPIED),),
+    "Gather": (Kernel("Gather", "gather.inc", _GATHER_CALL, ("T",), floats=_COPIED),),
     "ReduceMean": (_REDUCE_KERNEL,),
     "ReduceSum": (_REDUCE_KERNEL,),
     "IntegerMean": (_REDUCE_KERNEL,),

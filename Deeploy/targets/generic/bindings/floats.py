@@ -6,7 +6,7 @@ views, Concat, Slice, Gather) uses the type-generic kernels."""
 
 from __future__ import annotations
 
-from Deeploy.ir.dtypes import FLOAT32, INT32
+from Deeploy.ir.dtypes import BFLOAT16, FLOAT32, INT32
 from Deeploy.targets.generic.bindings.core import _BINARY_CALL, _CONV_CALL, _DWCONV_CALL, _GEMM_CALL, _broadcastable, \
     _conv_patch_bytes
 from Deeploy.targets.generic.bindings.data import _REDUCE_CALL, _dm_reduce_view
@@ -65,14 +65,16 @@ def _integral_scales(node, graph):
     return None
 
 
-def _bf16_free(node, graph):
-    """Kernels whose accumulator is TSUM read operands with a cast: no bfloat16."""
-    names = [i for i in node.inputs if i] + list(node.outputs)
-    return "bfloat16 operands" if any(graph.tensors[n].dtype.bits == 16 for n in names) else None
+F32_ONLY = (FLOAT32,)   # kernels that read float operands directly (no bfloat16 widening)
+
+
+def _kernel(name, source, signature, types=(), accepts=None, floats=(FLOAT32, BFLOAT16), **kw) -> Kernel:
+    """A float kernel: it takes float32 and (unless ``floats`` says otherwise) bfloat16 operands."""
+    return Kernel(name, source, signature, types, accepts, floats=floats, **kw)
 
 
 def _binary(name, source):
-    return Kernel(name, source, _BINARY_CALL, ("TA", "TB", "TY"), _all(_float_first, _broadcastable))
+    return _kernel(name, source, _BINARY_CALL, ("TA", "TB", "TY"), _all(_float_first, _broadcastable))
 
 
 _UNARY_CALL = Signature(
@@ -99,7 +101,7 @@ def unary_args(node) -> tuple[str, str]:
 
 
 def _unary(name, source):
-    return Kernel(name, source, _UNARY_CALL, ("T",), _floats, extra_types=_out_type("TY"))
+    return _kernel(name, source, _UNARY_CALL, ("T",), _floats, extra_types=_out_type("TY"))
 
 
 def _reduce_accepts(node, graph):
@@ -191,12 +193,6 @@ _CROSS_ENTROPY_GRAD_CALL = Signature(
      param("T *restrict dx", _Y, "gradient [N][C]"), *_CE_TAIL))
 
 
-def _float_scores(node, graph):
-    """Float scores (bfloat16 excluded: these kernels read float directly) and integer labels."""
-    scores = node.inputs[1 if node.op == "SoftmaxCrossEntropyLossGrad" else 0]
-    return None if graph.tensors[scores].dtype.bits == 32 else "scores are not float32"
-
-
 _CONV_TRANSPOSE_CALL = Signature(
     "Float transposed convolution, NCHW, one image per call: see fconvtranspose.inc.",
     (param("const T *restrict x", "${x[0].ptr} + ${n * p.ch_in * p.in_hw[0] * p.in_hw[1]}", "input image n"),
@@ -215,7 +211,6 @@ _CONV_TRANSPOSE_CALL = Signature(
 {call}
 % endfor""")
 
-_CONV_ACCEPTS = _all(_floats, _bf16_free)
 
 FLOAT_KERNELS: dict[str, tuple[Kernel, ...]] = {
     "Add": (_binary("FAdd", "fadd.inc"),),
@@ -234,39 +229,39 @@ FLOAT_KERNELS: dict[str, tuple[Kernel, ...]] = {
     "HardSigmoid": (_unary("FHardSigmoid", "fhardsigmoid.inc"),),
     "HardSwish": (_unary("FHardSwish", "fhardswish.inc"),),
     "Swish": (_unary("FSwish", "fswish.inc"),),
-    "Gelu": (Kernel("FGeluTanh", "fgelu_tanh.inc", _UNARY_CALL, ("T",),
+    "Gelu": (_kernel("FGeluTanh", "fgelu_tanh.inc", _UNARY_CALL, ("T",),
                     _all(_floats, lambda n, g: None if n.params.tanh else "not the tanh form"),
                     extra_types=_out_type("TY")),
              _unary("FGelu", "fgelu.inc")),
     "Relu": (_unary("FClip", "fclip.inc"),),
     "Clip": (_unary("FClip", "fclip.inc"),),
-    "Conv": (Kernel("FDWConv2d", "conv2d_depthwise.inc", _DWCONV_CALL, ("TIN", "TW"),
-                    accepts=_all(_CONV_ACCEPTS, lambda n, g: None if n.params.depthwise else "not depthwise"),
+    "Conv": (_kernel("FDWConv2d", "conv2d_depthwise.inc", _DWCONV_CALL, ("TIN", "TW"),
+                    accepts=_all(_floats, lambda n, g: None if n.params.depthwise else "not depthwise"), floats=F32_ONLY,
                     extra_types=_conv_types),
-             Kernel("FConv2d", "conv2d.inc", _CONV_CALL, ("TIN", "TW"), _CONV_ACCEPTS, scratch=_conv_patch_bytes,
+             _kernel("FConv2d", "conv2d.inc", _CONV_CALL, ("TIN", "TW"), _floats, F32_ONLY, scratch=_conv_patch_bytes,
                     extra_types=_conv_types)),
-    "ConvTranspose": (Kernel("FConvTranspose", "fconvtranspose.inc", _CONV_TRANSPOSE_CALL, ("T",), _CONV_ACCEPTS),),
-    "Gemm": (Kernel("FGemm", "gemm.inc", _GEMM_CALL, ("TA", "TB"), _all(_CONV_ACCEPTS, _integral_scales),
+    "ConvTranspose": (_kernel("FConvTranspose", "fconvtranspose.inc", _CONV_TRANSPOSE_CALL, ("T",), _floats, F32_ONLY),),
+    "Gemm": (_kernel("FGemm", "gemm.inc", _GEMM_CALL, ("TA", "TB"), _all(_floats, _integral_scales), F32_ONLY,
                     extra_types=_gemm_types),),
-    "MatMul": (Kernel("FGemm", "gemm.inc", _GEMM_CALL, ("TA", "TB"), _CONV_ACCEPTS, extra_types=_gemm_types),),
-    "ReduceSum": (Kernel("FSum", "fsum.inc", _REDUCE_CALL, ("TIN",), _reduce_accepts, extra_types=_out_type("TOUT")),),
-    "ReduceMean": (Kernel("FSum", "fsum.inc", _REDUCE_CALL, ("TIN",), _reduce_accepts, extra_types=_out_type("TOUT")),),
-    "GlobalAveragePool": (Kernel("FSum", "fsum.inc", _REDUCE_CALL, ("TIN",), _reduce_accepts,
+    "MatMul": (_kernel("FGemm", "gemm.inc", _GEMM_CALL, ("TA", "TB"), _floats, F32_ONLY, extra_types=_gemm_types),),
+    "ReduceSum": (_kernel("FSum", "fsum.inc", _REDUCE_CALL, ("TIN",), _reduce_accepts, extra_types=_out_type("TOUT")),),
+    "ReduceMean": (_kernel("FSum", "fsum.inc", _REDUCE_CALL, ("TIN",), _reduce_accepts, extra_types=_out_type("TOUT")),),
+    "GlobalAveragePool": (_kernel("FSum", "fsum.inc", _REDUCE_CALL, ("TIN",), _reduce_accepts,
                                  extra_types=_out_type("TOUT")),),
-    "GlobalMaxPool": (Kernel("FMaxReduce", "fmaxreduce.inc", _REDUCE_CALL, ("TIN",), _reduce_accepts,
+    "GlobalMaxPool": (_kernel("FMaxReduce", "fmaxreduce.inc", _REDUCE_CALL, ("TIN",), _reduce_accepts,
                              extra_types=_out_type("TOUT")),),
-    "AveragePool": (Kernel("FAvgPool", "favgpool.inc", _AVGPOOL_CALL, ("T",), _floats),),
-    "LayerNormalization": (Kernel("FNorm", "fnorm.inc", _NORM_CALL, ("T",), _floats),),
-    "RMSNorm": (Kernel("FNorm", "fnorm.inc", _NORM_CALL, ("T",), _floats),),
-    "InstanceNormalization": (Kernel("FNorm", "fnorm.inc", _NORM_CALL, ("T",), _floats),),
-    "GroupNormalization": (Kernel("FNorm", "fnorm.inc", _NORM_CALL, ("T",), _floats),),
-    "BatchNormalization": (Kernel("FBatchNorm", "fbatchnorm.inc", _BATCHNORM_CALL, ("T",), _floats),),
-    "Softmax": (Kernel("FSoftmax", "fsoftmax.inc", _SOFTMAX_CALL, ("T",), _floats),),
-    "QuantizeLinear": (Kernel("FQuantize", "fquantize.inc", _QUANT_CALL, ("T", "TS"), extra_types=_quant_types),),
-    "DequantizeLinear": (Kernel("FDequantize", "fdequantize.inc", _QUANT_CALL, ("T", "TS"), extra_types=_quant_types),),
-    "SoftmaxCrossEntropyLoss": (Kernel("FCrossEntropy", "fcrossentropy.inc", _CROSS_ENTROPY_CALL, ("T", "TL"),
-                                       _float_scores),),
-    "SoftmaxCrossEntropyLossGrad": (Kernel("FCrossEntropyGrad", "fcrossentropygrad.inc", _CROSS_ENTROPY_GRAD_CALL,
-                                           ("T", "", "TL"), _float_scores),),
-    "SoftmaxGrad": (Kernel("FSoftmaxGrad", "fsoftmaxgrad.inc", _SOFTMAX_GRAD_CALL, ("T",), _floats),),
+    "AveragePool": (_kernel("FAvgPool", "favgpool.inc", _AVGPOOL_CALL, ("T",), _floats),),
+    "LayerNormalization": (_kernel("FNorm", "fnorm.inc", _NORM_CALL, ("T",), _floats),),
+    "RMSNorm": (_kernel("FNorm", "fnorm.inc", _NORM_CALL, ("T",), _floats),),
+    "InstanceNormalization": (_kernel("FNorm", "fnorm.inc", _NORM_CALL, ("T",), _floats),),
+    "GroupNormalization": (_kernel("FNorm", "fnorm.inc", _NORM_CALL, ("T",), _floats),),
+    "BatchNormalization": (_kernel("FBatchNorm", "fbatchnorm.inc", _BATCHNORM_CALL, ("T",), _floats),),
+    "Softmax": (_kernel("FSoftmax", "fsoftmax.inc", _SOFTMAX_CALL, ("T",), _floats),),
+    "QuantizeLinear": (_kernel("FQuantize", "fquantize.inc", _QUANT_CALL, ("T", "TS"), extra_types=_quant_types),),
+    "DequantizeLinear": (_kernel("FDequantize", "fdequantize.inc", _QUANT_CALL, ("T", "TS"), extra_types=_quant_types),),
+    "SoftmaxCrossEntropyLoss": (_kernel("FCrossEntropy", "fcrossentropy.inc", _CROSS_ENTROPY_CALL, ("T", "TL"),
+                                       floats=F32_ONLY),),
+    "SoftmaxCrossEntropyLossGrad": (_kernel("FCrossEntropyGrad", "fcrossentropygrad.inc", _CROSS_ENTROPY_GRAD_CALL,
+                                           ("T", "", "TL"), floats=F32_ONLY),),
+    "SoftmaxGrad": (_kernel("FSoftmaxGrad", "fsoftmaxgrad.inc", _SOFTMAX_GRAD_CALL, ("T",), _floats),),
 }
