@@ -4,6 +4,7 @@
     deeploy compile net.onnx --platform Siracusa --cores 8 -o out/
     deeploy compile net.onnx --platform Siracusa -o out/ --emit-testbench  # + main.c checking outputs.npz
     deeploy run out/                                       # build it, run it (host or QEMU): Errors: 0 out of N
+    deeploy analyze net.onnx --platform Siracusa --l1 64000 [--json|--csv]   # per layer cost, memory, tiles
     deeploy ops --platform Generic                         # operators the platform runs
 """
 
@@ -75,18 +76,25 @@ def _testbench(args, graph, values, onnx_path: Path):
     return testbench_writer(graph, values, expected, section=get_platform(args.platform).reference_section)
 
 
-def _compile(args) -> None:
-    from Deeploy.compiler import compile_graph
-    from Deeploy.frontend import assign_input_types, load_npz_arrays, load_onnx, map_arrays
-
+def _load(args, say=print):
+    """The model's graph and its sample inputs (--inputs, else inputs.npz beside it, else None)."""
+    from Deeploy.frontend import load_npz_arrays, load_onnx, map_arrays
     onnx_path = Path(args.model)
-    start = time.perf_counter()
     graph = load_onnx(onnx_path)
     samples = Path(args.inputs) if args.inputs else onnx_path.with_name("inputs.npz")
     values = None
     if args.inputs or samples.is_file():
         values = map_arrays(samples, load_npz_arrays(samples), graph.inputs, graph, "input")
-        print(f"input types from {samples}")
+        say(f"input types from {samples}")
+    return onnx_path, graph, values
+
+
+def _compile(args) -> None:
+    from Deeploy.compiler import compile_graph
+    from Deeploy.frontend import assign_input_types
+
+    start = time.perf_counter()
+    onnx_path, graph, values = _load(args)
     testbench = _testbench(args, graph, values, onnx_path) if args.emit_testbench else None
     for note in assign_input_types(graph, values, _input_types(args.input_type)):
         print("note:", note)
@@ -106,6 +114,21 @@ def _compile(args) -> None:
         print(f"  testbench:  main.c, testdata.h (build and run: deeploy run {out})")
 
 
+def _analyze(args) -> None:
+    from Deeploy.analyze import analyze_graph, format_csv, format_table
+    from Deeploy.frontend import assign_input_types
+    from Deeploy.tiling.flags import tiling_options
+    say = (lambda text: print(text, file=sys.stderr)) if args.json or args.csv else print
+    onnx_path, graph, values = _load(args, say)
+    for note in assign_input_types(graph, values, _input_types(args.input_type)):
+        say(f"note: {note}")
+    report = analyze_graph(graph, args.platform, source=onnx_path.name, cores=args.cores,
+                           tiling=tiling_options(args))
+    for note in report.notes:
+        say(f"note: {note}")
+    print(report.to_json() if args.json else format_csv(report) if args.csv else format_table(report), end="")
+
+
 def _run(args) -> int:
     from Deeploy.run import run_output
     return run_output(args.folder, args.build_dir, timeout=args.timeout, verbose=args.verbose)
@@ -122,6 +145,7 @@ def _ops(args) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     from Deeploy import __version__
+    from Deeploy.tiling.flags import add_tiling_flags
     parser = argparse.ArgumentParser(prog="deeploy", description="Compile quantized ONNX networks to C.")
     parser.add_argument("--version", action="version", version=f"deeploy {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -144,6 +168,20 @@ def main(argv: list[str] | None = None) -> int:
                    "(default: outputs.npz beside the model)")
     c.add_argument("-v", "--verbose", action="store_true")
     c.set_defaults(run=_compile)
+    a = sub.add_parser("analyze", help="per layer: op, kernel, engine, ops, bytes, memory per level, tiles; "
+                       "and the totals (nothing is written)")
+    a.add_argument("model", help="the .onnx file")
+    a.add_argument("--platform", default="Generic")
+    a.add_argument("--cores", type=int, default=None, help="cluster cores (cluster platforms; default: all)")
+    a.add_argument("--inputs", help="npz of sample inputs deciding input integer types "
+                   "(default: inputs.npz beside the model, if present)")
+    a.add_argument("--input-type", action="append", default=[], metavar="NAME=TYPE",
+                   help="integer type of a graph input, e.g. input=uint8")
+    add_tiling_flags(a)
+    fmt = a.add_mutually_exclusive_group()
+    fmt.add_argument("--json", action="store_true", help="the report as JSON")
+    fmt.add_argument("--csv", action="store_true", help="one CSV row per layer, then the totals")
+    a.set_defaults(run=_analyze)
     r = sub.add_parser("run", help="build an output of `compile --emit-testbench` and run it (host or QEMU)")
     r.add_argument("folder", help="the compiled output folder")
     r.add_argument("--build-dir", help="CMake build folder (default: <folder>/build)")
