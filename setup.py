@@ -9,7 +9,8 @@ from setuptools import setup
 from setuptools.command.build_py import build_py
 
 DATA_FOLDERS = ("TargetLibraries", "cmake", "toolchain")
-_SKIP = shutil.ignore_patterns("build", "__pycache__", "*.pyc", "*.o", "*.so")
+# built files, and the installer of a checkout (toolchain/install.sh)
+_SKIP = shutil.ignore_patterns("build", "__pycache__", "*.pyc", "*.o", "*.so", "install.sh")
 
 
 class BuildPyWithData(build_py):

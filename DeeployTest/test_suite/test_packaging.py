@@ -1,8 +1,9 @@
-"""The wheel as a user gets it: ``pip wheel`` of a copy of the repository, installed into a fresh
-virtual environment (system site-packages only for numpy/onnx/ortools; Deeploy itself must come
-from the wheel), then from an unrelated folder ``deeploy compile`` for Generic and Siracusa,
-``cmake -S out -B b && cmake --build b`` and ``deeploy run``; and the README's "Deploy your own
-network" commands, run as written with the installed ``deeploy``."""
+"""The wheel as a user gets it: built from the source distribution of a copy of the repository
+(like ``python -m build``), installed into a fresh virtual environment (system site-packages only
+for numpy/onnx/ortools; Deeploy itself must come from the wheel), then from an unrelated folder
+``deeploy compile`` for Generic and Siracusa, ``cmake -S out -B b && cmake --build b`` and
+``deeploy run``; and the README's "Deploy your own network" commands, run as written with the
+installed ``deeploy``."""
 
 from __future__ import annotations
 
@@ -53,8 +54,13 @@ def installed(tmp_path_factory) -> Installed:
     shutil.copytree(REPO, src, symlinks=True, ignore=shutil.ignore_patterns(
         ".git", "build", "*.egg-info", "__pycache__", ".pytest_cache", "TEST_*", "out"))
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    # as `python -m build` does: the source distribution (MANIFEST.in), then the wheel from it
+    _check(subprocess.run([sys.executable, "-c", "import sys; from setuptools import build_meta; "
+                           "build_meta.build_sdist(sys.argv[1])", str(root / "sdist")], cwd=src,
+                          capture_output=True, text=True, env=env, timeout=600), "sdist")
+    sdist, = (root / "sdist").glob("deeploy-*.tar.gz")
     _check(subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(root / "dist"),
-                           str(src)], capture_output=True, text=True, env=env, timeout=600), "pip wheel")
+                           str(sdist)], capture_output=True, text=True, env=env, timeout=600), "pip wheel")
     wheel, = (root / "dist").glob("deeploy-*.whl")
     venv = root / "venv"
     _check(subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)],
@@ -74,7 +80,7 @@ def test_wheel_carries_the_data_and_not_the_tests(installed):
                    "Deeploy/codegen/templates/Network.c.mako", "Deeploy/codegen/templates/testbench.c.mako"):
         assert any(n.startswith(needed) for n in names), needed
     assert not [n for n in names if n.startswith("DeeployTest")]
-    assert not [n for n in names if n.endswith((".so", ".o", ".pyc"))]
+    assert not [n for n in names if n.endswith((".so", ".o", ".pyc", "install.sh"))]
 
 
 def test_installed_version_and_location(installed, tmp_path):
