@@ -1,5 +1,5 @@
-"""Float element-wise math: the unary ops Sqrt, Exp, Ceil, Floor, Round, Sigmoid, HardSigmoid,
-HardSwish, Swish, Gelu (ONNX and com.microsoft) and the broadcasting Div and Pow. They compute on
+"""Float element-wise math: the unary ops Sqrt, Exp, Log, Erf, Tanh, Neg, Abs, Reciprocal, Ceil,
+Floor, Round, Sigmoid, HardSigmoid, HardSwish, Swish, Gelu (ONNX and com.microsoft) and the broadcasting Div and Pow. They compute on
 float32 (bfloat16 operands widened, results rounded back) and keep the input's float type;
 integer networks use the integer ops (iGELU, iHardswish, IntegerDiv) instead."""
 
@@ -69,6 +69,12 @@ def _gelu(p, x):
 UNARY_FLOAT_OPS = {
     "Sqrt": (lambda p, x: np.sqrt(x), 1),
     "Exp": (lambda p, x: np.exp(x), 1),
+    "Log": (lambda p, x: np.log(x.astype(np.float64)), 1),
+    "Erf": (lambda p, x: _erf(x), 1),
+    "Tanh": (lambda p, x: np.tanh(x.astype(np.float64)), 1),
+    "Neg": (lambda p, x: -x, 1),
+    "Abs": (lambda p, x: np.abs(x), 1),
+    "Reciprocal": (lambda p, x: np.float32(1) / x, 1),
     "Ceil": (lambda p, x: np.ceil(x), 1),
     "Floor": (lambda p, x: np.floor(x), 1),
     "Round": (lambda p, x: np.round(x), 1),      # half to even, as ONNX
@@ -79,7 +85,7 @@ UNARY_FLOAT_OPS = {
     "Gelu": (_gelu, 8),
 }
 
-_SAMPLES = {"Sqrt": (0.0, 9.0), "Exp": (-6.0, 6.0)}
+_SAMPLES = {"Sqrt": (0.0, 9.0), "Exp": (-6.0, 6.0), "Log": (0.05, 20.0), "Reciprocal": (0.25, 8.0)}
 
 
 def _unary_cases(name):

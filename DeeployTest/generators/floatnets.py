@@ -241,6 +241,20 @@ def cross_entropy(rng):
     return net
 
 
+@test("Kernels/Float/Unary")
+def unary_chain(rng):
+    """GELU as PyTorch exports it before opset 20 (x * 0.5 * (1 + Erf(x / sqrt 2))), then Tanh,
+    Abs, Log, Neg and Reciprocal."""
+    net = FloatNet("float_unary", rng)
+    x = net.input("input", [2, 3, 16], scale=2.0)
+    half, one = net.const(np.array(0.5, np.float32), "half"), net.const(np.array(1.0, np.float32), "one")
+    erf = net.node("Erf", [net.node("Div", [x, net.const(np.array(np.sqrt(2.0), np.float32), "sqrt2")])])
+    gelu = net.node("Mul", [net.node("Mul", [x, half]), net.node("Add", [erf, one])])
+    h = net.node("Add", [net.node("Abs", [net.node("Tanh", [gelu])]), net.const(np.array(1.5, np.float32), "c")])
+    net.output(net.node("Reciprocal", [net.node("Neg", [net.node("Log", [h])])]))
+    return net
+
+
 @test("Kernels/Float/QuantDequant")
 def quant_dequant(rng):
     """A mixed graph: float input quantized to int8, an integer MaxPool, dequantized back to float

@@ -151,6 +151,22 @@
                        uint32_t KW, uint32_t OH, uint32_t OW, uint32_t SH, uint32_t SW, \
                        uint32_t DH, uint32_t DW, uint32_t PT, uint32_t PL)
 
+/* FAbs (fabs.inc): Float y = op(x) elementwise (funary.inc: Sqrt, Exp, Ceil, Floor, Round, Sigmoid,
+ * HardSigmoid, HardSwish, Swish, Gelu, Clip, Relu).
+ *
+ * Type macros:
+ *   T: the element types of the node's operands, in order (inputs, then outputs)
+ *   TY: the output's type
+ * Scratch: none.
+ * Arguments:
+ *   x: input
+ *   y: output
+ *   n: elements
+ *   alpha, beta: the op's parameters (Clip: bounds)
+ */
+#define DEEPLOY_PROTOTYPE_FAbs \
+    static void KERNEL(const T *restrict x, TY *restrict y, uint32_t n, float alpha, float beta)
+
 /* FAdd (fadd.inc): y = OP(a, b) elementwise (Add, Sub, Mul, Max, Min: binary.inc), a and b
  * broadcast onto y over up to 4 merged dims.
  *
@@ -421,6 +437,22 @@
                        uint32_t KW, uint32_t OH, uint32_t OW, uint32_t SH, uint32_t SW, \
                        uint32_t DH, uint32_t DW, uint32_t PT, uint32_t PL)
 
+/* FErf (ferf.inc): Float y = op(x) elementwise (funary.inc: Sqrt, Exp, Ceil, Floor, Round, Sigmoid,
+ * HardSigmoid, HardSwish, Swish, Gelu, Clip, Relu).
+ *
+ * Type macros:
+ *   T: the element types of the node's operands, in order (inputs, then outputs)
+ *   TY: the output's type
+ * Scratch: none.
+ * Arguments:
+ *   x: input
+ *   y: output
+ *   n: elements
+ *   alpha, beta: the op's parameters (Clip: bounds)
+ */
+#define DEEPLOY_PROTOTYPE_FErf \
+    static void KERNEL(const T *restrict x, TY *restrict y, uint32_t n, float alpha, float beta)
+
 /* FExp (fexp.inc): Float y = op(x) elementwise (funary.inc: Sqrt, Exp, Ceil, Floor, Round, Sigmoid,
  * HardSigmoid, HardSwish, Swish, Gelu, Clip, Relu).
  *
@@ -545,6 +577,22 @@
 #define DEEPLOY_PROTOTYPE_FHardSwish \
     static void KERNEL(const T *restrict x, TY *restrict y, uint32_t n, float alpha, float beta)
 
+/* FLog (flog.inc): Float y = op(x) elementwise (funary.inc: Sqrt, Exp, Ceil, Floor, Round, Sigmoid,
+ * HardSigmoid, HardSwish, Swish, Gelu, Clip, Relu).
+ *
+ * Type macros:
+ *   T: the element types of the node's operands, in order (inputs, then outputs)
+ *   TY: the output's type
+ * Scratch: none.
+ * Arguments:
+ *   x: input
+ *   y: output
+ *   n: elements
+ *   alpha, beta: the op's parameters (Clip: bounds)
+ */
+#define DEEPLOY_PROTOTYPE_FLog \
+    static void KERNEL(const T *restrict x, TY *restrict y, uint32_t n, float alpha, float beta)
+
 /* FMax (fmax.inc): y = OP(a, b) elementwise (Add, Sub, Mul, Max, Min: binary.inc), a and b
  * broadcast onto y over up to 4 merged dims.
  *
@@ -636,6 +684,22 @@
                        uint32_t sa2, uint32_t sa3, uint32_t sb0, uint32_t sb1, uint32_t sb2, \
                        uint32_t sb3)
 
+/* FNeg (fneg.inc): Float y = op(x) elementwise (funary.inc: Sqrt, Exp, Ceil, Floor, Round, Sigmoid,
+ * HardSigmoid, HardSwish, Swish, Gelu, Clip, Relu).
+ *
+ * Type macros:
+ *   T: the element types of the node's operands, in order (inputs, then outputs)
+ *   TY: the output's type
+ * Scratch: none.
+ * Arguments:
+ *   x: input
+ *   y: output
+ *   n: elements
+ *   alpha, beta: the op's parameters (Clip: bounds)
+ */
+#define DEEPLOY_PROTOTYPE_FNeg \
+    static void KERNEL(const T *restrict x, TY *restrict y, uint32_t n, float alpha, float beta)
+
 /* FNorm (fnorm.inc): Float normalisation of blocks x width elements (LayerNormalization, RMSNorm,
  * InstanceNormalization, GroupNormalization): see fnorm.inc.
  *
@@ -700,6 +764,22 @@
     static void KERNEL(const T *restrict x, const TS *restrict scale, const TZ *restrict zp, \
                        TY *restrict y, uint32_t n, uint32_t channels, uint32_t inner, int32_t lo, \
                        int32_t hi)
+
+/* FReciprocal (freciprocal.inc): Float y = op(x) elementwise (funary.inc: Sqrt, Exp, Ceil, Floor,
+ * Round, Sigmoid, HardSigmoid, HardSwish, Swish, Gelu, Clip, Relu).
+ *
+ * Type macros:
+ *   T: the element types of the node's operands, in order (inputs, then outputs)
+ *   TY: the output's type
+ * Scratch: none.
+ * Arguments:
+ *   x: input
+ *   y: output
+ *   n: elements
+ *   alpha, beta: the op's parameters (Clip: bounds)
+ */
+#define DEEPLOY_PROTOTYPE_FReciprocal \
+    static void KERNEL(const T *restrict x, TY *restrict y, uint32_t n, float alpha, float beta)
 
 /* FRound (fround.inc): Float y = op(x) elementwise (funary.inc: Sqrt, Exp, Ceil, Floor, Round,
  * Sigmoid, HardSigmoid, HardSwish, Swish, Gelu, Clip, Relu).
@@ -839,6 +919,22 @@
  *   alpha, beta: the op's parameters (Clip: bounds)
  */
 #define DEEPLOY_PROTOTYPE_FSwish \
+    static void KERNEL(const T *restrict x, TY *restrict y, uint32_t n, float alpha, float beta)
+
+/* FTanh (ftanh.inc): Float y = op(x) elementwise (funary.inc: Sqrt, Exp, Ceil, Floor, Round,
+ * Sigmoid, HardSigmoid, HardSwish, Swish, Gelu, Clip, Relu).
+ *
+ * Type macros:
+ *   T: the element types of the node's operands, in order (inputs, then outputs)
+ *   TY: the output's type
+ * Scratch: none.
+ * Arguments:
+ *   x: input
+ *   y: output
+ *   n: elements
+ *   alpha, beta: the op's parameters (Clip: bounds)
+ */
+#define DEEPLOY_PROTOTYPE_FTanh \
     static void KERNEL(const T *restrict x, TY *restrict y, uint32_t n, float alpha, float beta)
 
 /* Gather (gather.inc): Gather of constant indices along one axis, x viewed as [outer][D][inner];

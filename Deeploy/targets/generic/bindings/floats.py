@@ -78,7 +78,8 @@ def _binary(name, source):
 
 
 _UNARY_CALL = Signature(
-    "Float y = op(x) elementwise (funary.inc: Sqrt, Exp, Ceil, Floor, Round, Sigmoid, HardSigmoid, HardSwish, "
+    "Float y = op(x) elementwise (funary.inc: Sqrt, Exp, Log, Erf, Tanh, Neg, Abs, Reciprocal, Ceil, Floor, Round, "
+    "Sigmoid, HardSigmoid, HardSwish, "
     "Swish, Gelu, Clip, Relu).",
     (param("const T *restrict x", _X, "input"), param("TY *restrict y", _Y, "output"),
      param("uint32_t n", "${y[0].size}", "elements"),
@@ -222,6 +223,12 @@ FLOAT_KERNELS: dict[str, tuple[Kernel, ...]] = {
     "Min": (_binary("FMin", "fmin.inc"),),
     "Sqrt": (_unary("FSqrt", "fsqrt.inc"),),
     "Exp": (_unary("FExp", "fexp.inc"),),
+    "Log": (_unary("FLog", "flog.inc"),),
+    "Erf": (_unary("FErf", "ferf.inc"),),
+    "Tanh": (_unary("FTanh", "ftanh.inc"),),
+    "Neg": (_unary("FNeg", "fneg.inc"),),
+    "Abs": (_unary("FAbs", "fabs.inc"),),
+    "Reciprocal": (_unary("FReciprocal", "freciprocal.inc"),),
     "Ceil": (_unary("FCeil", "fceil.inc"),),
     "Floor": (_unary("FFloor", "ffloor.inc"),),
     "Round": (_unary("FRound", "fround.inc"),),
