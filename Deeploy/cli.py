@@ -5,6 +5,7 @@
     deeploy compile net.onnx --platform Siracusa -o out/ --emit-testbench  # + main.c checking outputs.npz
     deeploy run out/                                       # build it, run it (host or QEMU): Errors: 0 out of N
     deeploy analyze net.onnx --platform Siracusa --l1 64000 [--json|--csv]   # per layer cost, memory, tiles
+    deeploy validate net.onnx --platform Siracusa [--inputs x.npz]  # run it, compare with the reference
     deeploy ops --platform Generic                         # operators the platform runs
 """
 
@@ -129,6 +130,14 @@ def _analyze(args) -> None:
     print(report.to_json() if args.json else format_csv(report) if args.csv else format_table(report), end="")
 
 
+def _validate(args) -> int:
+    from Deeploy.tiling.flags import tiling_options
+    from Deeploy.validate import validate
+    return validate(args.model, args.platform, inputs=args.inputs, outputs=args.outputs, cores=args.cores,
+                    tiling=tiling_options(args), input_types=_input_types(args.input_type), seed=args.seed,
+                    timeout=args.timeout)
+
+
 def _run(args) -> int:
     from Deeploy.run import run_output
     return run_output(args.folder, args.build_dir, timeout=args.timeout, verbose=args.verbose)
@@ -182,6 +191,20 @@ def main(argv: list[str] | None = None) -> int:
     fmt.add_argument("--json", action="store_true", help="the report as JSON")
     fmt.add_argument("--csv", action="store_true", help="one CSV row per layer, then the totals")
     a.set_defaults(run=_analyze)
+    v = sub.add_parser("validate", help="compile, build and run on the host or QEMU, and compare with the "
+                       "reference interpreter (and onnxruntime, outputs.npz); exit 1 on a mismatch")
+    v.add_argument("model", help="the .onnx file")
+    v.add_argument("--platform", default="Generic")
+    v.add_argument("--cores", type=int, default=None, help="cluster cores (cluster platforms; default: all)")
+    v.add_argument("--inputs", help="npz of inputs (default: inputs.npz beside the model, else random values)")
+    v.add_argument("--outputs", help="npz of expected outputs to check the reference against "
+                   "(default: outputs.npz beside the model, with its inputs.npz)")
+    v.add_argument("--input-type", action="append", default=[], metavar="NAME=TYPE",
+                   help="integer type of a graph input, e.g. input=uint8")
+    v.add_argument("--seed", type=int, default=0, help="seed of the random inputs (default 0)")
+    v.add_argument("--timeout", type=float, default=600.0, help="seconds the program may run (default 600)")
+    add_tiling_flags(v)
+    v.set_defaults(run=_validate)
     r = sub.add_parser("run", help="build an output of `compile --emit-testbench` and run it (host or QEMU)")
     r.add_argument("folder", help="the compiled output folder")
     r.add_argument("--build-dir", help="CMake build folder (default: <folder>/build)")
