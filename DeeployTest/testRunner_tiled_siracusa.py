@@ -21,6 +21,7 @@ if __name__ == "__main__":
 from Deeploy.targets import get_platform  # noqa: E402
 from Deeploy.tiling.network import LEVELS, TilingOptions, level_limits  # noqa: E402
 from DeeployTest.testUtils.siracusa_runner import cluster_runner, core_count  # noqa: E402
+from DeeployTest.testUtils.profile_flags import add_peer_flags, add_profile_tiling  # noqa: E402
 from DeeployTest.testUtils.runner import main  # noqa: E402
 
 
@@ -53,7 +54,8 @@ def _arguments(p: argparse.ArgumentParser) -> None:
                    help="where graph inputs, outputs and constants live (default: L2, with the constants "
                         "that do not fit --l2 moved to L3)")
     p.add_argument("--doublebuffer", action="store_true", help="prefetch the next tile while computing this one")
-    p.add_argument("--profileTiling", action="store_true", help="print modelled cycles per tile and DMA phase")
+    add_profile_tiling(p)
+    add_peer_flags(p, "Siracusa")
     p.add_argument("--plotMemAlloc", action="store_true", help="write memory_allocation.html next to the generated code")
 
 

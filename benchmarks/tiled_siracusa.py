@@ -21,6 +21,7 @@ Each run prints the runner's command so it can be repeated by hand.
 from __future__ import annotations
 
 import argparse
+import json
 import re
 import subprocess
 import sys
@@ -29,7 +30,6 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 CORPUS = REPO.parent / "shared" / "corpus" / "Models" / "microLlama" / "INT8"
 RUNNER = REPO / "DeeployTest" / "testRunner_tiled_siracusa.py"
-LAYER = re.compile(r"\[(.*)\] (\d+) tiles (\w+): (\d+) cycles, kernels (\d+), DMA busy (\d+), waited (\d+)")
 
 
 def run(network: str, gen: str, l1: int, l2: int, level: str, db: bool) -> tuple[int, dict]:
@@ -41,8 +41,10 @@ def run(network: str, gen: str, l1: int, l2: int, level: str, db: bool) -> tuple
     if "Errors: 0 out of" not in out:
         sys.exit(f"run failed:\n{out[-3000:]}")
     cycles = int(re.search(r"Runtime: (\d+) cycles", out).group(1))
-    layers = {m[1]: dict(tiles=int(m[2]), buffering=m[3], cycles=int(m[4]), kernel=int(m[5]), busy=int(m[6]),
-                         waited=int(m[7])) for m in LAYER.finditer(out)}
+    profile = json.loads((Path(f"/tmp/deeploy_bench/{gen}") / "profile.json").read_text())
+    layers = {e["name"]: dict(tiles=sum(1 for t in e["tiles"] if t["level"] == "L1"), buffering=e["buffering"],
+                              cycles=round(e["cycles"]), kernel=round(e["compute"]), busy=round(e["dma"]["busy"]),
+                              waited=round(e["dma"]["waited"])) for e in profile["layers"] if "tiles" in e}
     return cycles, layers
 
 

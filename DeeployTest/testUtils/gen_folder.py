@@ -29,7 +29,8 @@ __all__ = ["RECORD", "PRODUCTS", "gen_dir_for", "source_record", "check_reusable
 DEEPLOY_TEST = Path(__file__).resolve().parents[1]
 CORPUS = DEEPLOY_TEST.parents[1] / "shared" / "corpus"
 RECORD = "source.json"
-PRODUCTS = ("network", "harness", "deeployStates", "memory_allocation.html", RECORD)
+PRODUCTS = ("network", "harness", "deeployStates", "memory_allocation.html", "profile.json", "trace.json",
+            "profile.html", RECORD)   # profile files: written by a profiled run, removed when regenerating
 TEST_FILES = ("network.onnx", "inputs.npz", "outputs.npz")
 _RESERVED = ("Tests", "external", "corpus")
 

@@ -12,7 +12,8 @@ from Deeploy.errors import DeeployError
 from Deeploy.manifest import read_manifest
 from Deeploy.targets import get_platform
 from Deeploy.targets.siracusa.linker import link_error_message, linker_script
-from Deeploy.targets.siracusa.profile import layer_profile, tiling_profile
+from Deeploy.targets.siracusa.profile import layer_profile, network_line, tiling_profile
+from Deeploy.targets.siracusa.trace_export import write_profile_files
 from Deeploy.targets.siracusa.execute import last_run, run_program  # noqa: F401 (last_run: re-exported)
 from DeeployTest.testUtils.runner import RunnerPlatform
 
@@ -53,12 +54,16 @@ def cluster_runner(platform: str, gen_root: str) -> RunnerPlatform:
         out, result = run.output, run.timing
         if result is not None:
             profile_layers = getattr(args, "profileUntiled", False)
-            profile_tiles = getattr(args, "profileTiling", False)
-            manifest = read_manifest(gen / "network") if profile_layers or profile_tiles else None
-            if profile_layers:
-                out += "\n".join(["Per-layer modelled cycles:"] + layer_profile(result, manifest)) + "\n"
-            if profile_tiles and manifest.tiles:
-                out += "\n".join(tiling_profile(result, manifest)) + "\n"
+            profile_tiles = getattr(args, "profileTiling", None)   # None: off, "all" or a level
+            level = None if profile_tiles in (None, False, True, "all") else profile_tiles
+            if profile_layers or profile_tiles:
+                manifest = read_manifest(gen / "network")
+                if profile_layers:
+                    out += "\n".join(["Per-layer modelled cycles:"] + layer_profile(result, manifest)) + "\n"
+                if profile_tiles and manifest.tiles:
+                    out += "\n".join(tiling_profile(result, manifest, level)) + "\n"
+                paths = write_profile_files(gen, result, manifest, level, gen.name)
+                out += "Profile files: " + ", ".join(str(p) for p in paths) + "\n" + network_line(result) + "\n"
         return run.exit_code, out
 
     memory = {"levels": target.memory}

@@ -143,9 +143,10 @@ def test_profile_traces_every_tile(capsys):
         assert len(lines) == 3 * len(entry["tile_ops"]) == 3 * entry["tiles"], entry["layer"]
         for k, ops in enumerate(entry["tile_ops"]):
             head = f"[{entry['layer']} L1][{entry['buffering']}][{ops} ops][Tile {k}]"
-            for phase in ("Input DMA", "Kernel", "Output DMA"):
-                assert re.search(re.escape(f"{head} {phase} took ") + r"\d+ cycles", out), (head, phase)
-        assert re.search(re.escape(f"[{entry['layer']}] {len(entry['tile_ops'])} tiles") + r".*hidden", out)
+            for phase in ("load phase", "kernel", "store phase"):
+                assert re.search(re.escape(f"{head} {phase} ") + r"\d+ cycles", out), (head, phase)
+        n = len(entry["tile_ops"])
+        assert re.search(re.escape(f"[{entry['layer']}] {n} tile{'s' if n != 1 else ''} ") + r".*hidden", out)
 
 
 def test_infeasible_l1_names_layer_and_smallest_l1(tmp_path):

@@ -1,0 +1,54 @@
+"""Runner flags of the profiles and the peer's runners' flags that mean something here.
+
+``--profileTiling`` takes an optional level (``--profileTiling=L2``, ``--profileTiling L3``; bare:
+every tile loop), see ``Deeploy/targets/siracusa/profile.py``. The peer's ``-p``/``--platform``
+names the platform: accepted when it is this runner's, refused with the runner to use otherwise.
+``--toolchain=GCC`` is accepted (the cross compiler is GCC); LLVM is refused with a hint."""
+
+from __future__ import annotations
+
+import argparse
+
+from Deeploy.targets.siracusa.profile import PROFILE_LEVELS
+
+__all__ = ["add_profile_tiling", "add_peer_flags"]
+
+RUNNERS = {"generic": "testRunner_generic.py", "siracusa": "testRunner_siracusa.py or testRunner_tiled_siracusa.py"}
+
+
+def _level(text: str) -> str:
+    level = text.upper()
+    if text == "all":          # the bare flag
+        return text
+    if level not in PROFILE_LEVELS:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a memory level: L2 (or L1) profiles the L2 <-> L1 tiles, "
+                                         "L3 the L3 <-> L2 staging tiles; without a level, both")
+    return level
+
+
+def add_profile_tiling(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--profileTiling", nargs="?", const="all", default=None, type=_level, metavar="LEVEL",
+                   help="print modelled cycles per tile and phase, and write profile.json, trace.json and profile.html "
+                        "next to the generated code; LEVEL L2 (or L1): the L2 <-> L1 tiles only, L3: the L3 <-> L2 "
+                        "staging tiles only (default: both)")
+
+
+def add_peer_flags(p: argparse.ArgumentParser, platform: str) -> None:
+    """-p/--platform and --toolchain as the peer's runners take them."""
+
+    def check_platform(text: str) -> str:
+        if text.lower() != platform.lower():
+            other = RUNNERS.get(text.lower())
+            hint = f"use {other}" if other else f"the platforms are {', '.join(sorted(RUNNERS))}"
+            raise argparse.ArgumentTypeError(f"this runner compiles for {platform}, not '{text}': {hint}")
+        return platform
+
+    def check_toolchain(text: str) -> str:
+        if text.upper() != "GCC":
+            raise argparse.ArgumentTypeError(f"'{text}': the {platform} runners build with the GCC cross toolchain "
+                                             "only (toolchain/install.sh); drop --toolchain or pass --toolchain=GCC")
+        return "GCC"
+
+    p.add_argument("-p", "--platform", type=check_platform, default=platform,
+                   help=f"the platform (this runner: {platform}; accepted for the peer's command lines)")
+    p.add_argument("--toolchain", type=check_toolchain, default="GCC", help="the compiler toolchain: GCC")
