@@ -41,6 +41,7 @@ class Trait(enum.Enum):
     ROWWISE = "rowwise"                # normalises the last axis row by row
     DATA_MOVEMENT = "data_movement"    # moves elements, computes nothing
     VIEW = "view"                      # the output is the input's buffer reinterpreted: zero copy
+    SHAPE_ONLY = "shape_only"          # the output depends on the inputs' shapes only: folds at compile time
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from Deeploy.errors import OpError
+from Deeploy.ir.dtypes import INT64
 from Deeploy.ops._attrs import attr_int, attr_ints, const_input, normalize_axis, require_inputs
 from Deeploy.ops.examples import I8, U8, I32, Case, act, const, rand, i64
 from Deeploy.ops._registry import Cost, OpDef, Trait, register
@@ -183,3 +184,28 @@ register(OpDef("Transpose", _transpose_parse, lambda p, ins: [(p.out_shape, ins[
                lambda p, ins, outs: Cost(0, ins[0].nbytes + outs[0].nbytes),
                traits=frozenset({Trait.STANDARD, Trait.DATA_MOVEMENT}), tiling="transpose",
                examples=_transpose_cases))
+
+
+# ---- Shape: folds at compile time ---------------------------------------------------------------
+@dataclass(frozen=True)
+class ShapeParams:
+    """The dims of the input from ``start`` to ``end`` (opset 15 attributes, negative from the end)."""
+
+    dims: tuple[int, ...]
+
+
+def _shape_parse(node, graph):
+    require_inputs(node, 1)
+    shape = tuple(graph.tensors[node.inputs[0]].shape)
+    start, end = attr_int(node, "start", 0), attr_int(node, "end", len(shape))
+    return ShapeParams(shape[slice(start, end)])
+
+
+def _shape_cases(rng):
+    return [Case("all_dims", (act(rand(rng, [2, 3, 4]), I8),), opset=15, out_type="int64"),
+            Case("start_end", (act(rand(rng, [2, 3, 4, 5]), I8),), dict(start=1, end=-1), opset=15, out_type="int64")]
+
+
+register(OpDef("Shape", _shape_parse, lambda p, ins: [((len(p.dims),), INT64)],
+               lambda p, xs: [np.array(p.dims, dtype=np.int64)], _view_cost,
+               traits=frozenset({Trait.STANDARD, Trait.SHAPE_ONLY}), examples=_shape_cases))

@@ -181,14 +181,17 @@ def llama(rng):
 
 @test("Models/Float/ViT")
 def vit(rng):
-    """A ViT-style encoder: 4x4 patches of a 16x16 image, position embedding, one pre-norm block
-    (LayerNormalization, attention with 2 heads, GELU MLP), mean over tokens, classifier."""
+    """A ViT-style encoder: 4x4 patches of a 16x16 image (flattened through Shape arithmetic),
+    position embedding, one pre-norm block (LayerNormalization, attention with 2 heads, GELU MLP),
+    mean over tokens, classifier."""
     net = FloatNet("float_vit", rng)
     dim, tokens = 24, 16
     patches = net.node("Conv", [net.input("input", [1, 3, 16, 16]), net.weight([dim, 3, 4, 4])],
                        kernel_shape=[4, 4], strides=[4, 4])
-    x = net.node("Transpose", [net.node("Reshape", [patches, net.const(np.array([dim, tokens], np.int64), "shape")])],
-                 perm=[1, 0])
+    # the patch grid flattened by shape arithmetic, as exporters write it (folds at compile time)
+    channels = net.node("Gather", [net.node("Shape", [patches]), net.const(np.array([1], np.int64), "index")], axis=0)
+    grid = net.node("Concat", [channels, net.const(np.array([-1], np.int64), "rest")], axis=0)
+    x = net.node("Transpose", [net.node("Reshape", [patches, grid])], perm=[1, 0])
     x = net.node("Add", [x, net.const((0.1 * rng.standard_normal((tokens, dim))).astype(np.float32), "pos")])
 
     def norm(v):
