@@ -156,7 +156,8 @@ def format_table(a: Analysis) -> str:
     numeric = {0, 5, 6, 7, 8, *range(9, 9 + len(levels))}
     line = lambda cells: "  ".join(c.rjust(w) if i in numeric else c.ljust(w)  # noqa: E731
                                    for i, (c, w) in enumerate(zip(cells, widths))).rstrip()
-    out = [f"{a.source} on {a.platform}, {a.cores} core{'s' if a.cores != 1 else ''}, {'tiled' if a.tiled else 'untiled'} "
+    cores = f"{a.cores} core{'s' if a.cores != 1 else ''}"
+    out = [f"{a.source} on {a.platform}, {cores}, {'tiled' if a.tiled else 'untiled'} "
            f"(ops: a MAC counts 2; memory: bytes live per level while the layer runs)",
            line(head), line(["-" * w for w in widths]), *map(line, rows[:-1]), line(["-" * w for w in widths]),
            line(rows[-1]), ""]
