@@ -44,6 +44,16 @@ def test_float_network_against_onnxruntime(corpus, capsys):
     assert re.search(r"reference vs onnxruntime: worst error [0-9.e-]+, 0 of \d+ elements", out), out
 
 
+def test_onnxruntime_informs_on_integer_networks(corpus, capsys):
+    """ReduceMean declared float in ONNX runs as integers (the mean rounded to an integer):
+    onnxruntime's fractional means are shown, but only the reference and goldens decide."""
+    code, out = _validate(capsys, CORPUS / "Kernels" / "Integer" / "ReduceMean" / "network.onnx")
+    _passes(code, out)
+    assert re.search(r"reference vs onnxruntime: worst error 0\.5, \d+ of \d+ elements beyond the tolerance "
+                     r"\(for information: ", out), out
+    assert "reference vs outputs.npz: worst error 0, 0 of" in out
+
+
 @needs_qemu
 def test_siracusa_untiled_and_tiled(corpus, capsys):
     _passes(*_validate(capsys, INT_ADD / "network.onnx", "--platform", "Siracusa", "--cores", "4"))
