@@ -64,3 +64,27 @@ def test_constants_that_do_not_fit_move_to_l3(tmp_path):
     refused = _tiled(tmp_path / "explicit", "--l1", "64000", "--l2", "600000", "--defaultMemLevel=L2", "--skipsim")
     assert refused.returncode == 1 and "Traceback" not in refused.stderr
     assert "does not fit L2 = 600000 B" in refused.stderr and "--defaultMemLevel L3" in refused.stderr, refused.stderr
+
+
+def test_code_and_data_must_fit_physical_l2(tmp_path):
+    """--l2 at the whole physical L2 (2 MiB) with data that leave 4 KiB: the data fit the budget,
+    but code and data do not fit L2, and the link fails with one clear line."""
+    import numpy as np
+    import onnx
+    from onnx import TensorProto, helper
+    n = (2 * 1024 * 1024 - 4096) // 2          # int8 input and output, nothing else in L2
+    (tmp_path / "net").mkdir()
+    vi = lambda name: helper.make_tensor_value_info(name, TensorProto.FLOAT, [n])  # noqa: E731
+    model = helper.make_model(helper.make_graph([helper.make_node("Relu", ["x"], ["y"], name="relu")], "g",
+                                                [vi("x")], [vi("y")]), opset_imports=[helper.make_opsetid("", 13)])
+    onnx.save(model, tmp_path / "net" / "network.onnx")
+    x = np.arange(n) % 200 - 100
+    np.savez(tmp_path / "net" / "inputs.npz", x)
+    np.savez(tmp_path / "net" / "outputs.npz", np.maximum(x, 0))
+    proc = subprocess.run([sys.executable, str(DEEPLOY_TEST / "testRunner_tiled_siracusa.py"), "-t",
+                           str(tmp_path / "net"), "--l2", str(2 * 1024 * 1024), "--defaultMemLevel=L2", "--skipsim",
+                           "--gen-dir", str(tmp_path / "gen")], capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    line = proc.stderr.strip().splitlines()[-1]
+    assert re.match(r"error: network does not fit L2 \(2097152 bytes\): over by \d+ bytes; ", line), proc.stderr
+    assert "--l2" in line and "--defaultMemLevel L3" in line

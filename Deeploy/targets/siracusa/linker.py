@@ -370,7 +370,8 @@ def link_error_message(ld_output: str, levels: Iterable | None = None) -> str | 
         what = _CONTENTS.get(name, f"the sections placed in {name}")
         detail = f"; sections that did not fit: {', '.join(sections[name])}" if name in sections else ""
         hint = {"L1": "; use smaller L1 tiles or fewer/smaller stacks",
-                "L2": "; move constants to L3 or use a smaller network",
+                "L2": "; the code lives beside the data (tiled: --l2 budgets the data): give a smaller --l2 "
+                      "so that constants move to L3, or --defaultMemLevel L3, or use a smaller network",
                 "L3": "; use a smaller network"}.get(name, "")
         parts.append(f"network does not fit {name}{size}: over by {n} bytes; {name} holds {what}{detail}{hint}")
     return " | ".join(parts)
