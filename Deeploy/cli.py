@@ -103,6 +103,8 @@ def _compile(args) -> None:
     with _snapshot_folder(out.with_name(out.name + "_states") if args.snapshots else None) as states:
         result = compile_graph(graph, args.platform, out, source=onnx_path.name, snapshot_dir=states,
                                cores=args.cores, log=print if args.verbose else None, extra_files=testbench)
+    for note in result.notes:
+        print("note:", note)
     s = result.summary
     kernels = collections.Counter(layer.variant for layer in result.layers)
     print(f"compiled {onnx_path} for {args.platform} in {time.perf_counter() - start:.2f} s -> {out}/")
