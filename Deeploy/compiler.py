@@ -161,7 +161,7 @@ def compile_graph(graph: Graph, platform: str, out_dir: str | Path, *, source: s
     layers = bind(graph, target, cores)
     if snapshots:
         save_snapshot(graph, snapshots / "backend_post_binding.onnx",
-                      {layer.node.name: {"deeploy_kernel": layer.variant, "deeploy_engine": layer.engine.name}
+                      {layer.node.name: {"kernel": layer.variant, "engine": layer.engine.name}
                        for layer in layers})
     if tiling is None:
         plan = plan_memory(graph, layers, target.level(target.default_level))

@@ -1,0 +1,144 @@
+"""The files a profiled run writes and the graph snapshots: trace.json follows the Trace Event
+Format (structure, tracks, no overlapping events on a track) and agrees with profile.json and the
+text profile; every labelled line of the text profile sums to its total; profile.html is one
+self-contained page; the ONNX snapshots of several networks pass onnx.checker."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+from collections import defaultdict
+from pathlib import Path
+
+import onnx
+import pytest
+
+from Deeploy.compiler import compile_graph
+from Deeploy.frontend import assign_input_types, load_npz_arrays, load_onnx, map_arrays
+from Deeploy.tiling.network import TilingOptions
+from DeeployTest.testUtils.runner import run_test
+from DeeployTest.testUtils.siracusa_runner import cluster_runner
+from DeeployTest.test_suite.conftest import DEEPLOY_TEST
+from DeeployTest.test_suite.test_siracusa_networks import pytestmark  # noqa: F401 (QEMU present)
+
+MODELS = DEEPLOY_TEST / "Tests" / "Models"
+PARTS = re.compile(r"(\d+) cycles = compute (\d+) \+ exposed DMA (\d+) \(issue (\d+), wait (\d+)\) \+ overhead (\d+)")
+
+
+def _profiled_run(test_dir: Path, gen: Path, capsys, l1: int, level: str = "L2", profile="all") -> str:
+    args = argparse.Namespace(test=str(test_dir), verbose=False, skipgen=False, skipsim=False, gen_dir=str(gen),
+                              cores=8, l1=l1, l2=TilingOptions.l2, defaultMemLevel=level, doublebuffer=True,
+                              profileTiling=profile, plotMemAlloc=False, timeout=None)
+    code = run_test(args, cluster_runner("Siracusa", "TEST_SIRACUSA_TILED"),
+                    {"cores": 8, "tiling": TilingOptions(l1, TilingOptions.l2, level, True)})
+    out = capsys.readouterr().out
+    assert code == 0 and "Errors: 0 out of" in out, out
+    return out
+
+
+def check_trace(trace: dict, profile: dict) -> None:
+    """The Trace Event Format's structure, and the totals of profile.json."""
+    assert set(trace) >= {"traceEvents"} and isinstance(trace["traceEvents"], list)
+    named, tracks = set(), defaultdict(list)
+    for ev in trace["traceEvents"]:
+        assert {"name", "ph", "pid", "tid"} <= set(ev), ev
+        assert ev["ph"] in ("X", "M"), ev
+        if ev["ph"] == "M":
+            assert ev["name"] in ("process_name", "thread_name", "process_sort_index", "thread_sort_index"), ev
+            if ev["name"] == "thread_name":
+                named.add((ev["pid"], ev["tid"]))
+            continue
+        assert isinstance(ev["ts"], (int, float)) and isinstance(ev["dur"], (int, float)), ev
+        assert ev["ts"] >= 0 and ev["dur"] >= 0, ev
+        tracks[(ev["pid"], ev["tid"])].append(ev)
+    assert tracks and set(tracks) <= named, set(tracks) - named
+    clock = trace["otherData"]["clock_mhz"]
+    for track, events in tracks.items():
+        events.sort(key=lambda e: e["ts"])
+        for a, b in zip(events, events[1:]):   # one after the other (no event of the exporter nests)
+            assert a["ts"] + a["dur"] <= b["ts"] + 1e-3, (track, a, b)
+        for ev in events:
+            assert abs(ev["dur"] * clock - ev["args"]["cycles"]) <= 0.1 + 1e-6 * ev["args"]["cycles"], ev
+    layers = [e for e in trace["traceEvents"] if e.get("cat") == "layer"]
+    assert [e["name"] for e in layers] == [e["name"] for e in profile["layers"]]
+    assert sum(e["args"]["cycles"] for e in layers) == pytest.approx(profile["cycles"], abs=len(layers))
+    for entry in profile["layers"]:
+        assert entry["compute"] + entry["exposed_dma"] + entry["overhead"] == pytest.approx(entry["cycles"], abs=1e-6)
+        assert min(entry["compute"], entry["exposed_dma"], entry["overhead"]) >= 0, entry
+    for engine in profile["engines"]["dma"]:
+        busy = sum(e["args"]["cycles"] for e in trace["traceEvents"]
+                   if e.get("cat") == "dma" and e["pid"] == 3 and e["tid"] == engine["engine"])
+        assert busy == pytest.approx(engine["busy"], abs=1.0), engine
+
+
+def check_text(out: str, profile: dict) -> None:
+    """Every labelled line sums to its total, the network total comes last and matches profile.json."""
+    lines = [line for line in out.splitlines() if PARTS.search(line)]
+    assert lines, out
+    for line in lines:
+        total, compute, dma, issue, wait, overhead = map(int, PARTS.search(line).groups())
+        assert abs(compute + dma + overhead - total) <= 2 and abs(issue + wait - dma) <= 1, line
+    last = out.strip().splitlines()[-1]
+    assert last.startswith("Network total: "), last
+    assert int(PARTS.search(last).group(1)) == round(profile["cycles"])
+    assert f"Runtime: {round(profile['cycles'])} cycles" in out
+
+
+def check_files(gen: Path, out: str) -> None:
+    profile = json.loads((gen / "profile.json").read_text())
+    check_trace(json.loads((gen / "trace.json").read_text()), profile)
+    check_text(out, profile)
+    page = (gen / "profile.html").read_text()
+    assert "<script" not in page and "http://" not in page.replace('xmlns="http://www.w3.org/2000/svg"', "")
+    assert page.count("<rect class=\"compute\"") >= sum(1 for e in profile["layers"] if e["compute"] > 0)
+    assert all(e["name"] in page for e in profile["layers"])
+
+
+def test_tiled_profile_files(tmp_path, capsys):
+    out = _profiled_run(MODELS / "miniMobileNetv2", tmp_path / "gen", capsys, 16000)
+    check_files(tmp_path / "gen", out)
+    assert "[stem L1]" in out and "load phase" in out
+
+
+def test_profile_level_selects_the_staging_tiles(tmp_path, capsys):
+    """--profileTiling=L3 on a network with operands in L3: only the L3 <-> L2 tiles are listed."""
+    out = _profiled_run(MODELS / "miniMobileNetv2", tmp_path / "gen", capsys, 16000, "L3", "L3")
+    check_files(tmp_path / "gen", out)
+    assert re.search(r"^\[\S+ L2\]\[SB\]", out, re.M) and not re.search(r"^\[\S+ L1\]\[", out, re.M), out
+    tiles = [t for e in json.loads((tmp_path / "gen" / "profile.json").read_text())["layers"] for t in e.get("tiles", [])]
+    assert tiles and {t["level"] for t in tiles} == {"L2"}
+
+
+@pytest.mark.slow
+def test_tiled_profile_files_microllama64_parallel(tmp_path, capsys):
+    out = _profiled_run(MODELS / "microLlama" / "microLlama64_parallel", tmp_path / "gen", capsys, 64000)
+    check_files(tmp_path / "gen", out)
+
+
+SNAPSHOT_NETWORKS = ["miniMobileNetv2", "CCT", "KWS_DSCNN", "microLlama/microLlama64", "Float/Llama", "Float/MobileNet"]
+
+
+@pytest.mark.parametrize("network", SNAPSHOT_NETWORKS)
+def test_snapshots_pass_onnx_checker(network, tmp_path):
+    """Custom ops in the deeploy domain with an opset import, kernel annotations as metadata."""
+    d = MODELS / network
+    graph = load_onnx(d / "network.onnx")
+    assign_input_types(graph, map_arrays(d / "inputs.npz", load_npz_arrays(d / "inputs.npz"), graph.inputs, graph,
+                                         "input"))
+    compile_graph(graph, "Siracusa", tmp_path / "out", snapshot_dir=tmp_path / "states", cores=8)
+    snapshots = sorted((tmp_path / "states").glob("*.onnx"))
+    assert [p.name for p in snapshots] == ["backend_post_binding.onnx", "frontend.onnx", "middleware.onnx"]
+    for path in snapshots:
+        model = onnx.load(path)
+        onnx.checker.check_model(model)
+        imports = {o.domain for o in model.opset_import}
+        for node in model.graph.node:
+            assert node.domain in imports, (path.name, node.name, node.domain)
+            if node.domain == "":
+                assert onnx.defs.has(node.op_type, ""), node.op_type
+    bound = onnx.load(tmp_path / "states" / "backend_post_binding.onnx")
+    for node in bound.graph.node:
+        meta = {p.key: p.value for p in node.metadata_props}
+        assert meta.get("deeploy.kernel") and meta.get("deeploy.engine"), node.name
+        assert not any(a.name.startswith("deeploy") for a in node.attribute), node.name
