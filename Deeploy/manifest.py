@@ -54,6 +54,7 @@ class BufferInfo:
     kind: str
     first: int
     last: int
+    role: str = ""       # a tile slot's operand: "input", "weight" or "output"
 
 
 @dataclass(frozen=True)

@@ -58,7 +58,7 @@ def _markers(layers: list[LayerInfo], tiled: bool) -> list[MarkerInfo]:
 
 
 def _info(b: PlannedBuffer) -> BufferInfo:
-    return BufferInfo(b.name, b.level, b.offset, b.size, b.kind.value, b.first, b.last)
+    return BufferInfo(b.name, b.level, b.offset, b.size, b.kind.value, b.first, b.last, b.role)
 
 
 def _tiles(tiled_code: dict) -> list[TileInfo]:

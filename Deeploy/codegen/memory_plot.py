@@ -6,9 +6,13 @@ rectangle spanning the steps it is live for and the bytes it occupies. Hovering 
 its label, offset, size and steps (an SVG ``<title>``); hovering an empty column shows the step.
 A dashed line marks the level's capacity and the panel heading gives the peak usage.
 
-Standard library only, no JavaScript, no network: the file opens in any browser, offline. The
-output is a function of the input alone (no timestamps, no hash-order dependence), so two runs over
-the same plan produce the same bytes.
+Standard library only, no network: the file opens in any browser, offline. Long schedules stay
+readable: every step keeps at least ``_STEP_MIN`` pixels and a panel scrolls sideways; a small
+inline script (optional: without it the page shows everything) adds zoom buttons and a layer
+filter (a name, an op or a step range such as ``40-80``: buffers live at the matching steps stay,
+the others fade; ``memory_allocation.html#filter=MatMul&zoom=2`` opens filtered and zoomed). L1 tile slots are coloured by their operand's role (input, weight, output
+tile) and kernel scratch apart. The output is a function of the input alone (no timestamps, no
+hash-order dependence), so two runs over the same plan produce the same bytes.
 
 Scales. Each panel's ``<svg>`` carries its scales as data attributes, so a reader (or a test) can
 map a rectangle back to steps and bytes::
@@ -51,6 +55,9 @@ KIND_COLOURS: dict[str, str] = {
     "constant": "#59a14f",
     "activation": "#f28e2b",
     "tile": "#76b7b2",
+    "input tile": "#76b7b2",
+    "weight tile": "#8cd17d",
+    "output tile": "#ff9da7",
     "scratch": "#edc948",
     "staging": "#b07aa1",
     "": "#bab0ac",
@@ -60,15 +67,15 @@ EXTRA_COLOURS = ("#ff9da7", "#9c755f", "#a0cbe8", "#8cd17d", "#d37295", "#fabfd2
 CAPACITY_OFF_SCALE = 4.0   # capacity above this many times the highest end address is not drawn
 
 # Layout, in pixels.
-_LEFT = 84          # room for the address labels
+_LEFT = 100         # room for the address labels and the first step label
 _RIGHT = 28
 _TOP = 22           # room for the capacity label
 _PLOT_H = 340
 _PLOT_W = 960       # target width of the step axis
-_STEP_MIN = 3.0
+_STEP_MIN = 7.0     # below this a panel grows wider than _PLOT_W and scrolls
 _STEP_MAX = 120.0
-_LABEL_GAP = 12.0   # minimum distance between two step labels
-_LABEL_CHARS = 28   # step labels longer than this are cut (the full text is in the column tooltip)
+_LABEL_GAP = 13.0   # minimum distance between two step labels
+_LABEL_CHARS = 30   # step labels longer than this are cut in the middle (the full text is in the column tooltip)
 _CHAR_W = 5.8       # rough advance of one 10 px character
 _MIN_H = 1.0        # minimum drawn height of a buffer
 
@@ -82,7 +89,8 @@ class PlotBuffer:
     size: int         # bytes
     first: int        # first schedule step (layer index) during which it is live, inclusive
     last: int         # last step, inclusive
-    kind: str = ""    # category for the colour: input, output, constant, activation, tile, scratch, staging
+    kind: str = ""    # category for the colour: input, output, constant, activation, scratch, staging, tile
+                      # (or by role: input tile, weight tile, output tile)
 
     def __post_init__(self) -> None:
         for field in ("offset", "size", "first", "last"):
@@ -155,7 +163,9 @@ def write_manifest_plot(path: Path, title: str, manifest: Manifest) -> Path:
     steps, levels = memory_levels(manifest)
     return write_memory_plot(path, title, steps, [
         PlotLevel(level.name, level.capacity,
-                  tuple(PlotBuffer(b.name, b.offset, b.size, b.first, b.last, b.kind) for b in level.buffers))
+                  tuple(PlotBuffer(b.name, b.offset, b.size, b.first, b.last,
+                                   f"{b.role} tile" if b.kind == "tile" and b.role else b.kind)
+                        for b in level.buffers))
         for level in levels])
 
 
@@ -224,6 +234,60 @@ svg text{font:10px system-ui,-apple-system,"Segoe UI",Helvetica,Arial,sans-serif
 .cap{stroke:#c00;stroke-width:1.5;stroke-dasharray:6 4}
 text.caplab{fill:#c00}
 text.ax{fill:#555}
+div.scroll{overflow-x:auto;padding-bottom:4px}
+.b.dim{fill-opacity:.08;stroke-opacity:.1}
+.col.hit{fill:#fc0;fill-opacity:.25}
+div.tools{margin:6px 0;display:flex;gap:8px;align-items:center}
+div.tools input{width:22em}
+"""
+
+_SCRIPT = r"""//<![CDATA[
+(function () {
+  var zoom = 1, svgs = Array.prototype.slice.call(document.querySelectorAll("svg[data-steps]"));
+  svgs.forEach(function (s) { s.dataset.w = s.getAttribute("width"); s.dataset.h = s.getAttribute("height"); });
+  function setZoom(z) {
+    zoom = Math.max(0.25, Math.min(8, z));
+    svgs.forEach(function (s) { s.setAttribute("width", s.dataset.w * zoom); s.setAttribute("height", s.dataset.h * zoom); });
+    document.getElementById("zoomv").textContent = Math.round(zoom * 100) + " %";
+  }
+  function matcher(q) {
+    var r = /^\s*(\d+)\s*(?:-\s*(\d+))?\s*$/.exec(q);
+    if (r) { var a = +r[1], b = r[2] === undefined ? a : +r[2]; return function (i) { return i >= a && i <= b; }; }
+    q = q.toLowerCase();
+    return function (i, label) { return label.toLowerCase().indexOf(q) >= 0; };
+  }
+  function filter(q) {
+    var hits = 0;
+    svgs.forEach(function (s) {
+      var cols = s.querySelectorAll("rect.col"), hit = [], m = matcher(q), first = -1;
+      for (var i = 0; i < cols.length; i++) {
+        hit[i] = q !== "" && m(i, cols[i].textContent);
+        cols[i].classList.toggle("hit", hit[i]);
+        if (hit[i] && first < 0) first = i;
+      }
+      s.querySelectorAll("rect.b").forEach(function (b) {
+        var keep = q === "", f = +b.dataset.first, l = +b.dataset.last;
+        for (var i = f; !keep && i <= l; i++) keep = hit[i];
+        if (!keep && q !== "" && !/^[\d\s-]+$/.test(q)) keep = b.textContent.toLowerCase().indexOf(q.toLowerCase()) >= 0;
+        b.classList.toggle("dim", !keep);
+      });
+      if (first >= 0) {
+        s.parentNode.scrollLeft = (+s.dataset.x0 + first * s.dataset.stepPx) * zoom - 40;
+        hits = hit.filter(Boolean).length;
+      }
+    });
+    document.getElementById("hits").textContent = q === "" ? "" : hits + " step(s) match";
+  }
+  document.getElementById("zin").onclick = function () { setZoom(zoom * 1.5); };
+  document.getElementById("zout").onclick = function () { setZoom(zoom / 1.5); };
+  document.getElementById("zfit").onclick = function () { setZoom(1); };
+  document.getElementById("filter").oninput = function (e) { filter(e.target.value.trim()); };
+  document.querySelector("div.tools").style.display = "flex";
+  var h = /[#&]filter=([^&]*)/.exec(location.hash), z = /[#&]zoom=([\d.]+)/.exec(location.hash);
+  if (z) setZoom(+z[1]);
+  if (h) { document.getElementById("filter").value = decodeURIComponent(h[1]); filter(decodeURIComponent(h[1]).trim()); }
+})();
+//]]>
 """
 
 
@@ -237,13 +301,18 @@ def _render(title: str, steps: list[str], levels: list[PlotLevel]) -> str:
         f"<h1>{_esc(title)}</h1>\n",
         f'<p class="note">{len(steps)} schedule step(s) left to right; addresses grow upwards; '
         "hover a rectangle for the buffer, an empty column for the step.</p>\n",
+        '<div class="tools" style="display:none"><button id="zout" type="button">\u2212</button>'
+        '<span id="zoomv">100 %</span><button id="zin" type="button">+</button>'
+        '<button id="zfit" type="button">100 %</button>'
+        '<label>layers: <input id="filter" type="search" placeholder="name, op or steps, e.g. MatMul or 40-80"/>'
+        '</label><span id="hits"></span></div>\n',
     ]
     legend = [f'<li><span class="sw {cls}"></span>{_esc(kind or "other")}</li>' for kind, (cls, _) in kinds.items()]
     legend.append('<li><span class="sw cap"></span>capacity</li>')
     parts.append('<ul class="legend">' + "".join(legend) + "</ul>\n")
     for level in levels:
         parts.append(_panel(level, steps, kinds))
-    parts.append("</body>\n</html>\n")
+    parts.append(f"<script>\n{_SCRIPT}</script>\n</body>\n</html>\n")
     return "".join(parts)
 
 
@@ -296,14 +365,15 @@ def _panel(level: PlotLevel, steps: list[str], kinds: dict[str, tuple[str, str]]
     x0, y0 = float(_LEFT), float(_TOP + _PLOT_H)
 
     stride = max(1, math.ceil(_LABEL_GAP / step_px))
-    short = [s if len(s) <= _LABEL_CHARS else s[: _LABEL_CHARS - 1] + "…" for s in steps]
+    short = [s if len(s) <= _LABEL_CHARS else s[: _LABEL_CHARS // 2] + "…" + s[len(s) - _LABEL_CHARS // 2 + 1:]
+             for s in steps]
     longest = max((len(short[i]) for i in range(0, n, stride)), default=0)
     bottom = 14 + math.ceil(longest * _CHAR_W * math.sin(math.radians(60))) + 10
     width = _LEFT + plot_w + _RIGHT
     height = _TOP + _PLOT_H + bottom
 
     out = [
-        f'<section class="level" data-level="{name}">\n<h2>{"".join(heading)}</h2>\n',
+        f'<section class="level" data-level="{name}">\n<h2>{"".join(heading)}</h2>\n<div class="scroll">',
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{_num(width)}" height="{_num(height)}" '
         f'viewBox="0 0 {_num(width)} {_num(height)}" role="img" aria-label="{name} buffers over the schedule" '
         f'data-level="{name}" data-x0="{_num(x0)}" data-step-px="{step_px!r}" data-y0="{_num(y0)}" '
@@ -338,7 +408,8 @@ def _panel(level: PlotLevel, steps: list[str], kinds: dict[str, tuple[str, str]]
         human = f" ({_bytes(b.size)})" if b.size >= 1024 else ""
         tip = (f"{_esc(b.label)}\n{_esc(b.kind or 'other')} · offset {b.offset} (0x{b.offset:x}) · "
                f"size {b.size} B{human} · end {b.offset + b.size}\n{span}")
-        out.append(f'<rect class="b {cls}" x="{_num(x0 + b.first * step_px)}" y="{_num(y)}" '
+        out.append(f'<rect class="b {cls}" data-first="{b.first}" data-last="{b.last}" '
+                   f'x="{_num(x0 + b.first * step_px)}" y="{_num(y)}" '
                    f'width="{_num((b.last + 1 - b.first) * step_px)}" height="{_num(h)}"><title>{tip}</title></rect>\n')
     out.append("</g>\n")
 
@@ -360,7 +431,7 @@ def _panel(level: PlotLevel, steps: list[str], kinds: dict[str, tuple[str, str]]
         out.append(f'<line class="grid" x1="{_num(cx)}" x2="{_num(cx)}" y1="{_num(y0)}" y2="{_num(y0 + 4)}"/>'
                    f'<text class="ax" transform="translate({_num(cx + 3)},{_num(y0 + 10)}) rotate(-60)" '
                    f'text-anchor="end">{_esc(short[i])}</text>')
-    out.append("</g>\n</svg>\n</section>\n")
+    out.append("</g>\n</svg>\n</div>\n</section>\n")
     return "".join(out)
 
 

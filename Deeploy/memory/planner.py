@@ -60,6 +60,7 @@ class PlannedBuffer:
     size: int
     first: int
     last: int
+    role: str = ""      # a tile slot's operand: "input", "weight" (a constant input) or "output"
 
 
 @dataclass
@@ -187,9 +188,10 @@ def tile_buffers(layers: list[Layer], tiling, staging_base: int, tile_level: str
     for k, sched in tiling.schedules.items():
         name = layers[k].node.name
         for s in sched.slots:
+            role = "output" if s.output else "weight" if s.operand.constant else "input"
             for c, off in enumerate(s.l1_offsets):
                 out.append(PlannedBuffer(f"{name}: {s.operand.tensor} tile (slot {c + 1}/{s.copies})", BufferKind.TILE,
-                                         tile_level, off, s.slot_bytes, k, k))
+                                         tile_level, off, s.slot_bytes, k, k, role))
             if s.in_l3:
                 out.append(PlannedBuffer(f"{name}: {s.operand.tensor} L2 tile", BufferKind.STAGING, staging_level,
                                          staging_base + s.staging_offset, s.staging_bytes, k, k))

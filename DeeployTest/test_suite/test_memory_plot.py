@@ -3,13 +3,18 @@ place its steps, offset and size say, the capacity line, escaping, determinism, 
 
 from __future__ import annotations
 
+import json
 import re
 import time
 import xml.etree.ElementTree as ET
 
 import pytest
 
-from Deeploy.codegen.memory_plot import PlotBuffer, PlotLevel, write_memory_plot
+from Deeploy.codegen.memory_plot import PlotBuffer, PlotLevel, write_manifest_plot, write_memory_plot
+from Deeploy.compiler import compile_graph
+from Deeploy.frontend import assign_input_types, load_npz_arrays, load_onnx, map_arrays
+from Deeploy.tiling.network import TilingOptions
+from DeeployTest.test_suite.conftest import DEEPLOY_TEST
 
 SVG = "{http://www.w3.org/2000/svg}"
 TOL = 0.011   # coordinates are written with two decimals
@@ -68,7 +73,7 @@ def test_file_is_wellformed_and_rects_match_buffers(tmp_path):
 
     root = _doc(text)                                   # the whole page parses as XML
     assert root.tag == "html" and root.find("body") is not None
-    assert "<script" not in text and "http://" not in text.replace("http://www.w3.org/2000/svg", "")
+    assert "<script src" not in text and "http://" not in text.replace("http://www.w3.org/2000/svg", "")
 
     svgs = _svgs(text)
     assert [s.get("data-level") for s in svgs] == ["L1", "L2"]   # L3 is empty: no plot
@@ -150,7 +155,7 @@ def test_labels_are_escaped(tmp_path):
     nasty = '<script>alert("x")</script> & \'q\' \x01'
     lv = PlotLevel("L<2>", 4096, (PlotBuffer(nasty, 0, 64, 0, 0, "<kind>"),))
     text = write_memory_plot(tmp_path / "p.html", "title </h1><b>", ["0: <op & co>"], [lv]).read_text()
-    assert "<script" not in text and "<b>" not in text and "<op" not in text and "<kind>" not in text
+    assert "<script>alert" not in text and "<b>" not in text and "<op" not in text and "<kind>" not in text
     root = _doc(text)
     assert root.find("head/title").text == "title </h1><b>"
     svg = _svgs(text)[0]
@@ -205,10 +210,50 @@ def test_many_buffers_and_steps_stay_small_and_fast(tmp_path):
     for rect, b in zip(rects[::97], bufs[::97]):
         got = [float(rect.get(a)) for a in ("x", "width", "y", "height")]
         assert got == pytest.approx(list(_expected_geometry(svg, b)), abs=TOL)
-    # the step axis fits the page width; labels are thinned so they do not overlap
-    assert float(svg.get("width")) < 2000
+    # every step keeps a readable width (the panel scrolls sideways); labels are thinned so they do not overlap
+    assert float(svg.get("data-step-px")) >= 7
+    assert re.search(r'<div class="scroll"><svg[^>]*data-level="L1"', out.read_text())
     labels = [t for t in svg.iter(f"{SVG}text") if (t.get("transform") or "").startswith("translate")]
     assert 0 < len(labels) < n_steps
+    xs = [float(re.match(r"translate\(([\d.]+),", t.get("transform")).group(1)) for t in labels]
+    assert min(b - a for a, b in zip(xs, xs[1:])) >= 13 - TOL
+
+
+def test_zoom_and_layer_filter_controls(tmp_path):
+    """The page carries its zoom buttons and layer filter inline, and every buffer its steps for the filter."""
+    text = write_memory_plot(tmp_path / "p.html", "t", STEPS, _levels()).read_text()
+    root = _doc(text)
+    ids = {e.get("id") for e in root.iter() if e.get("id")}
+    assert {"zin", "zout", "zfit", "filter"} <= ids
+    assert "<script src" not in text and text.count("<script>") == 1
+    for svg, level in zip(_svgs(text), _levels()):
+        for rect, b in zip(_buffer_rects(svg), level.buffers):
+            assert (int(rect.get("data-first")), int(rect.get("data-last"))) == (b.first, b.last)
+
+
+def test_tile_slots_are_coloured_by_role(tmp_path):
+    """In a tiled network's plot, L1 tile slots of inputs, weights and outputs and the kernel
+    scratch each have their own colour (from the operands' roles in the manifest)."""
+    d = DEEPLOY_TEST / "Tests" / "Models" / "miniMobileNetv2"
+    graph = load_onnx(d / "network.onnx")
+    assign_input_types(graph, map_arrays(d / "inputs.npz", load_npz_arrays(d / "inputs.npz"), graph.inputs, graph,
+                                         "input"))
+    result = compile_graph(graph, "Siracusa", tmp_path / "out", cores=8,
+                           tiling=TilingOptions(16000, TilingOptions.l2, "L2", True))
+    manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
+    constants = {b["name"] for b in manifest["buffers"] if b["kind"] == "constant"}
+    tiles = [b for b in manifest["buffers"] if b["kind"] == "tile"]
+    for b in tiles:   # the role agrees with what the tile's tensor is
+        tensor = b["name"].split(": ", 1)[1].rsplit(" tile", 1)[0]
+        assert (b["role"] == "weight") == (tensor in constants), b
+    assert {b["role"] for b in tiles} == {"input", "weight", "output"}
+    text = write_manifest_plot(tmp_path / "p.html", "t", result.manifest).read_text()
+    legend = [li.find("span").tail for li in _doc(text).find("body/ul").findall("li")]
+    assert {"input tile", "weight tile", "output tile"} <= set(legend), legend
+    css = _doc(text).find("head/style").text
+    classes = [li.find("span").get("class").split()[1] for li in _doc(text).find("body/ul").findall("li")[:-1]]
+    colours = [re.search(rf"\.{c}\{{fill:(#[0-9a-f]{{6}})", css).group(1) for c in classes]
+    assert len(set(colours)) == len(colours)
 
 
 @pytest.mark.parametrize("make, message", [
