@@ -123,7 +123,7 @@ def _l2_error(plan: MemoryPlan, data: int, staging: int, options: TilingOptions)
     parts = [f"activations {plan.arena_size} B"] + ([f"inputs, outputs and constants {data} B"] if data else [])
     parts += [f"L2 tiles of L3 operands {staging} B"] if staging else []
     need = plan.arena_size + data + staging
-    fix = "--defaultMemLevel L3 or " if options.default_level == "L2" and data else ""
+    fix = "--defaultMemLevel L3 or " if options.default_level != "L3" and data else ""
     return DeeployError(f"the network does not fit L2 = {options.l2} B (--l2: L2 bytes for data): it needs {need} B "
                         f"({', '.join(parts)}); "
                         f"use {fix}--l2 {need} or more")
