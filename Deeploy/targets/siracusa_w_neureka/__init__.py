@@ -1,0 +1,1 @@
+"""Siracusa with its Neureka NPU and weight memory (``specs/neureka.md``)."""

@@ -1,0 +1,177 @@
+"""Engine assignment: which layers Neureka runs (``specs/neureka.md`` "What it computes").
+
+``npu_reason(node, graph)`` gives None when the NPU can run the node bit-exactly, else why not;
+``npu_mode`` gives the NPU mode of an accepted node. Rules:
+- Conv / RequantizedConv: channels-last, 2-D, 1x1 dense, 3x3 dense or 3x3 depthwise, stride 1,
+  no dilation, padding at most 2 per side, 8-bit activations, int8 constant weights;
+- Gemm / MatMul (plain or requantized) with a constant, unbatched, untransposed-or-transposed
+  weight matrix: a 1x1 convolution over an ``h x w`` plane (``refactor_plane``);
+- plain layers produce raw int32 accumulators and must not carry a bias (the engine adds a bias
+  only in normquant) and their sums must fit int32 (the accumulators wrap);
+- requantized layers: one shift 0..31, scale and bias per tensor or per output channel, int8
+  or (ReLU) uint8 outputs, and ``acc * scale + bias + rounding`` provably within int32 (the
+  engine wraps the product and does not round: the rounding term goes into the bias).
+``make_assign_engines(excluded)`` makes the pass that logs every decision with its reason
+(verbose mode); names in ``excluded`` (``--no-npu-for``) stay on the cluster.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Iterable
+
+import numpy as np
+
+from Deeploy.ir.dtypes import INT8, INT32, UINT8
+from Deeploy.ir.graph import Graph, Node
+from Deeploy.ops.bounds import conv_sum_bound, gemm_sum_bound
+from Deeploy.targets.siracusa_w_neureka.params import NEUREKA
+
+__all__ = ["npu_reason", "npu_mode", "refactor_plane", "make_assign_engines", "assign_engines",
+           "NPU_OPS"]
+
+CONVS = ("Conv", "RequantizedConv")
+GEMMS = ("Gemm", "MatMul", "RequantizedGemm", "RequantizedMatMul")
+NPU_OPS = CONVS + GEMMS
+INT32_MAX = 2**31 - 1
+
+
+def refactor_plane(m: int, array: int = NEUREKA.array) -> tuple[int, int]:
+    """``(h, w)`` with ``h * w == m`` using the fewest ``array x array`` spatial subtiles (ties:
+    the squarest plane), so that the rows of a GEMM fill the NPU's PE array."""
+    best = None
+    for h in range(1, m + 1):
+        if m % h:
+            continue
+        w = m // h
+        key = (-(-h // array) * -(-w // array), abs(h - w))
+        if best is None or key < best[0]:
+            best = (key, (h, w))
+    return best[1]
+
+
+def npu_mode(node: Node) -> str:
+    """"1x1", "3x3" or "3x3dw" for a node ``npu_reason`` accepted (a GEMM is a 1x1 conv)."""
+    if node.op in GEMMS:
+        return "1x1"
+    p = node.params.base if node.op.startswith("Requantized") else node.params
+    if p.kernel == (1, 1):
+        return "1x1"
+    return "3x3dw" if p.depthwise else "3x3"
+
+
+def _is_const(graph: Graph, name: str) -> bool:
+    return bool(name) and graph.tensors[name].is_constant
+
+
+def _requant_reason(node: Node, graph: Graph, channels: int, acc_bound: int) -> str | None:
+    rq = node.params.rq
+    if not 0 <= rq.shift <= NEUREKA.max_shift:
+        return f"requant shift {rq.shift} outside the NPU's 0..{NEUREKA.max_shift}"
+    if (rq.lo, rq.hi) not in ((-128, 127), (0, 255)):
+        return f"requant output range [{rq.lo}, {rq.hi}] is neither int8 nor uint8 (ReLU)"
+    if rq.channels not in (1, channels) or rq.inner != 1:
+        return "requant scale/bias are neither per tensor nor per output channel"
+    mul, add = node.inputs[-2], node.inputs[-1]
+    if not (_is_const(graph, mul) and _is_const(graph, add)):
+        return "requant scale/bias are not constants"
+    m = np.asarray(graph.tensors[mul].value, dtype=np.int64).reshape(-1)
+    a = np.asarray(graph.tensors[add].value, dtype=np.int64).reshape(-1)
+    rounding = (1 << (rq.shift - 1)) if rq.shift > 0 else 0
+    if np.abs(m).max() > INT32_MAX or np.abs(a).max() + rounding > INT32_MAX:
+        return "requant scale or bias (with its rounding term) beyond int32"
+    bound = acc_bound * int(np.abs(m).max()) + int(np.abs(a).max()) + rounding
+    if bound > INT32_MAX:
+        return f"requant sum up to {bound} may exceed int32 (the NPU wraps it)"
+    return None
+
+
+def _plain_reason(node: Node, graph: Graph, has_bias: bool, acc_bound: int) -> str | None:
+    if has_bias:
+        return "a bias without requantization (the NPU adds a bias only in normquant)"
+    if graph.tensors[node.outputs[0]].dtype != INT32 or acc_bound > INT32_MAX:
+        return "accumulators may exceed int32 (the NPU's wrap at 32 bits)"
+    return None
+
+
+def _conv_reason(node: Node, graph: Graph) -> str | None:
+    requant = node.op.startswith("Requantized")
+    p = node.params.base if requant else node.params
+    if not p.channels_last or p.dims != 2:
+        return "not a channels-last 2-D convolution"
+    if p.kernel not in ((1, 1), (3, 3)):
+        return f"kernel {p.kernel[0]}x{p.kernel[1]} (the NPU has 1x1 and 3x3 filters)"
+    if p.group != 1 and not (p.depthwise and p.kernel == (3, 3)):
+        return f"group {p.group} (only dense convolutions and 3x3 depthwise)"
+    if p.stride != (1, 1):
+        return f"stride {p.stride[0]}x{p.stride[1]} (the driver supports stride 1)"
+    if p.dilation != (1, 1):
+        return "dilation (the NPU has none)"
+    if max(p.pads) > NEUREKA.max_pad:
+        return f"padding {max(p.pads)} beyond the NPU's {NEUREKA.max_pad} per side"
+    if not _is_const(graph, node.inputs[1]) or graph.tensors[node.inputs[1]].dtype != INT8:
+        return "weights are not int8 constants"
+    bias = len(node.inputs) > (4 if requant else 2) and bool(node.inputs[2])
+    bound = conv_sum_bound(node, graph)
+    return _requant_reason(node, graph, p.ch_out, bound) if requant else _plain_reason(node, graph, bias, bound)
+
+
+def _gemm_reason(node: Node, graph: Graph) -> str | None:
+    requant = node.op.startswith("Requantized")
+    p = node.params.base if requant else node.params
+    w = node.inputs[1]
+    if not _is_const(graph, w) or graph.tensors[w].dtype != INT8:
+        return "the weight matrix is not an int8 constant (activation x activation stays on the cluster)"
+    if p.b_batched:
+        return "a batched weight matrix"
+    if p.trans_a:
+        return "transposed activations"
+    if p.alpha != 1:
+        return f"alpha {p.alpha}"
+    has_c = len(node.inputs) > (4 if requant else 2) and bool(node.inputs[2])
+    if has_c and (p.beta != 1 or p.c_rows > 1 or not _is_const(graph, node.inputs[2])):
+        return "a bias that is not one constant value per output column"
+    bound = gemm_sum_bound(node, graph)
+    return _requant_reason(node, graph, p.n, bound) if requant else _plain_reason(node, graph, has_c, bound)
+
+
+def npu_reason(node: Node, graph: Graph) -> str | None:
+    """None when Neureka can run ``node`` bit-exactly, else the reason it stays on the cluster."""
+    if node.op not in NPU_OPS:
+        return f"{node.op} is not a convolution or GEMM"
+    x = graph.tensors[node.inputs[0]]
+    if x.dtype not in (INT8, UINT8):
+        return f"{x.dtype} activations (the NPU reads 8-bit inputs)"
+    return _conv_reason(node, graph) if node.op in CONVS else _gemm_reason(node, graph)
+
+
+def make_assign_engines(excluded: Iterable[str] = ()) -> Callable:
+    """The assignment pass; nodes named in ``excluded`` stay on the cluster. It logs each
+    candidate's engine and reason, and leaves the graph as it is (the NPU kernels' ``accepts``
+    apply the same rules at binding)."""
+    excluded = frozenset(excluded)
+
+    def assign_engines(graph: Graph, log: Callable[[str], None] | None = None) -> tuple[Graph, bool]:
+        for node, engine, why in decisions(graph, excluded):
+            if log and node.op in NPU_OPS:
+                log(f"engine {engine} for {node.op} '{node.name}': {why}")
+        return graph, False
+
+    return assign_engines
+
+
+def decisions(graph: Graph, excluded: frozenset[str] = frozenset()) -> list[tuple[Node, str, str]]:
+    """(node, engine name, reason) for every node of ``graph``."""
+    out = []
+    for node in graph.nodes:
+        if node.name in excluded:
+            out.append((node, "cluster", "kept on the cluster by --no-npu-for"))
+            continue
+        reason = npu_reason(node, graph)
+        if reason is None:
+            out.append((node, "neureka", f"NPU {npu_mode(node)} mode"))
+        else:
+            out.append((node, "cluster", reason))
+    return out
+
+
+assign_engines = make_assign_engines()

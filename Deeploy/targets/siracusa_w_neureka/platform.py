@@ -1,0 +1,43 @@
+"""Siracusa_w_neureka: Siracusa (its memory, cluster engine, bindings, passes, tiling and cycle
+model, by composition) plus the Neureka NPU as a second engine and its weight memory as a memory
+level (``specs/neureka.md``). ``with_wmem_size`` gives the platform with another weight-memory size."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from Deeploy.targets.platform import Engine, MemoryLevel, Platform
+from Deeploy.targets.siracusa.platform import SIRACUSA, SIRACUSA_PASSES
+from Deeploy.targets.siracusa_w_neureka.assign import assign_engines
+
+__all__ = ["PLATFORM", "NPU_ENGINE", "WMEM_LEVEL", "WMEM_DEFAULT_SIZE", "with_wmem_size"]
+
+MiB = 1024 * 1024
+
+# The NPU: one job at a time per context, programmed by one core (spec "Geometry, registers, job
+# queue"); it is not a cluster, its layers are not forked.
+NPU_ENGINE = Engine("neureka", cores=1, forked=False, runtime="neureka.h")
+
+# The SRAM part of the Neural Memory Subsystem, modelled as a 4 MiB level as the peer does (spec
+# "Weight memory": 8 MiB window at 0x10400000, SRAM at +4 MiB); 32-byte weight words.
+WMEM_DEFAULT_SIZE = 4 * MiB
+WMEM_LEVEL = MemoryLevel("WMEM", WMEM_DEFAULT_SIZE, alignment=32)
+
+# Siracusa's passes, then the engine assignment (after the layout pass: it reads channels-last convs).
+NEUREKA_PASSES = (*SIRACUSA_PASSES, assign_engines)
+
+PLATFORM = replace(
+    SIRACUSA,
+    name="Siracusa_w_neureka",
+    memory=(*SIRACUSA.memory, WMEM_LEVEL),
+    passes=NEUREKA_PASSES,
+    engines=(*SIRACUSA.engines, NPU_ENGINE),   # the cluster stays first: kernels naming no engine run there
+)
+
+
+def with_wmem_size(size: int) -> Platform:
+    """The platform with a weight memory of ``size`` bytes (a positive multiple of 32)."""
+    if size <= 0 or size % WMEM_LEVEL.alignment:
+        raise ValueError(f"weight memory size must be a positive multiple of {WMEM_LEVEL.alignment} bytes (got {size})")
+    memory = tuple(replace(m, size=size) if m.name == WMEM_LEVEL.name else m for m in PLATFORM.memory)
+    return replace(PLATFORM, memory=memory)
