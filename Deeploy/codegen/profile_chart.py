@@ -6,16 +6,22 @@ on top. Hovering a bar shows the layer's op, kernel and every part in cycles."""
 from __future__ import annotations
 
 import html
+import math
 
 __all__ = ["profile_chart_html", "PART_COLOURS"]
 
 PART_COLOURS = {"compute": "#4e79a7", "exposed_dma": "#e15759", "overhead": "#bab0ac"}
 _PART_NAMES = {"compute": "compute", "exposed_dma": "exposed DMA", "overhead": "overhead"}
-_LABEL_W, _BAR_W, _NUM_W, _ROW, _BAR_H = 300, 760, 230, 18, 13
+_LABEL_W, _BAR_W, _NUM_W, _ROW, _BAR_H = 340, 740, 200, 18, 13
 
 
-def _cut(text: str, chars: int = 44) -> str:
-    return text if len(text) <= chars else text[:chars - 1] + "\u2026"
+def _label(entry: dict, chars: int = 46) -> str:
+    """'index name (op)', the name cut in the middle to fit ``chars``."""
+    head, tail = f"{entry['index']} ", f" ({entry['op']})" if entry["op"] else ""
+    name, room = entry["name"], max(chars - len(head) - len(tail), 12)
+    if len(name) > room:
+        name = name[:room // 2] + "\u2026" + name[len(name) - (room - room // 2 - 1):]
+    return head + name + tail
 
 
 def _bar(y: float, values: dict, scale: float, title: str) -> list[str]:
@@ -35,30 +41,45 @@ def _title(entry: dict) -> str:
     return f"{head}: {entry['cycles']:.0f} cycles ({parts})"
 
 
-def profile_chart_html(profile: dict) -> str:
-    """The page for ``profile`` (the dict written to profile.json)."""
-    layers = profile["layers"]
-    top = max((entry["cycles"] for entry in layers), default=1.0) or 1.0
-    scale = _BAR_W / top
-    width = _LABEL_W + _BAR_W + _NUM_W
-    height = 30 + _ROW * len(layers)
+def _axis(top: float) -> tuple[float, int]:
+    """(tick step, ticks): a 1-2-5 step giving 4 to 8 ticks up to at least ``top``."""
+    step = 10 ** math.floor(math.log10(max(top, 1.0) / 4))
+    for factor in (1, 2, 5, 10):
+        if top / (step * factor) <= 8:
+            step *= factor
+            break
+    return step, max(1, math.ceil(top / step))
+
+
+def _rows(layers: list[dict], total: float) -> str:
+    """One labelled, stacked bar per layer, on a common cycles axis."""
+    step, ticks = _axis(max((entry["cycles"] for entry in layers), default=1.0))
+    scale = _BAR_W / (step * ticks)
+    width, height = _LABEL_W + _BAR_W + _NUM_W, 30 + _ROW * len(layers)
     svg = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-           f'font-family="sans-serif" font-size="11">']
-    svg.append(f'<text x="{_LABEL_W - 6}" y="10" text-anchor="end" fill="#555">cycles</text>')
-    for k in range(5):
-        x = _LABEL_W + k * _BAR_W / 4
+           f'font-family="sans-serif" font-size="11">',
+           f'<text x="{_LABEL_W - 6}" y="10" text-anchor="end" fill="#555">cycles</text>']
+    for k in range(ticks + 1):
+        x = _LABEL_W + k * step * scale
         svg.append(f'<line x1="{x:.1f}" y1="14" x2="{x:.1f}" y2="{height}" stroke="#ddd"/>')
-        svg.append(f'<text x="{x:.1f}" y="10" text-anchor="middle" fill="#555">{top * k / 4:,.0f}</text>')
+        svg.append(f'<text x="{x:.1f}" y="10" text-anchor="middle" fill="#555">{k * step:,.0f}</text>')
     for row, entry in enumerate(layers):
         y = 20 + row * _ROW
-        label = f"{entry['index']:>3} {entry['name']} ({entry['op']})"
-        svg.append(f'<text x="{_LABEL_W - 6}" y="{y + 10}" text-anchor="end">{html.escape(_cut(label))}'
+        svg.append(f'<text x="{_LABEL_W - 6}" y="{y + 10}" text-anchor="end">{html.escape(_label(entry))}'
                    f'<title>{html.escape(_title(entry))}</title></text>')
         svg += _bar(y, entry, scale, _title(entry))
-        share = 100 * entry["cycles"] / profile["cycles"] if profile["cycles"] else 0.0
-        x = _LABEL_W + entry["cycles"] * scale + 6
-        svg.append(f'<text x="{x:.2f}" y="{y + 10}" fill="#333">{entry["cycles"]:,.0f} ({share:.1f}%)</text>')
+        share = 100 * entry["cycles"] / total if total else 0.0
+        svg.append(f'<text x="{_LABEL_W + entry["cycles"] * scale + 6:.2f}" y="{y + 10}" fill="#333">'
+                   f'{entry["cycles"]:,.0f} ({share:.1f}%)</text>')
     svg.append("</svg>")
+    return "".join(svg)
+
+
+def profile_chart_html(profile: dict, largest: int = 12) -> str:
+    """The page for ``profile`` (the dict written to profile.json): the network total, the
+    ``largest`` layers by cycles, then every layer in execution order."""
+    layers = profile["layers"]
+    top = sorted(layers, key=lambda e: -e["cycles"])[:largest]
     total = ", ".join(f'<span class="key" style="background:{c}"></span>{_PART_NAMES[p]} {profile[p]:,.0f} '
                       f'({100 * profile[p] / profile["cycles"] if profile["cycles"] else 0:.1f}%)'
                       for p, c in PART_COLOURS.items())
@@ -75,6 +96,7 @@ def profile_chart_html(profile: dict) -> str:
 body {{ font-family: sans-serif; margin: 16px; color: #222; }}
 header {{ position: sticky; top: 0; background: #fff; padding-bottom: 6px; border-bottom: 1px solid #ccc; }}
 h1 {{ font-size: 18px; margin: 0 0 4px 0; }}
+h2 {{ font-size: 15px; margin: 14px 0 4px 0; }}
 p {{ margin: 2px 0; font-size: 13px; }}
 .key {{ display: inline-block; width: 11px; height: 11px; margin: 0 4px 0 10px; vertical-align: -1px; }}
 </style></head><body>
@@ -86,6 +108,9 @@ p {{ margin: 2px 0; font-size: 13px; }}
  behind compute. Hover a bar for its parts.</p>
 {''.join(total_bar)}
 </header>
-{''.join(svg)}
+<h2>The {len(top)} largest layers</h2>
+{_rows(top, profile['cycles'])}
+<h2>Every layer, in execution order</h2>
+{_rows(layers, profile['cycles'])}
 </body></html>
 """

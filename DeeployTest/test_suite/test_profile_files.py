@@ -142,3 +142,11 @@ def test_snapshots_pass_onnx_checker(network, tmp_path):
         meta = {p.key: p.value for p in node.metadata_props}
         assert meta.get("deeploy.kernel") and meta.get("deeploy.engine"), node.name
         assert not any(a.name.startswith("deeploy") for a in node.attribute), node.name
+
+
+def test_profile_names_the_network_and_engines(tmp_path, capsys):
+    _profiled_run(MODELS / "miniMobileNetv2", tmp_path / "mini", capsys, 16000)
+    profile = json.loads((tmp_path / "mini" / "profile.json").read_text())
+    assert profile["network"] == "mini" and profile["platform"] == "Siracusa"
+    assert [e["name"] for e in profile["engines"]["dma"]] == ["cluster", "L3"]
+    assert "<title>Cycles per layer - Siracusa: mini</title>" in (tmp_path / "mini" / "profile.html").read_text()

@@ -78,9 +78,9 @@ def profile_data(result: TimingResult, manifest: Manifest, level: str | None = N
                          "busy": [sum(entry["core_busy"][k] for entry in layers) for k in range(manifest.cores)]},
                "dma": []}
     run = [d for d in result.dma if d.issue >= origin]
-    for e, name in enumerate(DMA_ENGINE_NAMES):
+    for e, engine in enumerate(DMA_ENGINE_NAMES):
         ts = [d for d in run if d.engine == e]
-        engines["dma"].append({"engine": e, "name": name, "transfers": len(ts), "bytes": sum(d.bytes for d in ts),
+        engines["dma"].append({"engine": e, "name": engine, "transfers": len(ts), "bytes": sum(d.bytes for d in ts),
                                "busy": sum(d.busy for d in ts),
                                "waited": sum(w.stall for w in result.waits if w.engine == e and w.time >= origin)})
     return {"version": PROFILE_VERSION, "platform": manifest.platform, "network": name or manifest.source,
