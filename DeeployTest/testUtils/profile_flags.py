@@ -13,7 +13,8 @@ from Deeploy.targets.siracusa.profile import PROFILE_LEVELS
 
 __all__ = ["add_profile_tiling", "add_peer_flags"]
 
-RUNNERS = {"generic": "testRunner_generic.py", "siracusa": "testRunner_siracusa.py or testRunner_tiled_siracusa.py"}
+RUNNERS = {"generic": "testRunner_generic.py", "siracusa": "testRunner_siracusa.py or testRunner_tiled_siracusa.py",
+           "siracusa_w_neureka": "testRunner_siracusa_w_neureka.py or testRunner_tiled_siracusa_w_neureka.py"}
 
 
 def _level(text: str) -> str:
