@@ -150,3 +150,16 @@ def test_profile_names_the_network_and_engines(tmp_path, capsys):
     assert profile["network"] == "mini" and profile["platform"] == "Siracusa"
     assert [e["name"] for e in profile["engines"]["dma"]] == ["cluster", "L3"]
     assert "<title>Cycles per layer - Siracusa: mini</title>" in (tmp_path / "mini" / "profile.html").read_text()
+
+
+def test_untiled_profile_files(tmp_path, capsys):
+    """--profileUntiled writes the same files; the layers' forks are their compute."""
+    args = argparse.Namespace(test=str(MODELS / "miniMobileNetv2"), verbose=False, skipgen=False, skipsim=False,
+                              gen_dir=str(tmp_path / "gen"), cores=8, profileUntiled=True, plotMemAlloc=False,
+                              timeout=None)
+    assert run_test(args, cluster_runner("Siracusa", "TEST_SIRACUSA"), {"cores": 8}) == 0
+    out = capsys.readouterr().out
+    check_files(tmp_path / "gen", out)
+    profile = json.loads((tmp_path / "gen" / "profile.json").read_text())
+    forked = [e for e in profile["layers"] if e["forks"]]
+    assert forked and all(e["compute"] > 0 for e in forked)
