@@ -146,12 +146,13 @@ def _run(args) -> int:
 
 
 def _ops(args) -> None:
-    from Deeploy.ops import registered_ops
+    from Deeploy.ops import Trait, registered_ops
     from Deeploy.targets import get_platform
     platform = get_platform(args.platform)
-    for name in sorted(registered_ops()):
+    for name, op in sorted(registered_ops().items()):
         kernels = platform.bindings.get(name, ())
-        print(f"{name:16s} {', '.join(k.name for k in kernels) if kernels else '(not supported)'}")
+        none = "(folds at compile time)" if op.has(Trait.SHAPE_ONLY) else "(not supported)"
+        print(f"{name:16s} {', '.join(k.name for k in kernels) if kernels else none}")
 
 
 def main(argv: list[str] | None = None) -> int:
