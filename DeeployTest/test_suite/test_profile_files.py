@@ -8,6 +8,8 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import subprocess
+import sys
 from collections import defaultdict
 from pathlib import Path
 
@@ -163,3 +165,29 @@ def test_untiled_profile_files(tmp_path, capsys):
     profile = json.loads((tmp_path / "gen" / "profile.json").read_text())
     forked = [e for e in profile["layers"] if e["forks"]]
     assert forked and all(e["compute"] > 0 for e in forked)
+
+
+RUNNER = DEEPLOY_TEST / "testRunner_tiled_siracusa.py"
+
+
+@pytest.mark.parametrize("flags, message", [
+    (["--toolchain=LLVM"], "GCC cross toolchain only"),
+    (["-p", "Generic"], "use testRunner_generic.py"),
+    (["--platform=Snitch"], "this runner compiles for Siracusa, not 'Snitch'"),
+    (["--profileTiling=L5"], "'L5' is not a memory level"),
+])
+def test_peer_flags_refused_with_a_hint(flags, message, tmp_path):
+    proc = subprocess.run([sys.executable, str(RUNNER), "-t", str(MODELS / "miniMobileNetv2"), "--gen-dir",
+                           str(tmp_path / "gen"), *flags], capture_output=True, text=True)
+    assert proc.returncode == 2 and message in proc.stderr, proc.stderr
+    assert "Traceback" not in proc.stderr and not (tmp_path / "gen").exists()
+
+
+def test_peer_flags_accepted(tmp_path):
+    """The peer's command line: -p Siracusa, --toolchain=GCC, --profileTiling=L2."""
+    proc = subprocess.run([sys.executable, str(RUNNER), "-t", str(MODELS / "miniMobileNetv2"), "--l1", "16000",
+                           "-p", "Siracusa", "--toolchain=GCC", "--profileTiling=L2", "--gen-dir", str(tmp_path / "gen")],
+                          capture_output=True, text=True, cwd=DEEPLOY_TEST)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "[stem L1][" in proc.stdout and proc.stdout.strip().splitlines()[-1].startswith("Network total:")
+    assert json.loads((tmp_path / "gen" / "profile.json").read_text())["tile_levels"] == ["L1"]

@@ -8,8 +8,9 @@ Tracks (pid / tid):
 
 * pid 1 "Network": tid 0 the layers, tid 1 the L1 tiles' phases (load, kernel, store), tid 2 the
   L2 staging tiles' phases (operands in L3);
-* pid 2 "Cluster cores": tid k core k: the forks it took part in (its busy cycles in ``args``),
-  and on core 0 the DMA waits and issues of serial code;
+* pid 2 "Cluster cores": tid k core k: the forks it took part in (a fork without barriers: from
+  the dispatch for the core's own busy and DMA cycles, so an unbalanced split shows; with
+  barriers: the whole fork), and on core 0 the DMA waits and issues of serial code;
 * pid 3 "DMA engines": tid e engine e (cluster DMA, L3 uDMA): every transfer while the engine
   works on it (setup and beats; an engine moves one transfer at a time).
 
@@ -149,8 +150,13 @@ def trace_events(result: TimingResult, manifest: Manifest) -> dict:
     for f in forks:
         for k, busy in enumerate(f.core_cycles):
             dma = f.core_dma_cycles[k] if k < len(f.core_dma_cycles) else 0.0
-            span(PID_CORES, k, f"{owner(f.start)} (fork)", "fork", f.start, f.cycles, busy=busy, dma=dma,
-                 idle=max(f.cycles - busy - dma, 0.0))
+            if f.phases == 1:   # no barrier inside: the core works from the dispatch on, then waits for the join
+                start = min(f.start + result.model.fork_cycles, f.start + f.cycles)
+                length = min(busy + dma, f.start + f.cycles - start)
+            else:               # its work is spread over the phases: the whole fork
+                start, length = f.start, f.cycles
+            span(PID_CORES, k, f"{owner(f.start)} (fork)", "fork", start, length, busy=busy, dma=dma,
+                 fork_cycles=f.cycles, idle=max(f.cycles - busy - dma, 0.0))
     in_fork = [(f.start, f.start + f.cycles) for f in forks]
     for w in result.waits:
         if w.hart == 0 and w.stall > 0 and origin <= w.time < end and not any(a <= w.time < b for a, b in in_fork):
