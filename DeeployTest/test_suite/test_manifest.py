@@ -157,7 +157,10 @@ def test_layer_profile_names_layers_from_the_manifest(tmp_path):
     records = HEADER + ("0 0 0x100 100 0 0 0 0 0 0 0 0\n0 1 0x102 130 0 0 0 0 0 0 0 0\n"
                         "0 2 0x0ff 180 0 0 0 0 0 0 0 0\n0 3 end 181 0 0 0 0 0 0 0 0\n")
     lines = layer_profile(model_cycles(records), m)
-    assert lines == [f"  [  0] {relu.title}: 30 cycles", f"  [  2] {add.title}: 50 cycles"]
+    # no fork and no DMA: the layers' kernels ran serially, every cycle is compute
+    parts = "compute {0} + exposed DMA 0 (issue 0, wait 0) + overhead 0"
+    assert lines == [f"  [  0] {relu.title}: 30 cycles = {parts.format(30)}",
+                     f"  [  2] {add.title}: 50 cycles = {parts.format(50)}"]
 
 
 def _imports(path: Path) -> set[str]:
