@@ -161,3 +161,40 @@ register(OpDef("Div", _binary_parse, _binary_infer, lambda p, xs: [_div(xs[0], x
                _unary_cost(1), traits=_BINARY, tiling="broadcast", examples=_div_cases))
 register(OpDef("Pow", _binary_parse, _binary_infer, lambda p, xs: [_pow(xs[0], xs[1])],
                _unary_cost(8), traits=_BINARY, tiling="broadcast", examples=_pow_cases))
+
+
+# ---- Cast between float and integer types ------------------------------------------------------
+@dataclass(frozen=True)
+class CastParams:
+    """The target type; a float to integer cast truncates toward zero and saturates (NaN: 0)."""
+
+    shape: tuple[int, ...]
+    to: object   # DType
+
+
+def _cast_parse(node, graph):
+    from Deeploy.ir.dtypes import dtype_of_onnx
+    from Deeploy.ops._attrs import attr_int
+    require_inputs(node, 1)
+    to = dtype_of_onnx(attr_int(node, "to"))
+    if to is None:
+        raise OpError(node, f"casts to an unsupported element type ({attr_int(node, 'to')})")
+    return CastParams(tuple(graph.tensors[node.inputs[0]].shape), to)
+
+
+def _cast_reference(p, xs):
+    x = xs[0]
+    if p.to.is_float:
+        return [x.astype(np.float32)]
+    if x.dtype.kind == "f":
+        x = np.clip(np.nan_to_num(np.trunc(x.astype(np.float64)), nan=0.0), p.to.min, p.to.max)
+    return [x.astype(np.int64)]
+
+
+def _cast_cases(rng):
+    return [Case("float_to_int8", (act(frand(rng, [3, 7], -100.0, 100.0), F32),), dict(to=3), out_type="int8"),
+            Case("int8_to_float", (act(np.arange(-128, 128, 8).astype(np.int8)),), dict(to=1), out_type="float32")]
+
+
+register(OpDef("Cast", _cast_parse, lambda p, ins: [(p.shape, p.to)], _cast_reference, _unary_cost(1),
+               traits=frozenset({Trait.STANDARD, Trait.ELEMENTWISE}), tiling="pointwise", examples=_cast_cases))

@@ -37,6 +37,7 @@ class FloatNet:
         self.inits: list[TensorProto] = []
         self.inputs: list[tuple[str, np.ndarray]] = []
         self.outputs: list[str] = []
+        self.output_types: dict[str, int] = {}
         self._k = 0
 
     def _fresh(self, base: str) -> str:
@@ -65,13 +66,14 @@ class FloatNet:
         self.nodes.append(helper.make_node(op, list(inputs), outs, name=out, domain=domain, **attrs))
         return out if n_out == 1 else outs
 
-    def output(self, name: str) -> None:
+    def output(self, name: str, elem: int = TensorProto.FLOAT) -> None:
         self.outputs.append(name)
+        self.output_types[name] = elem
 
     def to_onnx(self) -> onnx.ModelProto:
         ins = [helper.make_tensor_value_info(n, helper.np_dtype_to_tensor_dtype(v.dtype), list(v.shape))
                for n, v in self.inputs]
-        outs = [helper.make_tensor_value_info(n, TensorProto.FLOAT, None) for n in self.outputs]
+        outs = [helper.make_tensor_value_info(n, self.output_types[n], None) for n in self.outputs]
         graph = helper.make_graph(self.nodes, self.name, ins, outs, self.inits)
         model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", _OPSET)],
                                   producer_name="DeeployTest/generate_tests.py")
@@ -261,12 +263,15 @@ def unary_chain(rng):
 @test("Kernels/Float/QuantDequant")
 def quant_dequant(rng):
     """A mixed graph: float input quantized to int8, an integer MaxPool, dequantized back to float
-    and scaled (the pooled tensor keeps its int8 type)."""
+    and scaled (the pooled tensor keeps its int8 type); and the input scaled and cast to int8."""
     net = FloatNet("float_quant_dequant", rng)
     scale = net.const(np.array(0.05, np.float32), "scale")
     zero = net.const(np.array(-3, np.int8), "zero_point")
-    q = net.node("QuantizeLinear", [net.input("input", [1, 4, 8, 8], scale=2.0), scale, zero])
+    x = net.input("input", [1, 4, 8, 8], scale=2.0)
+    q = net.node("QuantizeLinear", [x, scale, zero])
     pooled = net.node("MaxPool", [q], kernel_shape=[2, 2], strides=[2, 2])
     d = net.node("DequantizeLinear", [pooled, scale, zero])
     net.output(net.node("Mul", [d, net.const(np.array(1.5, np.float32), "gain")]))
+    net.output(net.node("Cast", [net.node("Mul", [x, net.const(np.array(3.3, np.float32), "k")])], to=3),
+               TensorProto.INT8)
     return net

@@ -151,8 +151,8 @@
                        uint32_t KW, uint32_t OH, uint32_t OW, uint32_t SH, uint32_t SW, \
                        uint32_t DH, uint32_t DW, uint32_t PT, uint32_t PL)
 
-/* FAbs (fabs.inc): Float y = op(x) elementwise (funary.inc: Sqrt, Exp, Ceil, Floor, Round, Sigmoid,
- * HardSigmoid, HardSwish, Swish, Gelu, Clip, Relu).
+/* FAbs (fabs.inc): Float y = op(x) elementwise (funary.inc: Sqrt, Exp, Log, Erf, Tanh, Neg, Abs,
+ * Reciprocal, Ceil, Floor, Round, Sigmoid, HardSigmoid, HardSwish, Swish, Gelu, Clip, Relu).
  *
  * Type macros:
  *   T: the element types of the node's operands, in order (inputs, then outputs)
@@ -231,8 +231,24 @@
                        const T *restrict mean, const T *restrict var, T *restrict y, \
                        uint32_t outer, uint32_t C, uint32_t inner, float eps)
 
-/* FCeil (fceil.inc): Float y = op(x) elementwise (funary.inc: Sqrt, Exp, Ceil, Floor, Round,
- * Sigmoid, HardSigmoid, HardSwish, Swish, Gelu, Clip, Relu).
+/* FCast (fcast.inc): Float y = op(x) elementwise (funary.inc: Sqrt, Exp, Log, Erf, Tanh, Neg, Abs,
+ * Reciprocal, Ceil, Floor, Round, Sigmoid, HardSigmoid, HardSwish, Swish, Gelu, Clip, Relu).
+ *
+ * Type macros:
+ *   T: the element types of the node's operands, in order (inputs, then outputs)
+ *   TY: the output's type
+ * Scratch: none.
+ * Arguments:
+ *   x: input
+ *   y: output
+ *   n: elements
+ *   alpha, beta: the op's parameters (Clip: bounds)
+ */
+#define DEEPLOY_PROTOTYPE_FCast \
+    static void KERNEL(const T *restrict x, TY *restrict y, uint32_t n, float alpha, float beta)
+
+/* FCeil (fceil.inc): Float y = op(x) elementwise (funary.inc: Sqrt, Exp, Log, Erf, Tanh, Neg, Abs,
+ * Reciprocal, Ceil, Floor, Round, Sigmoid, HardSigmoid, HardSwish, Swish, Gelu, Clip, Relu).
  *
  * Type macros:
  *   T: the element types of the node's operands, in order (inputs, then outputs)
@@ -247,8 +263,8 @@
 #define DEEPLOY_PROTOTYPE_FCeil \
     static void KERNEL(const T *restrict x, TY *restrict y, uint32_t n, float alpha, float beta)
 
-/* FClip (fclip.inc): Float y = op(x) elementwise (funary.inc: Sqrt, Exp, Ceil, Floor, Round,
- * Sigmoid, HardSigmoid, HardSwish, Swish, Gelu, Clip, Relu).
+/* FClip (fclip.inc): Float y = op(x) elementwise (funary.inc: Sqrt, Exp, Log, Erf, Tanh, Neg, Abs,
+ * Reciprocal, Ceil, Floor, Round, Sigmoid, HardSigmoid, HardSwish, Swish, Gelu, Clip, Relu).
  *
  * Type macros:
  *   T: the element types of the node's operands, in order (inputs, then outputs)
@@ -437,8 +453,8 @@
                        uint32_t KW, uint32_t OH, uint32_t OW, uint32_t SH, uint32_t SW, \
                        uint32_t DH, uint32_t DW, uint32_t PT, uint32_t PL)
 
-/* FErf (ferf.inc): Float y = op(x) elementwise (funary.inc: Sqrt, Exp, Ceil, Floor, Round, Sigmoid,
- * HardSigmoid, HardSwish, Swish, Gelu, Clip, Relu).
+/* FErf (ferf.inc): Float y = op(x) elementwise (funary.inc: Sqrt, Exp, Log, Erf, Tanh, Neg, Abs,
+ * Reciprocal, Ceil, Floor, Round, Sigmoid, HardSigmoid, HardSwish, Swish, Gelu, Clip, Relu).
  *
  * Type macros:
  *   T: the element types of the node's operands, in order (inputs, then outputs)
@@ -453,8 +469,8 @@
 #define DEEPLOY_PROTOTYPE_FErf \
     static void KERNEL(const T *restrict x, TY *restrict y, uint32_t n, float alpha, float beta)
 
-/* FExp (fexp.inc): Float y = op(x) elementwise (funary.inc: Sqrt, Exp, Ceil, Floor, Round, Sigmoid,
- * HardSigmoid, HardSwish, Swish, Gelu, Clip, Relu).
+/* FExp (fexp.inc): Float y = op(x) elementwise (funary.inc: Sqrt, Exp, Log, Erf, Tanh, Neg, Abs,
+ * Reciprocal, Ceil, Floor, Round, Sigmoid, HardSigmoid, HardSwish, Swish, Gelu, Clip, Relu).
  *
  * Type macros:
  *   T: the element types of the node's operands, in order (inputs, then outputs)
@@ -469,8 +485,8 @@
 #define DEEPLOY_PROTOTYPE_FExp \
     static void KERNEL(const T *restrict x, TY *restrict y, uint32_t n, float alpha, float beta)
 
-/* FFloor (ffloor.inc): Float y = op(x) elementwise (funary.inc: Sqrt, Exp, Ceil, Floor, Round,
- * Sigmoid, HardSigmoid, HardSwish, Swish, Gelu, Clip, Relu).
+/* FFloor (ffloor.inc): Float y = op(x) elementwise (funary.inc: Sqrt, Exp, Log, Erf, Tanh, Neg,
+ * Abs, Reciprocal, Ceil, Floor, Round, Sigmoid, HardSigmoid, HardSwish, Swish, Gelu, Clip, Relu).
  *
  * Type macros:
  *   T: the element types of the node's operands, in order (inputs, then outputs)
@@ -485,8 +501,8 @@
 #define DEEPLOY_PROTOTYPE_FFloor \
     static void KERNEL(const T *restrict x, TY *restrict y, uint32_t n, float alpha, float beta)
 
-/* FGelu (fgelu.inc): Float y = op(x) elementwise (funary.inc: Sqrt, Exp, Ceil, Floor, Round,
- * Sigmoid, HardSigmoid, HardSwish, Swish, Gelu, Clip, Relu).
+/* FGelu (fgelu.inc): Float y = op(x) elementwise (funary.inc: Sqrt, Exp, Log, Erf, Tanh, Neg, Abs,
+ * Reciprocal, Ceil, Floor, Round, Sigmoid, HardSigmoid, HardSwish, Swish, Gelu, Clip, Relu).
  *
  * Type macros:
  *   T: the element types of the node's operands, in order (inputs, then outputs)
@@ -501,8 +517,9 @@
 #define DEEPLOY_PROTOTYPE_FGelu \
     static void KERNEL(const T *restrict x, TY *restrict y, uint32_t n, float alpha, float beta)
 
-/* FGeluTanh (fgelu_tanh.inc): Float y = op(x) elementwise (funary.inc: Sqrt, Exp, Ceil, Floor,
- * Round, Sigmoid, HardSigmoid, HardSwish, Swish, Gelu, Clip, Relu).
+/* FGeluTanh (fgelu_tanh.inc): Float y = op(x) elementwise (funary.inc: Sqrt, Exp, Log, Erf, Tanh,
+ * Neg, Abs, Reciprocal, Ceil, Floor, Round, Sigmoid, HardSigmoid, HardSwish, Swish, Gelu, Clip,
+ * Relu).
  *
  * Type macros:
  *   T: the element types of the node's operands, in order (inputs, then outputs)
@@ -545,8 +562,9 @@
                        uint32_t transA, uint32_t transB, int32_t alpha, int32_t beta, \
                        uint32_t c_rows, uint32_t c_cols)
 
-/* FHardSigmoid (fhardsigmoid.inc): Float y = op(x) elementwise (funary.inc: Sqrt, Exp, Ceil, Floor,
- * Round, Sigmoid, HardSigmoid, HardSwish, Swish, Gelu, Clip, Relu).
+/* FHardSigmoid (fhardsigmoid.inc): Float y = op(x) elementwise (funary.inc: Sqrt, Exp, Log, Erf,
+ * Tanh, Neg, Abs, Reciprocal, Ceil, Floor, Round, Sigmoid, HardSigmoid, HardSwish, Swish, Gelu,
+ * Clip, Relu).
  *
  * Type macros:
  *   T: the element types of the node's operands, in order (inputs, then outputs)
@@ -561,8 +579,9 @@
 #define DEEPLOY_PROTOTYPE_FHardSigmoid \
     static void KERNEL(const T *restrict x, TY *restrict y, uint32_t n, float alpha, float beta)
 
-/* FHardSwish (fhardswish.inc): Float y = op(x) elementwise (funary.inc: Sqrt, Exp, Ceil, Floor,
- * Round, Sigmoid, HardSigmoid, HardSwish, Swish, Gelu, Clip, Relu).
+/* FHardSwish (fhardswish.inc): Float y = op(x) elementwise (funary.inc: Sqrt, Exp, Log, Erf, Tanh,
+ * Neg, Abs, Reciprocal, Ceil, Floor, Round, Sigmoid, HardSigmoid, HardSwish, Swish, Gelu, Clip,
+ * Relu).
  *
  * Type macros:
  *   T: the element types of the node's operands, in order (inputs, then outputs)
@@ -577,8 +596,8 @@
 #define DEEPLOY_PROTOTYPE_FHardSwish \
     static void KERNEL(const T *restrict x, TY *restrict y, uint32_t n, float alpha, float beta)
 
-/* FLog (flog.inc): Float y = op(x) elementwise (funary.inc: Sqrt, Exp, Ceil, Floor, Round, Sigmoid,
- * HardSigmoid, HardSwish, Swish, Gelu, Clip, Relu).
+/* FLog (flog.inc): Float y = op(x) elementwise (funary.inc: Sqrt, Exp, Log, Erf, Tanh, Neg, Abs,
+ * Reciprocal, Ceil, Floor, Round, Sigmoid, HardSigmoid, HardSwish, Swish, Gelu, Clip, Relu).
  *
  * Type macros:
  *   T: the element types of the node's operands, in order (inputs, then outputs)
@@ -684,8 +703,8 @@
                        uint32_t sa2, uint32_t sa3, uint32_t sb0, uint32_t sb1, uint32_t sb2, \
                        uint32_t sb3)
 
-/* FNeg (fneg.inc): Float y = op(x) elementwise (funary.inc: Sqrt, Exp, Ceil, Floor, Round, Sigmoid,
- * HardSigmoid, HardSwish, Swish, Gelu, Clip, Relu).
+/* FNeg (fneg.inc): Float y = op(x) elementwise (funary.inc: Sqrt, Exp, Log, Erf, Tanh, Neg, Abs,
+ * Reciprocal, Ceil, Floor, Round, Sigmoid, HardSigmoid, HardSwish, Swish, Gelu, Clip, Relu).
  *
  * Type macros:
  *   T: the element types of the node's operands, in order (inputs, then outputs)
@@ -765,8 +784,9 @@
                        TY *restrict y, uint32_t n, uint32_t channels, uint32_t inner, int32_t lo, \
                        int32_t hi)
 
-/* FReciprocal (freciprocal.inc): Float y = op(x) elementwise (funary.inc: Sqrt, Exp, Ceil, Floor,
- * Round, Sigmoid, HardSigmoid, HardSwish, Swish, Gelu, Clip, Relu).
+/* FReciprocal (freciprocal.inc): Float y = op(x) elementwise (funary.inc: Sqrt, Exp, Log, Erf,
+ * Tanh, Neg, Abs, Reciprocal, Ceil, Floor, Round, Sigmoid, HardSigmoid, HardSwish, Swish, Gelu,
+ * Clip, Relu).
  *
  * Type macros:
  *   T: the element types of the node's operands, in order (inputs, then outputs)
@@ -781,8 +801,8 @@
 #define DEEPLOY_PROTOTYPE_FReciprocal \
     static void KERNEL(const T *restrict x, TY *restrict y, uint32_t n, float alpha, float beta)
 
-/* FRound (fround.inc): Float y = op(x) elementwise (funary.inc: Sqrt, Exp, Ceil, Floor, Round,
- * Sigmoid, HardSigmoid, HardSwish, Swish, Gelu, Clip, Relu).
+/* FRound (fround.inc): Float y = op(x) elementwise (funary.inc: Sqrt, Exp, Log, Erf, Tanh, Neg,
+ * Abs, Reciprocal, Ceil, Floor, Round, Sigmoid, HardSigmoid, HardSwish, Swish, Gelu, Clip, Relu).
  *
  * Type macros:
  *   T: the element types of the node's operands, in order (inputs, then outputs)
@@ -797,8 +817,8 @@
 #define DEEPLOY_PROTOTYPE_FRound \
     static void KERNEL(const T *restrict x, TY *restrict y, uint32_t n, float alpha, float beta)
 
-/* FSigmoid (fsigmoid.inc): Float y = op(x) elementwise (funary.inc: Sqrt, Exp, Ceil, Floor, Round,
- * Sigmoid, HardSigmoid, HardSwish, Swish, Gelu, Clip, Relu).
+/* FSigmoid (fsigmoid.inc): Float y = op(x) elementwise (funary.inc: Sqrt, Exp, Log, Erf, Tanh, Neg,
+ * Abs, Reciprocal, Ceil, Floor, Round, Sigmoid, HardSigmoid, HardSwish, Swish, Gelu, Clip, Relu).
  *
  * Type macros:
  *   T: the element types of the node's operands, in order (inputs, then outputs)
@@ -843,8 +863,8 @@
     static void KERNEL(const T *restrict dy, const T *restrict y, T *restrict dx, uint32_t outer, \
                        uint32_t width, uint32_t inner)
 
-/* FSqrt (fsqrt.inc): Float y = op(x) elementwise (funary.inc: Sqrt, Exp, Ceil, Floor, Round,
- * Sigmoid, HardSigmoid, HardSwish, Swish, Gelu, Clip, Relu).
+/* FSqrt (fsqrt.inc): Float y = op(x) elementwise (funary.inc: Sqrt, Exp, Log, Erf, Tanh, Neg, Abs,
+ * Reciprocal, Ceil, Floor, Round, Sigmoid, HardSigmoid, HardSwish, Swish, Gelu, Clip, Relu).
  *
  * Type macros:
  *   T: the element types of the node's operands, in order (inputs, then outputs)
@@ -905,8 +925,8 @@
                        const uint32_t ks[3], const uint32_t red[3], const uint32_t rs[3], \
                        uint32_t inner, uint32_t divisor, int32_t shift)
 
-/* FSwish (fswish.inc): Float y = op(x) elementwise (funary.inc: Sqrt, Exp, Ceil, Floor, Round,
- * Sigmoid, HardSigmoid, HardSwish, Swish, Gelu, Clip, Relu).
+/* FSwish (fswish.inc): Float y = op(x) elementwise (funary.inc: Sqrt, Exp, Log, Erf, Tanh, Neg,
+ * Abs, Reciprocal, Ceil, Floor, Round, Sigmoid, HardSigmoid, HardSwish, Swish, Gelu, Clip, Relu).
  *
  * Type macros:
  *   T: the element types of the node's operands, in order (inputs, then outputs)
@@ -921,8 +941,8 @@
 #define DEEPLOY_PROTOTYPE_FSwish \
     static void KERNEL(const T *restrict x, TY *restrict y, uint32_t n, float alpha, float beta)
 
-/* FTanh (ftanh.inc): Float y = op(x) elementwise (funary.inc: Sqrt, Exp, Ceil, Floor, Round,
- * Sigmoid, HardSigmoid, HardSwish, Swish, Gelu, Clip, Relu).
+/* FTanh (ftanh.inc): Float y = op(x) elementwise (funary.inc: Sqrt, Exp, Log, Erf, Tanh, Neg, Abs,
+ * Reciprocal, Ceil, Floor, Round, Sigmoid, HardSigmoid, HardSwish, Swish, Gelu, Clip, Relu).
  *
  * Type macros:
  *   T: the element types of the node's operands, in order (inputs, then outputs)
