@@ -158,7 +158,7 @@ def test_layer_profile_names_layers_from_the_manifest(tmp_path):
                         "0 2 0x0ff 180 0 0 0 0 0 0 0 0\n0 3 end 181 0 0 0 0 0 0 0 0\n")
     lines = layer_profile(model_cycles(records), m)
     # no fork and no DMA: the layers' kernels ran serially, every cycle is compute
-    parts = "compute {0} + exposed DMA 0 (issue 0, wait 0) + overhead 0"
+    parts = "compute {0} + exposed DMA 0 (issue 0, wait 0) + overhead 0 (set-up 0, between kernels 0)"
     assert lines == [f"  [  0] {relu.title}: 30 cycles = {parts.format(30)}",
                      f"  [  2] {add.title}: 50 cycles = {parts.format(50)}"]
 

@@ -25,7 +25,8 @@ from DeeployTest.test_suite.conftest import DEEPLOY_TEST
 from DeeployTest.test_suite.test_siracusa_networks import pytestmark  # noqa: F401 (QEMU present)
 
 MODELS = DEEPLOY_TEST / "Tests" / "Models"
-PARTS = re.compile(r"(\d+) cycles = compute (\d+) \+ exposed DMA (\d+) \(issue (\d+), wait (\d+)\) \+ overhead (\d+)")
+PARTS = re.compile(r"(\d+) cycles = compute (\d+) \+ exposed DMA (\d+) \(issue (\d+), wait (\d+)\) \+ overhead (\d+) "
+                   r"\(set-up (\d+), between kernels (-?\d+)\)")
 
 
 def _profiled_run(test_dir: Path, gen: Path, capsys, l1: int, level: str = "L2", profile="all") -> str:
@@ -68,6 +69,7 @@ def check_trace(trace: dict, profile: dict) -> None:
     for entry in profile["layers"]:
         assert entry["compute"] + entry["exposed_dma"] + entry["overhead"] == pytest.approx(entry["cycles"], abs=1e-6)
         assert min(entry["compute"], entry["exposed_dma"], entry["overhead"]) >= 0, entry
+        assert 0 <= entry["overhead_setup"] <= entry["overhead"] + 1e-6, entry
     for engine in profile["engines"]["dma"]:
         busy = sum(e["args"]["cycles"] for e in trace["traceEvents"]
                    if e.get("cat") == "dma" and e["pid"] == 3 and e["tid"] == engine["engine"])
@@ -79,8 +81,9 @@ def check_text(out: str, profile: dict) -> None:
     lines = [line for line in out.splitlines() if PARTS.search(line)]
     assert lines, out
     for line in lines:
-        total, compute, dma, issue, wait, overhead = map(int, PARTS.search(line).groups())
+        total, compute, dma, issue, wait, overhead, setup, between = map(int, PARTS.search(line).groups())
         assert abs(compute + dma + overhead - total) <= 2 and abs(issue + wait - dma) <= 1, line
+        assert abs(setup + between - overhead) <= 1 and setup >= 0 and between >= 0, line
     last = out.strip().splitlines()[-1]
     assert last.startswith("Network total: "), last
     assert int(PARTS.search(last).group(1)) == round(profile["cycles"])

@@ -10,7 +10,9 @@ timeline, which the cores of a fork share:
   (a serial kernel) everything outside DMA;
 * exposed DMA: outside compute, the cycles hart 0 spent programming DMA transfers (issue) and
   waiting for them (wait);
-* overhead: the rest (layer and tile-loop set-up, tile addresses, bookkeeping).
+* overhead: the rest, split into set-up (before the first and after the last tile or kernel:
+  the layer's and the tile loop's preparation) and the code between the kernels (tile
+  addresses, bookkeeping).
 
 compute + exposed DMA + overhead = the layer's cycles. The DMA *engines* work in parallel with
 the cores: "DMA engine busy" counts the cycles an engine moved data (setup and beats), and only
@@ -82,6 +84,7 @@ class LayerCycles:
     dma_waited: float        # every core's DMA waits in the layer, also inside the kernels
     dma_bytes: int
     dma_transfers: int
+    setup: float = 0.0       # the part of ``overhead`` before the first and after the last tile or kernel
 
     @property
     def exposed_dma(self) -> float:
@@ -154,20 +157,29 @@ def layer_cycles(result: TimingResult) -> list[LayerCycles]:
         dma, waits = result.dma_between(lt.start, end)
         wait = sum(w.stall for w in waits if w.hart == 0 and _outside(kernels, w.time))
         issue = sum(d.issue_cycles for d in dma if d.hart == 0 and _outside(kernels, d.issue))
+        setup = 0.0
         if kernels:
             compute = sum(min(b, end) - a for a, b in kernels)
             overhead = lt.cycles - compute - wait - issue
+            loop = [(t.start, t.start + t.input + t.kernel + t.output) for t in tiles[lt.layer].tiles] \
+                if lt.layer in tiles else kernels
+            lo, hi = min(a for a, _ in loop), max(b for _, b in loop)
+            outer = [(lt.start, lo), (hi, end)]
+            setup = (lo - lt.start) + max(end - hi, 0.0) - \
+                sum(w.stall for w in waits if w.hart == 0 and not _outside(outer, w.time)) - \
+                sum(d.issue_cycles for d in dma if d.hart == 0 and not _outside(outer, d.issue))
         else:
             compute, overhead = lt.cycles - wait - issue, 0.0
         out.append(LayerCycles(lt.layer, lt.start, lt.cycles, compute, wait, issue, overhead,
                                sum(d.busy for d in dma), sum(w.stall for w in waits), sum(d.bytes for d in dma),
-                               len(dma)))
+                               len(dma), setup))
     return out
 
 
 def _parts(c: LayerCycles) -> str:
     return (f"{c.cycles:.0f} cycles = compute {c.compute:.0f} + exposed DMA {c.exposed_dma:.0f} "
-            f"(issue {c.dma_issue:.0f}, wait {c.dma_wait:.0f}) + overhead {c.overhead:.0f}")
+            f"(issue {c.dma_issue:.0f}, wait {c.dma_wait:.0f}) + overhead {c.overhead:.0f} "
+            f"(set-up {c.setup:.0f}, between kernels {c.overhead - c.setup:.0f})")
 
 
 def _engines(c: LayerCycles) -> str:
@@ -182,7 +194,7 @@ def network_line(result: TimingResult) -> str:
     cycles = layer_cycles(result)
     total = LayerCycles(-1, 0.0, *(sum(getattr(c, f) for c in cycles) for f in
                                    ("cycles", "compute", "dma_wait", "dma_issue", "overhead", "dma_busy",
-                                    "dma_waited", "dma_bytes", "dma_transfers")))
+                                    "dma_waited", "dma_bytes", "dma_transfers", "setup")))
     return f"Network total: {_parts(total)} over {len(cycles)} layers; {_engines(total)}"
 
 

@@ -60,7 +60,7 @@ def profile_data(result: TimingResult, manifest: Manifest, level: str | None = N
                     cores[k] += busy
         entry = {"index": c.layer, **_layer_info(manifest, c.layer), "start": c.start - origin, "cycles": c.cycles,
                  "compute": c.compute, "exposed_dma": c.exposed_dma, "dma_issue": c.dma_issue, "dma_wait": c.dma_wait,
-                 "overhead": c.overhead, "forks": len(forks), "core_busy": cores,
+                 "overhead": c.overhead, "overhead_setup": c.setup, "forks": len(forks), "core_busy": cores,
                  "dma": {"busy": c.dma_busy, "waited": c.dma_waited, "bytes": c.dma_bytes,
                          "transfers": c.dma_transfers, "hidden": c.hidden}}
         if c.layer in tiles:
