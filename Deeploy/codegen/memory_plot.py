@@ -10,8 +10,9 @@ Standard library only, no network: the file opens in any browser, offline. Long 
 readable: every step keeps at least ``_STEP_MIN`` pixels and a panel scrolls sideways; a small
 inline script (optional: without it the page shows everything) adds zoom buttons and a layer
 filter (a name, an op or a step range such as ``40-80``: buffers live at the matching steps stay,
-the others fade; ``memory_allocation.html#filter=MatMul&zoom=2`` opens filtered and zoomed). L1 tile slots are coloured by their operand's role (input, weight, output
-tile) and kernel scratch apart. The output is a function of the input alone (no timestamps, no
+the others fade; ``memory_allocation.html#filter=MatMul&zoom=2`` opens filtered and zoomed).
+L1 tile slots are coloured by their operand's role (input, weight, output tile) and kernel
+scratch apart. The output is a function of the input alone (no timestamps, no
 hash-order dependence), so two runs over the same plan produce the same bytes.
 
 Scales. Each panel's ``<svg>`` carries its scales as data attributes, so a reader (or a test) can

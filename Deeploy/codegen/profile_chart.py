@@ -86,8 +86,8 @@ def profile_chart_html(profile: dict, largest: int = 12) -> str:
     dma = "; ".join(f"{e['name']} DMA busy {e['busy']:,.0f} cycles ({e['transfers']} transfers, {e['bytes']:,} B)"
                     for e in profile["engines"]["dma"] if e["transfers"])
     total_bar = ['<svg xmlns="http://www.w3.org/2000/svg" width="{}" height="16">'.format(_LABEL_W + _BAR_W)]
-    total_bar += _bar(1, {p: profile[p] * (_BAR_W / profile["cycles"] if profile["cycles"] else 0) for p in PART_COLOURS},
-                      1.0, _title({**profile, "name": "network"}))
+    whole = _BAR_W / profile["cycles"] if profile["cycles"] else 0.0
+    total_bar += _bar(1, {p: profile[p] * whole for p in PART_COLOURS}, 1.0, _title({**profile, "name": "network"}))
     total_bar.append("</svg>")
     name = html.escape(f"{profile['platform']}: {profile['network']}")
     return f"""<!DOCTYPE html>
