@@ -46,8 +46,8 @@ def add_peer_flags(p: argparse.ArgumentParser, platform: str) -> None:
 
     def check_toolchain(text: str) -> str:
         if text.upper() != "GCC":
-            raise argparse.ArgumentTypeError(f"'{text}': the {platform} runners build with the GCC cross toolchain "
-                                             "only (toolchain/install.sh); drop --toolchain or pass --toolchain=GCC")
+            raise argparse.ArgumentTypeError(f"'{text}': the {platform} runners build with GCC only (LLVM is not "
+                                             "supported); drop --toolchain or pass --toolchain=GCC")
         return "GCC"
 
     p.add_argument("-p", "--platform", type=check_platform, default=platform,

@@ -174,7 +174,7 @@ RUNNER = DEEPLOY_TEST / "testRunner_tiled_siracusa.py"
 
 
 @pytest.mark.parametrize("flags, message", [
-    (["--toolchain=LLVM"], "GCC cross toolchain only"),
+    (["--toolchain=LLVM"], "build with GCC only"),
     (["-p", "Generic"], "use testRunner_generic.py"),
     (["--platform=Snitch"], "this runner compiles for Siracusa, not 'Snitch'"),
     (["--profileTiling=L5"], "'L5' is not a memory level"),
