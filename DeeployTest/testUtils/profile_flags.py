@@ -11,7 +11,7 @@ import argparse
 
 from Deeploy.targets.siracusa.profile import PROFILE_LEVELS
 
-__all__ = ["add_profile_tiling", "add_peer_flags"]
+__all__ = ["add_profile_tiling", "add_peer_flags", "refuse_flag"]
 
 RUNNERS = {"generic": "testRunner_generic.py", "siracusa": "testRunner_siracusa.py or testRunner_tiled_siracusa.py",
            "siracusa_w_neureka": "testRunner_siracusa_w_neureka.py or testRunner_tiled_siracusa_w_neureka.py"}
@@ -53,3 +53,12 @@ def add_peer_flags(p: argparse.ArgumentParser, platform: str) -> None:
     p.add_argument("-p", "--platform", type=check_platform, default=platform,
                    help=f"the platform (this runner: {platform}; accepted for the peer's command lines)")
     p.add_argument("--toolchain", type=check_toolchain, default="GCC", help="the compiler toolchain: GCC")
+
+
+def refuse_flag(p: argparse.ArgumentParser, flag: str, hint: str) -> None:
+    """``flag`` (with or without a value) refused with ``hint``, for a flag of another runner."""
+
+    def refuse(text: str) -> str:
+        raise argparse.ArgumentTypeError(f"not taken by this runner: {hint}")
+
+    p.add_argument(flag, nargs="?", const="", default=None, type=refuse, help=argparse.SUPPRESS)

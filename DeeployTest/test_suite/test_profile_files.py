@@ -186,6 +186,15 @@ def test_peer_flags_refused_with_a_hint(flags, message, tmp_path):
     assert "Traceback" not in proc.stderr and not (tmp_path / "gen").exists()
 
 
+def test_profile_tiling_on_the_untiled_runner_is_refused_with_a_hint(tmp_path):
+    for flag in ("--profileTiling", "--profileTiling=L2"):
+        proc = subprocess.run([sys.executable, str(DEEPLOY_TEST / "testRunner_siracusa.py"), "-t",
+                               str(MODELS / "miniMobileNetv2"), "--gen-dir", str(tmp_path / "gen"), flag],
+                              capture_output=True, text=True)
+        assert proc.returncode == 2 and "--profileUntiled" in proc.stderr, proc.stderr
+        assert not (tmp_path / "gen").exists()
+
+
 def test_peer_flags_accepted(tmp_path):
     """The peer's command line: -p Siracusa, --toolchain=GCC, --profileTiling=L2."""
     proc = subprocess.run([sys.executable, str(RUNNER), "-t", str(MODELS / "miniMobileNetv2"), "--l1", "16000",
