@@ -6,3 +6,4 @@ from Deeploy.ops import (  # noqa: F401  (imported for their registrations)
     quant, requant, shape_ops, slicing, softmax,
 )
 from Deeploy.ops import fused  # noqa: F401,E402  (composes the ops above)
+from Deeploy.ops import npu  # noqa: F401,E402  (NPU jobs, made by a target's lowering pass)

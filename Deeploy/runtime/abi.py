@@ -61,6 +61,11 @@ DMA_ROW_BEGIN = 0x49
 DMA_ROW_END = 0x4A
 DMA_RETIRE = 0x4B
 
+# NPU (TargetLibraries/Neureka/inc/neureka.h): the functional model of a triggered job runs on the
+# triggering hart between these (a wait region: not core work).
+NPU_JOB_BEGIN = 0x24
+NPU_JOB_END = 0x25
+
 # Tile loop (deeploy_tiling.h): phases of the L1 tiles and of the L2 staging tiles, on hart 0.
 TILE_INPUT = 0x50
 TILE_KERNEL = 0x51
@@ -102,6 +107,8 @@ MARKERS: tuple[Marker, ...] = (
     Marker("DEEPLOY_RT_DMA_ISSUE_END", DMA_ISSUE_END, "the DMA issue window closes (resume)"),
     Marker("DEEPLOY_RT_DMA_WAIT_BEGIN", DMA_WAIT_BEGIN, "a DMA wait window opens (stop)"),
     Marker("DEEPLOY_RT_DMA_WAIT_END", DMA_WAIT_END, "the DMA wait window closes (resume)"),
+    Marker("DEEPLOY_RT_NPU_JOB_BEGIN", NPU_JOB_BEGIN, "an NPU job's functional model starts (stop)"),
+    Marker("DEEPLOY_RT_NPU_JOB_END", NPU_JOB_END, "the NPU job's functional model is done (resume)"),
     Marker("DEEPLOY_RT_DMA_INNER_FIRST", DMA_INNER_FIRST, "first id of the in-window DMA markers"),
     Marker("DEEPLOY_RT_DMA_INNER_LAST", DMA_INNER_LAST, "last id of the in-window DMA markers"),
     Marker("DEEPLOY_RT_DMA_ENGINE_BASE", DMA_ENGINE_BASE, "ENGINE(e) = base + e names the window's engine"),

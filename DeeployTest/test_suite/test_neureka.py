@@ -16,6 +16,7 @@ from Deeploy.targets.siracusa_w_neureka.assign import decisions, make_assign_eng
 from Deeploy.targets.siracusa_w_neureka.platform import with_wmem_size
 from Deeploy.targets.siracusa_w_neureka.weights import encode_weights
 from DeeployTest.test_suite.conftest import DEEPLOY_TEST
+from DeeployTest.test_suite.op_cases.npu import row_bit, naive_npu_weights
 
 RNG = np.random.default_rng(10)
 
@@ -27,7 +28,10 @@ def test_platform_is_siracusa_plus_npu_and_weight_memory():
     assert p.engine().name == "cluster" and not p.engine("neureka").forked
     assert [m.name for m in p.memory] == ["L1", "L2", "L3", "WMEM"]
     assert p.level("WMEM").size == 4 * 1024 * 1024
-    assert p.bindings is SIRACUSA.bindings and p.timing is SIRACUSA.timing and p.tiling is SIRACUSA.tiling
+    assert all(p.bindings[op] is kernels for op, kernels in SIRACUSA.bindings.items())
+    assert [k.engine for k in p.bindings["NeurekaConv"]] == ["neureka"]
+    assert p.timing is SIRACUSA.timing and p.tiling is SIRACUSA.tiling
+    assert p.libraries == (*SIRACUSA.libraries, "Neureka")
     assert tuple(p.passes[:len(SIRACUSA_PASSES)]) == SIRACUSA_PASSES
     assert "WMEM" in p.linker_script(p.memory)
 
@@ -40,30 +44,8 @@ def test_weight_memory_size():
 
 
 # ---- weight encoding --------------------------------------------------------------------------
-def _bit(row: np.ndarray, i: int) -> int:
-    return (int(row[i // 8]) >> (i % 8)) & 1
-
-
-def _decode(blob: np.ndarray, mode: str, offset: int, cout: int, cin: int) -> np.ndarray:
-    """The spec's layout read back bit by bit: [Cout, Cin, kh, kw] (depthwise [C, 1, 3, 3])."""
-    if mode == "1x1":
-        w = np.zeros((cout, cin, 1, 1), np.int64)
-        for k in range(cout):
-            for c in range(cin):
-                row = blob[k, c // 32]
-                w[k, c, 0, 0] = sum(_bit(row, b * 32 + c % 32) << b for b in range(8)) + offset
-        return w
-    w = np.zeros((cin, 1, 3, 3) if mode == "3x3dw" else (cout, cin, 3, 3), np.int64)
-    for k in range(cout):
-        for c in range(cin):
-            for t in range(9):
-                if mode == "3x3dw":
-                    rows = blob[0, c // 28]
-                    w[c, 0, t // 3, t % 3] = sum(_bit(rows[b], t * 28 + c % 28) << b for b in range(8)) + offset
-                else:
-                    rows = blob[k, c // 28]
-                    w[k, c, t // 3, t % 3] = sum(_bit(rows[b], t * 28 + c % 28) << b for b in range(8)) + offset
-    return w
+def _decode(blob, mode, offset, cout, cin):
+    return naive_npu_weights(blob, mode, offset, cout, cin)
 
 
 @pytest.mark.parametrize("mode,cout,cin", [("1x1", 5, 32), ("1x1", 3, 70), ("3x3", 4, 28), ("3x3", 3, 45),
@@ -88,10 +70,10 @@ def test_weights_padding_and_offset():
     enc = encode_weights(w, "1x1")
     row = enc.data[0, 0]
     assert enc.offset == -3
-    assert [_bit(row, b * 32 + 1) for b in range(8)] == [1, 0, 1, 0, 0, 0, 0, 0]
-    assert sum(_bit(row, i) for i in range(256)) == 2
+    assert [row_bit(row, b * 32 + 1) for b in range(8)] == [1, 0, 1, 0, 0, 0, 0, 0]
+    assert sum(row_bit(row, i) for i in range(256)) == 2
     enc3 = encode_weights(RNG.integers(-128, 128, size=(2, 5, 3, 3)), "3x3")
-    assert all(_bit(r, i) == 0 for r in enc3.data.reshape(-1, 32) for i in range(252, 256))
+    assert all(row_bit(r, i) == 0 for r in enc3.data.reshape(-1, 32) for i in range(252, 256))
     with pytest.raises(ValueError, match="do not fit"):
         encode_weights(np.zeros((2, 2, 3, 3)), "1x1")
 
@@ -124,8 +106,12 @@ def test_assignment_on_mobilenet():
     kept = {n.name: e for n, e, _ in decisions(graph, frozenset({"block1.dw", "classifier"}))}
     assert kept["block1.dw"] == kept["classifier"] == "cluster" and kept["block1.expand"] == "neureka"
     lines = []
-    assert make_assign_engines(["classifier"])(graph, lines.append) == (graph, False)
+    lowered, modified = make_assign_engines(["classifier"])(graph, lines.append)
+    assert modified and lowered is not graph
     assert "engine cluster for RequantizedGemm 'classifier': kept on the cluster by --no-npu-for" in lines
+    ops = {n.name: n.op for n in lowered.nodes}
+    assert ops["classifier"] == "RequantizedGemm" and ops["block1.dw"] == ops["block0.expand"] == "NeurekaConv"
+    assert ops["stem"] == "RequantizedConv"
 
 
 def _one_node(tmp_path, node, inits, x_shape, y_shape):

@@ -145,16 +145,24 @@ def npu_reason(node: Node, graph: Graph) -> str | None:
 
 
 def make_assign_engines(excluded: Iterable[str] = ()) -> Callable:
-    """The assignment pass; nodes named in ``excluded`` stay on the cluster. It logs each
-    candidate's engine and reason, and leaves the graph as it is (the NPU kernels' ``accepts``
-    apply the same rules at binding)."""
+    """The assignment pass: every layer the NPU takes becomes its ``NeurekaConv`` job
+    (``lower.py``); nodes named in ``excluded`` stay on the cluster. Verbose mode logs each
+    candidate's engine and reason."""
+    from Deeploy.targets.siracusa_w_neureka.lower import lower_node
     excluded = frozenset(excluded)
 
     def assign_engines(graph: Graph, log: Callable[[str], None] | None = None) -> tuple[Graph, bool]:
+        chosen = []
         for node, engine, why in decisions(graph, excluded):
             if log and node.op in NPU_OPS:
                 log(f"engine {engine} for {node.op} '{node.name}': {why}")
-        return graph, False
+            if engine == "neureka":
+                chosen.append(node.name)
+        if not chosen:
+            return graph, False
+        work = graph.copy()
+        work.nodes = [lower_node(n, work) if n.name in chosen else n for n in work.nodes]
+        return work, True
 
     return assign_engines
 

@@ -9,6 +9,7 @@ from dataclasses import replace
 from Deeploy.targets.platform import Engine, MemoryLevel, Platform
 from Deeploy.targets.siracusa.platform import SIRACUSA, SIRACUSA_PASSES
 from Deeploy.targets.siracusa_w_neureka.assign import assign_engines
+from Deeploy.targets.siracusa_w_neureka.bindings import NEUREKA_BINDINGS
 
 __all__ = ["PLATFORM", "NPU_ENGINE", "WMEM_LEVEL", "WMEM_DEFAULT_SIZE", "with_wmem_size"]
 
@@ -29,6 +30,8 @@ NEUREKA_PASSES = (*SIRACUSA_PASSES, assign_engines)
 PLATFORM = replace(
     SIRACUSA,
     name="Siracusa_w_neureka",
+    libraries=(*SIRACUSA.libraries, "Neureka"),
+    bindings=NEUREKA_BINDINGS,
     memory=(*SIRACUSA.memory, WMEM_LEVEL),
     passes=NEUREKA_PASSES,
     engines=(*SIRACUSA.engines, NPU_ENGINE),   # the cluster stays first: kernels naming no engine run there

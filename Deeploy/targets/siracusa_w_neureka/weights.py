@@ -23,7 +23,7 @@ import numpy as np
 
 from Deeploy.targets.siracusa_w_neureka.params import NEUREKA
 
-__all__ = ["EncodedWeights", "encode_weights", "MODES"]
+__all__ = ["EncodedWeights", "encode_weights", "decode_weights", "MODES"]
 
 MODES = ("1x1", "3x3", "3x3dw")
 
@@ -93,3 +93,20 @@ def encode_weights(w: np.ndarray, mode: str) -> EncodedWeights:
 def _pad_bits(rows: np.ndarray, row_bits: int) -> np.ndarray:
     pad = row_bits - rows.shape[-1]
     return np.concatenate([rows, np.zeros(rows.shape[:-1] + (pad,), dtype=rows.dtype)], axis=-1) if pad else rows
+
+
+def decode_weights(data: np.ndarray, mode: str, offset: int, cout: int, cin: int) -> np.ndarray:
+    """The weights ``encode_weights`` stored, as int64 ``[Cout, Cin, kh, kw]`` (depthwise ``[C, 1, 3, 3]``)."""
+    planes, row_bits = NEUREKA.weight_bits, NEUREKA.row_bytes * 8
+    sub = NEUREKA.in_subtile(mode)
+    bits = np.unpackbits(np.asarray(data, dtype=np.uint8), axis=-1, bitorder="little").astype(np.int64)
+    weights = 1 << np.arange(planes, dtype=np.int64)
+    if mode == "1x1":
+        b = bits.reshape(cout, -1, row_bits)[..., :planes * sub].reshape(cout, -1, planes, sub)
+        u = np.einsum("kmbc,b->kmc", b, weights).reshape(cout, -1)[:, :cin]
+        return (u + offset)[:, :, None, None]
+    b = bits.reshape(-1, bits.shape[1], planes, row_bits)[..., :9 * sub].reshape(-1, bits.shape[1], planes, 9, sub)
+    u = np.einsum("kmbtc,b->kmct", b, weights).reshape(b.shape[0], -1, 9)   # [K, channels, taps]
+    if mode == "3x3dw":
+        return (u[0, :cin] + offset).reshape(cin, 1, 3, 3)
+    return (u[:, :cin] + offset).reshape(cout, cin, 3, 3)

@@ -225,7 +225,10 @@ def naive_softmax_cross_entropy_grad(xs, attrs):
     return np.array(rows, dtype=np.float32)
 
 
+from DeeployTest.test_suite.op_cases.npu import naive_neureka_conv  # noqa: E402
+
 ORACLES = {
+    "NeurekaConv": naive_neureka_conv,
     "SoftmaxCrossEntropyLossGrad": naive_softmax_cross_entropy_grad,
     "RMSNorm": naive_rmsnorm,
     "SoftmaxGrad": naive_softmax_grad,

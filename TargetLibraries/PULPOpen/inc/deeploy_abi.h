@@ -25,6 +25,8 @@
 #define DEEPLOY_RT_DMA_ISSUE_END 0x021 /* the DMA issue window closes (resume) */
 #define DEEPLOY_RT_DMA_WAIT_BEGIN 0x022 /* a DMA wait window opens (stop) */
 #define DEEPLOY_RT_DMA_WAIT_END 0x023 /* the DMA wait window closes (resume) */
+#define DEEPLOY_RT_NPU_JOB_BEGIN 0x024 /* an NPU job's functional model starts (stop) */
+#define DEEPLOY_RT_NPU_JOB_END 0x025 /* the NPU job's functional model is done (resume) */
 #define DEEPLOY_RT_DMA_INNER_FIRST 0x040 /* first id of the in-window DMA markers */
 #define DEEPLOY_RT_DMA_INNER_LAST 0x04f /* last id of the in-window DMA markers */
 #define DEEPLOY_RT_DMA_ENGINE_BASE 0x040 /* ENGINE(e) = base + e names the window's engine */

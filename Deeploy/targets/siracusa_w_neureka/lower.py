@@ -1,0 +1,66 @@
+"""Lowering of the layers the engine assignment gives the NPU into ``NeurekaConv`` jobs
+(``Deeploy/ops/npu.py``): weights encoded offline (``weights.py``), the requantization's scale
+and bias as one int32 per output channel with the rounding term folded into the bias (the engine
+does not round), and a GEMM's rows refactored into the plane that best fills the PE array."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from Deeploy.ir.dtypes import INT32, UINT8
+from Deeploy.ir.graph import Graph, Node, Tensor
+from Deeploy.ops.npu import MODE_NAMES
+from Deeploy.targets.siracusa_w_neureka.assign import CONVS, npu_mode, refactor_plane
+from Deeploy.targets.siracusa_w_neureka.weights import encode_weights
+
+__all__ = ["lower_node"]
+
+
+def _values(graph: Graph, name: str) -> np.ndarray:
+    return np.asarray(graph.tensors[name].value, dtype=np.int64)
+
+
+def _const(graph: Graph, name: str, value: np.ndarray, dtype) -> str:
+    graph.tensors[name] = Tensor(name, tuple(value.shape), dtype, value)
+    return name
+
+
+def _weights_oihw(node: Node, graph: Graph) -> tuple[np.ndarray, tuple[int, int], tuple[int, ...]]:
+    """The weights as [Cout, Cin/group, kh, kw], the input plane and the padding."""
+    requant = node.op.startswith("Requantized")
+    p = node.params.base if requant else node.params
+    w = _values(graph, node.inputs[1])
+    if node.op in CONVS:
+        return w.transpose(0, 3, 1, 2), p.in_hw, tuple(p.pads)       # channels-last [K, kh, kw, C/g]
+    w = w.reshape(w.shape[-2:])                                        # [K, N] (or [N, K] transposed)
+    return (w if p.trans_b else w.T)[:, :, None, None], refactor_plane(p.m), (0, 0, 0, 0)
+
+
+def _bias_term(node: Node, graph: Graph, cout: int) -> np.ndarray:
+    """The layer's own bias (conv bias or GEMM C) per output channel, 0 without one."""
+    slots = 5 if node.op.startswith("Requantized") else 3
+    if len(node.inputs) < slots or not node.inputs[2]:
+        return np.zeros(cout, np.int64)
+    return np.broadcast_to(_values(graph, node.inputs[2]).reshape(-1), (cout,))
+
+
+def lower_node(node: Node, graph: Graph) -> Node:
+    """The NeurekaConv job replacing ``node`` (accepted by ``npu_reason``); adds its constants to ``graph``."""
+    mode = npu_mode(node)
+    w, plane, pads = _weights_oihw(node, graph)
+    enc = encode_weights(w, mode)
+    cout = w.shape[0]
+    cin = cout if mode == "3x3dw" else w.shape[1]
+    attrs = {"mode": MODE_NAMES.index(mode), "cout": cout, "cin": cin, "plane": list(plane),
+             "pads": list(pads), "weight_offset": enc.offset}
+    inputs = [node.inputs[0], _const(graph, f"{node.name}.npu_weights", enc.data, UINT8)]
+    if node.op.startswith("Requantized"):
+        rq = node.params.rq
+        mul = np.broadcast_to(_values(graph, node.inputs[-2]).reshape(-1), (cout,))
+        add = np.broadcast_to(_values(graph, node.inputs[-1]).reshape(-1), (cout,))
+        rounding = (1 << (rq.shift - 1)) if rq.shift else 0
+        bias = _bias_term(node, graph, cout) * mul + add + rounding
+        attrs.update(normquant=1, shift=rq.shift, out_signed=int(rq.lo < 0))
+        inputs += [_const(graph, f"{node.name}.npu_scale", np.ascontiguousarray(mul), INT32),
+                   _const(graph, f"{node.name}.npu_bias", np.ascontiguousarray(bias), INT32)]
+    return Node(node.name, "NeurekaConv", inputs, list(node.outputs), attrs)
