@@ -15,14 +15,21 @@
  * an access goes to the first region containing its address, else to "other").
  *
  * Output (text, one record per line, deterministic under -icount):
- *   # deeploy-vp-records 2
+ *   # deeploy-vp-records 3
  *   # regions L2:0x80000000:0x200000 L1:0x90000000:0x40000 ...
- *   # columns hart seq marker insns L2_ld L2_st L1_ld L1_st ... other_ld other_st
+ *   # columns hart seq marker insns L2_ld L2_st L1_ld L1_st ... other_ld other_st CLASSES... bank0..bank15
  *   # dma-columns dma hart seq engine index commands rows L2_rd L2_wr L1_rd L1_wr ... other_rd other_wr
  *   # wait-columns wait hart seq engine transfer retired
  *   <hart> <seq> <marker> <insns> <ld> <st> ...
  *   dma <hart> <seq> <engine> <index> <commands> <rows> <bytes read> <bytes written> ...
  *   wait <hart> <seq> <engine> <transfer> <retired>
+ * CLASSES (instruction classes the cycle model costs, Deeploy/targets/siracusa/timing.py), counted
+ * exactly like insns: taken (conditional branches taken: the next block executed is not the
+ * fall-through), jump (jal, jalr and their compressed forms), mulh (mulh, mulhsu, mulhu), div
+ * (div, divu, rem, remu), loaduse (a load whose destination the next instruction of the same block
+ * reads), misaligned (data accesses not aligned to their size), fpu (RV32F arithmetic, fused
+ * multiply-add, conversions, compares, moves), fdivsqrt (fdiv.s, fsqrt.s); bank0..bank15: core
+ * accesses to the region named L1 by TCDM bank ((address - base) / 4 mod 16).
  * hart = vCPU index (= mhartid on virt); seq = the record's index among that hart's records;
  * marker = the id as 0x%03x, or "end" for the final record of every hart that ran (written at
  * exit); counters are cumulative since reset, excluding wait regions, counted up to (not
@@ -92,8 +99,29 @@ typedef struct {
   uint64_t issued[MAX_ENGINES], retired[MAX_ENGINES];
 } dma_t;
 
+/* instruction classes (static ones are counted per block segment at translation) */
+enum { C_TAKEN, C_JUMP, C_MULH, C_DIV, C_LOADUSE, C_MISALIGNED, C_FPU, C_FDIVSQRT, N_CLASSES };
+static const char *const class_names[N_CLASSES] = {"taken", "jump",       "mulh", "div",
+                                                   "loaduse", "misaligned", "fpu", "fdivsqrt"};
+#define N_BANKS 16
+
+typedef struct {
+  uint32_t id;               /* marker id (segments after a marker) */
+  uint32_t n;                /* instructions */
+  uint32_t cls[N_CLASSES];   /* static class counts (taken and misaligned stay 0) */
+} seg_t;
+
+typedef struct {
+  uint64_t fallthrough; /* pc after the block's final conditional branch, 0: none */
+  uint64_t vaddr;
+  seg_t first;          /* the instructions before the block's first marker */
+} tb_info_t;
+
 typedef struct {
   uint64_t insns;
+  uint64_t cls[N_CLASSES];
+  uint64_t bank[N_BANKS];
+  uint64_t pending;                 /* fall-through pc of the last block's branch, 0: none */
   uint64_t acc[MAX_REGIONS + 1][2]; /* [region or other][0 = load, 1 = store] */
   uint64_t seq;
   int excluded;
@@ -109,6 +137,7 @@ typedef struct {
 static hart_t harts[MAX_HARTS];
 static region_t regions[MAX_REGIONS];
 static int n_regions;
+static int l1_region = -1; /* index of the region named L1 (banked), -1: none */
 static FILE *out;
 static pthread_mutex_t out_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -127,11 +156,13 @@ static int region_of(uint64_t vaddr) {
 }
 
 static void write_record(unsigned vcpu, hart_t *h, int marker) {
-  char line[64 + 2 * 21 * (MAX_REGIONS + 2)];
+  char line[64 + 21 * (2 * MAX_REGIONS + 2 + N_CLASSES + N_BANKS)];
   int n = marker >= 0 ? snprintf(line, sizeof line, "%u %" PRIu64 " 0x%03x %" PRIu64, vcpu, h->seq, marker, h->insns)
                       : snprintf(line, sizeof line, "%u %" PRIu64 " end %" PRIu64, vcpu, h->seq, h->insns);
   for (int r = 0; r <= n_regions; r++)
     n += snprintf(line + n, sizeof line - n, " %" PRIu64 " %" PRIu64, h->acc[r][0], h->acc[r][1]);
+  for (int c = 0; c < N_CLASSES; c++) n += snprintf(line + n, sizeof line - n, " %" PRIu64, h->cls[c]);
+  for (int b = 0; b < N_BANKS; b++) n += snprintf(line + n, sizeof line - n, " %" PRIu64, h->bank[b]);
   line[n++] = '\n';
   h->seq++;
   write_line(line, (size_t)n);
@@ -229,17 +260,27 @@ static void dma_inner(unsigned vcpu, hart_t *h, int id) {
   }
 }
 
-/* udata: number of instructions of the block's first segment */
-static void on_block(unsigned vcpu, void *udata) {
-  hart_t *h = hart(vcpu);
-  h->ran = 1;
-  if (!h->excluded) h->insns += (uintptr_t)udata;
+static inline void add_seg(hart_t *h, const seg_t *g) {
+  if (h->excluded) return;
+  h->insns += g->n;
+  for (int c = 0; c < N_CLASSES; c++) h->cls[c] += g->cls[c];
 }
 
-/* udata: marker id in bits 0-11, instructions of the segment after the marker above */
+/* udata: the block's tb_info_t. The previous block ended with a conditional branch if
+ * h->pending: it was taken unless this block starts at its fall-through. */
+static void on_block(unsigned vcpu, void *udata) {
+  const tb_info_t *t = udata;
+  hart_t *h = hart(vcpu);
+  h->ran = 1;
+  if (h->pending && h->pending != t->vaddr && !h->excluded) h->cls[C_TAKEN]++;
+  h->pending = t->fallthrough;
+  add_seg(h, &t->first);
+}
+
+/* udata: the seg_t of the instructions after the marker */
 static void on_marker(unsigned vcpu, void *udata) {
-  uintptr_t v = (uintptr_t)udata;
-  int id = (int)(v & 0xfff);
+  const seg_t *g = udata;
+  int id = (int)g->id;
   hart_t *h = hart(vcpu);
   h->ran = 1;
   if (id >= DMA_INNER_FIRST && id <= DMA_INNER_LAST) {
@@ -252,7 +293,7 @@ static void on_marker(unsigned vcpu, void *udata) {
       dma_close(vcpu, h, id == DMA_ISSUE_END ? WINDOW_ISSUE : WINDOW_WAIT);
     if (id >= RT_FIRST && id <= RT_LAST) h->excluded = !(id & 1);
   }
-  if (!h->excluded) h->insns += v >> 12;
+  add_seg(h, g);
 }
 
 static void on_mem(unsigned vcpu, qemu_plugin_meminfo_t info, uint64_t vaddr, void *udata) {
@@ -263,8 +304,84 @@ static void on_mem(unsigned vcpu, qemu_plugin_meminfo_t info, uint64_t vaddr, vo
     return;
   }
   if (h->excluded) return;
-  h->acc[region_of(vaddr)][qemu_plugin_mem_is_store(info) ? 1 : 0]++;
+  int r = region_of(vaddr);
+  unsigned shift = qemu_plugin_mem_size_shift(info);
+  h->acc[r][qemu_plugin_mem_is_store(info) ? 1 : 0]++;
+  if (vaddr & ((1u << shift) - 1)) h->cls[C_MISALIGNED]++;
+  if (r == l1_region) h->bank[((vaddr - regions[r].base) >> 2) % N_BANKS]++;
 }
+
+/* ---- instruction decoding (RV32IMFC) ------------------------------------------------------- */
+typedef struct {
+  int size;       /* 2 or 4 bytes */
+  uint64_t reads; /* registers read: bit r = xr, bit 32 + r = fr */
+  int load_rd;    /* destination of a load (x: 0..31, f: 32..63), -1: not a load or x0 */
+  int cls;        /* C_JUMP, C_MULH, C_DIV, C_FPU, C_FDIVSQRT, or -1 */
+  int branch;     /* conditional branch */
+} insn_t;
+
+#define X(r) (1ull << (r))
+#define F(r) (1ull << (32 + (r)))
+
+static insn_t decode(uint32_t w, int size) {
+  insn_t d = {size, 0, -1, -1, 0};
+  if (size == 2) {
+    unsigned op = w & 3, f3 = (w >> 13) & 7, r1 = (w >> 7) & 31, r2 = (w >> 2) & 31;
+    unsigned p1 = 8 + ((w >> 7) & 7), p2 = 8 + ((w >> 2) & 7);
+    if (op == 0) {
+      if (f3 == 0) d.reads = X(2);                                        /* c.addi4spn */
+      else if (f3 == 2) { d.reads = X(p1); d.load_rd = (int)p2; }         /* c.lw */
+      else if (f3 == 3) { d.reads = X(p1); d.load_rd = 32 + (int)p2; }    /* c.flw */
+      else if (f3 == 6) d.reads = X(p1) | X(p2);                          /* c.sw */
+      else if (f3 == 7) d.reads = X(p1) | F(p2);                          /* c.fsw */
+    } else if (op == 1) {
+      if (f3 == 0 || (f3 == 3 && r1 == 2)) d.reads = X(r1);               /* c.addi, c.addi16sp */
+      else if (f3 == 1 || f3 == 5) d.cls = C_JUMP;                        /* c.jal, c.j */
+      else if (f3 == 4) d.reads = X(p1) | (((w >> 10) & 3) == 3 ? X(p2) : 0);
+      else if (f3 >= 6) { d.reads = X(p1); d.branch = 1; }                /* c.beqz, c.bnez */
+    } else if (op == 2) {
+      if (f3 == 0) d.reads = X(r1);                                       /* c.slli */
+      else if (f3 == 2) { d.reads = X(2); d.load_rd = (int)r1; }          /* c.lwsp */
+      else if (f3 == 3) { d.reads = X(2); d.load_rd = 32 + (int)r1; }     /* c.flwsp */
+      else if (f3 == 4) {
+        if (r2 == 0) { d.reads = X(r1); d.cls = r1 ? C_JUMP : -1; }       /* c.jr, c.jalr */
+        else d.reads = X(r2) | ((w >> 12) & 1 ? X(r1) : 0);               /* c.mv, c.add */
+      } else if (f3 == 6) d.reads = X(2) | X(r2);                         /* c.swsp */
+      else if (f3 == 7) d.reads = X(2) | F(r2);                           /* c.fswsp */
+    }
+  } else {
+    unsigned op = w & 0x7f, f3 = (w >> 12) & 7, f7 = w >> 25;
+    unsigned rd = (w >> 7) & 31, r1 = (w >> 15) & 31, r2 = (w >> 20) & 31, r3 = w >> 27;
+    switch (op) {
+    case 0x03: d.reads = X(r1); d.load_rd = (int)rd; break;               /* lb .. lhu */
+    case 0x07: d.reads = X(r1); d.load_rd = 32 + (int)rd; break;          /* flw */
+    case 0x13: case 0x73: d.reads = X(r1); break;                         /* op-imm, system */
+    case 0x23: d.reads = X(r1) | X(r2); break;                            /* stores */
+    case 0x27: d.reads = X(r1) | F(r2); break;                            /* fsw */
+    case 0x2f: d.reads = X(r1) | X(r2); break;                            /* amo */
+    case 0x33:
+      d.reads = X(r1) | X(r2);
+      if (f7 == 1 && f3 >= 1 && f3 <= 3) d.cls = C_MULH;
+      else if (f7 == 1 && f3 >= 4) d.cls = C_DIV;
+      break;
+    case 0x63: d.reads = X(r1) | X(r2); d.branch = 1; break;
+    case 0x67: d.reads = X(r1); d.cls = C_JUMP; break;                    /* jalr */
+    case 0x6f: d.cls = C_JUMP; break;                                     /* jal */
+    case 0x43: case 0x47: case 0x4b: case 0x4f:                           /* fmadd .. fnmadd */
+      d.reads = F(r1) | F(r2) | F(r3); d.cls = C_FPU; break;
+    case 0x53:
+      if (f7 == 0x68 || f7 == 0x78) d.reads = X(r1);                      /* fcvt.s.w[u], fmv.w.x */
+      else if (f7 == 0x2c || (f7 >> 2) == 0x18 || (f7 >> 2) == 0x1c) d.reads = F(r1); /* fsqrt, fcvt.w, fmv/fclass */
+      else d.reads = F(r1) | F(r2);
+      d.cls = (f7 == 0x0c || f7 == 0x2c) ? C_FDIVSQRT : C_FPU;
+      break;
+    }
+  }
+  if (d.load_rd == 0) d.load_rd = -1; /* a load to x0 has no consumer */
+  d.reads &= ~1ull;                   /* x0 never stalls */
+  return d;
+}
+
 
 static int marker_id(struct qemu_plugin_insn *insn) {
   if (qemu_plugin_insn_size(insn) != 4) return -1;
@@ -277,31 +394,31 @@ static int marker_id(struct qemu_plugin_insn *insn) {
 static void on_translate(qemu_plugin_id_t id, struct qemu_plugin_tb *tb) {
   (void)id;
   size_t n = qemu_plugin_tb_n_insns(tb);
-  struct qemu_plugin_insn *marker = NULL;
-  int marker_imm = 0;
-  uintptr_t seg = 0;
+  tb_info_t *t = calloc(1, sizeof *t); /* lives as long as the translation (never freed) */
+  seg_t *seg = &t->first;
+  insn_t prev = {0, 0, -1, -1, 0};
+  t->vaddr = qemu_plugin_insn_vaddr(qemu_plugin_tb_get_insn(tb, 0));
   for (size_t i = 0; i < n; i++) {
     struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
     int m = marker_id(insn);
-    if (m < 0) {
-      seg++;
-      qemu_plugin_register_vcpu_mem_cb(insn, on_mem, QEMU_PLUGIN_CB_NO_REGS, QEMU_PLUGIN_MEM_RW, NULL);
-      continue;
+    if (m >= 0) {
+      seg = calloc(1, sizeof *seg);
+      seg->id = (uint32_t)m;
+      qemu_plugin_register_vcpu_insn_exec_cb(insn, on_marker, QEMU_PLUGIN_CB_NO_REGS, seg);
+      continue; /* markers are not counted and do not separate a load from its use */
     }
-    if (marker)
-      qemu_plugin_register_vcpu_insn_exec_cb(marker, on_marker, QEMU_PLUGIN_CB_NO_REGS,
-                                             (void *)((seg << 12) | (uintptr_t)marker_imm));
-    else if (seg)
-      qemu_plugin_register_vcpu_tb_exec_cb(tb, on_block, QEMU_PLUGIN_CB_NO_REGS, (void *)seg);
-    marker = insn;
-    marker_imm = m;
-    seg = 0;
+    size_t size = qemu_plugin_insn_size(insn);
+    uint32_t w = 0;
+    memcpy(&w, qemu_plugin_insn_data(insn), size < 4 ? size : 4);
+    insn_t d = decode(w, (int)size);
+    seg->n++;
+    if (d.cls >= 0) seg->cls[d.cls]++;
+    if (prev.load_rd >= 0 && (d.reads >> prev.load_rd) & 1) seg->cls[C_LOADUSE]++;
+    prev = d;
+    t->fallthrough = d.branch ? qemu_plugin_insn_vaddr(insn) + size : 0;
+    qemu_plugin_register_vcpu_mem_cb(insn, on_mem, QEMU_PLUGIN_CB_NO_REGS, QEMU_PLUGIN_MEM_RW, NULL);
   }
-  if (marker)
-    qemu_plugin_register_vcpu_insn_exec_cb(marker, on_marker, QEMU_PLUGIN_CB_NO_REGS,
-                                           (void *)((seg << 12) | (uintptr_t)marker_imm));
-  else if (seg)
-    qemu_plugin_register_vcpu_tb_exec_cb(tb, on_block, QEMU_PLUGIN_CB_NO_REGS, (void *)seg);
+  qemu_plugin_register_vcpu_tb_exec_cb(tb, on_block, QEMU_PLUGIN_CB_NO_REGS, t);
 }
 
 static void on_atexit(qemu_plugin_id_t id, void *udata) {
@@ -357,12 +474,17 @@ DEEPLOY_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_in
   out = fopen(path, "w");
   if (!out) return fail("cannot open the output file", path);
   setvbuf(out, NULL, _IOFBF, 1 << 16);
-  fprintf(out, "# deeploy-vp-records 2\n# regions");
+  for (int r = 0; r < n_regions; r++)
+    if (!strcmp(regions[r].name, "L1")) l1_region = r;
+  fprintf(out, "# deeploy-vp-records 3\n# regions");
   for (int r = 0; r < n_regions; r++)
     fprintf(out, " %s:0x%" PRIx64 ":0x%" PRIx64, regions[r].name, regions[r].base, regions[r].size);
   fprintf(out, "\n# columns hart seq marker insns");
   for (int r = 0; r < n_regions; r++) fprintf(out, " %s_ld %s_st", regions[r].name, regions[r].name);
-  fprintf(out, " other_ld other_st\n# dma-columns dma hart seq engine index commands rows");
+  fprintf(out, " other_ld other_st");
+  for (int c = 0; c < N_CLASSES; c++) fprintf(out, " %s", class_names[c]);
+  for (int b = 0; b < N_BANKS; b++) fprintf(out, " bank%d", b);
+  fprintf(out, "\n# dma-columns dma hart seq engine index commands rows");
   for (int r = 0; r < n_regions; r++) fprintf(out, " %s_rd %s_wr", regions[r].name, regions[r].name);
   fprintf(out, " other_rd other_wr\n# wait-columns wait hart seq engine transfer retired\n");
   qemu_plugin_register_vcpu_tb_trans_cb(id, on_translate);

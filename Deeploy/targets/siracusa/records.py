@@ -15,6 +15,9 @@ transfer and per DMA wait (``TargetLibraries/PULPOpen/inc/deeploy_dma.h``)::
     wait 0 21 0 3 1
 
 each attached to the hart's record ``seq`` (the marker closing the issue or wait window).
+Files of version 3 append to every record the instruction classes (``taken jump mulh div loaduse
+misaligned fpu fdivsqrt``) and the L1 accesses per TCDM bank (``bank0`` .. ``bank15``) after
+``other_st``; they are part of ``counters`` (named by ``Records.extra``), older files have none.
 """
 
 from __future__ import annotations
@@ -35,7 +38,7 @@ class Record:
     hart: int
     seq: int
     marker: int | None
-    counters: tuple[int, ...]   # insns, then (loads, stores) per region, then other loads/stores
+    counters: tuple[int, ...]   # insns, (loads, stores) per region and other, then Records.extra
 
     @property
     def insns(self) -> int:
@@ -78,6 +81,11 @@ class Records:
     by_hart: dict[int, list[Record]]
     dma: dict[tuple[int, int], DmaRecord] = field(default_factory=dict)     # by (hart, seq)
     waits: dict[tuple[int, int], WaitRecord] = field(default_factory=dict)  # by (hart, seq)
+    extra: tuple[str, ...] = ()            # counter columns after the regions' (classes, banks)
+
+    def column(self, name: str) -> int | None:
+        """Index in ``Record.counters`` of an extra counter column, None if the file has none."""
+        return 1 + 2 * len(self.regions) + self.extra.index(name) if name in self.extra else None
 
     def final(self, hart: int) -> Record:
         return self.by_hart[hart][-1]
@@ -87,6 +95,7 @@ def read_records(source: str | Path) -> Records:
     """Parse a plugin record file (a path, or the text itself if it contains a newline)."""
     text = source if isinstance(source, str) and "\n" in source else Path(source).read_text()
     regions: tuple[str, ...] | None = None
+    extra: tuple[str, ...] = ()
     by_hart: dict[int, list[Record]] = {}
     dma_lines: list[tuple[int, list[str]]] = []
     wait_lines: list[tuple[int, list[str]]] = []
@@ -98,10 +107,13 @@ def read_records(source: str | Path) -> Records:
             words = line[1:].split()
             if words and words[0] == "columns":
                 cols = words[1:]
-                if cols[:4] != ["hart", "seq", "marker", "insns"] or len(cols) % 2 or \
-                        any(not c.endswith("_ld") for c in cols[4::2]) or any(not c.endswith("_st") for c in cols[5::2]):
+                end = cols.index("other_st") + 1 if "other_st" in cols else len(cols)
+                if cols[:4] != ["hart", "seq", "marker", "insns"] or end % 2 or \
+                        any(not c.endswith("_ld") for c in cols[4:end:2]) or \
+                        any(not c.endswith("_st") for c in cols[5:end:2]):
                     raise ValueError(f"line {lineno}: unexpected columns {cols}")
-                regions = tuple(c[:-3] for c in cols[4::2])
+                regions = tuple(c[:-3] for c in cols[4:end:2])
+                extra = tuple(cols[end:])
             elif words[:2] == ["plugin", "error:"]:
                 raise ValueError(f"line {lineno}: the timing plugin reports a DMA protocol error: {line[1:].strip()}")
             continue
@@ -118,8 +130,8 @@ def read_records(source: str | Path) -> Records:
                 raise ValueError(f"line {lineno}: expected 6 fields in a wait line, got {len(f)}")
             wait_lines.append((lineno, f))
             continue
-        if len(f) != 4 + 2 * len(regions):
-            raise ValueError(f"line {lineno}: expected {4 + 2 * len(regions)} fields, got {len(f)}")
+        if len(f) != 4 + 2 * len(regions) + len(extra):
+            raise ValueError(f"line {lineno}: expected {4 + 2 * len(regions) + len(extra)} fields, got {len(f)}")
         marker = None if f[2] == "end" else int(f[2], 0)
         rec = Record(int(f[0]), int(f[1]), marker, tuple(int(x) for x in f[3:]))
         by_hart.setdefault(rec.hart, []).append(rec)
@@ -156,4 +168,4 @@ def read_records(source: str | Path) -> Records:
         if (transfer < 0) != (retired == 0) or retired < 0:
             raise ValueError(f"line {lineno}: inconsistent wait (transfer {transfer}, retired {retired})")
         waits[(hart, seq)] = WaitRecord(hart, seq, engine, transfer if transfer >= 0 else None, retired)
-    return Records(regions, dict(sorted(by_hart.items())), dma, waits)
+    return Records(regions, dict(sorted(by_hart.items())), dma, waits, extra)

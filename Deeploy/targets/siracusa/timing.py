@@ -5,13 +5,19 @@ The plugin's records (``records.py``) carry cumulative per-hart counts between m
 instructions, plus the DMA transfers and waits. The model:
 
 * the cost of a stretch of one hart's execution is
-  ``base_cpi * instructions + sum over regions of latency(region) * (loads + stores)``;
+  ``base_cpi * instructions + sum over classes of class cycles * count + sum over regions of
+  latency(region) * (loads + stores)``; the classes (taken branches, jumps, mulh, div/rem,
+  load-use stalls, misaligned accesses, FPU operations, fdiv/fsqrt) are counted exactly by the
+  plugin (record files of version 3; older files have none and cost as before);
 * serial code is hart 0's cost;
 * a fork (hart 0: FORK_ENTER ... FORK_LEAVE; every core: TASK_BEGIN fn TASK_END) costs
   ``fork_cycles + sum over barrier phases of (max over participating cores of their time in
   the phase) + barrier_cycles per barrier inside + barrier_cycles for the final join``: the
   cores run in lock-step between barriers, so each phase lasts as long as its slowest core
   (with no barrier inside and no DMA, this is the max over cores of their cost in the fork);
+  with ``contention`` a phase lasts at least as long as its busiest shared resource needs to
+  serve the cores' accesses of the phase (``contention.py``: the 16 TCDM banks, the cluster's
+  path to L2);
 * DMA: every engine is one FIFO queue. A core reaching a copy at time ``t`` spends
   ``issue = commands * words * issue_word_cycles`` programming it (words: 3 per 1-D command,
   5 per 2-D command); the transfer starts (first beat) at
@@ -26,8 +32,8 @@ instructions, plus the DMA transfers and waits. The model:
   ``DEEPLOY_MARK_LAYER_END`` or the end of the program. Layer markers belong in serial
   code; one inside a forked function is placed at hart 0's time when it reaches it.
 
-All results are *modelled* cycles of a plain RV32IMAC core set (no XpulpV2 SIMD, no stalls beyond
-memory latency): compare ratios (1 vs 8 cores, tilings, L2 vs L1 placement, single vs double
+All results are *modelled* cycles of a plain RV32IMC(F) core set (no XpulpV2 SIMD, no instruction
+cache misses): compare ratios (1 vs 8 cores, tilings, L2 vs L1 placement, single vs double
 buffering), not absolute values with silicon or GVSoC (``specs/siracusa-timing.md``).
 """
 
@@ -42,11 +48,12 @@ from typing import Sequence
 # marker ids of the runtime, the DMA windows, the tile phases and the layers
 from Deeploy.runtime.abi import (BARRIER_ENTER, BARRIER_LEAVE, DMA_ISSUE_END, DMA_WAIT_END, FORK_ENTER,
                                           FORK_LEAVE, LAYER_BASE, LAYER_END, TASK_BEGIN, TASK_END, TILE_MARKS)
+from Deeploy.targets.siracusa.contention import phase_floor
 from Deeploy.targets.siracusa.records import DmaRecord, Record, Records, WaitRecord, read_records
 
 __all__ = ["TimingModel", "Record", "DmaRecord", "WaitRecord", "Records", "ForkTime", "LayerTime", "DmaTransfer",
-           "DmaWait", "TimingResult", "read_records", "model_cycles", "SIRACUSA_TIMING", "DMA_CLUSTER", "DMA_L3",
-           "DMA_ENGINE_NAMES"]
+           "DmaWait", "TimingResult", "read_records", "model_cycles", "SIRACUSA_TIMING", "TIMING_V1", "TIMING_MODELS",
+           "DMA_CLUSTER", "DMA_L3", "DMA_ENGINE_NAMES"]
 
 
 # DMA engines (deeploy_dma_engine_t)
@@ -58,13 +65,38 @@ DMA_ENGINE_NAMES = ("cluster", "L3")
 class TimingModel:
     """Parameters of the cycle model, with their sources (``specs/siracusa-timing.md``).
 
-    base_cpi: cycles per instruction. CV32E40P user manual: ALU ops, loads/stores hitting L1 and
-        mul take 1 cycle; taken branches 3, jumps 2, mulh 5, div 3-35 and load-use stalls are
-        not modelled (the plugin does not classify instructions), so 1.0 is optimistic.
+    base_cpi: cycles per instruction: 1 (CV32E40P user manual: ALU ops, mul, loads/stores hitting
+        L1 and not-taken branches take 1 cycle). The classes below add to it.
+    taken_cycles: extra cycles of a taken conditional branch: 2 (manual: taken 3, not taken 1).
+    jump_cycles: extra cycles of jal/jalr: 1 (manual: jump 2).
+    mulh_cycles: extra cycles of mulh/mulhsu/mulhu: 4 (manual: 5).
+    div_cycles: extra cycles of div/divu/rem/remu: 18. The manual gives 3-35 depending on the
+        operands; the plugin cannot read registers (QEMU 7.2 plugin API), so this is the stated
+        average of the range (19 cycles), a GUESS for any particular operand mix.
+    load_use_cycles: extra cycles when an instruction reads the result of the load just before
+        it: 1 (manual: load-use stall). The plugin sees pairs within a translated block (a block
+        that ends with a load hides a stall: rare, blocks end at branches and jumps).
+    misaligned_cycles: extra cycles of a misaligned load/store: 1 (manual: 2 cycles, split into
+        two aligned accesses).
+    fpu_cycles: extra cycles of an RV32F arithmetic/fused multiply-add/conversion/compare/move
+        instruction: 0 (CV32E40P with FPU: single-cycle issue with FPU_ADDMUL_LAT = FPU_OTHERS_LAT
+        = 0, the core's default configuration; GUESS for Siracusa's cluster FPUs). flw/fsw cost
+        as loads/stores (load-use included).
+    fdivsqrt_cycles: extra cycles of fdiv.s/fsqrt.s: GUESS 11 (iterative div/sqrt unit, about
+        12 cycles for single precision; not in the specs).
+    contention: model shared resources within a fork's phases (``contention.py``); False gives
+        the model of record files without contention (with the class costs at 0: ``TIMING_V1``).
+    l1_banks: TCDM banks, word-interleaved: 16 (spec "Memories": GVSoC cluster config). Each bank
+        serves one access per cycle, so a phase lasts at least as many cycles as the most
+        accessed bank receives accesses from all cores together.
+    l2_path_cycles: cycles one core access occupies the cluster's shared path to L2: GUESS 1 (one
+        beat of the cluster's 64-bit AXI port for a word access; GVSoC's routers charge size /
+        bandwidth per request). A phase lasts at least this times all cores' L2 accesses.
     l1_latency: extra cycles per L1 (TCDM) access: 0, the single-cycle access is in base_cpi
-        (GVSoC cluster config; CV32E40P manual). Bank conflicts are not modelled.
+        (GVSoC cluster config; CV32E40P manual). Bank conflicts: l1_banks.
     l2_latency: extra cycles per load or store to L2 from a cluster core: about 14 (cluster
-        interconnect 2 + SoC router 12, GVSoC cluster/SoC interconnect); no bandwidth cap.
+        interconnect 2 + SoC router 12, GVSoC cluster/SoC interconnect); the shared path's
+        bandwidth: l2_path_cycles.
     l3_latency: extra cycles per direct L3 access: GUESS 100. On silicon the cores cannot address
         L3 (HyperRAM behind the uDMA); a word access would cost a HyperBus command/address phase
         (6 bytes), the device latency and 4 data bytes at 1 byte per peripheral cycle (GVSoC uDMA
@@ -110,6 +142,17 @@ class TimingModel:
     """
 
     base_cpi: float = 1.0
+    taken_cycles: float = 2.0
+    jump_cycles: float = 1.0
+    mulh_cycles: float = 4.0
+    div_cycles: float = 18.0
+    load_use_cycles: float = 1.0
+    misaligned_cycles: float = 1.0
+    fpu_cycles: float = 0.0
+    fdivsqrt_cycles: float = 11.0
+    contention: bool = True
+    l1_banks: int = 16
+    l2_path_cycles: float = 1.0
     l1_latency: float = 0.0
     l2_latency: float = 14.0
     l3_latency: float = 100.0
@@ -125,6 +168,12 @@ class TimingModel:
     l3_dma_command_cycles: float = 8.0
     l3_dma_latency_cycles: float = 12.0
     l3_dma_issue_word_cycles: float = 14.0
+
+    def class_cycles(self, column: str) -> float:
+        """Extra cycles per count of a record column after the regions' (0: a bank counter)."""
+        return {"taken": self.taken_cycles, "jump": self.jump_cycles, "mulh": self.mulh_cycles,
+                "div": self.div_cycles, "loaduse": self.load_use_cycles, "misaligned": self.misaligned_cycles,
+                "fpu": self.fpu_cycles, "fdivsqrt": self.fdivsqrt_cycles}.get(column, 0.0)
 
     def latency(self, region: str) -> float:
         return {"L1": self.l1_latency, "L2": self.l2_latency, "L3": self.l3_latency}.get(region, self.other_latency)
@@ -152,6 +201,10 @@ class TimingModel:
 
 
 SIRACUSA_TIMING = TimingModel()
+# the model before instruction classes and contention: 1 cycle per instruction + memory latency
+TIMING_V1 = TimingModel(taken_cycles=0, jump_cycles=0, mulh_cycles=0, div_cycles=0, load_use_cycles=0,
+                        misaligned_cycles=0, fpu_cycles=0, fdivsqrt_cycles=0, contention=False)
+TIMING_MODELS = {"v1": TIMING_V1, "v2": SIRACUSA_TIMING}
 
 
 @dataclass(frozen=True)
@@ -164,6 +217,7 @@ class ForkTime:
     core_cycles: tuple[float, ...]     # per participating core: its cost in the fork (no waits)
     core_insns: tuple[int, ...]        # per participating core: instructions in the fork
     core_dma_cycles: tuple[float, ...] = ()   # per participating core: DMA issue + wait stalls
+    contention: float = 0.0            # cycles added by shared-resource contention (all phases)
 
 
 @dataclass(frozen=True)
@@ -272,11 +326,12 @@ class TimingResult:
 
 
 class _Cost:
-    def __init__(self, model: TimingModel, regions: Sequence[str]):
+    def __init__(self, model: TimingModel, regions: Sequence[str], extra: Sequence[str] = ()):
         self.weights = [model.base_cpi]
         for name in regions:
             lat = model.latency(name)
             self.weights += [lat, lat]
+        self.weights += [model.class_cycles(name) for name in extra]
 
     def __call__(self, a: tuple[int, ...], b: tuple[int, ...]) -> float:
         """Cost of going from counters a to counters b."""
@@ -424,10 +479,10 @@ def model_cycles(records: Records | str | Path, model: TimingModel = SIRACUSA_TI
     recs = records if isinstance(records, Records) else read_records(records)
     if 0 not in recs.by_hart:
         raise ValueError("no records of hart 0")
-    cost = _Cost(model, recs.regions)
+    cost = _Cost(model, recs.regions, recs.extra)
     dma = _Dma(model, recs.regions)
     spans = {h: _task_spans(r) for h, r in recs.by_hart.items()}
-    zero = (0,) * (1 + 2 * len(recs.regions))
+    zero = (0,) * (1 + 2 * len(recs.regions) + len(recs.extra))
 
     h0 = recs.by_hart[0]
     t, prev, i, k = 0.0, zero, 0, 0
@@ -454,9 +509,10 @@ def model_cycles(records: Records | str | Path, model: TimingModel = SIRACUSA_TI
             compute = {h: 0.0 for h in cores}
             busy = {h: 0.0 for h in cores}
             phase_start = t + model.fork_cycles
-            body = 0.0
+            body = contended = 0.0
             for p in range(n_phases):
                 streams = {}
+                floor = phase_floor(model, recs, {h: bounds[h][p] for h in cores}) if model.contention else 0.0
                 for h in cores:
                     first, close = bounds[h][p]
                     hr = recs.by_hart[h]
@@ -466,6 +522,8 @@ def model_cycles(records: Records | str | Path, model: TimingModel = SIRACUSA_TI
                 for h in cores:
                     busy[h] += ends[h] - phase_start
                 duration = max(ends.values()) - phase_start
+                contended += max(0.0, floor - duration)
+                duration = max(duration, floor)
                 body += duration
                 phase_start += duration + model.barrier_cycles
             cycles = model.fork_cycles + body + model.barrier_cycles * n_phases   # barriers + join
@@ -474,7 +532,7 @@ def model_cycles(records: Records | str | Path, model: TimingModel = SIRACUSA_TI
                 core_cycles=tuple(compute[h] for h in cores),
                 core_insns=tuple(recs.by_hart[h][spans[h][k][1]].insns - recs.by_hart[h][spans[h][k][0]].insns
                                  for h in cores),
-                core_dma_cycles=tuple(busy[h] - compute[h] for h in cores)))
+                core_dma_cycles=tuple(busy[h] - compute[h] for h in cores), contention=contended))
             t += cycles
             # hart 0 counted nothing between TASK_END and FORK_LEAVE (a wait region)
             prev = h0[leave].counters

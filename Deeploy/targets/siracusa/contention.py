@@ -1,0 +1,51 @@
+"""Shared-resource contention of the cluster cores within one barrier-separated phase of a fork.
+
+The plugin counts, per core, its accesses to L2 and its L1 accesses per TCDM bank (record
+columns ``L2_ld L2_st`` and ``bank0`` .. ``bank15``). Within a phase the cores run concurrently,
+so the phase cannot end before every shared resource has served all of the phase's accesses:
+
+* an L1 bank serves one access per cycle: at least ``max over banks of (sum over cores of the
+  bank's accesses)`` cycles. Eight cores hammering one bank thus take 8 cycles per round of
+  accesses, eight cores on eight banks 1; this is a throughput bound (accesses to a bank are
+  served in any order, round-robin as the TCDM interconnect does), not a replay of the cores'
+  streams in lock-step;
+* the cluster's path to L2 serves one core access per ``l2_path_cycles``: at least ``sum over
+  cores of L2 accesses * l2_path_cycles`` cycles. The latency of each access is in the cores'
+  own cost (``l2_latency``); the DMA's share of the path is modelled by its own engine queue
+  (``timing.py``), not charged here.
+
+The phase lasts ``max(slowest core, these bounds)`` (``timing.model_cycles``). Parameters and
+sources: ``TimingModel`` (``l1_banks``, ``l2_path_cycles``).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from Deeploy.targets.siracusa.records import Records
+
+if TYPE_CHECKING:
+    from Deeploy.targets.siracusa.timing import TimingModel
+
+__all__ = ["phase_floor"]
+
+
+def _delta(recs: Records, hart: int, first: int, close: int, index: int) -> int:
+    hr = recs.by_hart[hart]
+    return hr[close].counters[index] - hr[first - 1].counters[index]
+
+
+def phase_floor(model: "TimingModel", recs: Records, bounds: dict[int, tuple[int, int]]) -> float:
+    """Fewest cycles the shared resources need for a phase: ``bounds`` maps each core to its
+    (first record, closing record) of the phase (``timing._phase_bounds``)."""
+    if len(bounds) < 2:
+        return 0.0
+    floor = 0.0
+    banks = [recs.column(f"bank{b}") for b in range(model.l1_banks)]
+    if all(i is not None for i in banks):
+        floor = max(sum(_delta(recs, h, f, c, i) for h, (f, c) in bounds.items()) for i in banks)
+    if "L2" in recs.regions:
+        ld = 1 + 2 * recs.regions.index("L2")
+        l2 = sum(_delta(recs, h, f, c, ld) + _delta(recs, h, f, c, ld + 1) for h, (f, c) in bounds.items())
+        floor = max(floor, l2 * model.l2_path_cycles)
+    return float(floor)
