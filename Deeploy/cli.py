@@ -2,6 +2,7 @@
 
     deeploy compile net.onnx --platform Generic -o out/   # standalone C project + summary
     deeploy compile net.onnx --platform Siracusa --cores 8 -o out/
+    deeploy compile net.onnx --platform Siracusa --l1 64000 --defaultMemLevel=L2 --name kws -o out/
     deeploy compile net.onnx --platform Siracusa -o out/ --emit-testbench  # + main.c checking outputs.npz
     deeploy run out/                                       # build it, run it (host or QEMU): Errors: 0 out of N
     deeploy analyze net.onnx --platform Siracusa --l1 64000 [--json|--csv]   # per layer cost, memory, tiles
@@ -74,7 +75,8 @@ def _testbench(args, graph, values, onnx_path: Path):
     if not expected.is_file():
         raise DeeployError(f"--emit-testbench needs expected outputs: {expected} does not exist "
                            f"(give --outputs y.npz or put outputs.npz beside {onnx_path})")
-    return testbench_writer(graph, values, expected, section=get_platform(args.platform).reference_section)
+    return testbench_writer(graph, values, expected, section=get_platform(args.platform).reference_section,
+                            name=args.name)
 
 
 def _load(args, say=print):
@@ -93,6 +95,7 @@ def _load(args, say=print):
 def _compile(args) -> None:
     from Deeploy.compiler import compile_graph
     from Deeploy.frontend import assign_input_types
+    from Deeploy.tiling.flags import tiling_options
 
     start = time.perf_counter()
     onnx_path, graph, values = _load(args)
@@ -102,7 +105,8 @@ def _compile(args) -> None:
     out = Path(args.output)
     with _snapshot_folder(out.with_name(out.name + "_states") if args.snapshots else None) as states:
         result = compile_graph(graph, args.platform, out, source=onnx_path.name, snapshot_dir=states,
-                               cores=args.cores, log=print if args.verbose else None, extra_files=testbench)
+                               cores=args.cores, log=print if args.verbose else None, extra_files=testbench,
+                               tiling=tiling_options(args), name=args.name)
     for note in result.notes:
         print("note:", note)
     s = result.summary
@@ -172,6 +176,11 @@ def main(argv: list[str] | None = None) -> int:
                    help="integer type of a graph input, e.g. input=uint8")
     c.add_argument("--cores", type=int, default=None,
                    help="cluster cores the code will run on (cluster platforms; default: all)")
+    add_tiling_flags(c)
+    c.add_argument("--name", default=None, metavar="NET",
+                   help="prefix of every exported C symbol (NET_InitNetwork, NET_RunNetwork, NET_inputs...) "
+                        "and macro (NET_ARENA_L2_BYTES...) so several networks link into one program "
+                        "(default: InitNetwork, RunNetwork, DeeployNetwork_*)")
     c.add_argument("--snapshots", action="store_true", help="write ONNX snapshots to <output>_states/")
     c.add_argument("--emit-testbench", action="store_true",
                    help="add main.c and testdata.h: feed the inputs, check the expected outputs, print "

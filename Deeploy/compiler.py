@@ -14,6 +14,7 @@ import numpy as np
 
 from Deeploy.errors import DeeployError
 from Deeploy.binding import Layer, bind, check_supported
+from Deeploy.codegen.api import NetworkApi
 from Deeploy.codegen.emit import EmitSummary, emit_project
 from Deeploy.frontend import assign_input_types, infer_graph, load_onnx
 from Deeploy.ir.dtypes import DType
@@ -108,8 +109,9 @@ def write_atomically(out_dir: Path, fill: Callable[[Path], object]):
             shutil.rmtree(old, ignore_errors=True)
 
 
-def _emit(folder: Path, extra_files, graph: Graph, layers, plan, target, source, cores, tiled=None) -> EmitSummary:
-    summary = emit_project(graph, layers, plan, target, folder, source, cores, tiled)
+def _emit(folder: Path, extra_files, graph: Graph, layers, plan, target, source, cores, tiled=None,
+          api: NetworkApi | None = None) -> EmitSummary:
+    summary = emit_project(graph, layers, plan, target, folder, source, cores, tiled, api)
     if extra_files is not None:
         extra_files(graph, folder)
     return summary
@@ -138,17 +140,22 @@ def compile_graph(graph: Graph, platform: str, out_dir: str | Path, *, source: s
                   snapshot_dir: str | Path | None = None, cores: int | None = None,
                   tiling: TilingOptions | None = None,
                   log: Callable[[str], None] | None = None,
-                  extra_files: Callable[[Graph, Path], None] | None = None) -> CompileResult:
+                  extra_files: Callable[[Graph, Path], None] | None = None,
+                  name: str | None = None) -> CompileResult:
     """Compile a loaded graph whose inputs already have types (see ``assign_input_types``).
     ``cores``: cluster cores the code will run on (default: the platform's maximum).
     ``tiling``: run every layer tile by tile out of L1 (cluster platforms with an L1 level).
     ``extra_files(compiled graph, folder)`` adds files to the output folder before it is moved
-    into place (e.g. a testbench)."""
+    into place (e.g. a testbench). ``name``: prefix of the exported C symbols (``NetworkApi``)."""
+    api = NetworkApi(name)
     target = get_platform(platform)
     cores = target.max_cores if cores is None else cores
     if not 1 <= cores <= target.max_cores:
         raise DeeployError(f"platform {target.name} has 1 to {target.max_cores} cores, got {cores}")
-    if tiling is not None and target.tiling is not None:
+    if tiling is not None and target.tiling is None:
+        raise DeeployError(f"platform {target.name} cannot tile (it has no L1 tiling parameters): drop --l1, --l2, "
+                           f"--defaultMemLevel and --doublebuffer, or choose a platform that tiles (e.g. Siracusa)")
+    if tiling is not None:
         check_level_limits(tiling, target.memory)
     check_supported(graph, target)
     infer_graph(graph)
@@ -166,10 +173,8 @@ def compile_graph(graph: Graph, platform: str, out_dir: str | Path, *, source: s
     if tiling is None:
         plan = plan_memory(graph, layers, target.level(target.default_level))
         summary = write_atomically(Path(out_dir), lambda tmp: _emit(
-            tmp, extra_files, graph, layers, plan, target, source, cores))
+            tmp, extra_files, graph, layers, plan, target, source, cores, api=api))
         return CompileResult(graph, layers, plan, summary)
-    if target.tiling is None:
-        raise DeeployError(f"platform {target.name} runs no layer tiled (it has no tiling parameters)")
     plan = plan_memory(graph, [replace(layer, scratch=0, shared_offset=0) for layer in layers],
                        target.level(target.tiling.tiles.source), target.level(tiling.data_level))
     moved = spill_constants(graph, plan, tiling) if any(m.name == "L3" for m in target.memory) else []
@@ -177,5 +182,5 @@ def compile_graph(graph: Graph, platform: str, out_dir: str | Path, *, source: s
              f"(give --defaultMemLevel to place all data yourself)"] if moved else []
     tiled = tile_network(graph, layers, plan, tiling, target.tiling, cores)
     summary = write_atomically(Path(out_dir), lambda tmp: _emit(
-        tmp, extra_files, graph, layers, plan, target, source, cores, tiled))
+        tmp, extra_files, graph, layers, plan, target, source, cores, tiled, api))
     return CompileResult(graph, layers, plan, summary, notes, tiled=tiled)

@@ -49,8 +49,8 @@ class BufferNames:
     """Assigns unique C identifiers to constants and resolves tensors to pointer expressions;
     ``referenced`` collects the constants whose storage a rendered call or table refers to."""
 
-    def __init__(self, graph: Graph, plan: MemoryPlan, arena: str):
-        self.graph, self.plan, self.arena = graph, plan, arena
+    def __init__(self, graph: Graph, plan: MemoryPlan, arena: str, io_prefix: str = "DeeployNetwork"):
+        self.graph, self.plan, self.arena, self.io_prefix = graph, plan, arena, io_prefix
         self._idents: dict[str, str] = {}
         self.referenced: set[str] = set()
         taken: set[str] = set()
@@ -73,9 +73,9 @@ class BufferNames:
         if p.kind == BufferKind.CONSTANT:
             return Buf(name, f"(({ct} *){self._idents[name]})", tuple(t.shape), t.dtype, self.referenced.add)
         if p.kind == BufferKind.INPUT:
-            ptr = f"(({ct} *)DeeployNetwork_inputs[{p.index}])"
+            ptr = f"(({ct} *){self.io_prefix}_inputs[{p.index}])"
         elif p.kind == BufferKind.OUTPUT:
-            ptr = f"(({ct} *)DeeployNetwork_outputs[{p.index}])"
+            ptr = f"(({ct} *){self.io_prefix}_outputs[{p.index}])"
         else:
             ptr = f"(({ct} *)({self.arena} + {p.offset}))"
         return Buf(name, ptr, tuple(t.shape), t.dtype)
@@ -87,7 +87,7 @@ class BufferNames:
             self.referenced.add(name)
             return self._idents[name]
         if p.kind in (BufferKind.INPUT, BufferKind.OUTPUT):
-            return f"DeeployNetwork_{p.kind.value}_{p.index}"
+            return f"{self.io_prefix}_{p.kind.value}_{p.index}"
         return f"({self.arena} + {p.offset})"
 
     def scratch(self, node_name: str, within: int = 0) -> str:

@@ -12,6 +12,7 @@ import numpy as np
 from mako.template import Template
 
 from Deeploy.binding import Layer
+from Deeploy.codegen.api import NetworkApi, io_quantization
 from Deeploy.codegen.buffers import Buf, BufferNames
 from Deeploy.codegen.describe import describe_network, idle_reason
 from Deeploy.codegen.project_files import write_platform_files
@@ -83,13 +84,30 @@ def _tile_context(platform: Platform, tiling) -> dict:
                 tile_level=platform.level(tiles.tiles.level), staging_level=platform.level(tiles.tiles.source))
 
 
+def _arena_levels(plan: MemoryPlan, arena: str, arenas: dict, tiling) -> list[tuple]:
+    """Per memory level: (level, total bytes, [(C name, offset, bytes, level)]): the arenas of one
+    level packed at 16-byte aligned offsets, as one user-provided arena holds them."""
+    parts = [(arena, max(1, plan.arena_size), plan.level)]
+    if tiling is not None:
+        parts += [(arenas["tile_arena"], max(1, tiling.l1_size), arenas["tile_level"]),
+                  (arenas["staging_arena"], max(1, tiling.staging_size), arenas["staging_level"])]
+    levels: dict[str, list] = {}
+    for ident, size, level in parts:
+        inside = levels.setdefault(level.name, [])
+        offset = (inside[-1][1] + inside[-1][2] + 15) // 16 * 16 if inside else 0
+        inside.append((ident, offset, size, level))
+    return [(name, inside[-1][1] + inside[-1][2], inside) for name, inside in levels.items()]
+
+
 def emit_project(graph: Graph, layers: list[Layer], plan: MemoryPlan, platform: Platform,
-                 out_dir: Path, source: str, cores: int = 1, tiling=None
+                 out_dir: Path, source: str, cores: int = 1, tiling=None, api: NetworkApi | None = None
                  ) -> EmitSummary:
     """``tiling``: a ``Deeploy.tiling.network.TiledNetwork`` (layers run tile by tile out of L1);
-    graph inputs and outputs live in ``plan.data_level``, each constant in its placement's level."""
+    graph inputs and outputs live in ``plan.data_level``, each constant in its placement's level.
+    ``api``: the exported C names (default: InitNetwork, RunNetwork, DeeployNetwork_*)."""
+    api = api or NetworkApi()
     arena = f"deeploy_arena_{plan.level.name}"
-    names = BufferNames(graph, plan, arena)
+    names = BufferNames(graph, plan, arena, api.prefix)
     arenas = _tile_context(platform, tiling)
     tiled = {}
     if tiling is not None:
@@ -127,7 +145,10 @@ def emit_project(graph: Graph, layers: list[Layer], plan: MemoryPlan, platform: 
                layers=layers, constants=constants,
                const_bytes=const_bytes, arena=arena, arena_size=plan.arena_size,
                lower_bound=plan.lower_bound, inputs=inputs, outputs=outputs,
-               instances=sorted(instances.values()), calls=calls,
+               instances=sorted(instances.values()), calls=calls, api=api,
+               arena_levels=_arena_levels(plan, arena, arenas, tiling),
+               quantization=[io_quantization(graph, b.name, False) for b in inputs]
+               + [io_quantization(graph, b.name, True) for b in outputs],
                cmake_platform=platform.cmake_platform, linker_script=platform.linker_script is not None)
 
     out_dir.mkdir(parents=True, exist_ok=True)

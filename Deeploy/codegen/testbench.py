@@ -12,6 +12,7 @@ import numpy as np
 from mako.template import Template
 
 from Deeploy.codegen.c_text import c_float, string_literal
+from Deeploy.codegen.api import NetworkApi
 from Deeploy.codegen.emit import c_array_body
 from Deeploy.errors import DeeployError
 from Deeploy.frontend import load_npz_arrays, map_arrays
@@ -39,11 +40,14 @@ def _array(ident: str, values: np.ndarray, ctype: str, section: str) -> str:
 
 
 def write_harness(graph: Graph, inputs: dict[str, np.ndarray], expected: list[np.ndarray],
-                  out_dir: Path, runs: int = 2, section: str = "", source: Path | str = "outputs.npz") -> None:
+                  out_dir: Path, runs: int = 2, section: str = "", source: Path | str = "outputs.npz",
+                  name: str | None = None) -> None:
     """Write main.c and testdata.h into ``out_dir``; ``runs`` > 1 checks RunNetwork is re-entrant;
     ``section``: where the reference data goes (e.g. off-chip memory), default .rodata.
     ``expected`` holds one array per graph output, by position (a tensor may be listed twice);
-    each must have its output's number of elements (``source`` names their file in the error)."""
+    each must have its output's number of elements (``source`` names their file in the error);
+    ``name``: the network's ``--name`` (prefix of the C symbols it exports)."""
+    api = NetworkApi(name)
     for k, name in enumerate(graph.outputs):
         t = graph.tensors[name]
         if expected[k].size != t.size:
@@ -73,11 +77,11 @@ def write_harness(graph: Graph, inputs: dict[str, np.ndarray], expected: list[np
                                if any(graph.tensors[o].dtype == t for o in graph.outputs))
     (out_dir / "testdata.h").write_text("".join(data))
     (out_dir / "main.c").write_text(Template(_MAIN.read_text(), strict_undefined=True).render(
-        inputs=ins, outputs=outs, runs=runs, tolerance_text=tolerance_text))
+        inputs=ins, outputs=outs, runs=runs, tolerance_text=tolerance_text, api=api))
 
 
 def testbench_writer(graph: Graph, inputs: dict[str, np.ndarray], outputs_npz: Path, *, runs: int = 1,
-                     section: str = "") -> Callable[[Graph, Path], None]:
+                     section: str = "", name: str | None = None) -> Callable[[Graph, Path], None]:
     """Check the expected outputs in ``outputs_npz`` against the loaded ``graph`` (names, element
     counts) now, before anything is compiled, and return the function that writes the testbench
     of the compiled graph into a folder (``write_harness``)."""
@@ -88,5 +92,5 @@ def testbench_writer(graph: Graph, inputs: dict[str, np.ndarray], outputs_npz: P
     def write(compiled: Graph, folder: Path) -> None:
         expected = map_arrays(outputs_npz, golden, outputs, graph, "output")   # with inferred shapes
         write_harness(compiled, inputs, [expected[n] for n in outputs], folder, runs=runs, section=section,
-                      source=outputs_npz)
+                      source=outputs_npz, name=name)
     return write

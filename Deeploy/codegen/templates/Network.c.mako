@@ -24,6 +24,15 @@
 static const ${ctype} ${ident}[${max(1, size)}] ${const_attr} __attribute__((aligned(4))) = {${body}};
 % endfor
 
+#ifdef ${api.macro}_USER_ARENA
+/* ---- arenas: the program defines one per level (see Network.h) ---- */
+% for lvl, total, parts in arena_levels:
+extern uint8_t ${api.prefix}_arena_${lvl}[${api.macro}_ARENA_${lvl}_BYTES];
+% for ident, offset, size, _level in parts:
+#define ${ident} (${api.prefix}_arena_${lvl} + ${offset})
+% endfor
+% endfor
+#else
 /* ---- activations ---- */
 static uint8_t ${arena}[${max(1, arena_size)}] ${level.data_attr} __attribute__((aligned(16)));
 % if tiled:
@@ -31,17 +40,18 @@ static uint8_t ${arena}[${max(1, arena_size)}] ${level.data_attr} __attribute__(
 static uint8_t ${tile_arena}[${max(1, l1_size)}] ${tile_level.data_attr} __attribute__((aligned(16)));
 static uint8_t ${staging_arena}[${max(1, staging_size)}] ${staging_level.data_attr} __attribute__((aligned(16)));
 % endif
+#endif
 
 % for k, b in enumerate(inputs):
-static ${b.ctype} DeeployNetwork_input_${k}[${max(1, b.size)}] ${io_level.data_attr} __attribute__((aligned(16)));
+static ${b.ctype} ${api.prefix}_input_${k}[${max(1, b.size)}] ${io_level.data_attr} __attribute__((aligned(16)));
 % endfor
 % for k, b in enumerate(outputs):
-static ${b.ctype} DeeployNetwork_output_${k}[${max(1, b.size)}] ${io_level.data_attr} __attribute__((aligned(16)));
+static ${b.ctype} ${api.prefix}_output_${k}[${max(1, b.size)}] ${io_level.data_attr} __attribute__((aligned(16)));
 % endfor
-void *const DeeployNetwork_inputs[${max(1, len(inputs))}] = {${", ".join(f"DeeployNetwork_input_{k}" for k in range(len(inputs))) or "NULL"}};
-const uint32_t DeeployNetwork_inputs_bytes[${max(1, len(inputs))}] = {${", ".join(str(b.nbytes) for b in inputs) or "0"}};
-void *const DeeployNetwork_outputs[${max(1, len(outputs))}] = {${", ".join(f"DeeployNetwork_output_{k}" for k in range(len(outputs))) or "NULL"}};
-const uint32_t DeeployNetwork_outputs_bytes[${max(1, len(outputs))}] = {${", ".join(str(b.nbytes) for b in outputs) or "0"}};
+void *const ${api.prefix}_inputs[${max(1, len(inputs))}] = {${", ".join(f"{api.prefix}_input_{k}" for k in range(len(inputs))) or "NULL"}};
+const uint32_t ${api.prefix}_inputs_bytes[${max(1, len(inputs))}] = {${", ".join(str(b.nbytes) for b in inputs) or "0"}};
+void *const ${api.prefix}_outputs[${max(1, len(outputs))}] = {${", ".join(f"{api.prefix}_output_{k}" for k in range(len(outputs))) or "NULL"}};
+const uint32_t ${api.prefix}_outputs_bytes[${max(1, len(outputs))}] = {${", ".join(str(b.nbytes) for b in outputs) or "0"}};
 
 /* ---- kernels ---- */
 % for variant, kernel_source, type_args in instances:
@@ -71,10 +81,10 @@ static void deeploy_layer_${k}(void *arg) {
 % endfor
 
 % endif
-void InitNetwork(void) {
+void ${api.init}(void) {
 }
 
-void RunNetwork(void) {
+void ${api.run}(void) {
 % for k, (title, call, runs) in enumerate(calls):
     /* ${title} */
 % if k in tiled:

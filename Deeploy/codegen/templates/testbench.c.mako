@@ -93,22 +93,22 @@ static uint32_t compare_float(const char *name, uint32_t index, float got, float
 
 int main(void) {
     uint32_t errors = 0, total = 0, shown = 0;
-    InitNetwork();
+    ${api.init}();
     for (int run = 0; run < ${runs}; run++) {
 % for k, (ident, ctype, size) in enumerate(inputs):
-        memcpy(DeeployNetwork_inputs[${k}], ${ident}, DeeployNetwork_inputs_bytes[${k}]);
+        memcpy(${api.prefix}_inputs[${k}], ${ident}, ${api.prefix}_inputs_bytes[${k}]);
 % endfor
-        RunNetwork();
+        ${api.run}();
 % for k, (ident, ctype, size, name, tol) in enumerate(outputs):
         for (uint32_t i = 0; i < ${size}; i++)
 % if not tol:
-            errors += compare(${name}, i, (int64_t)((const ${ctype} *)DeeployNetwork_outputs[${k}])[i],
+            errors += compare(${name}, i, (int64_t)((const ${ctype} *)${api.prefix}_outputs[${k}])[i],
                               (int64_t)${ident}[i], &shown);
 % elif ctype == "float":
-            errors += compare_float(${name}, i, ((const float *)DeeployNetwork_outputs[${k}])[i], ${ident}[i],
+            errors += compare_float(${name}, i, ((const float *)${api.prefix}_outputs[${k}])[i], ${ident}[i],
                                     ${tol[1]}, ${tol[0]}, &shown);
 % else:
-            errors += compare_float(${name}, i, bf16_value(((const uint16_t *)DeeployNetwork_outputs[${k}])[i]),
+            errors += compare_float(${name}, i, bf16_value(((const uint16_t *)${api.prefix}_outputs[${k}])[i]),
                                     ${ident}[i], ${tol[1]}, ${tol[0]}, &shown);
 % endif
         total += ${size};
