@@ -1,0 +1,104 @@
+"""The firmware interface of ``deeploy compile --name``: the example firmware of
+docs/examples/firmware links two networks compiled with different names into one program (one of
+them with a program-provided arena) and both give their outputs.npz; a Siracusa build with a name
+links; Network.h documents each input/output; bad names and tiling flags on Generic are refused."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from Deeploy.cli import main
+from Deeploy.codegen.emit import c_array_body
+from DeeployTest.test_suite.conftest import DEEPLOY_TEST, REPO
+
+MODELS = DEEPLOY_TEST / "Tests" / "Models"
+NETWORKS = {"kws": MODELS / "KWS_DSCNN", "resnet": MODELS / "ResNet8"}
+EXAMPLE = REPO / "docs" / "examples" / "firmware"
+CROSS = shutil.which("riscv64-unknown-elf-gcc") is not None or shutil.which("riscv32-unknown-elf-gcc") is not None
+
+
+def _build(source: Path, build: Path, *defs: str) -> None:
+    for cmd in (["cmake", "-S", str(source), "-B", str(build), *defs], ["cmake", "--build", str(build)]):
+        done = subprocess.run(cmd, capture_output=True, text=True)
+        assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+
+
+def test_two_named_networks_link_into_the_example_firmware(tmp_path, capsys):
+    nets = tmp_path / "nets"
+    samples = []
+    for name, model in NETWORKS.items():
+        assert main(["compile", str(model / "network.onnx"), "--platform", "Generic", "--name", name,
+                     "-o", str(nets / name)]) == 0
+        (values,) = np.load(model / "inputs.npz").values()
+        m = name.upper()
+        samples.append(f"static const {m}_INPUT_0_TYPE {name}_sample[{m}_INPUT_0_SIZE] = {{{c_array_body(values)}}};\n")
+    capsys.readouterr()
+    (tmp_path / "samples.h").write_text("".join(samples))
+    build = tmp_path / "build"
+    _build(EXAMPLE, build, f"-DDEEPLOY_NETWORKS={nets}", f"-DDEEPLOY_SAMPLES={tmp_path}")
+    printed = subprocess.run([str(build / "firmware")], capture_output=True, text=True, check=True, timeout=60).stdout
+    for name, model in NETWORKS.items():
+        (expected,) = np.load(model / "outputs.npz").values()
+        line = re.search(rf"^{name} output 0:(.*)$", printed, re.M)
+        assert line, printed
+        got = np.array(line.group(1).split(), dtype=np.int64)
+        np.testing.assert_array_equal(got, expected.reshape(-1).astype(np.int64), err_msg=name)
+    # the program-provided arena is the one the keyword network uses: no static arena left in it
+    symbols = subprocess.run(["nm", str(build / "firmware")], capture_output=True, text=True, check=True).stdout
+    assert re.search(r" [BD] kws_arena_L2$", symbols, re.M)
+    assert len(re.findall(r" [bd] deeploy_arena_L2$", symbols, re.M)) == 1   # resnet's own static arena only
+
+
+def test_network_h_documents_inputs_outputs_and_arenas(tmp_path, capsys):
+    out = tmp_path / "kws"
+    assert main(["compile", str(NETWORKS["kws"] / "network.onnx"), "--name", "kws", "-o", str(out)]) == 0
+    header = (out / "Network.h").read_text()
+    for text in ("void kws_InitNetwork(void);", "void kws_RunNetwork(void);", "extern void *const kws_inputs[1];",
+                 "#define KWS_INPUT_0_SHAPE {1, 1, 49, 10}", "#define KWS_INPUT_0_TYPE int8_t",
+                 "#define KWS_OUTPUT_0_SIZE 12", "input 0: 'input', int8 [1, 1, 49, 10]",
+                 "quantization: not defined by the graph", "requantized by RequantShift", "#define KWS_ARENA_L2_BYTES "):
+        assert text in header, text
+    assert "DeeployNetwork" not in header and "DeeployNetwork" not in (out / "Network.c").read_text()
+
+
+def test_default_name_keeps_the_historical_symbols(tmp_path, capsys):
+    out = tmp_path / "net"
+    assert main(["compile", str(NETWORKS["kws"] / "network.onnx"), "-o", str(out)]) == 0
+    header = (out / "Network.h").read_text()
+    assert "void InitNetwork(void);" in header and "extern void *const DeeployNetwork_inputs[1];" in header
+    assert "#define DEEPLOY_NETWORK_NUM_INPUTS 1" in header
+    assert "add_library(deeploy_network STATIC" in (out / "CMakeLists.txt").read_text()
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--name", "2net"], "--name '2net' is not a C identifier"),
+    (["--l1", "8000"], "platform Generic cannot tile"),
+    (["--doublebuffer"], "platform Generic cannot tile"),
+])
+def test_bad_firmware_requests_are_refused(tmp_path, capsys, args, message):
+    out = tmp_path / "out"
+    assert main(["compile", str(NETWORKS["kws"] / "network.onnx"), "-o", str(out), *args]) == 1
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1
+    assert not out.exists()
+
+
+@pytest.mark.skipif(not CROSS, reason="RISC-V toolchain missing: run bash toolchain/install.sh")
+def test_named_tiled_siracusa_build_links(tmp_path, capsys):
+    out = tmp_path / "out"
+    assert main(["compile", str(MODELS / "miniMobileNetv2" / "network.onnx"), "--platform", "Siracusa",
+                 "--name", "mbv2", "--l1", "32000", "--emit-testbench", "-o", str(out)]) == 0
+    _build(out, tmp_path / "build")
+    nm = subprocess.run(["nm", str(tmp_path / "build" / "deeploy_test")], capture_output=True, text=True,
+                        check=True).stdout
+    assert re.search(r" T mbv2_RunNetwork$", nm, re.M) and not re.search(r" T RunNetwork$", nm, re.M)
+    if shutil.which("qemu-system-riscv32"):
+        capsys.readouterr()
+        assert main(["run", str(out)]) == 0
+        assert "Errors: 0 out of 10" in capsys.readouterr().out
