@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "deeploy_abi.h"
+#include "deeploy_runtime.h"   /* the cluster runtime the NPU is driven from (memory placement macros) */
 
 #define NEUREKA_QUEUE_DEPTH 2
 #define NEUREKA_ARRAY 6             /* 6x6 processing elements: output subtile of 6x6 pixels */
