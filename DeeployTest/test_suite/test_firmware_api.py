@@ -37,7 +37,8 @@ def test_two_named_networks_link_into_the_example_firmware(tmp_path, capsys):
                      "-o", str(nets / name)]) == 0
         (values,) = np.load(model / "inputs.npz").values()
         m = name.upper()
-        samples.append(f"static const {m}_INPUT_0_TYPE {name}_sample[{m}_INPUT_0_SIZE] = {{{c_array_body(values)}}};\n")
+        samples.append(f"static const {m}_INPUT_0_TYPE {name}_sample[{m}_INPUT_0_SIZE] = "
+                       f"{{{c_array_body(values)}}};\n")
     capsys.readouterr()
     (tmp_path / "samples.h").write_text("".join(samples))
     build = tmp_path / "build"
@@ -62,7 +63,8 @@ def test_network_h_documents_inputs_outputs_and_arenas(tmp_path, capsys):
     for text in ("void kws_InitNetwork(void);", "void kws_RunNetwork(void);", "extern void *const kws_inputs[1];",
                  "#define KWS_INPUT_0_SHAPE {1, 1, 49, 10}", "#define KWS_INPUT_0_TYPE int8_t",
                  "#define KWS_OUTPUT_0_SIZE 12", "input 0: 'input', int8 [1, 1, 49, 10]",
-                 "quantization: not defined by the graph", "requantized by RequantShift", "#define KWS_ARENA_L2_BYTES "):
+                 "quantization: not defined by the graph", "requantized by RequantShift",
+                 "#define KWS_ARENA_L2_BYTES "):
         assert text in header, text
     assert "DeeployNetwork" not in header and "DeeployNetwork" not in (out / "Network.c").read_text()
 
@@ -94,6 +96,7 @@ def test_named_tiled_siracusa_build_links(tmp_path, capsys):
     out = tmp_path / "out"
     assert main(["compile", str(MODELS / "miniMobileNetv2" / "network.onnx"), "--platform", "Siracusa",
                  "--name", "mbv2", "--l1", "32000", "--emit-testbench", "-o", str(out)]) == 0
+    assert "deeploy_l1_arena" in (out / "Network.c").read_text()   # --l1 tiles every layer
     _build(out, tmp_path / "build")
     nm = subprocess.run(["nm", str(tmp_path / "build" / "deeploy_test")], capture_output=True, text=True,
                         check=True).stdout
