@@ -88,7 +88,8 @@ def io_quantization(graph: Graph, name: str, output: bool) -> str:
         node = graph.producers().get(name)
         if node is not None and node.op == "QuantizeLinear":
             zp = _values(graph, node.inputs[2]) if len(node.inputs) > 2 and node.inputs[2] else "0"
-            return f"QuantizeLinear '{node.name}': scale {_values(graph, node.inputs[1])}, zero point {zp}"
+            return (f"real value = (y - zero point) * scale (QuantizeLinear '{node.name}'): "
+                    f"scale {_values(graph, node.inputs[1])}, zero point {zp}")
         if node is not None and node.op == "DequantizeLinear":
             return f"dequantized (float) by DequantizeLinear '{node.name}'"
         text = _requant(node) if node is not None else None

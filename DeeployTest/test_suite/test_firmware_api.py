@@ -1,7 +1,8 @@
 """The firmware interface of ``deeploy compile --name``: the example firmware of
 docs/examples/firmware links two networks compiled with different names into one program (one of
 them with a program-provided arena) and both give their outputs.npz; a Siracusa build with a name
-links; Network.h documents each input/output; bad names and tiling flags on Generic are refused."""
+links; Network.h documents each input/output (scale and zero point where the graph defines them);
+bad names and tiling flags on Generic are refused."""
 
 from __future__ import annotations
 
@@ -105,3 +106,23 @@ def test_named_tiled_siracusa_build_links(tmp_path, capsys):
         capsys.readouterr()
         assert main(["run", str(out)]) == 0
         assert "Errors: 0 out of 10" in capsys.readouterr().out
+
+
+def test_network_h_gives_the_scale_and_zero_point_the_graph_defines(tmp_path, capsys):
+    import onnx
+    from onnx import TensorProto, helper
+    graph = helper.make_graph(
+        [helper.make_node("DequantizeLinear", ["x", "sx", "zx"], ["xf"], name="deq"),
+         helper.make_node("Relu", ["xf"], ["r"], name="relu"),
+         helper.make_node("QuantizeLinear", ["r", "sy", "zy"], ["y"], name="quant")],
+        "qdq", [helper.make_tensor_value_info("x", TensorProto.UINT8, [1, 8])],
+        [helper.make_tensor_value_info("y", TensorProto.INT8, [1, 8])],
+        [helper.make_tensor("sx", TensorProto.FLOAT, [], [0.25]), helper.make_tensor("zx", TensorProto.UINT8, [], [7]),
+         helper.make_tensor("sy", TensorProto.FLOAT, [], [0.125]), helper.make_tensor("zy", TensorProto.INT8, [], [-3])])
+    model = tmp_path / "qdq.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), model)
+    out = tmp_path / "out"
+    assert main(["compile", str(model), "--name", "qdq", "-o", str(out)]) == 0, capsys.readouterr().err
+    header = (out / "Network.h").read_text()
+    assert "DequantizeLinear 'deq'): scale 0.25, zero point 7" in header
+    assert "(QuantizeLinear 'quant'): scale 0.125, zero point -3" in header
