@@ -98,8 +98,11 @@ def tiled_layer_code(k: int, layer: Layer, sched: TileSchedule, graph: Graph, na
         class_ops[tc.index] = tc.ops
         cases.append(f"    case {tc.index}: {{\n        " + call.replace("\n", "\n        ") + "\n        break;\n    }")
     arg = TILE_ARG.c_name
+    # the tile loop forks every tile's kernel; an engine that is not a cluster (an accelerator
+    # programmed by one core) gets its calls from core 0 only
+    only_core0 = "" if layer.engine.forked else "    if (DEEPLOY_CORE_ID() != 0) return;\n"
     lines.append(f"static void {p}_kernel(void *arg) {{\n    const {arg} *tile = (const {arg} *)arg;\n"
-                 f"    (void)tile;\n    switch (tile->cls) {{\n" + "\n".join(cases)
+                 f"    (void)tile;\n{only_core0}    switch (tile->cls) {{\n" + "\n".join(cases)
                  + "\n    default:\n        break;\n    }\n}")
     lines.append(f"static const {TILED_LAYER.c_name} {p} = " + TILED_LAYER.initializer(dict(
         ndims=len(dims), noperands=len(sched.slots), double_buffer=int(sched.double_buffer), order=f"{p}_order",

@@ -168,4 +168,4 @@ def _cases(rng):
     ]
 
 
-register(OpDef("NeurekaConv", _parse, _infer, _reference, _cost, examples=_cases))
+register(OpDef("NeurekaConv", _parse, _infer, _reference, _cost, tiling="npu", examples=_cases))

@@ -18,6 +18,7 @@ from Deeploy.tiling.ops.channels import channel_rule, conv_transpose_rule, whole
 from Deeploy.tiling.ops.conv import conv_rule, maxpool_rule
 from Deeploy.tiling.ops.data import concat_rule, gather_rule, pad_rule, slice_rule, transpose_rule
 from Deeploy.tiling.ops.gemm import gemm_rule
+from Deeploy.tiling.ops.npu import npu_restrict, npu_rule
 from Deeploy.tiling.ops.pointwise import binary_rule, fused_eltwise_rule, quant_rule, requant_rule, unary_rule, view_rule
 from Deeploy.tiling.ops.rows import norm_rule, reduce_rule, softmax_rule
 from Deeploy.tiling.spec import LayerSpec
@@ -63,6 +64,7 @@ FAMILIES: dict[str, TileFamily] = {
     "squeeze": TileFamily(view_rule, r.squeeze),
     "unsqueeze": TileFamily(view_rule, r.unsqueeze),
     "identity": TileFamily(view_rule, r.same),
+    "npu": TileFamily(npu_rule, npu_restrict),               # NeurekaConv jobs (Deeploy/tiling/ops/npu.py)
 }
 
 

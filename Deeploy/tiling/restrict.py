@@ -107,7 +107,7 @@ def reduce(t: Tile) -> None:
         t.attrs["axes"] = axes
 
 
-def _window_pads(amap: AxisMap, rng: tuple[int, int], box: tuple[int, int]) -> tuple[int, int]:
+def window_pads(amap: AxisMap, rng: tuple[int, int], box: tuple[int, int]) -> tuple[int, int]:
     """Padding before and after the input box of a sliding window: the virtual input range of
     the output tile ``rng`` minus the box it was clipped to."""
     lo, hi = rng
@@ -124,8 +124,8 @@ def _window_attrs(t: Tile, x: str) -> None:
     p = t.p
     rows, cols = t.axis_of(x, "OH"), t.axis_of(x, "OW")
     axes, box = t.operands[x].axes, t.boxes[x]
-    top, bottom = _window_pads(axes[rows], t.ranges["OH"], box[rows])
-    left, right = _window_pads(axes[cols], t.ranges["OW"], box[cols])
+    top, bottom = window_pads(axes[rows], t.ranges["OH"], box[rows])
+    left, right = window_pads(axes[cols], t.ranges["OW"], box[cols])
     t.attrs.update(kernel_shape=list(p.kernel), strides=list(p.stride), dilations=list(p.dilation),
                    pads=[top, left, bottom, right])
     t.attrs.pop("auto_pad", None)
