@@ -38,7 +38,7 @@ def _layers(layers: list[Layer], idle: dict[int, str], tiled: set[int]) -> list[
         runs = k in tiled or k not in idle
         engine = "tiled" if k in tiled else ("none" if not runs else layer.engine.name)
         marker = None
-        if runs and layer.engine.forked:
+        if runs and (layer.engine.forked or layer.engine.runtime):   # engines with a runtime tag their layers
             try:
                 marker = abi.layer_marker(k)
             except ValueError as exc:

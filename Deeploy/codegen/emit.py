@@ -137,7 +137,7 @@ def emit_project(graph: Graph, layers: list[Layer], plan: MemoryPlan, platform: 
     outputs: list[Buf] = [names.buf(n) for n in graph.outputs]
     ctx = dict(source=comment_text(source), comment=comment_text, platform=platform.name,
                # the cluster runtime is used: a layer runs forked, or a tile loop forks its tiles
-               forked=any(layer.engine.forked for layer in layers) or bool(tiled),
+               forked=any(layer.engine.forked or layer.engine.runtime for layer in layers) or bool(tiled),
                runtimes=sorted({layer.engine.runtime for layer in layers if layer.engine.runtime}),
                level=plan.level, cores=cores,
                const_level=plan.data_level, io_level=plan.data_level, tiled=tiled,

@@ -95,6 +95,9 @@ void ${api.run}(void) {
 % elif layers[k].engine.forked:
     DEEPLOY_MARK_LAYER(${k});
     deeploy_cluster_fork(deeploy_layer_${k}, NULL);
+% elif layers[k].engine.runtime:
+    DEEPLOY_MARK_LAYER(${k});
+    ${call}
 % else:
     ${call}
 % endif

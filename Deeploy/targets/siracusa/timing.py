@@ -48,7 +48,9 @@ from typing import Sequence
 # marker ids of the runtime, the DMA windows, the tile phases and the layers
 from Deeploy.runtime.abi import (BARRIER_ENTER, BARRIER_LEAVE, DMA_ISSUE_END, DMA_WAIT_END, FORK_ENTER,
                                           FORK_LEAVE, LAYER_BASE, LAYER_END, TASK_BEGIN, TASK_END, TILE_MARKS)
+from Deeploy.runtime.abi import NPU_JOB_END, NPU_WAIT
 from Deeploy.targets.siracusa.contention import phase_floor
+from Deeploy.targets.siracusa.npu_timeline import NpuJob, NpuTimeline, npu_job_cycles
 from Deeploy.targets.siracusa.records import DmaRecord, Record, Records, WaitRecord, read_records
 
 __all__ = ["TimingModel", "Record", "DmaRecord", "WaitRecord", "Records", "ForkTime", "LayerTime", "DmaTransfer",
@@ -284,6 +286,7 @@ class TimingResult:
     dma: tuple[DmaTransfer, ...] = ()  # in issue order (modelled)
     waits: tuple[DmaWait, ...] = ()    # in modelled order
     marks: tuple[tuple[float, int], ...] = ()   # (time, marker) of the tile phase markers
+    npu: tuple[NpuJob, ...] = ()       # NPU jobs in trigger order (npu_timeline.py)
 
     @property
     def forked(self) -> float:
@@ -395,7 +398,7 @@ _Event = tuple[float, str, object]
 
 
 def _events(recs: Records, hart: int, lo: int, hi: int, start: tuple[int, ...], cost: _Cost,
-            layers: bool) -> tuple[list[_Event], float]:
+            layers: bool, npu_jobs: dict[tuple[int, int], int] | None = None) -> tuple[list[_Event], float]:
     """Events of hart's records lo..hi (inclusive) from counters ``start``, closed by an "end" at
     record hi; and the stretch's total cost."""
     events: list[_Event] = []
@@ -411,6 +414,10 @@ def _events(recs: Records, hart: int, lo: int, hi: int, start: tuple[int, ...], 
             ev = ("issue", recs.dma[(hart, r.seq)])
         elif r.marker == DMA_WAIT_END and (hart, r.seq) in recs.waits:
             ev = ("wait", recs.waits[(hart, r.seq)])
+        elif r.marker == NPU_JOB_END and npu_jobs and (hart, r.seq) in npu_jobs:
+            ev = ("npu", r.seq)
+        elif r.marker == NPU_WAIT:
+            ev = ("npu_wait", None)
         elif layers and r.marker is not None and (r.marker >= LAYER_BASE or r.marker == LAYER_END):
             ev = ("mark", r.marker)
         if ev is not None:
@@ -421,7 +428,7 @@ def _events(recs: Records, hart: int, lo: int, hi: int, start: tuple[int, ...], 
 
 
 def _simulate(start: float, streams: dict[int, list[_Event]], dma: _Dma,
-              marks: list[tuple[float, int | None]]) -> dict[int, float]:
+              marks: list[tuple[float, int | None]], npu: NpuTimeline | None = None) -> dict[int, float]:
     """Run the cores' event streams from ``start`` together, in time order (ties: lower hart);
     returns each core's end time. Layer marks (hart 0's) are appended to ``marks``."""
     ends: dict[int, float] = {}
@@ -437,6 +444,10 @@ def _simulate(start: float, streams: dict[int, list[_Event]], dma: _Dma,
             t = dma.issue(payload, t)          # type: ignore[arg-type]
         elif kind == "wait":
             t = dma.wait(payload, t)           # type: ignore[arg-type]
+        elif kind == "npu":
+            t = npu.trigger(h, payload, t)     # type: ignore[union-attr,arg-type]
+        elif kind == "npu_wait":
+            t = npu.wait(h, t)                 # type: ignore[union-attr]
         elif kind == "mark":
             marks.append((t, payload))         # type: ignore[arg-type]
         heapq.heappush(heap, (t + streams[h][i + 1][0], h, i + 1))
@@ -481,6 +492,7 @@ def model_cycles(records: Records | str | Path, model: TimingModel = SIRACUSA_TI
         raise ValueError("no records of hart 0")
     cost = _Cost(model, recs.regions, recs.extra)
     dma = _Dma(model, recs.regions)
+    npu = NpuTimeline(npu_job_cycles(recs))
     spans = {h: _task_spans(r) for h, r in recs.by_hart.items()}
     zero = (0,) * (1 + 2 * len(recs.regions) + len(recs.extra))
 
@@ -516,9 +528,10 @@ def model_cycles(records: Records | str | Path, model: TimingModel = SIRACUSA_TI
                 for h in cores:
                     first, close = bounds[h][p]
                     hr = recs.by_hart[h]
-                    streams[h], c = _events(recs, h, first, close, hr[first - 1].counters, cost, layers=h == 0)
+                    streams[h], c = _events(recs, h, first, close, hr[first - 1].counters, cost, layers=h == 0,
+                                            npu_jobs=npu.cycles)
                     compute[h] += c
-                ends = _simulate(phase_start, streams, dma, events)
+                ends = _simulate(phase_start, streams, dma, events, npu)
                 for h in cores:
                     busy[h] += ends[h] - phase_start
                 duration = max(ends.values()) - phase_start
@@ -542,6 +555,10 @@ def model_cycles(records: Records | str | Path, model: TimingModel = SIRACUSA_TI
             t = dma.issue(recs.dma[(0, r.seq)], t)
         elif r.marker == DMA_WAIT_END and (0, r.seq) in recs.waits:
             t = dma.wait(recs.waits[(0, r.seq)], t)
+        elif r.marker == NPU_JOB_END and (0, r.seq) in npu.cycles:
+            t = npu.trigger(0, r.seq, t)
+        elif r.marker == NPU_WAIT:
+            t = npu.wait(0, t)
         elif r.marker is None or r.marker >= LAYER_BASE or r.marker == LAYER_END or r.marker in TILE_MARKS:
             events.append((t, r.marker))
         i += 1
@@ -556,7 +573,7 @@ def model_cycles(records: Records | str | Path, model: TimingModel = SIRACUSA_TI
             end = bounds[j + 1][0] if j + 1 < len(bounds) else t
             layers.append(LayerTime(marker - LAYER_BASE, start, end - start))
     return TimingResult(total=t, forks=tuple(forks), layers=tuple(layers), model=model,
-                        dma=tuple(dma.order), waits=tuple(dma.waits), marks=marks)
+                        dma=tuple(dma.order), waits=tuple(dma.waits), marks=marks, npu=tuple(npu.jobs))
 
 
 if __name__ == "__main__":

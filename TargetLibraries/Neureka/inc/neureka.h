@@ -180,15 +180,57 @@ static void neureka_run_job(const uint32_t *r) {
     }
 }
 
-/* Starts the job in context ``id`` (here: runs its functional model, outside the core counts). */
+/* The job's modelled cycles (specs/neureka.md "Throughput", rough model; the same formula as
+ * NeurekaParams.job_cycles in Deeploy/targets/siracusa_w_neureka/params.py): per output-channel
+ * and spatial subtile, every input-channel subtile loads its activations (one 32-byte access per
+ * input pixel + 6) and sets up the matrix-vector unit (6), then streams the weights (1 cycle per
+ * output channel in 1x1, 8 in 3x3 modes); then normquant (30) and one store per output pixel
+ * (x4 for 32-bit outputs). */
+static uint32_t neureka_job_cycles(const uint32_t *r) {
+    const uint32_t conf = r[NEUREKA_REG_CONF0], mode = conf & NEUREKA_CONF_MODE_MASK;
+    const uint32_t n_ko = r[NEUREKA_REG_NUMBER_KO_KI] >> 16, n_ki = r[NEUREKA_REG_NUMBER_KO_KI] & 0xffff;
+    const uint32_t rem_ko = r[NEUREKA_REG_REMAINDER_KO_KI] >> 16;
+    const uint32_t spatial = (r[NEUREKA_REG_NUMBER_HO_WO] >> 16) * (r[NEUREKA_REG_NUMBER_HO_WO] & 0xffff);
+    const uint32_t ko_sub = mode == NEUREKA_CONF_MODE_DW ? NEUREKA_KI_3X3 : NEUREKA_KO_SUBTILE;
+    const uint32_t load = (mode == NEUREKA_CONF_MODE_1X1 ? 36 : 64) + 6, setup = 6;
+    const uint32_t tail = 30 + NEUREKA_ARRAY * NEUREKA_ARRAY * ((conf & NEUREKA_CONF_OUT_32BIT) ? 4 : 1);
+    uint32_t cycles = 0;
+    for (uint32_t k = 0; k < n_ko; k++) {
+        const uint32_t here = k + 1 < n_ko ? ko_sub : rem_ko;
+        const uint32_t per = mode == NEUREKA_CONF_MODE_DW ? load + setup + here * 8
+                             : n_ki * (load + setup + here * (mode == NEUREKA_CONF_MODE_1X1 ? 1 : 8));
+        cycles += spatial * (per + tail);
+    }
+    return cycles;
+}
+
+/* One hex digit of a job's cycles as a marker (the timing plugin records it; the cycle model
+ * reads the job's cycles from NPU_DIGITS of them). */
+#define NEUREKA_DIGIT_CASE(d) case d: __asm__ volatile("slti x0, x0, %0" ::"i"(DEEPLOY_RT_NPU_DIGIT_BASE + d) : "memory"); break;
+static void neureka_emit_digit(uint32_t d) {
+    switch (d & 15u) {
+        NEUREKA_DIGIT_CASE(0) NEUREKA_DIGIT_CASE(1) NEUREKA_DIGIT_CASE(2) NEUREKA_DIGIT_CASE(3)
+        NEUREKA_DIGIT_CASE(4) NEUREKA_DIGIT_CASE(5) NEUREKA_DIGIT_CASE(6) NEUREKA_DIGIT_CASE(7)
+        NEUREKA_DIGIT_CASE(8) NEUREKA_DIGIT_CASE(9) NEUREKA_DIGIT_CASE(10) NEUREKA_DIGIT_CASE(11)
+        NEUREKA_DIGIT_CASE(12) NEUREKA_DIGIT_CASE(13) NEUREKA_DIGIT_CASE(14) NEUREKA_DIGIT_CASE(15)
+    }
+}
+
+/* Starts the job in context ``id``: on the virtual platform its functional model runs here,
+ * outside the core counts, and its modelled cycles go to the cycle model's NPU timeline. */
 static inline void neureka_trigger(int id) {
     neureka_marker_begin();
     neureka_run_job(neureka_state.regs[id]);
+    uint32_t cycles = neureka_job_cycles(neureka_state.regs[id]);
+    if (cycles >= (1u << (4 * DEEPLOY_RT_NPU_DIGITS))) cycles = (1u << (4 * DEEPLOY_RT_NPU_DIGITS)) - 1;
+    for (int k = DEEPLOY_RT_NPU_DIGITS - 1; k >= 0; k--) neureka_emit_digit(cycles >> (4 * k));
     neureka_marker_end();
 }
 
-/* Waits until the job in context ``id`` is complete and frees the context. */
+/* Waits until the job in context ``id`` is complete (the oldest job this core triggered and has
+ * not waited for) and frees the context. */
 static inline void neureka_wait(int id) {
+    __asm__ volatile("slti x0, x0, %0" ::"i"(DEEPLOY_RT_NPU_WAIT) : "memory");
     if (id >= 0 && id < NEUREKA_QUEUE_DEPTH) neureka_state.busy[id] = 0;
 }
 

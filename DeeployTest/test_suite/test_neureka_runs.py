@@ -1,0 +1,88 @@
+"""Siracusa_w_neureka under QEMU: networks with NPU layers run bit-exactly, untiled and tiled
+(several L1 sizes, data in L2 and L3, single and double buffered); the NPU layers are bound to
+the neureka engine in the snapshot, and the cycle model times each NPU job with the spec's
+throughput model (NeurekaParams.job_cycles) on its own timeline."""
+
+from __future__ import annotations
+
+import argparse
+import re
+import shutil
+from pathlib import Path
+
+import onnx
+import pytest
+
+from Deeploy.targets.siracusa.timing import model_cycles, read_records
+from Deeploy.tiling.network import TilingOptions
+from DeeployTest.testUtils.runner import run_test
+from DeeployTest.testUtils.siracusa_runner import cluster_runner
+from DeeployTest.test_suite.conftest import CORPUS, DEEPLOY_TEST
+
+pytestmark = pytest.mark.skipif(shutil.which("qemu-system-riscv32") is None or
+                                shutil.which("riscv64-unknown-elf-gcc") is None,
+                                reason="RISC-V toolchain or QEMU missing: run bash toolchain/install.sh")
+
+UNTILED = cluster_runner("Siracusa_w_neureka", "TEST_SIRACUSA_W_NEUREKA")
+TILED = cluster_runner("Siracusa_w_neureka", "TEST_SIRACUSA_W_NEUREKA_TILED")
+MOBILENET = DEEPLOY_TEST / "Tests" / "Models" / "miniMobileNetv2"
+# corpus kernels with a layer the NPU takes: 1x1, 3x3 dense and depthwise (plain and requantized),
+# GEMMs with per-column requantization, batched, and a MatMul with constant weights
+NPU_KERNELS = ("Conv/PW_2D", "Conv/DW_3x3", "Conv/DW_3x3_RQ", "Conv/DW_2D_RQ", "Conv/Regular_3x3",
+               "Conv/Regular_3x3_RQ", "GEMM/Batch_RQ", "GEMM/Regular_RQPerColumn", "MatMul/Add", "Attention")
+
+
+def _engines(gen: Path) -> dict[str, str]:
+    model = onnx.load(gen / "deeployStates" / "backend_post_binding.onnx")
+    return {n.name: next(p.value for p in n.metadata_props if p.key == "deeploy.engine") for n in model.graph.node}
+
+
+def _check(gen: Path, code: int, out: str) -> None:
+    assert code == 0, out
+    assert "Errors: 0 out of" in out, out
+    assert int(re.search(r"^Runtime: (\d+) cycles$", out, re.M).group(1)) > 0, out
+    assert "neureka" in _engines(gen).values()
+    result = model_cycles(read_records(gen / "build" / "records.txt"))
+    assert result.npu and all(job.cycles > 0 and job.start >= job.triggered for job in result.npu)
+    for a, b in zip(result.npu, result.npu[1:]):          # one engine: jobs never overlap
+        assert b.start >= a.start + a.cycles
+
+
+def _untiled(test_dir: Path, capsys) -> None:
+    gen = DEEPLOY_TEST / "TEST_SIRACUSA_W_NEUREKA" / "suite" / test_dir.name
+    args = argparse.Namespace(test=str(test_dir), verbose=False, skipgen=False, skipsim=False, gen_dir=str(gen),
+                              cores=8, profileUntiled=False, timeout=None)
+    code = run_test(args, UNTILED, {"cores": 8})
+    _check(gen, code, capsys.readouterr().out)
+
+
+def _tiled(test_dir: Path, l1: int, level: str, db: bool, capsys) -> None:
+    gen = DEEPLOY_TEST / "TEST_SIRACUSA_W_NEUREKA_TILED" / f"l1_{l1}_{level}_{int(db)}" / test_dir.name
+    args = argparse.Namespace(test=str(test_dir), verbose=False, skipgen=False, skipsim=False, gen_dir=str(gen),
+                              cores=8, l1=l1, l2=TilingOptions.l2, defaultMemLevel=level, doublebuffer=db,
+                              profileTiling=None, plotMemAlloc=False, timeout=None)
+    code = run_test(args, TILED, {"cores": 8, "tiling": TilingOptions(l1, TilingOptions.l2, level, db)})
+    _check(gen, code, capsys.readouterr().out)
+
+
+def test_mobilenet_untiled(capsys):
+    _untiled(MOBILENET, capsys)
+    engines = _engines(DEEPLOY_TEST / "TEST_SIRACUSA_W_NEUREKA" / "suite" / MOBILENET.name)
+    assert engines["block1.dw"] == engines["block0.expand"] == engines["classifier"] == "neureka"
+    assert engines["stem"] == "cluster"                    # stride 2
+
+
+@pytest.mark.parametrize("l1,level,db", [(16000, "L2", False), (2000, "L3", True)])
+def test_mobilenet_tiled(l1, level, db, capsys):
+    _tiled(MOBILENET, l1, level, db, capsys)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kernel", NPU_KERNELS)
+@pytest.mark.parametrize("tiled", [False, True])
+def test_corpus_npu_kernels(kernel, tiled, corpus, capsys):
+    test_dir = corpus / "Kernels" / "Integer" / kernel
+    if tiled:
+        _tiled(test_dir, 5000, "L2", True, capsys)
+    else:
+        _untiled(test_dir, capsys)
