@@ -1,9 +1,9 @@
 """The wheel as a user gets it: built from the source distribution of a copy of the repository
 (like ``python -m build``), installed into a fresh virtual environment (system site-packages only
 for numpy/onnx/ortools; Deeploy itself must come from the wheel), then from an unrelated folder
-``deeploy compile`` for Generic and Siracusa, ``cmake -S out -B b && cmake --build b`` and
-``deeploy run``; and the README's "Deploy your own network" commands, run as written with the
-installed ``deeploy``."""
+``deeploy compile`` for Generic, Siracusa (untiled and tiled) and Siracusa_w_neureka,
+``cmake -S out -B b && cmake --build b`` and ``deeploy run``; and the README's "Deploy your own
+network" commands, run as written with the installed ``deeploy``."""
 
 from __future__ import annotations
 
@@ -91,12 +91,31 @@ def test_installed_version_and_location(installed, tmp_path):
         assert Path(path).is_relative_to(installed.venv), where
 
 
-@pytest.mark.parametrize("platform", ["Generic", pytest.param("Siracusa", marks=needs_cross)])
-@pytest.mark.parametrize("model", ["miniMobileNetv2", "microLlama/microLlama64"])
-def test_installed_compile_build_and_run(installed, tmp_path, platform, model):
+TILED = ["--l1", "64000"]
+CASES = [  # (model, platform, compile flags)
+    ("miniMobileNetv2", "Generic", []),
+    ("miniMobileNetv2", "Siracusa", []),
+    ("miniMobileNetv2", "Siracusa", TILED),
+    ("miniMobileNetv2", "Siracusa_w_neureka", TILED),
+    ("microLlama/microLlama64", "Generic", []),
+    ("microLlama/microLlama64", "Siracusa", TILED + ["--defaultMemLevel", "L2"]),
+    ("microLlama/microLlama64", "Siracusa", ["slow"]),
+    ("microLlama/microLlama64", "Siracusa_w_neureka", TILED + ["slow"]),
+]
+
+
+def _case(model: str, platform: str, flags: list[str]):
+    marks = ([needs_cross] if platform != "Generic" else []) + ([pytest.mark.slow] if "slow" in flags else [])
+    flags = [f for f in flags if f != "slow"]
+    name = f"{model.split('/')[-1]}-{platform}" + ("-tiled" if "--l1" in flags else "")
+    return pytest.param(model, platform, flags, marks=marks, id=name)
+
+
+@pytest.mark.parametrize("model, platform, flags", [_case(*c) for c in CASES])
+def test_installed_compile_build_and_run(installed, tmp_path, model, platform, flags):
     """From a folder outside the repository: compile, build by hand, then ``deeploy run``."""
     installed.ok(["deeploy", "compile", str(MODELS / model / "network.onnx"), "--platform", platform, "-o", "out",
-                  "--emit-testbench"], tmp_path)
+                  "--emit-testbench", *flags], tmp_path)
     installed.ok("cmake -S out -B b && cmake --build b", tmp_path)
     assert (tmp_path / "b" / "deeploy_test").is_file()
     printed = installed.ok(["deeploy", "run", "out"], tmp_path)
