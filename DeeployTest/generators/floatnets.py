@@ -260,6 +260,16 @@ def unary_chain(rng):
     return net
 
 
+@test("Kernels/Float/GemmScaled")
+def gemm_scaled(rng):
+    """Gemm with non-integer alpha and beta, B transposed, C a row vector."""
+    net = FloatNet("float_gemm_scaled", rng)
+    x = net.input("input", [12, 20])
+    net.output(net.node("Gemm", [x, net.weight([16, 20]), net.const(rng.standard_normal(16).astype(np.float32), "c")],
+                        alpha=0.125, beta=0.5, transB=1))
+    return net
+
+
 @test("Kernels/Float/QuantDequant")
 def quant_dequant(rng):
     """A mixed graph: float input quantized to int8, an integer MaxPool, dequantized back to float

@@ -559,8 +559,8 @@
     static void KERNEL(const TA *restrict A, const TB *restrict B, const TC *restrict C, \
                        TY *restrict Y, uint32_t batch, uint32_t M, uint32_t N, uint32_t K, \
                        uint32_t a_bstride, uint32_t b_bstride, uint32_t c_bstride, \
-                       uint32_t transA, uint32_t transB, int32_t alpha, int32_t beta, \
-                       uint32_t c_rows, uint32_t c_cols)
+                       uint32_t transA, uint32_t transB, TSUM alpha, TSUM beta, uint32_t c_rows, \
+                       uint32_t c_cols)
 
 /* FHardSigmoid (fhardsigmoid.inc): Float y = op(x) elementwise (funary.inc: Sqrt, Exp, Log, Erf,
  * Tanh, Neg, Abs, Reciprocal, Ceil, Floor, Round, Sigmoid, HardSigmoid, HardSwish, Swish, Gelu,
@@ -999,8 +999,8 @@
     static void KERNEL(const TA *restrict A, const TB *restrict B, const TC *restrict C, \
                        TY *restrict Y, uint32_t batch, uint32_t M, uint32_t N, uint32_t K, \
                        uint32_t a_bstride, uint32_t b_bstride, uint32_t c_bstride, \
-                       uint32_t transA, uint32_t transB, int32_t alpha, int32_t beta, \
-                       uint32_t c_rows, uint32_t c_cols)
+                       uint32_t transA, uint32_t transB, TSUM alpha, TSUM beta, uint32_t c_rows, \
+                       uint32_t c_cols)
 
 /* iGELU (igelu.inc): iGELU elementwise (specs/integer-ops.md): q = min(|x|, -b); L = sign(x) * (one
  * - (q + b)^2); y = x * ((one + L) >> 1).

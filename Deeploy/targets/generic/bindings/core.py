@@ -151,8 +151,9 @@ _DWCONV_CALL = Signature(
     setup=_IMAGE, around=_BATCH_LOOP, types={"TB": "the bias's type (int32_t when there is none)", "TOUT":
                                              "the output's type", **_SUM_TYPE})
 
-def gemm_shape_params(p: str) -> tuple:
-    """The GEMM kernels' shape parameters (batch .. c_cols), read from the GEMM params named ``p``."""
+def gemm_shape_params(p: str, scale_type: str = "int32_t") -> tuple:
+    """The GEMM kernels' shape parameters (batch .. c_cols), read from the GEMM params named ``p``;
+    alpha and beta of type ``scale_type``."""
     return (param("uint32_t batch", f"${{{p}.batch}}"), param("uint32_t M", f"${{{p}.m}}"),
             param("uint32_t N", f"${{{p}.n}}"), param("uint32_t K", f"${{{p}.k}}", "batch entries and sizes"),
             param("uint32_t a_bstride", f"${{{p}.m * {p}.k if {p}.a_batched else 0}}",
@@ -161,8 +162,8 @@ def gemm_shape_params(p: str) -> tuple:
             param("uint32_t c_bstride", f"${{{p}.c_rows * {p}.c_cols if {p}.c_batched else 0}}", "the same for B and C"),
             param("uint32_t transA", f"${{int({p}.trans_a)}}"),
             param("uint32_t transB", f"${{int({p}.trans_b)}}", "1: transposed"),
-            param("int32_t alpha", f"${{{p}.alpha}}"),
-            param("int32_t beta", f"${{{p}.beta}}", "scales of the product and of C"),
+            param(f"{scale_type} alpha", f"${{{p}.alpha}}"),
+            param(f"{scale_type} beta", f"${{{p}.beta}}", "scales of the product and of C"),
             param("uint32_t c_rows", f"${{{p}.c_rows}}"), param("uint32_t c_cols", f"${{{p}.c_cols}}", "C's shape"))
 
 
@@ -172,7 +173,7 @@ _GEMM_CALL = Signature(
     (param("const TA *restrict A", _X, "M x K (K x M if transA)"),
      param("const TB *restrict B", "${x[1].ptr}", "K x N (N x K if transB)"),
      param("const TC *restrict C", _OPTIONAL_C, "or NULL"), param("TY *restrict Y", _Y, "batch x M x N"),
-     *gemm_shape_params("p")),
+     *gemm_shape_params("p", "TSUM")),
     types={"TC": "C's type (int32_t when there is none)", "TY": "the output's type",
            "TSUM": "accumulator: int32_t, or int64_t when the proven bound of alpha * sum + beta * C needs it"})
 

@@ -58,13 +58,6 @@ def _gemm_types(node, graph):
             ("TSUM", FLOAT32))
 
 
-def _integral_scales(node, graph):
-    p = node.params
-    if p.alpha != int(p.alpha) or p.beta != int(p.beta):
-        return f"alpha={p.alpha} and beta={p.beta} must be integers (the kernel's int32 parameters)"
-    return None
-
-
 F32_ONLY = (FLOAT32,)   # kernels that read float operands directly (no bfloat16 widening)
 
 
@@ -261,7 +254,7 @@ FLOAT_KERNELS: dict[str, tuple[Kernel, ...]] = {
              _kernel("FConv2d", "conv2d.inc", _CONV_CALL, ("TIN", "TW"), _floats, F32_ONLY, scratch=_conv_patch_bytes,
                     extra_types=_conv_types)),
     "ConvTranspose": (_kernel("FConvTranspose", "fconvtranspose.inc", _CONV_TRANSPOSE_CALL, ("T",), _floats, F32_ONLY),),
-    "Gemm": (_kernel("FGemm", "gemm.inc", _GEMM_CALL, ("TA", "TB"), _all(_floats, _integral_scales), F32_ONLY,
+    "Gemm": (_kernel("FGemm", "gemm.inc", _GEMM_CALL, ("TA", "TB"), _floats, F32_ONLY,
                     extra_types=_gemm_types),),
     "MatMul": (_kernel("FGemm", "gemm.inc", _GEMM_CALL, ("TA", "TB"), _floats, F32_ONLY, extra_types=_gemm_types),),
     "ReduceSum": (_kernel("FSum", "fsum.inc", _REDUCE_CALL, ("TIN",), _reduce_accepts, extra_types=_out_type("TOUT")),),
