@@ -24,9 +24,11 @@ if(NOT SIRACUSA_CC)
 endif()
 set(CMAKE_C_COMPILER ${SIRACUSA_CC})
 
-# rv32imac: picolibc has that multilib; -misa-spec=2.2 keeps csr instructions without the
-# _zicsr suffix that would break the multilib lookup.
-set(SIRACUSA_ARCH_FLAGS "-march=rv32imac -mabi=ilp32 -misa-spec=2.2 --specs=picolibc.specs")
+# rv32imafc/ilp32f: the cluster cores' single-precision FPU (float kernels use hardware float;
+# integer code compiles to the same instructions as with rv32imac); picolibc has that multilib,
+# and QEMU's default rv32 cpu has F. -misa-spec=2.2 keeps csr instructions without the _zicsr
+# suffix that would break the multilib lookup. Every hart enables its FPU at boot (mstatus.FS).
+set(SIRACUSA_ARCH_FLAGS "-march=rv32imafc -mabi=ilp32f -misa-spec=2.2 --specs=picolibc.specs")
 set(CMAKE_C_FLAGS_INIT "${SIRACUSA_ARCH_FLAGS}")
 set(CMAKE_EXE_LINKER_FLAGS_INIT "--crt0=semihost --oslib=semihost")
 set(CMAKE_C_STANDARD 11)

@@ -6,8 +6,8 @@
  * controller and cluster core 0) runs picolibc's start-up (crt0-semihost: data, bss, TLS,
  * constructors) and main. The constructor below clears .l1_bss/.l2_bss/.l3_bss, checks that QEMU has
  * the harts the build expects, then sets the boot flag (.noinit) and wakes the workers.
- * Worker harts 1..DEEPLOY_NUM_CORES-1 set gp, mtvec, their stack (L1) and a TLS block at its
- * top, wait for the boot flag and then sleep in the worker loop. Harts beyond
+ * Worker harts 1..DEEPLOY_NUM_CORES-1 set gp, mtvec, the FPU state (mstatus.FS, when built with
+ * F), their stack (L1) and a TLS block at its top, wait for the boot flag and then sleep in the worker loop. Harts beyond
  * DEEPLOY_NUM_CORES (or beyond the stacks the linker script reserves) are parked.
  *
  * Waiting never spins: a waiting hart clears its own CLINT msip, re-checks its condition and
@@ -63,6 +63,11 @@ __asm__(
     ".option pop\n"
     "  la t0, _trap\n" /* picolibc's trap report (crt0-semihost), as on hart 0 */
     "  csrw mtvec, t0\n"
+#ifdef __riscv_flen
+    "  lui t0, 0x2\n" /* mstatus.FS = Initial: the FPU is off at reset (hart 0: picolibc) */
+    "  csrs mstatus, t0\n"
+    "  csrw fcsr, zero\n"
+#endif
     "  li t0, " DEEPLOY_STR(DEEPLOY_NUM_CORES) "\n"
     "  bgeu a0, t0, 2f\n"
     "  lui t0, %hi(__deeploy_max_harts)\n"
