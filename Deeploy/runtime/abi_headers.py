@@ -11,11 +11,12 @@ import argparse
 import sys
 from pathlib import Path
 
+from Deeploy.resources import data_root
 from Deeploy.runtime import abi
 
 __all__ = ["REPO", "RUNTIME_HEADER", "PLUGIN_HEADER", "render_headers", "write_headers", "stale_headers"]
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = data_root()   # the folder holding TargetLibraries/ and toolchain/ (the repository in a checkout)
 RUNTIME_HEADER = Path("TargetLibraries/PULPOpen/inc/deeploy_abi.h")
 PLUGIN_HEADER = Path("toolchain/qemu_plugin/deeploy_markers.h")
 _SOURCE = "Deeploy/runtime/abi.py"
