@@ -10,8 +10,13 @@ import re
 import shutil
 from pathlib import Path
 
+import numpy as np
 import onnx
 import pytest
+
+from Deeploy.compiler import compile_graph
+from Deeploy.frontend import assign_input_types, load_onnx
+from Deeploy.targets.siracusa_w_neureka.params import NEUREKA
 
 from Deeploy.targets.siracusa.timing import model_cycles, read_records
 from Deeploy.tiling.network import TilingOptions
@@ -70,6 +75,25 @@ def test_mobilenet_untiled(capsys):
     engines = _engines(DEEPLOY_TEST / "TEST_SIRACUSA_W_NEUREKA" / "suite" / MOBILENET.name)
     assert engines["block1.dw"] == engines["block0.expand"] == engines["classifier"] == "neureka"
     assert engines["stem"] == "cluster"                    # stride 2
+
+
+def test_npu_job_cycles_follow_the_spec_model(tmp_path, capsys):
+    """Every job the run timed costs what NeurekaParams.job_cycles (the spec's throughput model)
+    gives for its layer's geometry, in execution order."""
+    _untiled(MOBILENET, capsys)
+    graph = load_onnx(MOBILENET / "network.onnx")
+    assign_input_types(graph, {graph.inputs[0]: next(iter(np.load(MOBILENET / "inputs.npz").values()))})
+    layers = compile_graph(graph, "Siracusa_w_neureka", tmp_path / "out").layers
+    expected = []
+    for layer in layers:
+        if layer.node.op == "NeurekaConv":
+            p = layer.node.params
+            out_bytes = 1 if p.normquant else 4
+            expected += [NEUREKA.job_cycles(p.mode, *p.out_plane, p.cout, p.cin, out_bytes)] * p.batch
+    gen = DEEPLOY_TEST / "TEST_SIRACUSA_W_NEUREKA" / "suite" / MOBILENET.name
+    result = model_cycles(read_records(gen / "build" / "records.txt"))
+    cycles = [job.cycles for job in result.npu]           # the testbench may run the network more than once
+    assert len(expected) == 12 and cycles and cycles == expected * (len(cycles) // len(expected))
 
 
 @pytest.mark.parametrize("l1,level,db", [(16000, "L2", False), (2000, "L3", True)])
