@@ -1,12 +1,17 @@
 """Siracusa's binding table: the Generic kernels (each core takes its share of the work, see
-common.h) plus the cluster library's channels-last convolutions and requantised kernels."""
+common.h) plus the cluster library's channels-last convolutions (integer and float32) and
+requantised kernels. Every convolution runs channels-last here (passes.layout), so the Generic
+NCHW convolutions are kept only for nodes that are not."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 
 from Deeploy.ops.requant import channel_strides
 from Deeploy.targets.generic.bindings import GENERIC_BINDINGS
+from Deeploy.ir.dtypes import FLOAT32
 from Deeploy.targets.generic.bindings.core import gemm_shape_params, sum_kernel_types
+from Deeploy.targets.generic.bindings.floats import _conv_types as _float_conv_types, _floats
 from Deeploy.targets.generic.bindings.nonlinear import igelu_bound, ihardswish_bound
 from Deeploy.targets.platform import Kernel
 from Deeploy.targets.signature import Signature, param
@@ -40,6 +45,19 @@ def _rq_accepts(sum_bound, layout=None):
 def _channels_last(node, graph):
     base = node.params.base if hasattr(node.params, "base") else node.params
     return None if base.channels_last else "not in channels-last layout"
+
+
+def _float_channels_last(node, graph):
+    return _floats(node, graph) or _channels_last(node, graph)
+
+
+def _nchw_only(kernel: Kernel) -> Kernel:
+    """A Generic NCHW convolution, refusing channels-last nodes."""
+    def accepts(node, graph):
+        if node.params.channels_last:
+            return "channels-last layout (an NCHW kernel)"
+        return kernel.accepts(node, graph) if kernel.accepts else None
+    return replace(kernel, accepts=accepts)
 
 
 def _image(base: str) -> str:
@@ -150,8 +168,10 @@ _GEMM_RQ = Kernel("GemmRQ", "gemm_rq.inc", _GEMM_RQ_CALL, ("TA", "TB", "TC", "TM
 SIRACUSA_BINDINGS: dict[str, tuple[Kernel, ...]] = {
     **GENERIC_BINDINGS,
     "Conv": (Kernel("ConvHWC", "conv2d_hwc.inc", _HWC_CONV_CALL, ("TIN", "TW"),
-                    accepts=_channels_last, extra_types=sum_kernel_types("TB", "TOUT", conv_sum_bound)),)
-    + tuple(GENERIC_BINDINGS["Conv"]),
+                    accepts=_channels_last, extra_types=sum_kernel_types("TB", "TOUT", conv_sum_bound)),
+             Kernel("FConvHWC", "conv2d_hwc.inc", _HWC_CONV_CALL, ("TIN", "TW"), accepts=_float_channels_last,
+                    floats=(FLOAT32,), extra_types=_float_conv_types))
+    + tuple(_nchw_only(k) for k in GENERIC_BINDINGS["Conv"]),
     "RequantizedConv": (Kernel("ConvHWC_RQ", "conv2d_hwc_rq.inc", _HWC_CONV_RQ_CALL,
                                ("TIN", "TW", "TB", "TM", "TA", "TOUT"),
                                accepts=_rq_accepts(conv_sum_bound, _channels_last),
