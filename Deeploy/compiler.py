@@ -141,14 +141,20 @@ def compile_graph(graph: Graph, platform: str, out_dir: str | Path, *, source: s
                   tiling: TilingOptions | None = None,
                   log: Callable[[str], None] | None = None,
                   extra_files: Callable[[Graph, Path], None] | None = None,
-                  name: str | None = None) -> CompileResult:
+                  name: str | None = None, platform_options: dict | None = None) -> CompileResult:
     """Compile a loaded graph whose inputs already have types (see ``assign_input_types``).
     ``cores``: cluster cores the code will run on (default: the platform's maximum).
     ``tiling``: run every layer tile by tile out of L1 (cluster platforms with an L1 level).
     ``extra_files(compiled graph, folder)`` adds files to the output folder before it is moved
-    into place (e.g. a testbench). ``name``: prefix of the exported C symbols (``NetworkApi``)."""
+    into place (e.g. a testbench). ``name``: prefix of the exported C symbols (``NetworkApi``).
+    ``platform_options``: the platform's own options (its ``configure``), e.g. ``{"no_npu_for":
+    [...], "wmem_size": n}`` for Siracusa_w_neureka."""
     api = NetworkApi(name)
     target = get_platform(platform)
+    if platform_options:
+        if target.configure is None:
+            raise DeeployError(f"platform {target.name} takes no options (got {', '.join(sorted(platform_options))})")
+        target = target.configure(**platform_options)
     cores = target.max_cores if cores is None else cores
     if not 1 <= cores <= target.max_cores:
         raise DeeployError(f"platform {target.name} has 1 to {target.max_cores} cores, got {cores}")

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Compile a test network for Siracusa_w_neureka (Siracusa with its Neureka NPU and weight
 memory), cross-compile it for RV32 and run it on N cluster cores under QEMU; check its outputs
-and print the modelled cycles. Flags as testRunner_siracusa.py.
+and print the modelled cycles. Flags as testRunner_siracusa.py, plus --no-npu-for NAME[,NAME]
+(layers kept on the cluster) and --wmem-size BYTES.
 
     python testRunner_siracusa_w_neureka.py -t Tests/Models/miniMobileNetv2 --cores=8
 """
@@ -16,6 +17,7 @@ from DeeployTest.testUtils.interrupt import exit_quietly_on_interrupt  # noqa: E
 if __name__ == "__main__":
     exit_quietly_on_interrupt()  # Ctrl-C during the imports below
 
+from DeeployTest.testUtils.neureka_flags import add_neureka_flags, neureka_options  # noqa: E402
 from DeeployTest.testUtils.siracusa_runner import cluster_runner, core_count  # noqa: E402
 from DeeployTest.testUtils.profile_flags import add_peer_flags  # noqa: E402
 from DeeployTest.testUtils.runner import main  # noqa: E402
@@ -28,5 +30,5 @@ if __name__ == "__main__":
                                                    "trace.json and profile.html next to the generated code"),
                                p.add_argument("--plotMemAlloc", action="store_true",
                                               help="write memory_allocation.html next to the generated code"),
-                               add_peer_flags(p, "Siracusa_w_neureka")),
-         compile_options=lambda args: {"cores": args.cores})
+                               add_peer_flags(p, "Siracusa_w_neureka"), add_neureka_flags(p)),
+         compile_options=lambda args: {"cores": args.cores, **neureka_options(args)})

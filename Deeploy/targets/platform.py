@@ -108,6 +108,8 @@ class Platform:
     reference_section: str = ""                    # section of a testbench's reference data ('': .rodata)
     # runs a built program: (path, timeout in s) -> (exit code, output); None: the host runs it
     execute: Callable[[Path, float], tuple[int, str]] | None = None
+    # the platform with user options applied (e.g. NPU exclusions); None: it takes no options
+    configure: Callable[..., "Platform"] | None = None
 
     @property
     def kernel_dirs(self) -> tuple[Path, ...]:

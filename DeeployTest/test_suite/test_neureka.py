@@ -8,6 +8,7 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
+from Deeploy.errors import DeeployError
 from Deeploy.frontend import assign_input_types, infer_graph, load_onnx
 from Deeploy.passes.manager import run_passes
 from Deeploy.targets import get_platform
@@ -39,7 +40,7 @@ def test_platform_is_siracusa_plus_npu_and_weight_memory():
 def test_weight_memory_size():
     assert with_wmem_size(1 << 20).level("WMEM").size == 1 << 20
     assert get_platform("Siracusa_w_neureka").level("WMEM").size == 4 << 20   # the default is untouched
-    with pytest.raises(ValueError, match="multiple of 32"):
+    with pytest.raises(DeeployError, match="multiple of 32"):
         with_wmem_size(1000)
 
 
@@ -180,3 +181,13 @@ def test_requant_rules(tmp_path, mul, add, expected):
     consts["w"] = RNG.integers(-128, 128, size=(16, 8))
     reason = _one_node(tmp_path, nodes, consts, [4, 16], [4, 8])
     assert reason is None if expected is None else expected in reason
+
+
+def test_no_npu_for_names_an_unknown_layer():
+    graph = _network(DEEPLOY_TEST / "Tests" / "Models" / "miniMobileNetv2")
+    with pytest.raises(DeeployError, match=r"--no-npu-for: no layer named 'nosuch' \(layers on the NPU: block0.expand"):
+        make_assign_engines(["nosuch"])(graph)
+    configured = get_platform("Siracusa_w_neureka").configure(no_npu_for=["classifier"], wmem_size=1 << 20)
+    assert configured.level("WMEM").size == 1 << 20
+    lowered, _ = configured.passes[-1](graph)
+    assert {n.name: n.op for n in lowered.nodes}["classifier"] == "RequantizedGemm"

@@ -21,6 +21,7 @@ from typing import Callable, Iterable
 
 import numpy as np
 
+from Deeploy.errors import DeeployError
 from Deeploy.ir.dtypes import INT8, INT32, UINT8
 from Deeploy.ir.graph import Graph, Node
 from Deeploy.ops.bounds import conv_sum_bound, gemm_sum_bound
@@ -152,6 +153,11 @@ def make_assign_engines(excluded: Iterable[str] = ()) -> Callable:
     excluded = frozenset(excluded)
 
     def assign_engines(graph: Graph, log: Callable[[str], None] | None = None) -> tuple[Graph, bool]:
+        unknown = sorted(excluded - {n.name for n in graph.nodes})
+        if unknown:
+            candidates = [n.name for n, engine, _ in decisions(graph) if engine == "neureka"]
+            raise DeeployError(f"--no-npu-for: no layer named {', '.join(repr(u) for u in unknown)} "
+                               f"(layers on the NPU: {', '.join(candidates) or 'none'})")
         chosen = []
         for node, engine, why in decisions(graph, excluded):
             if log and node.op in NPU_OPS:

@@ -1,17 +1,20 @@
 """Siracusa_w_neureka: Siracusa (its memory, cluster engine, bindings, passes, tiling and cycle
 model, by composition) plus the Neureka NPU as a second engine and its weight memory as a memory
-level (``specs/neureka.md``). ``with_wmem_size`` gives the platform with another weight-memory size."""
+level (``specs/neureka.md``). ``configure`` applies the user's options (``--no-npu-for``,
+``--wmem-size``)."""
 
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Sequence
 
+from Deeploy.errors import DeeployError
 from Deeploy.targets.platform import Engine, MemoryLevel, Platform
 from Deeploy.targets.siracusa.platform import SIRACUSA, SIRACUSA_PASSES
-from Deeploy.targets.siracusa_w_neureka.assign import assign_engines
+from Deeploy.targets.siracusa_w_neureka.assign import assign_engines, make_assign_engines
 from Deeploy.targets.siracusa_w_neureka.bindings import NEUREKA_BINDINGS
 
-__all__ = ["PLATFORM", "NPU_ENGINE", "WMEM_LEVEL", "WMEM_DEFAULT_SIZE", "with_wmem_size"]
+__all__ = ["PLATFORM", "NPU_ENGINE", "WMEM_LEVEL", "WMEM_DEFAULT_SIZE", "configure", "with_wmem_size"]
 
 MiB = 1024 * 1024
 
@@ -27,6 +30,17 @@ WMEM_LEVEL = MemoryLevel("WMEM", WMEM_DEFAULT_SIZE, alignment=32)
 # Siracusa's passes, then the engine assignment (after the layout pass: it reads channels-last convs).
 NEUREKA_PASSES = (*SIRACUSA_PASSES, assign_engines)
 
+
+def configure(no_npu_for: Sequence[str] = (), wmem_size: int = WMEM_DEFAULT_SIZE) -> Platform:
+    """The platform with the layers named in ``no_npu_for`` kept on the cluster and a weight
+    memory of ``wmem_size`` bytes (a positive multiple of 32)."""
+    if wmem_size <= 0 or wmem_size % WMEM_LEVEL.alignment:
+        raise DeeployError(f"weight memory size must be a positive multiple of {WMEM_LEVEL.alignment} bytes "
+                           f"(got {wmem_size})")
+    memory = tuple(replace(m, size=wmem_size) if m.name == WMEM_LEVEL.name else m for m in PLATFORM.memory)
+    return replace(PLATFORM, memory=memory, passes=(*SIRACUSA_PASSES, make_assign_engines(no_npu_for)))
+
+
 PLATFORM = replace(
     SIRACUSA,
     name="Siracusa_w_neureka",
@@ -35,12 +49,10 @@ PLATFORM = replace(
     memory=(*SIRACUSA.memory, WMEM_LEVEL),
     passes=NEUREKA_PASSES,
     engines=(*SIRACUSA.engines, NPU_ENGINE),   # the cluster stays first: kernels naming no engine run there
+    configure=configure,
 )
 
 
 def with_wmem_size(size: int) -> Platform:
-    """The platform with a weight memory of ``size`` bytes (a positive multiple of 32)."""
-    if size <= 0 or size % WMEM_LEVEL.alignment:
-        raise ValueError(f"weight memory size must be a positive multiple of {WMEM_LEVEL.alignment} bytes (got {size})")
-    memory = tuple(replace(m, size=size) if m.name == WMEM_LEVEL.name else m for m in PLATFORM.memory)
-    return replace(PLATFORM, memory=memory)
+    """The platform with a weight memory of ``size`` bytes."""
+    return configure(wmem_size=size)
