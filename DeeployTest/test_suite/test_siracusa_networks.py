@@ -25,6 +25,9 @@ pytestmark = pytest.mark.skipif(shutil.which("qemu-system-riscv32") is None or
 NETWORKS = network_dirs(DEEPLOY_TEST, "Tests") + [d for d in network_dirs(
     CORPUS, "Kernels/Integer", "Models/miniMobileNetv2", "Models/microLlama/INT8", *FLOAT_CORPUS)
     if str(d.relative_to(CORPUS)) not in REJECTED]
+# the float corpus: in the default suite on 8 cores (test_float_network_8_cores), on 1 and 8 cores
+# with -m slow
+FLOATS = {d for d in NETWORKS if d.is_relative_to(CORPUS) and str(d.relative_to(CORPUS)).startswith(FLOAT_CORPUS)}
 SIRACUSA = cluster_runner("Siracusa", "TEST_SIRACUSA")
 SIRACUSA_PLATFORM = get_platform("Siracusa")
 
@@ -40,8 +43,20 @@ ENOUGH_WORK = 100_000     # modelled 1-core cycles from which 8 cores must be fa
 LAYER_OVERHEAD = 2_000    # bound of the cycles a layer adds beyond its instructions (fork, barriers)
 
 
+def network_params(slow: set[Path] = frozenset()) -> list:
+    """NETWORKS as pytest parameters named by ``_id``, those in ``slow`` marked slow."""
+    return [pytest.param(d, id=_id(d), marks=pytest.mark.slow if d in slow else ()) for d in NETWORKS]
+
+
+def _float_errors(out: str) -> str:
+    """The worst float errors the harness printed (empty for an integer network)."""
+    found = re.search(r"\(float outputs: [^)]*\)", out)
+    return found.group(0) if found else ""
+
+
 def _run(test_dir: Path, cores: int, capsys) -> tuple[int, int, dict[int, int]]:
-    """(modelled network cycles, layers, instructions per hart) of one bit-exact run."""
+    """(modelled network cycles, layers, instructions per hart) of one bit-exact run (float
+    outputs: within the harness's tolerance); the harness's output is kept in ``_run.out``."""
     gen = DEEPLOY_TEST / "TEST_SIRACUSA" / f"cores{cores}" / _id(test_dir)
     args = argparse.Namespace(test=str(test_dir), verbose=False, skipgen=False, skipsim=False,
                               gen_dir=str(gen), cores=cores, profileUntiled=False, timeout=None)
@@ -53,14 +68,27 @@ def _run(test_dir: Path, cores: int, capsys) -> tuple[int, int, dict[int, int]]:
     layers = re.search(r"Compiled .*?: (\d+) layers", out)
     assert cycles and layers, out
     records = read_records(gen / "build" / "records.txt")
+    _run.out = out
     return int(cycles.group(1)), int(layers.group(1)), {h: records.final(h).insns for h in records.by_hart}
 
 
-@pytest.mark.parametrize("test_dir", NETWORKS, ids=[_id(p) for p in NETWORKS])
+@pytest.mark.parametrize("test_dir", sorted(FLOATS), ids=[_id(p) for p in sorted(FLOATS)])
+def test_float_network_8_cores(test_dir, capsys):
+    """A float corpus test on 8 cores: outputs within the tolerance, positive modelled cycles."""
+    cycles, _, _ = _run(test_dir, 8, capsys)
+    assert cycles > 0
+
+
+@pytest.mark.parametrize("test_dir", network_params(slow=FLOATS))
 def test_siracusa_network(test_dir, capsys):
     timing = SIRACUSA_PLATFORM.timing
     worst = timing.base_cpi + max(timing.l1_latency, timing.l2_latency, timing.l3_latency)
-    runs = {cores: _run(test_dir, cores, capsys) for cores in (1, 8)}
+    runs, errors = {}, {}
+    for cores in (1, 8):
+        runs[cores] = _run(test_dir, cores, capsys)
+        errors[cores] = _float_errors(_run.out)
+    # every output is accumulated in the same order whatever the core count: the same worst errors
+    assert errors[1] == errors[8], errors
     for cores, (cycles, layers, insns) in runs.items():
         assert cycles > 0, (cores, cycles)
         # no instruction costs more than one access at the slowest level

@@ -27,13 +27,25 @@ from Deeploy.tiling.network import TilingOptions, level_limits
 from DeeployTest.testUtils.siracusa_runner import cluster_runner
 from DeeployTest.testUtils.runner import run_test
 from DeeployTest.test_suite.conftest import DEEPLOY_TEST
-from DeeployTest.test_suite.test_siracusa_networks import NETWORKS, _id, pytestmark  # noqa: F401
+from DeeployTest.test_suite.test_siracusa_networks import FLOATS, NETWORKS, _id, pytestmark  # noqa: F401
 
 TILED = cluster_runner("Siracusa", "TEST_SIRACUSA_TILED")
 
 # (l1, default memory level, double buffering)
 DEFAULT = [(64000, "L2", False), (16000, "L2", True), (64000, "L3", True)]
 FULL = [c for c in itertools.product((64000, 16000), ("L2", "L3"), (False, True)) if c not in DEFAULT]
+FLOAT_DEFAULT = (16000, "L2", True)   # the float corpus's only default configuration; the rest are slow
+
+
+def _config_id(c) -> str:
+    return f"{c[0]}-{c[1]}-{'db' if c[2] else 'sb'}"
+
+
+def _cases(configs, slow: bool = False) -> list:
+    """(network, configuration) parameters; float corpus tests outside FLOAT_DEFAULT are slow."""
+    return [pytest.param(d, c, id=f"{_id(d)}-{_config_id(c)}",
+                         marks=pytest.mark.slow if slow or (d in FLOATS and c != FLOAT_DEFAULT) else ())
+            for d in NETWORKS for c in configs]
 
 
 VIEWS = {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity"}   # outputs share their input's storage
@@ -115,15 +127,12 @@ def run_tiled(test_dir, l1: int, level: str, db: bool, capsys, cores: int = 8, p
     return message
 
 
-@pytest.mark.parametrize("config", DEFAULT, ids=[f"{c[0]}-{c[1]}-{'db' if c[2] else 'sb'}" for c in DEFAULT])
-@pytest.mark.parametrize("test_dir", NETWORKS, ids=[_id(p) for p in NETWORKS])
+@pytest.mark.parametrize("test_dir,config", _cases(DEFAULT))
 def test_tiled_network(test_dir, config, capsys):
     run_tiled(test_dir, *config, capsys)
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("config", FULL, ids=[f"{c[0]}-{c[1]}-{'db' if c[2] else 'sb'}" for c in FULL])
-@pytest.mark.parametrize("test_dir", NETWORKS, ids=[_id(p) for p in NETWORKS])
+@pytest.mark.parametrize("test_dir,config", _cases(FULL, slow=True))
 def test_tiled_network_full(test_dir, config, capsys):
     run_tiled(test_dir, *config, capsys)
 
