@@ -12,7 +12,8 @@ so the phase cannot end before every shared resource has served all of the phase
 * the cluster's path to L2 serves one core access per ``l2_path_cycles``: at least ``sum over
   cores of L2 accesses * l2_path_cycles`` cycles. The latency of each access is in the cores'
   own cost (``l2_latency``); the DMA's share of the path is modelled by its own engine queue
-  (``timing.py``), not charged here.
+  (``timing.py``), not charged here: a transfer issued in a phase may run on after the barrier
+  (the barrier does not wait for it), so its bytes do not bound the phase that issued it.
 
 The phase lasts ``max(slowest core, these bounds)`` (``timing.model_cycles``). Parameters and
 sources: ``TimingModel`` (``l1_banks``, ``l2_path_cycles``).
