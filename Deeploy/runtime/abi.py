@@ -67,7 +67,8 @@ NPU_JOB_BEGIN = 0x24
 NPU_JOB_END = 0x25
 NPU_WAIT = 0x58                              # a core waits for its oldest NPU job
 NPU_DIGIT_BASE = 0x60                        # inside a job bracket: its modelled cycles, hex digits
-NPU_DIGITS = 6                               # digits per job, most significant first
+NPU_DIGITS = 6                               # digits of a job's cycles, most significant first
+NPU_MAC_DIGITS = 8                           # then digits of its multiply-accumulates
 
 # Tile loop (deeploy_tiling.h): phases of the L1 tiles and of the L2 staging tiles, on hart 0.
 TILE_INPUT = 0x50
@@ -114,7 +115,8 @@ MARKERS: tuple[Marker, ...] = (
     Marker("DEEPLOY_RT_NPU_JOB_END", NPU_JOB_END, "the NPU job's functional model is done (resume)"),
     Marker("DEEPLOY_RT_NPU_WAIT", NPU_WAIT, "a core waits for the oldest NPU job it triggered"),
     Marker("DEEPLOY_RT_NPU_DIGIT_BASE", NPU_DIGIT_BASE, "DIGIT(d) = base + d: a hex digit of the job's modelled cycles"),
-    Marker("DEEPLOY_RT_NPU_DIGITS", NPU_DIGITS, "digits per job, most significant first", count=True),
+    Marker("DEEPLOY_RT_NPU_DIGITS", NPU_DIGITS, "digits of a job's cycles, most significant first", count=True),
+    Marker("DEEPLOY_RT_NPU_MAC_DIGITS", NPU_MAC_DIGITS, "then digits of the job's multiply-accumulates", count=True),
     Marker("DEEPLOY_RT_DMA_INNER_FIRST", DMA_INNER_FIRST, "first id of the in-window DMA markers"),
     Marker("DEEPLOY_RT_DMA_INNER_LAST", DMA_INNER_LAST, "last id of the in-window DMA markers"),
     Marker("DEEPLOY_RT_DMA_ENGINE_BASE", DMA_ENGINE_BASE, "ENGINE(e) = base + e names the window's engine"),

@@ -18,6 +18,8 @@ from Deeploy.compiler import compile_graph
 from Deeploy.frontend import assign_input_types, load_onnx
 from Deeploy.targets.siracusa_w_neureka.params import NEUREKA
 
+from Deeploy.manifest import read_manifest
+from Deeploy.targets.siracusa.profile import layer_profile
 from Deeploy.targets.siracusa.timing import model_cycles, read_records
 from Deeploy.tiling.network import TilingOptions
 from DeeployTest.testUtils.runner import run_test
@@ -79,7 +81,8 @@ def test_mobilenet_untiled(capsys):
 
 def test_npu_job_cycles_follow_the_spec_model(tmp_path, capsys):
     """Every job the run timed costs what NeurekaParams.job_cycles (the spec's throughput model)
-    gives for its layer's geometry, in execution order."""
+    gives for its layer's geometry and reports its multiply-accumulates, in execution order; the
+    per-layer profile gives each NPU layer's busy cycles and utilisation."""
     _untiled(MOBILENET, capsys)
     graph = load_onnx(MOBILENET / "network.onnx")
     assign_input_types(graph, {graph.inputs[0]: next(iter(np.load(MOBILENET / "inputs.npz").values()))})
@@ -89,11 +92,16 @@ def test_npu_job_cycles_follow_the_spec_model(tmp_path, capsys):
         if layer.node.op == "NeurekaConv":
             p = layer.node.params
             out_bytes = 1 if p.normquant else 4
-            expected += [NEUREKA.job_cycles(p.mode, *p.out_plane, p.cout, p.cin, out_bytes)] * p.batch
+            macs = p.out_plane[0] * p.out_plane[1] * p.cout * p.taps * (1 if p.mode == "3x3dw" else p.cin)
+            expected += [(NEUREKA.job_cycles(p.mode, *p.out_plane, p.cout, p.cin, out_bytes), macs)] * p.batch
     gen = DEEPLOY_TEST / "TEST_SIRACUSA_W_NEUREKA" / "suite" / MOBILENET.name
     result = model_cycles(read_records(gen / "build" / "records.txt"))
-    cycles = [job.cycles for job in result.npu]           # the testbench may run the network more than once
+    cycles = [(job.cycles, job.macs) for job in result.npu]   # the testbench may run the network more than once
     assert len(expected) == 12 and cycles and cycles == expected * (len(cycles) // len(expected))
+    lines = layer_profile(result, read_manifest(gen / "network"))
+    npu_lines = [line for line in lines if "NeurekaConv" in line]
+    assert len(npu_lines) % 12 == 0 and npu_lines and all(re.search(r"; NPU busy \d+ cycles \(1 job\), utilisation \d+\.\d%$", line)
+                                        for line in npu_lines), lines
 
 
 @pytest.mark.parametrize("l1,level,db", [(16000, "L2", False), (2000, "L3", True)])

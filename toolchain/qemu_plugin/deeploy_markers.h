@@ -23,7 +23,8 @@
 #define DEEPLOY_RT_NPU_JOB_END 0x025 /* the NPU job's functional model is done (resume) */
 #define DEEPLOY_RT_NPU_WAIT 0x058 /* a core waits for the oldest NPU job it triggered */
 #define DEEPLOY_RT_NPU_DIGIT_BASE 0x060 /* DIGIT(d) = base + d: a hex digit of the job's modelled cycles */
-#define DEEPLOY_RT_NPU_DIGITS 6 /* digits per job, most significant first */
+#define DEEPLOY_RT_NPU_DIGITS 6 /* digits of a job's cycles, most significant first */
+#define DEEPLOY_RT_NPU_MAC_DIGITS 8 /* then digits of the job's multiply-accumulates */
 #define DEEPLOY_RT_DMA_INNER_FIRST 0x040 /* first id of the in-window DMA markers */
 #define DEEPLOY_RT_DMA_INNER_LAST 0x04f /* last id of the in-window DMA markers */
 #define DEEPLOY_RT_DMA_ENGINE_BASE 0x040 /* ENGINE(e) = base + e names the window's engine */

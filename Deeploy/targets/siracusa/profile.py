@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from Deeploy.manifest import Manifest
 from Deeploy.runtime.abi import (LAYER_BASE, STAGE_END, STAGE_INNER, STAGE_INPUT, STAGE_OUTPUT, TILE_END,
                                  TILE_INPUT, TILE_KERNEL, TILE_OUTPUT)
+from Deeploy.targets.siracusa.npu_timeline import npu_summary
 from Deeploy.targets.siracusa.timing import TimingResult
 
 __all__ = ["TileTime", "LayerTiles", "LayerCycles", "PROFILE_LEVELS", "tile_times", "layer_cycles",
@@ -205,7 +206,8 @@ def layer_profile(result: TimingResult, manifest: Manifest) -> list[str]:
     lines = []
     for c in sorted(cycles, key=lambda c: c.start):
         info = manifest.layer_of_marker(LAYER_BASE + c.layer)
-        lines.append(f"  [{c.layer:3d}] {info.title if info else f'layer {c.layer}'}: {_parts(c)}")
+        lines.append(f"  [{c.layer:3d}] {info.title if info else f'layer {c.layer}'}: {_parts(c)}"
+                     + npu_summary(result.npu, c.start, c.start + c.cycles))
     return lines
 
 
@@ -234,5 +236,6 @@ def tiling_profile(result: TimingResult, manifest: Manifest, level: str | None =
                       f"{t.dma_wait[1]:.0f}, tile code {t.output - t.dma_issue[1] - t.dma_wait[1]:.0f})"]
         c = labelled[entry.index]
         n = sum(1 for t in lt.tiles if t.level == "L1")
-        lines.append(f"[{name}] {n} tile{'s' if n != 1 else ''} {buf}: {_parts(c)}; {_engines(c)}")
+        lines.append(f"[{name}] {n} tile{'s' if n != 1 else ''} {buf}: {_parts(c)}; {_engines(c)}"
+                     + npu_summary(result.npu, c.start, c.start + c.cycles))
     return lines

@@ -398,7 +398,7 @@ _Event = tuple[float, str, object]
 
 
 def _events(recs: Records, hart: int, lo: int, hi: int, start: tuple[int, ...], cost: _Cost,
-            layers: bool, npu_jobs: dict[tuple[int, int], int] | None = None) -> tuple[list[_Event], float]:
+            layers: bool, npu_jobs: dict[tuple[int, int], tuple[int, int]] | None = None) -> tuple[list[_Event], float]:
     """Events of hart's records lo..hi (inclusive) from counters ``start``, closed by an "end" at
     record hi; and the stretch's total cost."""
     events: list[_Event] = []

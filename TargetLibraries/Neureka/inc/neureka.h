@@ -204,6 +204,20 @@ static uint32_t neureka_job_cycles(const uint32_t *r) {
     return cycles;
 }
 
+/* The job's multiply-accumulates (for the utilisation in the profiles). */
+static uint32_t neureka_job_macs(const uint32_t *r) {
+    const uint32_t mode = r[NEUREKA_REG_CONF0] & NEUREKA_CONF_MODE_MASK, dw = mode == NEUREKA_CONF_MODE_DW;
+    const uint32_t ko_sub = dw ? NEUREKA_KI_3X3 : NEUREKA_KO_SUBTILE;
+    const uint32_t ki_sub = mode == NEUREKA_CONF_MODE_1X1 ? NEUREKA_KI_1X1 : NEUREKA_KI_3X3;
+    const uint32_t n0 = r[NEUREKA_REG_NUMBER_KO_KI], r0 = r[NEUREKA_REG_REMAINDER_KO_KI];
+    const uint32_t n1 = r[NEUREKA_REG_NUMBER_HO_WO], r1 = r[NEUREKA_REG_REMAINDER_HO_WO];
+    const uint32_t Ko = ((n0 >> 16) - 1) * ko_sub + (r0 >> 16), Ki = ((n0 & 0xffff) - 1) * ki_sub + (r0 & 0xffff);
+    const uint32_t Ho = ((n1 >> 16) - 1) * NEUREKA_ARRAY + (r1 >> 16);
+    const uint32_t Wo = ((n1 & 0xffff) - 1) * NEUREKA_ARRAY + (r1 & 0xffff);
+    const uint32_t taps = mode == NEUREKA_CONF_MODE_1X1 ? 1 : 9;
+    return Ho * Wo * Ko * taps * (dw ? 1 : Ki);
+}
+
 /* One hex digit of a job's cycles as a marker (the timing plugin records it; the cycle model
  * reads the job's cycles from NPU_DIGITS of them). */
 #define NEUREKA_DIGIT_CASE(d) case d: __asm__ volatile("slti x0, x0, %0" ::"i"(DEEPLOY_RT_NPU_DIGIT_BASE + d) : "memory"); break;
@@ -224,6 +238,8 @@ static inline void neureka_trigger(int id) {
     uint32_t cycles = neureka_job_cycles(neureka_state.regs[id]);
     if (cycles >= (1u << (4 * DEEPLOY_RT_NPU_DIGITS))) cycles = (1u << (4 * DEEPLOY_RT_NPU_DIGITS)) - 1;
     for (int k = DEEPLOY_RT_NPU_DIGITS - 1; k >= 0; k--) neureka_emit_digit(cycles >> (4 * k));
+    const uint32_t macs = neureka_job_macs(neureka_state.regs[id]);
+    for (int k = DEEPLOY_RT_NPU_MAC_DIGITS - 1; k >= 0; k--) neureka_emit_digit(macs >> (4 * k));
     neureka_marker_end();
 }
 
