@@ -1,15 +1,18 @@
 """Run a built Siracusa program under QEMU with the timing plugin and append the modelled cycles
 of its last network run (``Runtime: N cycles``) to its output; used by ``deeploy run`` and the
-test runners."""
+test runners. ``DEEPLOY_TIMING_MODEL=v1`` selects the cycle model without instruction classes and
+contention (``timing.TIMING_V1``) instead of the platform's."""
 
 from __future__ import annotations
 
+import os
 from dataclasses import replace
 from pathlib import Path
 from typing import NamedTuple
 
 from Deeploy.targets.siracusa.qemu import run_elf
-from Deeploy.targets.siracusa.timing import TimingModel, TimingResult, model_cycles
+from Deeploy.errors import DeeployError
+from Deeploy.targets.siracusa.timing import TIMING_MODELS, TimingModel, TimingResult, model_cycles
 
 __all__ = ["ProgramRun", "run_program", "last_run"]
 
@@ -33,6 +36,11 @@ def last_run(result: TimingResult) -> TimingResult:
 def run_program(elf: Path, timing: TimingModel, cores: int | None = None, *, timeout: float = 600.0,
                 records: Path | None = None) -> ProgramRun:
     """Run ``elf`` on ``cores`` harts (default: the cores it was built for) and model its cycles."""
+    choice = os.environ.get("DEEPLOY_TIMING_MODEL", "")
+    if choice == "v1":
+        timing = TIMING_MODELS["v1"]
+    elif choice not in ("", "v2"):
+        raise DeeployError(f"DEEPLOY_TIMING_MODEL={choice!r}: expected v1 or v2 (the default)")
     run = run_elf(elf, cores, timeout=timeout, records=records)
     out = run.stdout
     result = None
