@@ -7,6 +7,7 @@
  *   3 8 cores, same L1 bank      fork; each core N iterations of  lw (word 0); addi; bnez
  *   4 8 cores, different banks   fork; core c: N iterations of  lw (word c); addi; bnez
  *   5 8 cores streaming from L2  fork; each core N iterations of  lw (own L2 array); addi; addi; bnez
+ *   6 FPU chain                  N iterations of  fdiv.s; flw; fadd.s using it; addi; bnez
  * Exits 0. */
 #include <stdint.h>
 
@@ -56,6 +57,16 @@ static void l2_task(void *arg) {
                    : "memory");
 }
 
+static void fpu_chain(void) {
+  uint32_t n = N;
+  float x = 1.5f, y = 1.0001f, t;
+  static volatile float one DEEPLOY_L1 = 1.0f;
+  __asm__ volatile("1: fdiv.s %1, %1, %3\n flw %2, 0(%4)\n fadd.s %1, %1, %2\n addi %0, %0, -1\n bnez %0, 1b"
+                   : "+r"(n), "+f"(x), "=&f"(t)
+                   : "f"(y), "r"(&one)
+                   : "memory");
+}
+
 int main(void) {
   DEEPLOY_MARK_LAYER(0);
   taken_loop();
@@ -69,6 +80,8 @@ int main(void) {
   deeploy_cluster_fork(bank_task, (void *)1);
   DEEPLOY_MARK_LAYER(5);
   deeploy_cluster_fork(l2_task, 0);
+  DEEPLOY_MARK_LAYER(6);
+  fpu_chain();
   DEEPLOY_MARK_LAYER_END();
   return 0;
 }
