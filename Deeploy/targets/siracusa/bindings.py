@@ -92,6 +92,8 @@ _HWC_CONV_CALL = Signature(
     setup=_image("p"), around=_BATCH_LOOP,
     types={"TB": "the bias's type (int32_t when there is none)", "TOUT": "the output's type", **_SUM})
 
+_FLOAT_HWC_CONV_CALL = replace(_HWC_CONV_CALL, types={**_HWC_CONV_CALL.types, "TSUM": "float (float32 sums)"})
+
 _HWC_CONV_RQ_CALL = Signature(
     "Channels-last 2-D convolution fused with its RequantShift (conv2d_hwc.inc with CONV_REQUANT), one "
     "image per call: y = clip((sum * mul + add + 2^(shift-1)) >> shift, lo, hi) per output channel.",
@@ -169,7 +171,7 @@ SIRACUSA_BINDINGS: dict[str, tuple[Kernel, ...]] = {
     **GENERIC_BINDINGS,
     "Conv": (Kernel("ConvHWC", "conv2d_hwc.inc", _HWC_CONV_CALL, ("TIN", "TW"),
                     accepts=_channels_last, extra_types=sum_kernel_types("TB", "TOUT", conv_sum_bound)),
-             Kernel("FConvHWC", "conv2d_hwc.inc", _HWC_CONV_CALL, ("TIN", "TW"), accepts=_float_channels_last,
+             Kernel("FConvHWC", "conv2d_hwc.inc", _FLOAT_HWC_CONV_CALL, ("TIN", "TW"), accepts=_float_channels_last,
                     floats=(FLOAT32,), extra_types=_float_conv_types))
     + tuple(_nchw_only(k) for k in GENERIC_BINDINGS["Conv"]),
     "RequantizedConv": (Kernel("ConvHWC_RQ", "conv2d_hwc_rq.inc", _HWC_CONV_RQ_CALL,

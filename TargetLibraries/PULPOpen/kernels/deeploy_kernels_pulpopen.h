@@ -117,6 +117,36 @@
                        uint32_t mul_per_channel, uint32_t add_per_channel, uint32_t shift, \
                        int32_t lo, int32_t hi)
 
+/* FConvHWC (conv2d_hwc.inc): 2-D convolution in channels-last layout, one image per call; kernel
+ * taps in the padding are skipped.
+ *
+ * Type macros:
+ *   TIN, TW: the element types of the node's operands, in order (inputs, then outputs)
+ *   TB: the bias's type (int32_t when there is none)
+ *   TOUT: the output's type
+ *   TSUM: float (float32 sums)
+ * Scratch: none.
+ * Arguments:
+ *   x: input image n, [H][W][C]
+ *   w: weights [K][KH][KW][C/groups]
+ *   bias: bias [K], or NULL
+ *   y: output image n, [OH][OW][K]
+ *   H, W: input size
+ *   C, K: input and output channels
+ *   groups: convolution groups
+ *   KH, KW: kernel size
+ *   OH, OW: output size
+ *   SH, SW: strides
+ *   DH, DW: dilations
+ *   PT, PL: top and left padding
+ */
+#define DEEPLOY_PROTOTYPE_FConvHWC \
+    static void KERNEL(const TIN *restrict x, const TW *restrict w, const TB *restrict bias, \
+                       TOUT *restrict y, uint32_t H, uint32_t W, uint32_t C, uint32_t K, \
+                       uint32_t groups, uint32_t KH, uint32_t KW, uint32_t OH, uint32_t OW, \
+                       uint32_t SH, uint32_t SW, uint32_t DH, uint32_t DW, uint32_t PT, \
+                       uint32_t PL)
+
 /* GemmRQ (gemm_rq.inc): Batched GEMM fused with its RequantShift: Y = clip((acc * mul + add +
  * 2^(shift-1)) >> shift, lo, hi), acc = alpha * op(A[b]) @ op(B[b]) + beta * C, operands as in
  * gemm.inc; mul and add are indexed b * s_b + m * s_m + n * s_n.
