@@ -136,10 +136,22 @@ def tile_classes(size: int, t: int) -> list[tuple[int, int]]:
     return [(t, n)] if last == t else [(t, n - 1), (last, 1)]
 
 
+def _engine_cycles(spec: LayerSpec, tiles: Mapping[str, int]) -> int:
+    """Sum over tiles of ``spec.tile_cycles`` (an engine's own cycle model), by tile classes."""
+    total = 0
+    for combo in itertools.product(*(tile_classes(d.size, tiles[d.name]) for d in spec.dims)):
+        count = math.prod(c for _, c in combo)
+        total += count * spec.tile_cycles({d.name: e for d, (e, _) in zip(spec.dims, combo)})
+    return total
+
+
 def compute_cycles(spec: LayerSpec, tiles: Mapping[str, int], params: TilingParams) -> int:
-    """Sum over tiles of the slowest core's share of the tile's ops (see module docstring)."""
+    """Sum over tiles of the slowest core's share of the tile's ops (see module docstring), or
+    of the tiles' cycles in the engine's own model (``spec.tile_cycles``)."""
     if spec.ops == 0:
         return 0
+    if spec.tile_cycles is not None:
+        return _engine_cycles(spec, tiles)
     pdims = [d for d in spec.dim_names if any(d in alt for alt in spec.parallel)]
     sizes = {d.name: d.size for d in spec.dims}
     cores = params.cores
@@ -168,6 +180,10 @@ def compute_grid(spec: LayerSpec, cands: Mapping[str, tuple[int, ...]], params: 
     points = len(next(iter(index.values()))) if index else 1
     if spec.ops == 0:
         return np.zeros(points, dtype=np.int64)
+    if spec.tile_cycles is not None:
+        return np.array([_engine_cycles(spec, {d.name: int(np.asarray(cands[d.name])[index[d.name][k]])
+                                               if d.name in index else d.size for d in spec.dims})
+                         for k in range(points)], dtype=np.int64)
     pdims = [d for d in spec.dim_names if any(d in alt for alt in spec.parallel)]
     cores = params.cores
     if not pdims:

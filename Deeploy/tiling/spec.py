@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Mapping, Sequence
+from typing import Callable, Mapping, Sequence
 
 __all__ = ["Dim", "AxisMap", "Operand", "LayerSpec", "TileScratch", "scratch_bytes", "AxisStats", "candidates", "tile_ranges",
            "axis_stats", "operand_ranges", "dma_layout", "dma_commands", "INPUT", "OUTPUT"]
@@ -158,6 +158,9 @@ class LayerSpec:
                   a ``TileScratch`` giving it per tile.
     whole:        why operand axes that are no Dim stay whole (reductions of Conv/GEMM).
     zero_copy:    a view that runs nothing: no tiles at all.
+    tile_cycles:  a hashable callable giving the compute cycles of one tile from its dims'
+                  extents (an engine with its own cycle model, e.g. an NPU); None: the tile's ops
+                  over the cores at the platform's ops per cycle.
     """
 
     layer: str
@@ -170,6 +173,7 @@ class LayerSpec:
     scratch: int | TileScratch = 0
     whole: tuple[str, ...] = ()
     zero_copy: bool = False
+    tile_cycles: Callable[[Mapping[str, int]], int] | None = None
 
     def dim(self, name: str) -> Dim:
         for d in self.dims:
@@ -187,7 +191,7 @@ class LayerSpec:
     def signature(self) -> tuple:
         """Everything that determines the solution except the layer's and tensors' names."""
         return (self.op, self.dims, tuple((o.role, o.elem_bytes, o.axes) for o in self.operands),
-                self.ops, self.parallel, self.orders(), self.scratch, self.zero_copy)
+                self.ops, self.parallel, self.orders(), self.scratch, self.zero_copy, self.tile_cycles)
 
     def whole_reasons(self) -> list[str]:
         """Why the tiles cannot shrink along some axes (for error messages)."""

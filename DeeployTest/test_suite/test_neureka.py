@@ -191,3 +191,22 @@ def test_no_npu_for_names_an_unknown_layer():
     assert configured.level("WMEM").size == 1 << 20
     lowered, _ = configured.passes[-1](graph)
     assert {n.name: n.op for n in lowered.nodes}["classifier"] == "RequantizedGemm"
+
+
+def test_npu_tiles_cost_the_npu_model():
+    """The tiler prices an NPU layer's tiles with the NPU's job model: a 6-row tile costs as
+    much as a 5-row one (one spatial subtile either way), 7 rows cost a second subtile."""
+    from Deeploy.targets.siracusa_w_neureka.params import NEUREKA
+    from Deeploy.tiling.costs import compute_cycles
+    from Deeploy.tiling.families import layer_spec
+    from Deeploy.targets.siracusa.platform import VIRTUAL_PLATFORM_L1
+    graph = _network(DEEPLOY_TEST / "Tests" / "Models" / "miniMobileNetv2")
+    graph, _ = make_assign_engines()(graph)
+    infer_graph(graph)
+    node = next(n for n in graph.nodes if n.name == "block1.expand")
+    spec = layer_spec(node, graph)
+    p = node.params
+    full = {d.name: d.size for d in spec.dims}
+    assert compute_cycles(spec, full, VIRTUAL_PLATFORM_L1) == p.batch * NEUREKA.job_cycles("1x1", *p.out_plane, p.cout, p.cin)
+    ext = dict(full, OW=p.out_plane[1], N=1)
+    assert spec.tile_cycles(dict(ext, OH=5)) == spec.tile_cycles(dict(ext, OH=6)) < spec.tile_cycles(dict(ext, OH=7))
