@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from Deeploy.errors import DeeployError
 from Deeploy.targets.siracusa_w_neureka.platform import WMEM_DEFAULT_SIZE
 
 __all__ = ["add_neureka_flags", "neureka_options"]
@@ -24,10 +25,15 @@ def add_neureka_flags(p: argparse.ArgumentParser) -> None:
                    help="keep these layers (node names) on the cluster")
     p.add_argument("--wmem-size", type=_bytes, default=WMEM_DEFAULT_SIZE,
                    help=f"bytes of the NPU's weight memory (default {WMEM_DEFAULT_SIZE})")
+    p.add_argument("--neureka-wmem", action="store_true",
+                   help="place NPU weights in the weight memory (not built yet: refused with a message)")
 
 
 def neureka_options(args: argparse.Namespace) -> dict:
     """The compile option ``platform_options`` from the flags (none when all are defaults)."""
+    if args.neureka_wmem:
+        raise DeeployError("--neureka-wmem: weight-memory placement is not built yet; without it the NPU's "
+                           "weights are DMA'd per tile (drop the flag)")
     names = [n for n in args.no_npu_for.split(",") if n]
     options = {}
     if names:
