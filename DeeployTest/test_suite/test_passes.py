@@ -109,3 +109,30 @@ def test_siracusa_passes_keep_goldens(test_dir):
             assert np.allclose(got[name], expected[name], rtol=rtol, atol=atol), name
         else:
             assert np.array_equal(got[name], expected[name]), name
+
+
+@pytest.mark.parametrize("keepdims", [0, 1])
+def test_float_mean_with_one_output_reduces_in_two_stages(tmp_path, keepdims):
+    """A float ReduceMean over three axes with one output per image: its last axis is reduced
+    first (the cores share 384 outputs), the mean stays within the float tolerance; the same
+    graph on integer data is left alone (a mean of rounded means is not the rounded mean)."""
+    node = helper.make_node("ReduceMean", ["x"], ["y"], name="mean", axes=[1, 2, 3], keepdims=keepdims)
+    g = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 8, 48, 32])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), tmp_path / "m.onnx")
+    for values, split in ((RNG.normal(size=(1, 8, 48, 32)).astype(np.float32), True),
+                          (RNG.integers(-128, 128, (1, 8, 48, 32)), False)):
+        graph = load_onnx(tmp_path / "m.onnx")
+        assign_input_types(graph, {"x": values})
+        infer_graph(graph)
+        before = run_reference(graph, {"x": values})["y"]
+        lowered = run_passes(graph, SIRACUSA_PASSES)
+        after = run_reference(lowered, {"x": values})["y"]
+        parts = [n for n in lowered.nodes if n.op == "ReduceMean"]
+        assert len(parts) == (2 if split else 1)
+        if split:
+            assert list(parts[0].params.axes) == [3] and lowered.tensors[parts[0].outputs[0]].shape == (1, 8, 48, 1)
+            rtol, atol = FLOAT_TOLERANCE[lowered.tensors["y"].dtype]
+            assert after.shape == before.shape and np.allclose(after, before, rtol=rtol, atol=atol)
+        else:
+            assert np.array_equal(after, before)

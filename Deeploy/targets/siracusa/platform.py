@@ -6,6 +6,7 @@ from dataclasses import replace
 from Deeploy.passes.constant_folding import fold_constants
 from Deeploy.passes.div_folding import fold_integer_division
 from Deeploy.passes.layout import convs_to_channels_last, simplify_transposes
+from Deeploy.passes.reductions import split_float_reductions
 from Deeploy.passes.requant_fusion import fuse_requant
 from Deeploy.targets.platform import Engine, MemoryLevel, Platform
 from Deeploy.targets.siracusa.bindings import SIRACUSA_BINDINGS
@@ -25,6 +26,7 @@ SIRACUSA_PASSES = (
     convs_to_channels_last,    # convolutions run HWC
     fold_constants,            # weight transposes become constants
     simplify_transposes,       # cancel inverse pairs, move transposes through elementwise ops
+    split_float_reductions,    # float means/sums with few outputs reduce their last axis first
 )
 
 TIMING = TimingModel(          # sources: TimingModel's docstring and specs/siracusa-timing.md
