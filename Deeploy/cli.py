@@ -92,6 +92,16 @@ def _load(args, say=print):
     return onnx_path, graph, values
 
 
+def _platform_options(args) -> dict | None:
+    """Options of the platform itself (its ``configure``): NPU exclusions, weight-memory size."""
+    options = {}
+    if args.no_npu_for:
+        options["no_npu_for"] = [n for n in args.no_npu_for.split(",") if n]
+    if args.wmem_size is not None:
+        options["wmem_size"] = args.wmem_size
+    return options or None
+
+
 def _compile(args) -> None:
     from Deeploy.compiler import compile_graph
     from Deeploy.frontend import assign_input_types
@@ -106,7 +116,8 @@ def _compile(args) -> None:
     with _snapshot_folder(out.with_name(out.name + "_states") if args.snapshots else None) as states:
         result = compile_graph(graph, args.platform, out, source=onnx_path.name, snapshot_dir=states,
                                cores=args.cores, log=print if args.verbose else None, extra_files=testbench,
-                               tiling=tiling_options(args), name=args.name)
+                               tiling=tiling_options(args), name=args.name,
+                               platform_options=_platform_options(args))
     for note in result.notes:
         print("note:", note)
     s = result.summary
@@ -181,6 +192,10 @@ def main(argv: list[str] | None = None) -> int:
                    help="prefix of every exported C symbol (NET_InitNetwork, NET_RunNetwork, NET_inputs...) "
                         "and macro (NET_ARENA_L2_BYTES...) so several networks link into one program "
                         "(default: InitNetwork, RunNetwork, DeeployNetwork_*)")
+    c.add_argument("--no-npu-for", default="", metavar="NAME[,NAME]",
+                   help="platforms with an NPU (Siracusa_w_neureka): keep these layers on the cluster")
+    c.add_argument("--wmem-size", type=int, default=None, metavar="BYTES",
+                   help="platforms with an NPU weight memory: its size (default 4 MiB)")
     c.add_argument("--snapshots", action="store_true", help="write ONNX snapshots to <output>_states/")
     c.add_argument("--emit-testbench", action="store_true",
                    help="add main.c and testdata.h: feed the inputs, check the expected outputs, print "

@@ -210,3 +210,18 @@ def test_npu_tiles_cost_the_npu_model():
     assert compute_cycles(spec, full, VIRTUAL_PLATFORM_L1) == p.batch * NEUREKA.job_cycles("1x1", *p.out_plane, p.cout, p.cin)
     ext = dict(full, OW=p.out_plane[1], N=1)
     assert spec.tile_cycles(dict(ext, OH=5)) == spec.tile_cycles(dict(ext, OH=6)) < spec.tile_cycles(dict(ext, OH=7))
+
+
+def test_deeploy_compile_takes_the_npu_options(tmp_path):
+    import subprocess
+    import sys
+    model = DEEPLOY_TEST / "Tests" / "Models" / "miniMobileNetv2" / "network.onnx"
+    cmd = [sys.executable, "-m", "Deeploy.cli", "compile", str(model), "-o"]
+    ok = subprocess.run(cmd + [str(tmp_path / "a"), "--platform", "Siracusa_w_neureka", "--no-npu-for", "classifier",
+                               "--wmem-size", str(1 << 20), "-v"], capture_output=True, text=True)
+    assert ok.returncode == 0, ok.stderr
+    assert "engine cluster for RequantizedGemm 'classifier': kept on the cluster by --no-npu-for" in ok.stdout
+    bad = subprocess.run(cmd + [str(tmp_path / "b"), "--platform", "Siracusa", "--no-npu-for", "classifier"],
+                         capture_output=True, text=True)
+    assert bad.returncode != 0 and "platform Siracusa takes no options (got no_npu_for)" in bad.stdout + bad.stderr
+    assert not (tmp_path / "b").exists()
