@@ -27,7 +27,7 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from Deeploy.errors import FrontendError
-from Deeploy.frontend.onnx_loader import data_values
+from Deeploy.frontend.onnx_loader import data_values, integer_values
 from Deeploy.ir.graph import Graph
 
 __all__ = ["load_npz_arrays", "map_arrays", "check_shape", "SHAPE_RULE"]
@@ -135,6 +135,10 @@ def map_arrays(path: str | Path, arrays: Mapping[str, np.ndarray] | Sequence[np.
         name = names[position]
         what = f"{path}: array '{key}' (for {role} '{name}')"
         values = data_values(arrays[key], what)
+        declared = graph.tensors[name].dtype
+        if values.dtype.kind == "f" and name not in graph.float_declared and declared is not None \
+                and not declared.is_float:
+            integer_values(arrays[key], f"{what}, declared {declared.name} in the network,")  # not float data
         shape = graph.tensors[name].shape
         if shape is not None:
             values = check_shape(values, shape, what)

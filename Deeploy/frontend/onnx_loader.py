@@ -75,8 +75,7 @@ def integer_values(array: np.ndarray, what: str) -> np.ndarray:
         raise FrontendError(f"{what} has unsupported element type {array.dtype}")
     if not np.all(np.isfinite(array)) or not np.all(array == np.round(array)):
         bad = array[~(np.isfinite(array) & (array == np.round(array)))].reshape(-1)[0]
-        raise FrontendError(f"{what} holds non-integer value {bad}: only integer (fake-float) "
-                            "networks are supported")
+        raise FrontendError(f"{what} holds non-integer value {bad} where integers are expected")
     if array.size and (array.max() > 2**62 or array.min() < -2**62):
         raise FrontendError(f"{what} holds values beyond 64-bit integers")
     return array.astype(np.int64)

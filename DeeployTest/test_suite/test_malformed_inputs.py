@@ -89,6 +89,18 @@ def _truncate_onnx(d: Path) -> None:
     (d / "network.onnx").write_bytes(data[:len(data) // 2])
 
 
+def _integer_inputs(a: np.ndarray) -> Callable[[Path], None]:
+    """Declare the network's inputs int32 (a float-declared input with fractional values makes a
+    float network, which is valid) and give input 'a' the values ``a``."""
+    def apply(d: Path) -> None:
+        model = onnx.load(d / "network.onnx")
+        for vi in model.graph.input:
+            vi.type.tensor_type.elem_type = TensorProto.INT32
+        onnx.save(model, d / "network.onnx")
+        np.savez(d / "inputs.npz", a=a, b=np.zeros(SHAPE, np.float32))
+    return apply
+
+
 ZEROS = np.zeros(SHAPE, np.float32)
 GARBAGE = RNG.integers(0, 256, 300, dtype=np.uint8).tobytes()
 
@@ -108,7 +120,7 @@ DATA_CASES = [
     ("outputs-fewer-values", _savez("outputs.npz", y=np.zeros(100)), ("outputs.npz", "'y'", "[100]", "[5, 25]")),
     ("outputs-transposed", _savez("outputs.npz", y=np.zeros((25, 5))), ("outputs.npz", "[25, 5]", "[5, 25]")),
     ("inputs-wrong-shape", _savez("inputs.npz", a=ZEROS, b=np.zeros((5, 24))), ("inputs.npz", "'b'", "[5, 24]")),
-    ("inputs-non-integer", _savez("inputs.npz", a=ZEROS + 0.5, b=ZEROS), ("inputs.npz", "'a'", "non-integer")),
+    ("inputs-non-integer", _integer_inputs(ZEROS + 0.5), ("inputs.npz", "'a'", "int32", "non-integer")),
     ("onnx-truncated", _truncate_onnx, ("network.onnx",)),
     ("onnx-random", _save_bytes("network.onnx", GARBAGE), ("network.onnx",)),
     ("onnx-empty", _save_bytes("network.onnx", b""), ("network.onnx",)),
