@@ -9,6 +9,7 @@ integer-declared ones keep their integer type); otherwise float-declared tensors
 
 from __future__ import annotations
 
+import ast
 from pathlib import Path
 
 import numpy as np
@@ -17,7 +18,7 @@ from onnx import numpy_helper
 
 from Deeploy.errors import FrontendError
 from Deeploy.ir.dtypes import BFLOAT16, FLOAT32, FLOAT_ONNX_TYPES, dtype_of_onnx
-from Deeploy.ir.graph import Graph, Node, Tensor
+from Deeploy.ir.graph import NAME_SCOPES_KEY, Graph, Node, Tensor
 
 __all__ = ["load_onnx", "integer_values", "integer_valued", "data_values", "promote_to_float", "is_float_graph", "ACCEPTED_DOMAINS"]
 
@@ -97,6 +98,20 @@ def _attribute_value(attr: onnx.AttributeProto):
     if attr.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS):
         raise FrontendError(f"attribute '{attr.name}' holds a subgraph: control flow is not supported")
     return value
+
+
+def _name_scopes(node: onnx.NodeProto) -> tuple[str, ...]:
+    """The module path the exporter recorded (``"['', 'encoder', 'encoder.layer.0', ...]"``);
+    empty when absent or not a list of strings."""
+    for prop in node.metadata_props:
+        if prop.key == NAME_SCOPES_KEY:
+            try:
+                scopes = ast.literal_eval(prop.value)
+            except (ValueError, SyntaxError, MemoryError, RecursionError):
+                return ()
+            if isinstance(scopes, (list, tuple)) and all(isinstance(s, str) for s in scopes):
+                return tuple(scopes)
+    return ()
 
 
 def _declared_shape(value_info: onnx.ValueInfoProto, path: Path) -> tuple[int, ...] | None:
@@ -182,7 +197,8 @@ def load_onnx(path: str | Path) -> Graph:
         if proto.domain not in ACCEPTED_DOMAINS:
             unsupported_domains.append(f"{proto.op_type} ('{name}', domain '{proto.domain}')")
         attrs = {a.name: _attribute_value(a) for a in proto.attribute}
-        node = Node(name, proto.op_type, list(proto.input), list(proto.output), attrs, proto.domain)
+        node = Node(name, proto.op_type, list(proto.input), list(proto.output), attrs, proto.domain,
+                    scopes=_name_scopes(proto))
         for out in node.outputs:
             if out in tensors:
                 raise FrontendError(f"{path}: tensor '{out}' is produced twice (again by '{name}')")

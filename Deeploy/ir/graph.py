@@ -16,7 +16,9 @@ from Deeploy.errors import GraphError
 from Deeploy.ir.dtypes import DType, dtype_of_values
 from Deeploy.ir.region import Region, region_mismatch
 
-__all__ = ["Tensor", "Node", "Graph"]
+__all__ = ["Tensor", "Node", "Graph", "NAME_SCOPES_KEY"]
+
+NAME_SCOPES_KEY = "pkg.torch.onnx.name_scopes"   # node metadata of torch.onnx.export(dynamo=True): repr of a list
 
 
 @dataclass
@@ -63,6 +65,7 @@ class Node:
     attrs: dict[str, Any] = field(default_factory=dict)
     domain: str = ""
     params: Any = None
+    scopes: tuple[str, ...] = ()   # module path from the exporter's pkg.torch.onnx.name_scopes, outermost first
 
     def __repr__(self) -> str:
         return f"{self.op}('{self.name}')"

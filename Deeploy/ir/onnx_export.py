@@ -16,7 +16,7 @@ import onnx
 from onnx import helper, numpy_helper
 
 from Deeploy.ir.dtypes import onnx_elem_type
-from Deeploy.ir.graph import Graph
+from Deeploy.ir.graph import NAME_SCOPES_KEY, Graph
 
 __all__ = ["to_onnx", "save_snapshot", "DEEPLOY_DOMAIN", "BASE_OPSET"]
 
@@ -71,6 +71,8 @@ def _nodes(graph: Graph, opset: int, standard: set[str], node_notes: dict, in_re
                 proto.metadata_props.add(key=f"deeploy.{k}", value=_metadata_value(v))
         for k, v in sorted(node_notes.get(n.name, {}).items()):
             proto.metadata_props.add(key=f"deeploy.{k}", value=str(v))
+        if n.scopes:   # the exporter's module path, kept as it was read
+            proto.metadata_props.add(key=NAME_SCOPES_KEY, value=repr(list(n.scopes)))
         if n.name in in_region:   # region[iteration].body position, shown by Netron as metadata
             proto.metadata_props.add(key="deeploy.region", value=in_region[n.name])
         nodes.append(proto)

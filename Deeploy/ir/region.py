@@ -12,7 +12,9 @@ what the body reads:
 - ``INVARIANT``: the same tensor in every iteration (an outside activation, or a constant whose
   values are identical in every iteration, or the very same constant);
 - ``PER_ITERATION``: a constant of the same shape whose values differ per iteration
-  (weights, biases, requantisation multipliers): stacked ``[N, ...]`` and indexed by iteration.
+  (weights, biases, requantisation multipliers): stacked ``[N, ...]`` and indexed by iteration;
+  or a distinct graph input per iteration (a layer's KV-cache slice), read through a pointer
+  per iteration.
 """
 
 from __future__ import annotations
@@ -28,7 +30,8 @@ from Deeploy.ir.dtypes import DType, widest
 if TYPE_CHECKING:
     from Deeploy.ir.graph import Graph, Node
 
-__all__ = ["Region", "InputKind", "BodyInput", "region_mismatch", "body_inputs"]
+__all__ = ["Region", "InputKind", "BodyInput", "region_mismatch", "body_inputs", "node_signature", "value_attrs",
+           "body_attributes"]
 
 
 @dataclass(frozen=True)
@@ -74,11 +77,24 @@ def _instances(graph: "Graph", region: Region) -> list[list["Node"]]:
 
 
 
-def _signature(graph: "Graph", node: "Node") -> tuple:
+def value_attrs(node: "Node") -> frozenset[str]:
+    """The node's attributes that are numbers its kernel computes with (``OpDef.value_attrs``):
+    they may differ between iterations."""
+    from Deeploy.ops import registered_ops   # the IR does not import the ops at load time
+    op = registered_ops().get(node.op)
+    return op.value_attrs if op is not None else frozenset()   # unknown op: every attribute is structure
+
+
+def node_signature(graph: "Graph", node: "Node") -> tuple:
+    """What must agree between a node and its counterpart in every other iteration (hashable);
+    attributes that are values (``value_attrs``) are left out."""
+    values = value_attrs(node)
+
     def tensor(name):   # constants' types follow their values, which may differ per iteration
         t = graph.tensors[name] if name else None
         return None if t is None else (t.shape, "constant" if t.is_constant else str(t.dtype))
-    attrs = tuple(sorted((k, repr(v.tolist() if isinstance(v, np.ndarray) else v)) for k, v in node.attrs.items()))
+    attrs = tuple(sorted((k, repr(v.tolist() if isinstance(v, np.ndarray) else v)) for k, v in node.attrs.items()
+                         if k not in values))
     return (node.op, node.domain, attrs, tuple(tensor(i) for i in node.inputs), tuple(tensor(o) for o in node.outputs))
 
 
@@ -97,7 +113,7 @@ def region_mismatch(graph: "Graph", region: Region) -> str | None:
     first, carried_from = instances[0], {}
     for i, nodes in enumerate(instances[1:], start=1):
         for k, (ref, node) in enumerate(zip(first, nodes)):
-            if _signature(graph, ref) != _signature(graph, node):
+            if node_signature(graph, ref) != node_signature(graph, node):
                 return (f"region '{region.name}': iteration {i} differs at body position {k}: "
                         f"'{node.name}' ({node.op}) vs '{ref.name}' ({ref.op}) (op, attributes, shapes or dtypes)")
             for slot, (a, b) in enumerate(zip(ref.inputs, node.inputs)):
@@ -128,6 +144,8 @@ def _wiring(a: str, b: str, i: int, where: dict, graph: "Graph") -> InputKind | 
     ta, tb = graph.tensors[a], graph.tensors[b] if b else None
     if ta is not None and tb is not None and ta.is_constant and tb.is_constant:
         return InputKind.INVARIANT if np.array_equal(ta.value, tb.value) else InputKind.PER_ITERATION
+    if a in graph.inputs and b in graph.inputs:   # a graph input of its own per iteration (a KV-cache slice)
+        return InputKind.PER_ITERATION
     return None
 
 
@@ -148,4 +166,18 @@ def body_inputs(graph: "Graph", region: Region) -> list[BodyInput]:
             kind = (InputKind.CARRIED if InputKind.CARRIED in kinds else
                     InputKind.PER_ITERATION if InputKind.PER_ITERATION in kinds else InputKind.INVARIANT)
             found.append(BodyInput(k, slot, kind, reads, widest(*(graph.tensors[t].dtype for t in reads))))
+    return found
+
+
+def body_attributes(graph: "Graph", region: Region) -> dict[tuple[int, str], tuple]:
+    """The value attributes (``value_attrs``) that differ between iterations: (body position,
+    attribute name) -> the value of each iteration, to be passed per iteration like the
+    per-iteration inputs."""
+    instances = _instances(graph, region)
+    found = {}
+    for k, ref in enumerate(instances[0]):
+        for attr in sorted(value_attrs(ref) & set(ref.attrs)):
+            values = tuple(nodes[k].attrs.get(attr) for nodes in instances)
+            if any(repr(v) != repr(values[0]) for v in values[1:]):
+                found[(k, attr)] = values
     return found

@@ -61,6 +61,8 @@ class OpDef:
     examples:  its test records: rng -> one-node cases (``Deeploy/ops/examples.py``)
     fuse_slots: None, or the op fuses with a following RequantShift into ``Requantized<op>``
                whose mul and add follow this many input slots (absent optional inputs as '')
+    value_attrs: attributes that are numbers the kernel computes with, not structure
+               (quantisation coefficients): the iterations of a loop region may differ in them
     """
 
     name: str
@@ -73,6 +75,7 @@ class OpDef:
     fuse_slots: int | None = None
     magnitude: Callable[[Any, Sequence[int], Sequence[Tensor | None], Sequence[DType]], list[int]] | None = None
     examples: Callable[[np.random.Generator], list] | None = None
+    value_attrs: frozenset[str] = frozenset()
 
     @property
     def alias(self) -> bool:

@@ -109,7 +109,7 @@ register(OpDef("iGELU", _igelu_parse, lambda p, ins: [(p.shape, INT32)], _igelu_
                _elementwise_cost(7),
                traits=frozenset({Trait.ELEMENTWISE}), tiling="pointwise", fuse_slots=0,
                magnitude=lambda p, b, ins, outs: [b[0] * ((abs(p.one) + p.b * p.b + abs(p.one)) // 2 + 1)],
-               examples=_igelu_cases))
+               examples=_igelu_cases, value_attrs=frozenset({"b", "one"})))
 
 
 # ---- iHardswish ----------------------------------------------------------------------------
@@ -140,7 +140,7 @@ register(OpDef("iHardswish", _ihardswish_parse, lambda p, ins: [(p.shape, INT32)
                _ihardswish_reference, _elementwise_cost(4),
                traits=frozenset({Trait.ELEMENTWISE}), tiling="pointwise", fuse_slots=0,
                magnitude=lambda p, b, ins, outs: [b[0] * max(abs(p.six), abs(p.three) + b[0]) * abs(p.one_over_six)],
-               examples=_ihardswish_cases))
+               examples=_ihardswish_cases, value_attrs=frozenset({"one_over_six", "three", "six"})))
 
 
 # ---- Relu ----------------------------------------------------------------------------------

@@ -70,7 +70,7 @@ def _make(base_op: str) -> OpDef:
 
     base = op_named(base_op)
     return OpDef(fused_name(base_op), parse, infer, reference, cost, traits=base.traits - {Trait.STANDARD},
-                 tiling=f"requantized_{base.tiling}")
+                 tiling=f"requantized_{base.tiling}", value_attrs=base.value_attrs)
 
 
 for _op in FUSABLE:

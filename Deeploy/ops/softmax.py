@@ -139,7 +139,7 @@ register(OpDef("iSoftmax", _isoftmax_parse, lambda p, ins: [(p.shape, UINT8)],
                _isoftmax_reference, _softmax_cost,
                traits=frozenset({Trait.ROWWISE}), tiling="softmax",
                magnitude=output_type_magnitudes,
-               examples=_isoftmax_cases))
+               examples=_isoftmax_cases, value_attrs=frozenset({"coeffA", "coeffB", "coeffC", "log2"})))
 
 
 # ---- ITAMax --------------------------------------------------------------------------------

@@ -113,6 +113,8 @@ def apply_rules(graph: Graph, rule_set: RuleSet, log: Callable[[str], None] | No
                         log(f"  {rule_set.name}/{rule.name}: not at '{node.name}': {reason}")
                     continue
                 replacement = rule.replace(work, matched)
+                for n in replacement:   # new nodes stay in the module the matched nodes came from
+                    n.scopes = n.scopes or matched[-1].scopes
                 at = work.nodes.index(matched[-1])
                 work.nodes[at:at + 1] = replacement
                 for n in matched[:-1]:
