@@ -107,7 +107,7 @@ def tiled_layer_code(k: int, layer: Layer, sched: TileSchedule, graph: Graph, na
     lines.append(f"static const {TILED_LAYER.c_name} {p} = " + TILED_LAYER.initializer(dict(
         ndims=len(dims), noperands=len(sched.slots), double_buffer=int(sched.double_buffer), order=f"{p}_order",
         size=f"{p}_size", l2_tile=f"{p}_l2", l1_tile=f"{p}_l1", dim_class=f"{p}_cls", class_radix=f"{p}_radix",
-        operands=f"{p}_ops", kernel=f"{p}_kernel")) + ";")
+        operands=f"{p}_ops", kernel=f"{p}_kernel", engine_sync=layer.engine.tile_sync or "NULL")) + ";")
     tile_ops, l2_ops = [], [0] * sched.l2_tiles()
     for j2, cls, _ in sched.tiles():
         tile_ops.append(class_ops[cls])

@@ -18,7 +18,8 @@ from dataclasses import dataclass
 from typing import Mapping, Sequence
 
 __all__ = ["Marker", "MARKERS", "CField", "CStruct", "TILE_STRUCTS", "TILE_AXIS", "TILE_OPERAND", "TILE_ARG",
-           "TILED_LAYER", "TILE_LIMITS", "TILE_MAX_DIMS", "TILE_MAX_OPERANDS", "TILE_MAX_RANK", "TILE_MARKS",
+           "TILED_LAYER", "TILE_LIMITS", "TILE_SYNC",
+           "TILE_MAX_DIMS", "TILE_MAX_OPERANDS", "TILE_MAX_RANK", "TILE_MARKS",
            "LAYER_BASE", "LAYER_END", "LAYER_COUNT", "layer_marker", "check_tile_limits"]
 
 
@@ -147,6 +148,12 @@ TILE_MAX_RANK = 8
 TILE_LIMITS = (("DEEPLOY_TILE_MAX_DIMS", TILE_MAX_DIMS, "iteration dims of a tiled layer"),
                ("DEEPLOY_TILE_MAX_OPERANDS", TILE_MAX_OPERANDS, "operands of a tiled layer"),
                ("DEEPLOY_TILE_MAX_RANK", TILE_MAX_RANK, "axes of one operand"))
+# What the tile loop asks of an engine whose tile kernels may return with work in flight
+# (deeploy_tiled_layer_t.engine_sync): wait for all of it, for every tile's but the latest one's,
+# or let the following tiles return early.
+TILE_SYNC = (("DEEPLOY_TILE_SYNC_ALL", 0, "wait for every tile's work; stop deferring"),
+             ("DEEPLOY_TILE_SYNC_PREVIOUS", 1, "wait for the work of every tile but the latest"),
+             ("DEEPLOY_TILE_SYNC_DEFER", 2, "the following tile kernels may return with work in flight"))
 
 
 @dataclass(frozen=True)
@@ -232,6 +239,8 @@ TILED_LAYER = CStruct("deeploy_tiled_layer_t", "a tiled layer: iteration space, 
     CField("class_radix", "const uint32_t *{}", "tile class = sum over d of dim_class[d][i] * radix[d]"),
     CField("operands", "const deeploy_tile_operand_t *{}"),
     CField("kernel", "void (*{})(void *)", "forked on every tile with a deeploy_tile_t *"),
+    CField("engine_sync", "void (*{})(uint32_t)",
+           "NULL, or the hook of an engine whose kernels can return with work in flight (DEEPLOY_TILE_SYNC_*)"),
 ))
 
 TILE_STRUCTS: tuple[CStruct, ...] = (TILE_AXIS, TILE_OPERAND, TILE_ARG, TILED_LAYER)

@@ -54,7 +54,7 @@ def _runtime_header() -> str:
     lines += _marker_lines(plugin_only=False)
     lines += ["#define DEEPLOY_RT_DMA_ENGINE(e) (DEEPLOY_RT_DMA_ENGINE_BASE + (e)) /* e = 0..MAX_ENGINES-1 */", "",
               "/* ---- tables of tiled layers (read by deeploy_run_tiled) ---- */"]
-    lines += [_define(name, str(value), doc) for name, value, doc in abi.TILE_LIMITS]
+    lines += [_define(name, str(value), doc) for name, value, doc in abi.TILE_LIMITS + abi.TILE_SYNC]
     for s in abi.TILE_STRUCTS:
         lines += [""] + _struct_lines(s)
     return "\n".join(lines + ["", "#endif", ""])

@@ -25,12 +25,16 @@ TARGET_LIBRARIES = target_libraries()
 class Engine:
     """What runs the layers bound to it. ``cores``: the most cores one call may use; ``forked``:
     every layer is a function its runtime forks on all cores (a cluster) rather than an inline
-    call; ``runtime``: the C header of its runtime the generated code includes ('' for none)."""
+    call; ``runtime``: the C header of its runtime the generated code includes ('' for none);
+    ``tile_sync``: the C function (of that runtime) the double-buffered tile loop calls when the
+    engine's kernels may return with work in flight ('' for kernels that finish before returning;
+    ``DEEPLOY_TILE_SYNC_*`` in ``Deeploy/runtime/abi.py``)."""
 
     name: str
     cores: int = 1
     forked: bool = False
     runtime: str = ""
+    tile_sync: str = ""
 
 
 HOST = Engine("serial")   # one core, plain calls
@@ -110,6 +114,9 @@ class Platform:
     execute: Callable[[Path, float], tuple[int, str]] | None = None
     # the platform with user options applied (e.g. NPU exclusions); None: it takes no options
     configure: Callable[..., "Platform"] | None = None
+    # decides which constants live in a weight memory once the memory plan exists, changing the
+    # plan; (graph, layers, plan, platform, tiling options or None, cores, log) -> notes
+    place_weights: Callable[..., list[str]] | None = None
 
     @property
     def kernel_dirs(self) -> tuple[Path, ...]:

@@ -19,7 +19,9 @@ from Deeploy.frontend import assign_input_types, load_onnx
 from Deeploy.targets.siracusa_w_neureka.params import NEUREKA
 
 from Deeploy.manifest import read_manifest
+from Deeploy.runtime.abi import NPU_JOB_END, NPU_WAIT
 from Deeploy.targets.siracusa.profile import layer_profile
+from Deeploy.targets.siracusa.npu_timeline import npu_job_cycles
 from Deeploy.targets.siracusa.timing import model_cycles, read_records
 from Deeploy.tiling.network import TilingOptions
 from DeeployTest.testUtils.runner import run_test
@@ -107,6 +109,34 @@ def test_npu_job_cycles_follow_the_spec_model(tmp_path, capsys):
 @pytest.mark.parametrize("l1,level,db", [(16000, "L2", False), (2000, "L3", True)])
 def test_mobilenet_tiled(l1, level, db, capsys):
     _tiled(MOBILENET, l1, level, db, capsys)
+
+
+def _jobs_in_flight(gen: Path) -> int:
+    """The most NPU jobs core 0 had triggered and not yet waited for, from its records."""
+    records = read_records(gen / "build" / "records.txt")
+    jobs = npu_job_cycles(records)
+    flight = most = 0
+    for r in records.by_hart[0]:
+        if r.marker == NPU_JOB_END and (0, r.seq) in jobs:
+            flight += 1
+            most = max(most, flight)
+        elif r.marker == NPU_WAIT:
+            flight -= 1
+            assert flight >= 0, "a wait without a job"
+    assert flight == 0, "jobs never waited for"
+    return most
+
+
+@pytest.mark.parametrize("db", [True, False])
+def test_tiles_use_the_job_queue(db, corpus, capsys):
+    """Double-buffered, a tile's job is programmed while the previous tile's runs (two jobs in
+    flight, the queue's depth, never more) and its outputs are written back after the next
+    tile's job is triggered; single-buffered, each job is waited for before the next. Bit-exact
+    either way (PW_2D at --l1 32000 has five tiles)."""
+    test_dir = corpus / "Kernels" / "Integer" / "Conv" / "PW_2D"
+    _tiled(test_dir, 32000, "L2", db, capsys)
+    gen = DEEPLOY_TEST / "TEST_SIRACUSA_W_NEUREKA_TILED" / f"l1_32000_L2_{int(db)}" / test_dir.name
+    assert _jobs_in_flight(gen) == (NEUREKA.queue_depth if db else 1)
 
 
 @pytest.mark.slow

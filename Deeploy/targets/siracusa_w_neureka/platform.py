@@ -1,7 +1,7 @@
 """Siracusa_w_neureka: Siracusa (its memory, cluster engine, bindings, passes, tiling and cycle
 model, by composition) plus the Neureka NPU as a second engine and its weight memory as a memory
 level (``specs/neureka.md``). ``configure`` applies the user's options (``--no-npu-for``,
-``--wmem-size``)."""
+``--wmem-size``, ``--neureka-wmem``: NPU weights placed in the weight memory, ``wmem.py``)."""
 
 from __future__ import annotations
 
@@ -13,32 +13,39 @@ from Deeploy.targets.platform import Engine, MemoryLevel, Platform
 from Deeploy.targets.siracusa.platform import SIRACUSA, SIRACUSA_PASSES
 from Deeploy.targets.siracusa_w_neureka.assign import assign_engines, make_assign_engines
 from Deeploy.targets.siracusa_w_neureka.bindings import NEUREKA_BINDINGS
+from Deeploy.targets.siracusa_w_neureka.params import WEIGHT_MEMORY
+from Deeploy.targets.siracusa_w_neureka.wmem import WMEM, place_weights
 
 __all__ = ["PLATFORM", "NPU_ENGINE", "WMEM_LEVEL", "WMEM_DEFAULT_SIZE", "configure", "with_wmem_size"]
 
 MiB = 1024 * 1024
 
 # The NPU: one job at a time per context, programmed by one core (spec "Geometry, registers, job
-# queue"); it is not a cluster, its layers are not forked.
-NPU_ENGINE = Engine("neureka", cores=1, forked=False, runtime="neureka.h")
+# queue"); it is not a cluster, its layers are not forked. Tiled, a tile's jobs run while the next
+# tile's are programmed (the queue holds two): the tile loop waits through neureka_tile_sync.
+NPU_ENGINE = Engine("neureka", cores=1, forked=False, runtime="neureka.h", tile_sync="neureka_tile_sync")
 
 # The SRAM part of the Neural Memory Subsystem, modelled as a 4 MiB level as the peer does (spec
-# "Weight memory": 8 MiB window at 0x10400000, SRAM at +4 MiB); 32-byte weight words.
-WMEM_DEFAULT_SIZE = 4 * MiB
-WMEM_LEVEL = MemoryLevel("WMEM", WMEM_DEFAULT_SIZE, alignment=32)
+# "Weight memory": 8 MiB window at 0x10400000, SRAM at +4 MiB; params.WEIGHT_MEMORY); 32-byte
+# weight words. Its contents are constants (DEEPLOY_WMEM_CONST, neureka.h) loaded with the program.
+WMEM_DEFAULT_SIZE = WEIGHT_MEMORY.window_bytes - WEIGHT_MEMORY.sram_offset
+WMEM_LEVEL = MemoryLevel(WMEM, WMEM_DEFAULT_SIZE, alignment=WEIGHT_MEMORY.word_bytes, const_attr="DEEPLOY_WMEM_CONST")
 
 # Siracusa's passes, then the engine assignment (after the layout pass: it reads channels-last convs).
 NEUREKA_PASSES = (*SIRACUSA_PASSES, assign_engines)
 
 
-def configure(no_npu_for: Sequence[str] = (), wmem_size: int = WMEM_DEFAULT_SIZE) -> Platform:
-    """The platform with the layers named in ``no_npu_for`` kept on the cluster and a weight
-    memory of ``wmem_size`` bytes (a positive multiple of 32)."""
+def configure(no_npu_for: Sequence[str] = (), wmem_size: int = WMEM_DEFAULT_SIZE, neureka_wmem: bool = False
+              ) -> Platform:
+    """The platform with the layers named in ``no_npu_for`` kept on the cluster, a weight memory
+    of ``wmem_size`` bytes (a positive multiple of 32) and, with ``neureka_wmem``, the NPU weights
+    that save the most modelled cycles placed in it (``wmem.py``)."""
     if wmem_size <= 0 or wmem_size % WMEM_LEVEL.alignment:
         raise DeeployError(f"weight memory size must be a positive multiple of {WMEM_LEVEL.alignment} bytes "
                            f"(got {wmem_size})")
     memory = tuple(replace(m, size=wmem_size) if m.name == WMEM_LEVEL.name else m for m in PLATFORM.memory)
-    return replace(PLATFORM, memory=memory, passes=(*SIRACUSA_PASSES, make_assign_engines(no_npu_for)))
+    return replace(PLATFORM, memory=memory, passes=(*SIRACUSA_PASSES, make_assign_engines(no_npu_for)),
+                   place_weights=place_weights if neureka_wmem else None)
 
 
 PLATFORM = replace(

@@ -2,7 +2,7 @@
  *
  * The driver programs a job the way the hardware is programmed: acquire a job slot (one of the
  * NEUREKA_QUEUE_DEPTH register contexts; -1 when the queue is full), write the job registers,
- * trigger, and wait for completion. The virtual platform has no NPU device: triggering runs the
+ * trigger, and wait for completion (jobs complete in trigger order). The virtual platform has no NPU device: triggering runs the
  * functional model of the job on the triggering hart, between the NPU job markers, so the
  * timing plugin does not count the model's instructions as core work. The model is bit-exact
  * with the engine: weights decoded from the offline layout (bit planes, channel subtiles,
@@ -13,9 +13,17 @@
 #define NEUREKA_H
 
 #include <stdint.h>
+#include <stdio.h>
 
 #include "deeploy_abi.h"
 #include "deeploy_runtime.h"   /* the cluster runtime the NPU is driven from (memory placement macros) */
+
+/* Weights placed in the weight memory (--neureka-wmem): constants of its own section, loaded with
+ * the program as the chip's MRAM/SRAM is preloaded; 32-byte weight words. The linker gives the
+ * level its region; a job with NEUREKA_CONF_WMEM reads its weights there, through the weight port. */
+#define DEEPLOY_WMEM_CONST __attribute__((section(".wmem_rodata"), aligned(32)))
+extern const uint8_t __deeploy_region_WMEM_start[] __attribute__((weak));
+extern const uint8_t __deeploy_region_WMEM_end[] __attribute__((weak));
 
 #define NEUREKA_QUEUE_DEPTH 2
 #define NEUREKA_ARRAY 6             /* 6x6 processing elements: output subtile of 6x6 pixels */
@@ -73,6 +81,10 @@ typedef struct {
     uint32_t regs[NEUREKA_QUEUE_DEPTH][NEUREKA_JOB_REGS];
     uint8_t busy[NEUREKA_QUEUE_DEPTH];  /* acquired or running, not yet waited for */
     uint8_t next;                        /* the context the next acquire tries first */
+    uint8_t order[NEUREKA_QUEUE_DEPTH];  /* contexts of the triggered jobs, oldest first (a ring) */
+    uint32_t triggered, waited;          /* jobs triggered and waited for so far */
+    uint32_t tile_first;                 /* the first job of the latest tile (deferred tiles) */
+    uint8_t defer;                       /* tile kernels return with their jobs in flight */
 } neureka_state_t;
 
 static neureka_state_t neureka_state;
@@ -93,6 +105,31 @@ static inline int neureka_acquire(void) {
     return -1;
 }
 
+/* Waits until the oldest triggered job is complete and frees its context (jobs complete in
+ * trigger order: the engine runs one at a time). Nothing to wait for: returns at once. */
+static inline void neureka_wait_oldest(void) {
+    if (neureka_state.waited == neureka_state.triggered) return;
+    __asm__ volatile("slti x0, x0, %0" ::"i"(DEEPLOY_RT_NPU_WAIT) : "memory");
+    neureka_state.busy[neureka_state.order[neureka_state.waited % NEUREKA_QUEUE_DEPTH]] = 0;
+    neureka_state.waited++;
+}
+
+/* A job slot, waiting for the oldest job when the queue is full. */
+static inline int neureka_acquire_wait(void) {
+    int id = neureka_acquire();
+    while (id < 0) {
+        neureka_wait_oldest();
+        id = neureka_acquire();
+    }
+    return id;
+}
+
+/* Waits for every job triggered before job number ``seq`` (counting from 0). */
+static inline void neureka_wait_before(uint32_t seq) {
+    while ((int32_t)(seq - neureka_state.waited) > 0 && neureka_state.waited != neureka_state.triggered)
+        neureka_wait_oldest();
+}
+
 static inline void neureka_write(int id, int reg, uint32_t value) { neureka_state.regs[id][reg] = value; }
 
 static inline int32_t neureka_sat32(int64_t v) {
@@ -108,6 +145,16 @@ static inline int32_t neureka_weight(const uint8_t *rows, uint32_t mode, uint32_
         u |= (uint32_t)((row[bit >> 3] >> (bit & 7)) & 1u) << b;
     }
     return (int32_t)u;
+}
+
+/* The weight source a job names must hold its weights: the weight memory's window with
+ * NEUREKA_CONF_WMEM, anywhere else (L1, L2) without. A mismatch stops the program (exit 3). */
+static void neureka_check_weight_source(uint32_t conf, const uint8_t *w) {
+    const int in_wmem = w >= __deeploy_region_WMEM_start && w < __deeploy_region_WMEM_end;
+    if (in_wmem == ((conf & NEUREKA_CONF_WMEM) != 0)) return;
+    printf("NPU job: weights at %p %s the weight memory, but the job's weight-memory bit is %s\n", (const void *)w,
+           in_wmem ? "in" : "outside", in_wmem ? "clear" : "set");
+    deeploy_exit(3);
 }
 
 /* The functional model of the job in context ``id``. */
@@ -129,6 +176,7 @@ static void neureka_run_job(const uint32_t *r) {
     const uint32_t in_px = r[NEUREKA_REG_INFEAT_D0_STRIDE], in_row = r[NEUREKA_REG_INFEAT_D1_STRIDE];
     const uint32_t out_px = r[NEUREKA_REG_OUTFEAT_D0_STRIDE], out_row = r[NEUREKA_REG_OUTFEAT_D1_STRIDE];
     const uint8_t *w = (const uint8_t *)(uintptr_t)r[NEUREKA_REG_WEIGHTS_PTR];
+    neureka_check_weight_source(conf, w);
     const uint32_t w_row = r[NEUREKA_REG_WEIGHTS_D0_STRIDE], w_ki = r[NEUREKA_REG_WEIGHTS_D1_STRIDE];
     const uint32_t w_ko = r[NEUREKA_REG_WEIGHTS_D2_STRIDE];
     const int32_t offset = (int32_t)r[NEUREKA_REG_WEIGHT_OFFSET];
@@ -241,13 +289,30 @@ static inline void neureka_trigger(int id) {
     const uint32_t macs = neureka_job_macs(neureka_state.regs[id]);
     for (int k = DEEPLOY_RT_NPU_MAC_DIGITS - 1; k >= 0; k--) neureka_emit_digit(macs >> (4 * k));
     neureka_marker_end();
+    neureka_state.order[neureka_state.triggered % NEUREKA_QUEUE_DEPTH] = (uint8_t)id;
+    neureka_state.triggered++;
 }
 
-/* Waits until the job in context ``id`` is complete (the oldest job this core triggered and has
- * not waited for) and frees the context. */
-static inline void neureka_wait(int id) {
-    __asm__ volatile("slti x0, x0, %0" ::"i"(DEEPLOY_RT_NPU_WAIT) : "memory");
-    if (id >= 0 && id < NEUREKA_QUEUE_DEPTH) neureka_state.busy[id] = 0;
+/* A layer's jobs begin (``neureka_layer_end`` closes them). */
+static inline void neureka_layer_begin(void) { neureka_state.tile_first = neureka_state.triggered; }
+
+/* A layer's jobs are all triggered: wait for them, unless the tile loop defers the waits. */
+static inline void neureka_layer_end(void) {
+    if (!neureka_state.defer) neureka_wait_before(neureka_state.triggered);
+}
+
+/* The tile loop's hook (deeploy_tiled_layer_t.engine_sync, deeploy_tiling.h): DEFER lets every
+ * following tile kernel return with its jobs in flight, so the next tile's job is programmed
+ * while the current one runs (the queue holds two); PREVIOUS waits for the jobs of every tile but
+ * the latest one (before their outputs are written back); ALL waits for every job and ends the
+ * deferral. */
+static void neureka_tile_sync(uint32_t op) {
+    if (op == DEEPLOY_TILE_SYNC_DEFER) {
+        neureka_state.defer = 1;
+        return;
+    }
+    neureka_wait_before(op == DEEPLOY_TILE_SYNC_PREVIOUS ? neureka_state.tile_first : neureka_state.triggered);
+    if (op == DEEPLOY_TILE_SYNC_ALL) neureka_state.defer = 0;
 }
 
 #endif /* NEUREKA_H */

@@ -56,6 +56,9 @@
 #define DEEPLOY_TILE_MAX_DIMS 8 /* iteration dims of a tiled layer */
 #define DEEPLOY_TILE_MAX_OPERANDS 12 /* operands of a tiled layer */
 #define DEEPLOY_TILE_MAX_RANK 8 /* axes of one operand */
+#define DEEPLOY_TILE_SYNC_ALL 0 /* wait for every tile's work; stop deferring */
+#define DEEPLOY_TILE_SYNC_PREVIOUS 1 /* wait for the work of every tile but the latest */
+#define DEEPLOY_TILE_SYNC_DEFER 2 /* the following tile kernels may return with work in flight */
 
 /* one axis of an operand, following one iteration dim */
 typedef struct {
@@ -101,6 +104,7 @@ typedef struct {
   const uint32_t *class_radix; /* tile class = sum over d of dim_class[d][i] * radix[d] */
   const deeploy_tile_operand_t *operands;
   void (*kernel)(void *); /* forked on every tile with a deeploy_tile_t * */
+  void (*engine_sync)(uint32_t); /* NULL, or the hook of an engine whose kernels can return with work in flight (DEEPLOY_TILE_SYNC_*) */
 } deeploy_tiled_layer_t;
 
 #endif

@@ -22,6 +22,12 @@
  * computes; single buffering loads, computes and writes back one tile after the other. An input
  * whose box does not change from one tile to the next is not moved again.
  *
+ * Engines with a job queue (engine_sync set, e.g. the NPU): the tile kernel is called on core 0
+ * (not forked) and, double-buffered, returns with its work in flight: tile i+1's work is
+ * programmed while tile i's runs, and the loop waits for tile i's work (engine_sync PREVIOUS)
+ * only before writing its outputs back and reusing its input slots for tile i+2's prefetch. So
+ * the store phase of tile i+1 writes back tile i; the last tile waits for all (ALL).
+ *
  * Profiling: hart 0 marks the phases of every tile (DEEPLOY_MARK_TILE_* and DEEPLOY_MARK_STAGE_*,
  * decoded by the cycle model): L1 tile input / kernel / output / end; L2 tile input / inner loop /
  * output / end.

@@ -244,6 +244,21 @@ static uint32_t l1_tile(const deeploy_tiled_layer_t *L, uint32_t q, const int32_
   return cls;
 }
 
+/* A resident input (copies 0: it lives where the engine reads it, e.g. a weight memory) is never
+ * copied: its tile's box is contiguous at home, and its slot pointer (in the L1 copy of the table)
+ * becomes the box's address there. */
+static void point_in_place(deeploy_tile_operand_t *op, op_state_t *s, const box_t *box) {
+  uint32_t offset = 0, stride = op->elem;
+  for (int k = op->rank - 1; k >= 0; k--) {
+    offset += (uint32_t)box->lo[k] * stride;
+    stride *= (uint32_t)op->axes[k].size;
+  }
+  op->l1[0] = op->home + offset;
+  s->cur = 0;
+  set_box(&s->slot[0], box, op->rank);
+  s->valid[0] = 1;
+}
+
 /* Loads the inputs of tile (lo, hi) that are not in L1 yet (only operands depending on a dim in
  * `changed` since the tile whose inputs are in L1 can differ). LOAD_ALL: every input into its
  * current slot; LOAD_SINGLE: only those without a second slot (the others were prefetched);
@@ -260,14 +275,113 @@ static deeploy_dma_t load_inputs(const deeploy_tiled_layer_t *L, const int32_t *
     int prefetch = which == PREFETCH;
     box_t box;
     operand_box(op, lo, hi, &box);
-    h = later(h, load_input(op, &state[o], &box, prefetch));
+    if (op->copies == 0)
+      point_in_place(&operands_l1[o], &state[o], &box);   /* resident: with the tile's own inputs */
+    else
+      h = later(h, load_input(op, &state[o], &box, prefetch));
   }
   return h;
+}
+
+/* The tile kernel: forked on every core, or called on core 0 for an engine core 0 programs. */
+static inline void run_kernel(const deeploy_tiled_layer_t *L, deeploy_tile_t *tile) {
+  if (L->engine_sync)
+    L->kernel(tile);
+  else
+    deeploy_cluster_fork(L->kernel, tile);
+}
+
+/* Issues the write-back of the outputs of tile (lo, hi): from each output's current slot, or
+ * (`previous`) from its other slot, which holds the tile before (deferred tiles). */
+static inline void store_outputs(const deeploy_tiled_layer_t *L, const int32_t *lo, const int32_t *hi, int previous) {
+  for (int o = 0; o < L->noperands; o++) {
+    const deeploy_tile_operand_t *op = &L->operands[o];
+    if (!op->output) continue;
+    op_state_t *s = &state[o];
+    int slot = previous ? 1 - s->cur : s->cur;
+    box_t box, local;
+    int32_t shape[DEEPLOY_TILE_MAX_RANK];
+    operand_box(op, lo, hi, &box);
+    uint8_t *dst = tile_source(op, s, &box, shape, &local);
+    s->pending[slot] = copy_box(DEEPLOY_DMA_CLUSTER, dst, shape, &local, op->rank, op->elem, op->l1[slot], 0,
+                                &s->l1geom);
+  }
+}
+
+/* Takes the next output slot of every output (waiting for the write-back it held) and points
+ * the tile at every operand's current slot. */
+static inline void bind_slots(const deeploy_tiled_layer_t *L, deeploy_tile_t *tile) {
+  for (int o = 0; o < L->noperands; o++) {
+    const deeploy_tile_operand_t *op = &L->operands[o];
+    op_state_t *s = &state[o];
+    if (op->output) {
+      s->cur = op->copies > 1 ? 1 - s->cur : 0;
+      deeploy_dma_wait(DEEPLOY_DMA_CLUSTER, s->pending[s->cur]);
+    }
+    tile->buf[o] = op->l1[s->cur];
+  }
+}
+
+/* Whether the tiles of the L2 tile can be deferred: an engine whose kernels return with work in
+ * flight, double-buffered, several tiles, and two slots for every output. */
+static int deferrable(const deeploy_tiled_layer_t *L, uint32_t tiles) {
+  if (!L->engine_sync || !L->double_buffer || tiles < 2) return 0;
+  for (int o = 0; o < L->noperands; o++)
+    if (L->operands[o].output && L->operands[o].copies < 2) return 0;
+  return 1;
+}
+
+/* Deferred tiles (an engine with a job queue, deeploy_tiling.h): tile q's kernel programs its
+ * work and returns; the loop then waits only for tile q-1's work, writes tile q-1's outputs back
+ * and prefetches tile q+1's inputs into the slots tile q-1 used, while tile q's work runs. The
+ * last tile waits for everything and writes both tiles back. */
+static void run_deferred_tiles(const deeploy_tiled_layer_t *L, uint32_t tiles, const int32_t *lo2, const int32_t *hi2,
+                               const int32_t *j) {
+  int32_t lo[DEEPLOY_TILE_MAX_DIMS], hi[DEEPLOY_TILE_MAX_DIMS];
+  int32_t plo[DEEPLOY_TILE_MAX_DIMS], phi[DEEPLOY_TILE_MAX_DIMS];
+  int32_t nlo[DEEPLOY_TILE_MAX_DIMS], nhi[DEEPLOY_TILE_MAX_DIMS];
+  deeploy_tile_t tile;
+  uint32_t cls = l1_tile(L, 0, lo2, hi2, j, lo, hi), changed = ~0u;
+  deeploy_dma_t ready = load_inputs(L, lo, hi, LOAD_ALL, changed);
+  L->engine_sync(DEEPLOY_TILE_SYNC_DEFER);
+  for (uint32_t q = 0; q < tiles; q++) {
+    const int last = q + 1 == tiles;
+    DEEPLOY_MARKER(DEEPLOY_MARK_TILE_INPUT);
+    ready = later(ready, load_inputs(L, lo, hi, LOAD_SINGLE, changed));
+    deeploy_dma_wait(DEEPLOY_DMA_CLUSTER, ready);
+    bind_slots(L, &tile);
+    tile.cls = cls;
+    DEEPLOY_MARKER(DEEPLOY_MARK_TILE_KERNEL);
+    L->kernel(&tile);
+    L->engine_sync(last ? DEEPLOY_TILE_SYNC_ALL : DEEPLOY_TILE_SYNC_PREVIOUS);
+    DEEPLOY_MARKER(DEEPLOY_MARK_TILE_OUTPUT);
+    if (q > 0) store_outputs(L, plo, phi, 1);
+    if (last) store_outputs(L, lo, hi, 0);
+    ready = DEEPLOY_DMA_NONE;
+    if (!last) {
+      cls = l1_tile(L, q + 1, lo2, hi2, j, nlo, nhi);
+      changed = 0;
+      for (int d = 0; d < L->ndims; d++) changed |= (uint32_t)(nlo[d] != lo[d]) << d;
+      ready = load_inputs(L, nlo, nhi, PREFETCH, changed);
+    }
+    DEEPLOY_MARKER(DEEPLOY_MARK_TILE_END);
+    for (int d = 0; d < L->ndims; d++) {
+      plo[d] = lo[d];
+      phi[d] = hi[d];
+      lo[d] = nlo[d];
+      hi[d] = nhi[d];
+    }
+  }
+  deeploy_dma_wait_all(DEEPLOY_DMA_CLUSTER);
 }
 
 static void run_l1_tiles(const deeploy_tiled_layer_t *L, const int32_t *lo2, const int32_t *hi2, const int32_t *j) {
   uint32_t tiles = 1;
   for (int d = 0; d < L->ndims; d++) tiles *= (uint32_t)((hi2[d] - lo2[d] + L->l1_tile[d] - 1) / L->l1_tile[d]);
+  if (deferrable(L, tiles)) {
+    run_deferred_tiles(L, tiles, lo2, hi2, j);
+    return;
+  }
   int32_t lo[DEEPLOY_TILE_MAX_DIMS], hi[DEEPLOY_TILE_MAX_DIMS];
   int32_t nlo[DEEPLOY_TILE_MAX_DIMS], nhi[DEEPLOY_TILE_MAX_DIMS];
   deeploy_tile_t tile;
@@ -280,15 +394,7 @@ static void run_l1_tiles(const deeploy_tiled_layer_t *L, const int32_t *lo2, con
     ready = later(ready, load_inputs(L, lo, hi, L->double_buffer ? LOAD_SINGLE : LOAD_ALL, changed));
     deeploy_dma_wait(DEEPLOY_DMA_CLUSTER, ready);
     ready = DEEPLOY_DMA_NONE;
-    for (int o = 0; o < L->noperands; o++) {
-      const deeploy_tile_operand_t *op = &L->operands[o];
-      op_state_t *s = &state[o];
-      if (op->output) {
-        s->cur = op->copies > 1 ? 1 - s->cur : 0;
-        deeploy_dma_wait(DEEPLOY_DMA_CLUSTER, s->pending[s->cur]);
-      }
-      tile.buf[o] = op->l1[s->cur];
-    }
+    bind_slots(L, &tile);
     tile.cls = cls;
     uint32_t ncls = 0;
     if (q + 1 < tiles) {
@@ -298,19 +404,9 @@ static void run_l1_tiles(const deeploy_tiled_layer_t *L, const int32_t *lo2, con
       if (L->double_buffer) ready = load_inputs(L, nlo, nhi, PREFETCH, next_changed);
     }
     DEEPLOY_MARKER(DEEPLOY_MARK_TILE_KERNEL);
-    deeploy_cluster_fork(L->kernel, &tile);
+    run_kernel(L, &tile);
     DEEPLOY_MARKER(DEEPLOY_MARK_TILE_OUTPUT);
-    for (int o = 0; o < L->noperands; o++) {
-      const deeploy_tile_operand_t *op = &L->operands[o];
-      if (!op->output) continue;
-      op_state_t *s = &state[o];
-      box_t box, local;
-      int32_t shape[DEEPLOY_TILE_MAX_RANK];
-      operand_box(op, lo, hi, &box);
-      uint8_t *dst = tile_source(op, s, &box, shape, &local);
-      s->pending[s->cur] = copy_box(DEEPLOY_DMA_CLUSTER, dst, shape, &local, op->rank, op->elem, op->l1[s->cur], 0,
-                                    &s->l1geom);
-    }
+    store_outputs(L, lo, hi, 0);
     if (!L->double_buffer) deeploy_dma_wait_all(DEEPLOY_DMA_CLUSTER);
     DEEPLOY_MARKER(DEEPLOY_MARK_TILE_END);
     for (int d = 0; d < L->ndims; d++) {
