@@ -14,7 +14,9 @@ from pathlib import Path
 
 from Deeploy.compiler import CompileResult, compile_graph
 from Deeploy.ir.graph import Graph
+from Deeploy.ir.region import InputKind, body_attributes, body_inputs
 from Deeploy.ops import get_op
+from Deeploy.passes.loop_rolling import LoopRolling
 from Deeploy.tiling.network import TilingOptions
 
 __all__ = ["LayerReport", "Analysis", "analyze_graph", "format_table", "format_csv"]
@@ -45,6 +47,7 @@ class LayerReport:
     buffering: str | None = None
     l2_tiles: int | None = None
     note: str = ""
+    region: str = ""   # loop region, iteration and body position ("loop0[3].12"), when rolled
 
 
 @dataclass(frozen=True)
@@ -68,6 +71,7 @@ class Analysis:
     levels: list[LevelReport]
     totals: dict[str, int] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    regions: list[dict] = field(default_factory=list)   # loop regions: name, iterations, body_size, inputs
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -85,6 +89,8 @@ def _layer_reports(result: CompileResult) -> list[LayerReport]:
     levels = [lv.name for lv in manifest.levels]
     schedules = result.tiled.schedules if result.tiled else {}
     tiles = {t.index: t for t in manifest.tiles}
+    in_region = {name: f"{r.name}[{i}].{k}" for r in graph.regions
+                 for i, instance in enumerate(r.instances) for k, name in enumerate(instance)}
     out = []
     for k, (layer, info) in enumerate(zip(result.layers, manifest.layers)):
         node = layer.node
@@ -100,7 +106,19 @@ def _layer_reports(result: CompileResult) -> list[LayerReport]:
             {lv: _live(manifest.buffers, lv, k) for lv in levels},
             tile.tiles if tile else None,
             dict(zip(sched.dims, (int(n) for n in sched.l1_tile))) if sched else None,
-            tile.buffering if tile else None, tile.l2_tiles if tile else None, info.note))
+            tile.buffering if tile else None, tile.l2_tiles if tile else None, info.note,
+            in_region.get(node.name, "")))
+    return out
+
+
+def _region_reports(graph: Graph) -> list[dict]:
+    out = []
+    for r in graph.regions:
+        kinds = [b.kind.value for b in body_inputs(graph, r)]
+        out.append(dict(name=r.name, iterations=r.iterations, body_size=r.body_size,
+                        first=r.instances[0][0], last=r.instances[0][-1],
+                        inputs={k.value: kinds.count(k.value) for k in InputKind},
+                        attributes=len(body_attributes(graph, r))))
     return out
 
 
@@ -116,11 +134,12 @@ def _level_reports(result: CompileResult, steps: int) -> list[LevelReport]:
 
 
 def analyze_graph(graph: Graph, platform: str, *, source: str = "network.onnx", cores: int | None = None,
-                  tiling: TilingOptions | None = None) -> Analysis:
+                  tiling: TilingOptions | None = None, loop_rolling: LoopRolling | None = None) -> Analysis:
     """Compile ``graph`` (inputs typed, see ``assign_input_types``) into a temporary folder,
-    remove it, and report per layer and in total."""
+    remove it, and report per layer and in total (and the loop regions ``loop_rolling`` finds)."""
     with tempfile.TemporaryDirectory(prefix="deeploy-analyze-") as tmp:
-        result = compile_graph(graph, platform, Path(tmp) / "out", source=source, cores=cores, tiling=tiling)
+        result = compile_graph(graph, platform, Path(tmp) / "out", source=source, cores=cores, tiling=tiling,
+                               loop_rolling=loop_rolling)
     layers = _layer_reports(result)
     g = result.graph
     io_names = set(g.inputs) | set(g.outputs)
@@ -131,7 +150,7 @@ def analyze_graph(graph: Graph, platform: str, *, source: str = "network.onnx", 
                   activation_arena=result.plan.arena_size,
                   tiles=sum(r.tiles or 0 for r in layers))
     return Analysis(result.manifest.platform, source, result.manifest.cores, result.tiled is not None, layers,
-                    _level_reports(result, len(layers)), totals, list(result.notes))
+                    _level_reports(result, len(layers)), totals, list(result.notes), _region_reports(g))
 
 
 def _tiles_text(r: LayerReport) -> str:
@@ -166,6 +185,10 @@ def format_table(a: Analysis) -> str:
     for lv in a.levels:
         cap = f" of {lv.capacity} B" if lv.capacity is not None else ""
         out.append(f"{lv.name}: {lv.used} B used{cap} (peak live {lv.peak} B)")
+    for r in a.regions:
+        kinds = ", ".join(f"{n} {k.replace('_', '-')}" for k, n in r["inputs"].items())
+        out.append(f"loop region {r['name']}: {r['iterations']} iterations of a {r['body_size']}-node body "
+                   f"('{r['first']}' .. '{r['last']}'); body inputs: {kinds}")
     return "\n".join(out) + "\n"
 
 

@@ -105,6 +105,7 @@ def _platform_options(args) -> dict | None:
 def _compile(args) -> None:
     from Deeploy.compiler import compile_graph
     from Deeploy.frontend import assign_input_types
+    from Deeploy.passes.loop_flags import loop_rolling_options
     from Deeploy.tiling.flags import tiling_options
 
     start = time.perf_counter()
@@ -117,7 +118,7 @@ def _compile(args) -> None:
         result = compile_graph(graph, args.platform, out, source=onnx_path.name, snapshot_dir=states,
                                cores=args.cores, log=print if args.verbose else None, extra_files=testbench,
                                tiling=tiling_options(args), name=args.name,
-                               platform_options=_platform_options(args))
+                               platform_options=_platform_options(args), loop_rolling=loop_rolling_options(args))
     for note in result.notes:
         print("note:", note)
     s = result.summary
@@ -135,13 +136,14 @@ def _compile(args) -> None:
 def _analyze(args) -> None:
     from Deeploy.analyze import analyze_graph, format_csv, format_table
     from Deeploy.frontend import assign_input_types
+    from Deeploy.passes.loop_flags import loop_rolling_options
     from Deeploy.tiling.flags import tiling_options
     say = (lambda text: print(text, file=sys.stderr)) if args.json or args.csv else print
     onnx_path, graph, values = _load(args, say)
     for note in assign_input_types(graph, values, _input_types(args.input_type)):
         say(f"note: {note}")
     report = analyze_graph(graph, args.platform, source=onnx_path.name, cores=args.cores,
-                           tiling=tiling_options(args))
+                           tiling=tiling_options(args), loop_rolling=loop_rolling_options(args))
     for note in report.notes:
         say(f"note: {note}")
     print(report.to_json() if args.json else format_csv(report) if args.csv else format_table(report), end="")
@@ -172,6 +174,7 @@ def _ops(args) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     from Deeploy import __version__
+    from Deeploy.passes.loop_flags import add_loop_flags
     from Deeploy.tiling.flags import add_tiling_flags
     parser = argparse.ArgumentParser(prog="deeploy", description="Compile quantized ONNX networks to C.")
     parser.add_argument("--version", action="version", version=f"deeploy {__version__}")
@@ -188,6 +191,7 @@ def main(argv: list[str] | None = None) -> int:
     c.add_argument("--cores", type=int, default=None,
                    help="cluster cores the code will run on (cluster platforms; default: all)")
     add_tiling_flags(c)
+    add_loop_flags(c)
     c.add_argument("--name", default=None, metavar="NET",
                    help="prefix of every exported C symbol (NET_InitNetwork, NET_RunNetwork, NET_inputs...) "
                         "and macro (NET_ARENA_L2_BYTES...) so several networks link into one program "
@@ -214,6 +218,7 @@ def main(argv: list[str] | None = None) -> int:
     a.add_argument("--input-type", action="append", default=[], metavar="NAME=TYPE",
                    help="integer type of a graph input, e.g. input=uint8")
     add_tiling_flags(a)
+    add_loop_flags(a)
     fmt = a.add_mutually_exclusive_group()
     fmt.add_argument("--json", action="store_true", help="the report as JSON")
     fmt.add_argument("--csv", action="store_true", help="one CSV row per layer, then the totals")

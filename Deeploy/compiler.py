@@ -23,6 +23,7 @@ from Deeploy.ir.onnx_export import save_snapshot
 from Deeploy.manifest import Manifest
 from Deeploy.memory.planner import MemoryPlan, plan_memory
 from Deeploy.passes.graph_outputs import copy_shared_outputs
+from Deeploy.passes.loop_rolling import LoopRolling, roll_loops
 from Deeploy.passes.manager import run_passes
 from Deeploy.targets import get_platform
 from Deeploy.tiling.network import TiledNetwork, TilingOptions, check_level_limits, spill_constants, tile_network
@@ -141,14 +142,16 @@ def compile_graph(graph: Graph, platform: str, out_dir: str | Path, *, source: s
                   tiling: TilingOptions | None = None,
                   log: Callable[[str], None] | None = None,
                   extra_files: Callable[[Graph, Path], None] | None = None,
-                  name: str | None = None, platform_options: dict | None = None) -> CompileResult:
+                  name: str | None = None, platform_options: dict | None = None,
+                  loop_rolling: LoopRolling | None = None) -> CompileResult:
     """Compile a loaded graph whose inputs already have types (see ``assign_input_types``).
     ``cores``: cluster cores the code will run on (default: the platform's maximum).
     ``tiling``: run every layer tile by tile out of L1 (cluster platforms with an L1 level).
     ``extra_files(compiled graph, folder)`` adds files to the output folder before it is moved
     into place (e.g. a testbench). ``name``: prefix of the exported C symbols (``NetworkApi``).
     ``platform_options``: the platform's own options (its ``configure``), e.g. ``{"no_npu_for":
-    [...], "wmem_size": n}`` for Siracusa_w_neureka."""
+    [...], "wmem_size": n}`` for Siracusa_w_neureka. ``loop_rolling``: record the repeated blocks
+    it asks for as regions of the graph (``passes/loop_rolling.py``), one note per region."""
     api = NetworkApi(name)
     target = get_platform(platform)
     if platform_options:
@@ -169,6 +172,7 @@ def compile_graph(graph: Graph, platform: str, out_dir: str | Path, *, source: s
     if snapshots:
         save_snapshot(graph, snapshots / "frontend.onnx")
     graph = run_passes(graph, (*target.passes, copy_shared_outputs), log)
+    graph, rolled = roll_loops(graph, loop_rolling, log)
     if snapshots:
         save_snapshot(graph, snapshots / "middleware.onnx")
     layers = bind(graph, target, cores)
@@ -180,11 +184,11 @@ def compile_graph(graph: Graph, platform: str, out_dir: str | Path, *, source: s
         plan = plan_memory(graph, layers, target.level(target.default_level))
         summary = write_atomically(Path(out_dir), lambda tmp: _emit(
             tmp, extra_files, graph, layers, plan, target, source, cores, api=api))
-        return CompileResult(graph, layers, plan, summary)
+        return CompileResult(graph, layers, plan, summary, rolled)
     plan = plan_memory(graph, [replace(layer, scratch=0, shared_offset=0) for layer in layers],
                        target.level(target.tiling.tiles.source), target.level(tiling.data_level))
     moved = spill_constants(graph, plan, tiling) if any(m.name == "L3" for m in target.memory) else []
-    notes = [f"constants moved to L3 to fit --l2 {tiling.l2}: {', '.join(moved)} "
+    notes = rolled + [f"constants moved to L3 to fit --l2 {tiling.l2}: {', '.join(moved)} "
              f"(give --defaultMemLevel to place all data yourself)"] if moved else []
     tiled = tile_network(graph, layers, plan, tiling, target.tiling, cores)
     summary = write_atomically(Path(out_dir), lambda tmp: _emit(

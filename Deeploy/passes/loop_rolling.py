@@ -21,7 +21,7 @@ import numpy as np
 from Deeploy.ir.graph import Graph
 from Deeploy.ir.region import InputKind, Region, body_attributes, body_inputs, node_signature, region_mismatch
 
-__all__ = ["LoopRolling", "find_repeats", "roll_loops", "describe_region"]
+__all__ = ["LoopRolling", "find_repeats", "roll_loops", "describe_region", "dfs_order"]
 
 
 @dataclass(frozen=True)
@@ -72,7 +72,7 @@ def _cut(order: list, start: int, p: int, producer_at: dict[str, int]) -> int:
     return sum(1 for t in read if start <= producer_at.get(t, -1) < start + p)
 
 
-def _dfs_order(graph: Graph, reverse_slots: bool) -> list:
+def dfs_order(graph: Graph, reverse_slots: bool) -> list:
     """A topological order that keeps a layer's nodes together whatever the schedule: post-order
     depth-first from the graph outputs, each node's producers visited in input-slot order (or
     reversed), so every layer of a stack is walked the same way."""
@@ -138,7 +138,7 @@ def find_repeats(graph: Graph, *, exclude: set[str] = frozenset(), min_body: int
     if len(graph.nodes) < 2:
         return []
     best: list[tuple[int, Region]] = []
-    for order in (_dfs_order(graph, False), _dfs_order(graph, True), list(graph.nodes)):
+    for order in (dfs_order(graph, False), dfs_order(graph, True), list(graph.nodes)):
         found = _repeats_in(graph, order, exclude, min_body)
         score = lambda regions: (sum(r.iterations * r.body_size for _, r in regions), -len(regions))
         if score(found) > score(best):
@@ -183,7 +183,7 @@ def roll_loops(graph: Graph, options: LoopRolling | None, log: Callable[[str], N
     ``graph`` itself comes back when nothing is asked for."""
     if options is None or not options.enabled:
         return graph, []
-    from Deeploy.passes.loop_hierarchy import hierarchy_region
+    from Deeploy.passes.loop_hierarchy import hierarchy_region   # it builds on this module
     work = graph.copy()
     regions = list(work.regions)
     for spec in options.hierarchies:

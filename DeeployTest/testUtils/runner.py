@@ -17,6 +17,7 @@ from Deeploy.compiler import compile_graph
 from Deeploy.errors import BuildError, DeeployError
 from Deeploy.run import testbench_status
 from Deeploy.frontend import assign_input_types, load_npz_arrays, load_onnx, map_arrays
+from Deeploy.passes.loop_flags import add_loop_flags, loop_rolling_options
 from DeeployTest.testUtils.gen_folder import Generation, check_reusable, gen_dir_for, source_record
 from DeeployTest.testUtils.cmake_cache import configure_and_build
 from DeeployTest.testUtils.interrupt import raise_on_interrupt
@@ -62,6 +63,7 @@ def base_parser(description: str) -> argparse.ArgumentParser:
     p.add_argument("--skipsim", action="store_true", help="generate and build, but do not run")
     p.add_argument("--gen-dir", default=None, help="where to generate (default DeeployTest/TEST_<PLATFORM>/<test>)")
     p.add_argument("--keep-failed", action="store_true", help="keep the generated code when its build fails")
+    add_loop_flags(p)
     return p
 
 
@@ -179,7 +181,10 @@ def main(rp: RunnerPlatform, description: str, extra_args: Callable[[argparse.Ar
     args = parser.parse_args()
     raise_on_interrupt()
     try:
-        code = run_test(args, rp, compile_options(args) if compile_options else None)
+        options = dict(compile_options(args) if compile_options else {})
+        if loop_rolling_options(args) is not None:
+            options["loop_rolling"] = loop_rolling_options(args)
+        code = run_test(args, rp, options or None)
     except DeeployError as exc:
         print(f"error: {exc}", file=sys.stderr)
         code = 1
