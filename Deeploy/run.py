@@ -12,6 +12,7 @@ import sys
 from functools import lru_cache
 from pathlib import Path
 
+from Deeploy.analysis.sizes import code_line, memory_line, network_library
 from Deeploy.errors import BuildError, DeeployError
 from Deeploy.manifest import MANIFEST_FILE, read_manifest
 from Deeploy.targets import get_platform
@@ -69,8 +70,11 @@ def run_output(folder: str | Path, build_dir: str | Path | None = None, *, timeo
                            "create one with `deeploy compile net.onnx -o <folder> --emit-testbench`")
     if not (folder / "main.c").is_file():
         raise DeeployError(f"'{folder}' has no testbench (main.c): compile it with --emit-testbench")
-    target = get_platform(read_manifest(folder).platform)
+    manifest = read_manifest(folder)
+    target = get_platform(manifest.platform)
     program = build_output(folder, Path(build_dir).resolve() if build_dir else folder / "build", verbose)
+    print(code_line(program, network_library(program.parent)))
+    print(memory_line(manifest))
     if target.execute is not None:
         code, output = target.execute(program, timeout)
     else:

@@ -12,12 +12,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+from Deeploy.analysis.sizes import code_line, memory_line, network_library
 from Deeploy.codegen.testbench import testbench_writer
 from Deeploy.compiler import compile_graph
 from Deeploy.errors import BuildError, DeeployError
 from Deeploy.run import testbench_status
 from Deeploy.frontend import assign_input_types, load_npz_arrays, load_onnx, map_arrays
 from Deeploy.passes.loop_flags import add_loop_flags, loop_rolling_options
+from Deeploy.manifest import read_manifest
 from DeeployTest.testUtils.gen_folder import Generation, check_reusable, gen_dir_for, source_record
 from DeeployTest.testUtils.cmake_cache import configure_and_build
 from DeeployTest.testUtils.interrupt import raise_on_interrupt
@@ -164,6 +166,8 @@ def run_test(args: argparse.Namespace, rp: RunnerPlatform, compile_options: dict
             if not (getattr(args, "keep_failed", False) and attempt.installed):
                 attempt.discard()
             raise
+    print(code_line(binary, network_library(binary.parent)))
+    print(memory_line(read_manifest(gen / "network")))
     if args.skipsim:
         print("Built", binary)
         return 0

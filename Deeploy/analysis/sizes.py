@@ -1,0 +1,119 @@
+"""Code and memory size of a build, printed by the runners and ``deeploy run``:
+
+    Code: .text N B, .rodata N B, .data N B (network library; program: .text N B, ...)
+    Memory: peak L1 N B, L2 N B, L3 N B (memory plan)
+
+Section sizes come from the ELF section headers of the network's static library (its objects:
+``Network.c`` and the kernels) and of the whole program (runtime, C library and testbench
+included), read here (ELF32/64 and ``ar`` archives of them) so that any toolchain's output is
+measured alike. ``.text``: executable sections; ``.rodata``: read-only data sections (``.rodata*``,
+``.srodata*`` and the levels' constant sections such as ``.l2_rodata``); ``.data``: initialised
+writable data (``.data*``, ``.sdata*``); ``.bss`` is not counted (no bytes in the image).
+
+The peak bytes per memory level come from the memory plan (the manifest's buffers): the largest
+sum of the buffers live at one layer step, inputs, outputs, constants and tiles included."""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+from pathlib import Path
+
+from Deeploy.manifest import Manifest
+
+__all__ = ["SectionSizes", "section_sizes", "level_peaks", "code_line", "memory_line", "network_library"]
+
+_WRITE, _ALLOC, _EXEC = 0x1, 0x2, 0x4
+_PROGBITS = 1
+
+
+@dataclass(frozen=True)
+class SectionSizes:
+    text: int = 0
+    rodata: int = 0
+    data: int = 0
+
+    def __add__(self, other: "SectionSizes") -> "SectionSizes":
+        return SectionSizes(self.text + other.text, self.rodata + other.rodata, self.data + other.data)
+
+    def __str__(self) -> str:
+        return f".text {self.text} B, .rodata {self.rodata} B, .data {self.data} B"
+
+
+def _elf_sizes(data: bytes) -> SectionSizes:
+    if data[:4] != b"\x7fELF":
+        return SectionSizes()
+    wide, end = data[4] == 2, "<" if data[5] == 1 else ">"
+    if wide:
+        (shoff,) = struct.unpack_from(end + "Q", data, 0x28)
+        shentsize, shnum, shstrndx = struct.unpack_from(end + "HHH", data, 0x3A)
+        header = end + "IIQQQQ"
+    else:
+        (shoff,) = struct.unpack_from(end + "I", data, 0x20)
+        shentsize, shnum, shstrndx = struct.unpack_from(end + "HHH", data, 0x2E)
+        header = end + "IIIIII"
+    sections = [struct.unpack_from(header, data, shoff + k * shentsize) for k in range(shnum)]
+    if not sections:
+        return SectionSizes()
+    strtab = sections[shstrndx][4]
+    text = rodata = rwdata = 0
+    for name_at, kind, flags, _addr, _offset, size in sections:
+        name = data[strtab + name_at:data.index(b"\0", strtab + name_at)].decode(errors="replace")
+        if not flags & _ALLOC:
+            continue
+        if flags & _EXEC:
+            text += size
+        elif kind == _PROGBITS and "rodata" in name:   # by name: a linker script may make it writable
+            rodata += size
+        elif kind == _PROGBITS and flags & _WRITE and "data" in name:
+            rwdata += size
+    return SectionSizes(text, rodata, rwdata)
+
+
+def _archive_members(data: bytes):
+    at = 8
+    while at + 60 <= len(data):
+        size = int(data[at + 48:at + 58].decode().strip())
+        yield data[at + 60:at + 60 + size]
+        at += 60 + size + (size & 1)
+
+
+def section_sizes(path: str | Path) -> SectionSizes:
+    """The summed section sizes of an ELF file or of every ELF object in an ``ar`` archive."""
+    data = Path(path).read_bytes()
+    if data.startswith(b"!<arch>\n"):
+        total = SectionSizes()
+        for member in _archive_members(data):
+            total = total + _elf_sizes(member)
+        return total
+    return _elf_sizes(data)
+
+
+def network_library(build_dir: Path) -> Path | None:
+    """The network's static library in a build folder (``lib<name>_network.a``), if built."""
+    found = sorted(Path(build_dir).glob("lib*network.a"))
+    return found[0] if found else None
+
+
+def code_line(program: Path, library: Path | None = None) -> str:
+    """``Code: ...`` of the network library (when given) and of the whole program."""
+    whole = section_sizes(program)
+    if library is None or not library.is_file():
+        return f"Code: {whole} (program {program.name})"
+    return f"Code: {section_sizes(library)} (network library; program {program.name}: {whole})"
+
+
+def level_peaks(manifest: Manifest) -> dict[str, int]:
+    """Per memory level, the largest sum of bytes of the buffers live at one layer step."""
+    steps = max(len(manifest.layers), 1)
+    peaks = {}
+    for level in manifest.levels:
+        mine = [b for b in manifest.buffers if b.level == level.name]
+        peaks[level.name] = max((sum(b.size for b in mine if b.first <= k <= b.last) for k in range(steps)),
+                                default=0)
+    return peaks
+
+
+def memory_line(manifest: Manifest) -> str:
+    """``Memory: peak L1 N B, L2 N B, ... (memory plan)``."""
+    return "Memory: peak " + ", ".join(f"{n} {b} B" for n, b in level_peaks(manifest).items()) + " (memory plan)"
