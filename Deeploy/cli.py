@@ -93,8 +93,11 @@ def _load(args, say=print):
 
 
 def _platform_options(args) -> dict | None:
-    """Options of the platform itself (its ``configure``): NPU exclusions, weight-memory size."""
+    """Options of the platform itself (its ``configure``): NPU exclusions, weight-memory size and
+    placement."""
     options = {}
+    if args.neureka_wmem:
+        options["neureka_wmem"] = True
     if args.no_npu_for:
         options["no_npu_for"] = [n for n in args.no_npu_for.split(",") if n]
     if args.wmem_size is not None:
@@ -200,6 +203,9 @@ def main(argv: list[str] | None = None) -> int:
                    help="platforms with an NPU (Siracusa_w_neureka): keep these layers on the cluster")
     c.add_argument("--wmem-size", type=int, default=None, metavar="BYTES",
                    help="platforms with an NPU weight memory: its size (default 4 MiB)")
+    c.add_argument("--neureka-wmem", action="store_true",
+                   help="platforms with an NPU weight memory: place the NPU weights that save the most "
+                        "modelled cycles in it (never tiled or DMA'd)")
     c.add_argument("--snapshots", action="store_true", help="write ONNX snapshots to <output>_states/")
     c.add_argument("--emit-testbench", action="store_true",
                    help="add main.c and testdata.h: feed the inputs, check the expected outputs, print "

@@ -182,14 +182,17 @@ def compile_graph(graph: Graph, platform: str, out_dir: str | Path, *, source: s
                        for layer in layers})
     if tiling is None:
         plan = plan_memory(graph, layers, target.level(target.default_level))
+        notes = target.place_weights(graph, layers, plan, target, None, cores, log) if target.place_weights else []
         summary = write_atomically(Path(out_dir), lambda tmp: _emit(
             tmp, extra_files, graph, layers, plan, target, source, cores, api=api))
-        return CompileResult(graph, layers, plan, summary, rolled)
+        return CompileResult(graph, layers, plan, summary, rolled + notes)
     plan = plan_memory(graph, [replace(layer, scratch=0, shared_offset=0) for layer in layers],
                        target.level(target.tiling.tiles.source), target.level(tiling.data_level))
     moved = spill_constants(graph, plan, tiling) if any(m.name == "L3" for m in target.memory) else []
     notes = rolled + [f"constants moved to L3 to fit --l2 {tiling.l2}: {', '.join(moved)} "
              f"(give --defaultMemLevel to place all data yourself)"] if moved else []
+    if target.place_weights:
+        notes += target.place_weights(graph, layers, plan, target, tiling, cores, log)
     tiled = tile_network(graph, layers, plan, tiling, target.tiling, cores)
     summary = write_atomically(Path(out_dir), lambda tmp: _emit(
         tmp, extra_files, graph, layers, plan, target, source, cores, tiled, api))

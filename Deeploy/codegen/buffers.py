@@ -15,6 +15,10 @@ from Deeploy.memory.planner import BufferKind, MemoryPlan
 __all__ = ["Buf", "BufferNames"]
 
 
+# Constant arrays of the program: constants, and the weights placed in a weight memory.
+_STORED = (BufferKind.CONSTANT, BufferKind.WEIGHT)
+
+
 @dataclass(frozen=True)
 class Buf:
     """A tensor as the kernel call templates see it. Reading ``ptr`` (the C expression of a typed
@@ -54,7 +58,7 @@ class BufferNames:
         self._idents: dict[str, str] = {}
         self.referenced: set[str] = set()
         taken: set[str] = set()
-        for name in sorted(n for n, p in plan.placements.items() if p.kind == BufferKind.CONSTANT):
+        for name in sorted(n for n, p in plan.placements.items() if p.kind in _STORED):
             base = "c_" + (re.sub(r"[^0-9A-Za-z_]", "_", name).strip("_") or "t")   # ASCII C identifier
             ident, k = base, 0
             while ident in taken:
@@ -70,7 +74,7 @@ class BufferNames:
         t = self.graph.tensors[name]
         p = self.plan.placements[name]
         ct = t.dtype.ctype
-        if p.kind == BufferKind.CONSTANT:
+        if p.kind in _STORED:
             return Buf(name, f"(({ct} *){self._idents[name]})", tuple(t.shape), t.dtype, self.referenced.add)
         if p.kind == BufferKind.INPUT:
             ptr = f"(({ct} *){self.io_prefix}_inputs[{p.index}])"
@@ -83,7 +87,7 @@ class BufferNames:
     def address(self, name: str) -> str:
         """A constant C expression of the address of the tensor's storage (static initialisers)."""
         p = self.plan.placements[name]
-        if p.kind == BufferKind.CONSTANT:
+        if p.kind in _STORED:
             self.referenced.add(name)
             return self._idents[name]
         if p.kind in (BufferKind.INPUT, BufferKind.OUTPUT):

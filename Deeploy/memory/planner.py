@@ -19,6 +19,7 @@ __all__ = ["BufferKind", "Placement", "PlannedBuffer", "MemoryPlan", "plan_memor
            "peak_live_bytes", "data_buffers", "tile_buffers", "DATA_ALIGNMENT"]
 
 DATA_ALIGNMENT = 16   # I/O buffers and constants: aligned(16) (Network.c, the DEEPLOY_L* placement macros)
+_STORED = ("constant", "weight")   # constant arrays of the program (BufferKind values)
 
 
 class BufferKind(str, enum.Enum):
@@ -172,7 +173,7 @@ def data_buffers(plan: MemoryPlan, graph: Graph, constants: set[str], last: int)
     for name, p in sorted(plan.placements.items()):
         if p.root != name or name not in graph.tensors:
             continue
-        if p.kind in (BufferKind.INPUT, BufferKind.OUTPUT) or (p.kind == BufferKind.CONSTANT and name in constants):
+        if p.kind in (BufferKind.INPUT, BufferKind.OUTPUT) or (p.kind in _STORED and name in constants):
             size, offset = graph.tensors[name].nbytes, ends.get(p.level, 0)
             out.append(PlannedBuffer(name, p.kind, p.level, offset, size, 0, last))
             ends[p.level] = offset + align(size, DATA_ALIGNMENT)

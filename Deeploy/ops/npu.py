@@ -7,7 +7,7 @@ axes hold ``batch`` planes of ``plane = (h, w)`` pixels; ``w`` the encoded weigh
 Attributes: ``mode`` (0 3x3 dense, 1 3x3 depthwise, 2 1x1: the config word's mode bits),
 ``cout``, ``cin``, ``plane``, ``pads`` (top, left, bottom, right; at most 2), ``weight_offset``,
 ``normquant`` (0: raw int32 accumulators), ``shift`` (0..31), ``out_signed`` (1: int8 outputs;
-0: uint8 with ReLU).
+0: uint8 with ReLU), ``wmem`` (1: the weights live in the weight memory, read through its own port).
 Semantics: 32-bit wrapping accumulators of ``x * (stored + weight_offset)``; with normquant
 ``y = sat8(relu?(sat_i32(wrap_i32(acc * scale) + bias)) >> shift)`` (no rounding: a rounding
 term belongs in the bias). The output has ``x``'s leading axes with the convolved plane and
@@ -45,6 +45,7 @@ class NpuConvParams:
     shift: int
     out_signed: bool
     in_shape: tuple[int, ...]
+    wmem: bool = False
 
     @property
     def out_shape(self) -> tuple[int, ...]:
@@ -65,8 +66,8 @@ class NpuConvParams:
     def config_word(self, signed_input: bool) -> int:
         """The job's config register (specs/neureka.md "config word bits"): 8-bit weights with a
         layer-wise offset, the mode, and normquant (32-bit scale, bias, shift, ReLU for unsigned
-        outputs) or 32-bit outputs."""
-        word = 7 | (MODE_NAMES.index(self.mode) << 5) | (1 << 15) | (int(signed_input) << 26)
+        outputs) or 32-bit outputs; bit 9 when the weights come from the weight memory."""
+        word = 7 | (MODE_NAMES.index(self.mode) << 5) | (1 << 15) | (int(signed_input) << 26) | (int(self.wmem) << 9)
         if not self.normquant:
             return word | (2 << 21) | (1 << 23)
         return word | (1 << 4) | (2 << 12) | (self.shift << 16) | (1 << 25) | ((1 << 23) if self.out_signed else 0)
@@ -95,7 +96,7 @@ def _parse(node, graph):
     out_plane = (h + pads[0] + pads[2] - k + 1, w + pads[1] + pads[3] - k + 1)
     return NpuConvParams(name, cout, cin, x.size // (h * w * cin), (h, w), out_plane, tuple(pads),
                          attr_int(node, "weight_offset", 0), normquant, shift, bool(attr_int(node, "out_signed", 1)),
-                         tuple(x.shape))
+                         tuple(x.shape), bool(attr_int(node, "wmem", 0)))
 
 
 def _infer(p: NpuConvParams, ins):

@@ -16,10 +16,11 @@ from Deeploy.tiling.schedule import TileSchedule, schedule_layer
 from Deeploy.tiling.solver import solve_spec
 from Deeploy.tiling.tile_node import tile_classes
 from Deeploy.tiling.tile_scratch import with_tile_scratch
+from Deeploy.tiling.spec import INPUT, LayerSpec
 from Deeploy.tiling.two_level import restrict
 
-__all__ = ["TilingOptions", "TiledNetwork", "tile_network", "spill_constants", "LEVELS",
-           "level_limits", "check_level_limits"]
+__all__ = ["TilingOptions", "TiledNetwork", "tile_network", "schedule_one", "schedule_cycles", "staging_budget",
+           "spill_constants", "LEVELS", "level_limits", "check_level_limits"]
 
 LEVELS = ("L2", "L3")
 
@@ -142,39 +143,79 @@ def _misfit_error(misfits: list[TilingError]) -> TilingError:
                        constraint=worst.constraint)
 
 
+def _resident(plan: MemoryPlan) -> frozenset[str]:
+    """Tensors an engine reads in place where they live (a weight memory's contents)."""
+    return frozenset(n for n, p in plan.placements.items() if p.kind == BufferKind.WEIGHT)
+
+
+def _check_resident(spec: LayerSpec, resident: frozenset[str]) -> LayerSpec:
+    """``spec`` without its resident operands (they take no L1 and no DMA). A resident operand is
+    read in place, so its tile boxes must be contiguous: only its first axis may follow a dim."""
+    kept = []
+    for o in spec.operands:
+        if o.tensor not in resident:
+            kept.append(o)
+        elif o.role != INPUT or any(a.dim is not None for a in o.axes[1:]):
+            raise DeeployError(f"layer '{spec.layer}' ({spec.op}): '{o.tensor}' lives in a weight memory but its "
+                               f"tiles are not contiguous there (only inputs tiled along their first axis can be)")
+    return replace(spec, operands=tuple(kept)) if len(kept) != len(spec.operands) else spec
+
+
+def schedule_one(layer: Layer, graph: Graph, plan: MemoryPlan, options: TilingOptions, platform: PlatformTiling,
+                 cores: int, budget: int, resident: frozenset[str]) -> TileSchedule | None:
+    """The schedule of one layer (None: a zero-copy view): L1 tiles, inside L2 tiles when an
+    operand lives in L3 (``budget``: L2 bytes for their staging); ``resident`` tensors are read in
+    place. TilingError when it does not fit."""
+    l1_params = options.l1_params(platform, cores)
+    spec = with_tile_scratch(layer_spec(layer.node, graph, RuleContext(layer.scratch)), layer, graph, cores, l1_params)
+    if spec.zero_copy:
+        return None
+    mine = resident & {o.tensor for o in spec.operands}
+    moved = _check_resident(spec, mine)
+    in_l3 = _l3_tensors(plan)
+    staged = {o.tensor: True for o in moved.operands if o.tensor in in_l3 and o.nbytes > 0}
+    if staged:
+        if budget < 1024:
+            raise _l2_error(plan, _data_bytes(graph, plan), 1024, options)
+        outer = solve_spec(replace(moved, scratch=0),
+                           replace(l3_to_l2_params(budget, l1_params, platform.staging), buffering="single"))
+        inner = solve_spec(restrict(moved, outer.tile_sizes), l1_params)
+        return schedule_layer(spec, inner, outer, staged, inner.double_buffered, l1_params.alignment, mine)
+    sol = solve_spec(moved, l1_params)
+    return schedule_layer(spec, sol, None, {}, sol.double_buffered, l1_params.alignment, mine)
+
+
+def schedule_cycles(sched: TileSchedule) -> int:
+    """The tiler's modelled cycles of a scheduled layer (its L2 tiles each run at its L1 tiling's)."""
+    if sched.l2 is None:
+        return sched.l1.total_cycles
+    return sched.l2.dma_cycles + sched.l2.overhead_cycles + sched.l2.num_tiles * sched.l1.total_cycles
+
+
+def staging_budget(graph: Graph, plan: MemoryPlan, options: TilingOptions) -> int:
+    """L2 bytes left for the L2 tiles of operands in L3 (``--l2`` less the arena and the data in L2)."""
+    return options.l2 - plan.arena_size - _data_bytes(graph, plan)
+
+
 def tile_network(graph: Graph, layers: list[Layer], plan: MemoryPlan, options: TilingOptions,
                  platform: PlatformTiling, cores: int) -> TiledNetwork:
     """Schedules of every layer that runs. What lives in L2 (the activation arena ``plan``, and
     I/O and constants placed in L2) leave the rest of ``options.l2`` as the budget of the L2
-    tiles of operands in L3."""
-    l1_params = options.l1_params(platform, cores)
-    in_l3 = _l3_tensors(plan)
-    data = _data_bytes(graph, plan)
-    budget = options.l2 - plan.arena_size - data
+    tiles of operands in L3; tensors in a weight memory (``BufferKind.WEIGHT``) are read in place."""
+    budget = staging_budget(graph, plan, options)
     if budget < 0:
-        raise _l2_error(plan, data, 0, options)
+        raise _l2_error(plan, _data_bytes(graph, plan), 0, options)
+    resident = _resident(plan)
     schedules, l1_size, staging, misfits = {}, 0, 0, []
     for k, layer in enumerate(layers):
-        spec = with_tile_scratch(layer_spec(layer.node, graph, RuleContext(layer.scratch)), layer, graph, cores,
-                                 l1_params)
-        if spec.zero_copy:
-            continue
-        staged = {o.tensor: True for o in spec.operands if o.tensor in in_l3 and o.nbytes > 0}
         try:
-            if staged:
-                if budget < 1024:
-                    raise _l2_error(plan, data, 1024, options)
-                outer = solve_spec(replace(spec, scratch=0),
-                                   replace(l3_to_l2_params(budget, l1_params, platform.staging), buffering="single"))
-                inner = solve_spec(restrict(spec, outer.tile_sizes), l1_params)
-                sched = schedule_layer(spec, inner, outer, staged, inner.double_buffered, l1_params.alignment)
-            else:
-                sol = solve_spec(spec, l1_params)
-                sched = schedule_layer(spec, sol, None, {}, sol.double_buffered, l1_params.alignment)
+            sched = schedule_one(layer, graph, plan, options, platform, cores, budget, resident)
         except TilingError as error:
             if error.min_bytes is None:
                 raise
             misfits.append(error)
+            continue
+        if sched is None:
             continue
         if sched.l1_bytes > options.l1:
             raise DeeployError(f"layer '{layer.node.name}' ({layer.node.op}): its L1 tiles need {sched.l1_bytes} B, "

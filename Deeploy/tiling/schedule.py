@@ -35,7 +35,8 @@ def axis_key(a: AxisMap, lo: int, hi: int) -> tuple:
 @dataclass(frozen=True)
 class OperandSlots:
     """Where one operand's tiles live: ``copies`` L1 slots of ``slot_bytes`` at ``l1_offsets``
-    (relative to the layer's L1 base), and for an operand in L3 an L2 staging buffer."""
+    (relative to the layer's L1 base), and for an operand in L3 an L2 staging buffer; ``copies``
+    0: a resident input, read in place at its home (each tile's box is contiguous there)."""
 
     operand: Operand
     index: int
@@ -137,9 +138,10 @@ def _max_box(op: Operand, per_dim: Mapping[str, tuple[tuple[int, int], ...]]) ->
 
 
 def schedule_layer(spec: LayerSpec, l1: TilingSolution, l2: TilingSolution | None, in_l3: Mapping[str, bool],
-                   double_buffer: bool, alignment: int = 4) -> TileSchedule:
+                   double_buffer: bool, alignment: int = 4, resident: frozenset[str] = frozenset()) -> TileSchedule:
     """The schedule of a tiled layer: ``l1`` tiles inside the ``l2`` tiles (None: one L2 tile, no
-    staging); ``in_l3``: which tensors live in L3 (staged through L2)."""
+    staging); ``in_l3``: which tensors live in L3 (staged through L2); ``resident``: inputs the
+    engine reads in place where they live (a weight memory): no L1 slot (``copies`` 0), never moved."""
     dims = spec.dim_names
     sizes = {d.name: d.size for d in spec.dims}
     l2_tile = {d: (l2.tile_of(d) if l2 is not None else sizes[d]) for d in dims}
@@ -165,6 +167,9 @@ def schedule_layer(spec: LayerSpec, l1: TilingSolution, l2: TilingSolution | Non
 
     slots, l1_off, l2_off = [], 0, 0
     for k, op in enumerate(operands):
+        if op.tensor in resident:
+            slots.append(OperandSlots(op, k, False, 0, 0, ()))
+            continue
         changes = any(len(per_dim[d]) > 1 for d in op.dims)
         copies = 2 if double_buffer and changes else 1
         slot = align(_max_box(op, per_dim), alignment)

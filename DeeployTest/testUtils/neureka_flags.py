@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 
-from Deeploy.errors import DeeployError
 from Deeploy.targets.siracusa_w_neureka.platform import WMEM_DEFAULT_SIZE
 
 __all__ = ["add_neureka_flags", "neureka_options"]
@@ -26,16 +25,14 @@ def add_neureka_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--wmem-size", type=_bytes, default=WMEM_DEFAULT_SIZE,
                    help=f"bytes of the NPU's weight memory (default {WMEM_DEFAULT_SIZE})")
     p.add_argument("--neureka-wmem", action="store_true",
-                   help="place NPU weights in the weight memory (not built yet: refused with a message)")
+                   help="place the NPU weights that save the most modelled cycles in the weight memory "
+                        "(never tiled or DMA'd; the rest are DMA'd per tile)")
 
 
 def neureka_options(args: argparse.Namespace) -> dict:
     """The compile option ``platform_options`` from the flags (none when all are defaults)."""
-    if args.neureka_wmem:
-        raise DeeployError("--neureka-wmem: weight-memory placement is not built yet; without it the NPU's "
-                           "weights are DMA'd per tile (drop the flag)")
     names = [n for n in args.no_npu_for.split(",") if n]
-    options = {}
+    options = {"neureka_wmem": True} if args.neureka_wmem else {}
     if names:
         options["no_npu_for"] = names
     if args.wmem_size != WMEM_DEFAULT_SIZE:

@@ -13,6 +13,8 @@ L2    the entry stub (first, at the region origin where every hart starts), code
 L1    ``.l1_bss``, then the stacks: hart 0 (fabric controller and cluster core 0) first, then one
       per worker hart 1..max_harts-1
 L3    ``.l3_rodata``, ``.l3_bss``
+X     any other level (e.g. an NPU weight memory ``WMEM``): ``.<x>_rodata`` (``x`` the name in
+      lower case), constants loaded with the program like the rest (its own PT_LOAD segment)
 ====  ===========================================================================================
 
 Every region starts on its own 256 MiB slot (L2 at 0x80000000, then the other levels in the
@@ -147,6 +149,13 @@ def linker_script(levels: Sequence, *, max_harts: int = MAX_HARTS, main_stack: i
     l2_bss_l3_syms = "" if has_l3 else "\n  __deeploy_l3_bss_start = __deeploy_l2_bss_end;\n  __deeploy_l3_bss_end = __deeploy_l2_bss_end;"
     in_l3 = (l3_rodata % ("L3", "l3") + l3_bss) if has_l3 else ""
     l3_phdr = "\n  l3 PT_LOAD FLAGS(6);" if has_l3 else ""
+    extra = [r.name for r in regions if r.name not in ("L1", "L2", "L3")]
+    extra_phdrs = "".join(f"\n  {n.lower()} PT_LOAD FLAGS(4);" for n in extra)
+    in_extra = "".join(f"""
+  .{n.lower()}_rodata : ALIGN(32) {{
+    *(.{n.lower()}_rodata .{n.lower()}_rodata.*)
+  }} > {n} :{n.lower()}
+""" for n in extra)
 
     memory = "\n".join(f"  {r.name:<4} (rwx) : ORIGIN = 0x{r.origin:08X}, LENGTH = 0x{r.length:X}"
                        f"  /* {r.length} bytes */" for r in regions)
@@ -177,7 +186,7 @@ PHDRS
   rodata PT_LOAD FLAGS(4);
   data PT_LOAD FLAGS(6);
   tls PT_TLS;
-  l1 PT_LOAD FLAGS(6);{l3_phdr}
+  l1 PT_LOAD FLAGS(6);{l3_phdr}{extra_phdrs}
 }}
 
 SECTIONS
@@ -320,7 +329,7 @@ SECTIONS
     __deeploy_stacks_end = .;
   }} > L1 :l1
 
-{in_l3}
+{in_l3}{in_extra}
   /DISCARD/ : {{
     *(.note .note.*)
     *(.eh_frame .eh_frame.*)

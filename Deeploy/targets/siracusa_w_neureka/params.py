@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["NeurekaParams", "NEUREKA"]
+__all__ = ["NeurekaParams", "NEUREKA", "WeightMemoryParams", "WEIGHT_MEMORY"]
 
 
 @dataclass(frozen=True)
@@ -72,3 +72,33 @@ class NeurekaParams:
 
 
 NEUREKA = NeurekaParams()
+
+
+@dataclass(frozen=True)
+class WeightMemoryParams:
+    """The weight memory (Neural Memory Subsystem) the NPU reads weights from through its own port
+    (spec "Weight memory").
+
+    window_base, window_bytes: its address window on the chip, 8 MiB at 0x10400000 (MRAM at +0,
+                        SRAM at +4 MiB) (spec "Weight memory": GVSoC Siracusa model). The
+                        virtual platform (QEMU virt) has no RAM there: the linker gives the level
+                        its own region (``siracusa/linker.py``), which the program's weight
+                        pointers then name.
+    sram_offset:        the SRAM part starts 4 MiB into the window; the peer models it as a 4 MiB
+                        level, so does ``platform.WMEM_LEVEL`` (``--wmem-size`` changes it).
+    word_bytes:         32 B per weight word, one word per cycle through the weight port
+                        (spec "Weight memory": 1 cycle per 32-byte word; "Throughput": 288-bit
+                        port, 256 bit after realignment).
+    latency_cycles:     1 cycle per word, against TCDM latency + 1 from L1 (spec "Weight memory").
+                        The job model (``NeurekaParams.job_cycles``) already streams one word per
+                        cycle; what the weight memory saves is the DMA of the weights into L1.
+    """
+
+    window_base: int = 0x1040_0000
+    window_bytes: int = 8 << 20
+    sram_offset: int = 4 << 20
+    word_bytes: int = 32
+    latency_cycles: int = 1
+
+
+WEIGHT_MEMORY = WeightMemoryParams()

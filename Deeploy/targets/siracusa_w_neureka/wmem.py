@@ -1,0 +1,93 @@
+"""Weight-memory placement (``--neureka-wmem``): which NPU weight blobs live in the weight memory.
+
+Every NeurekaConv layer's encoded weight blob is a candidate. Its value is the modelled cycles
+it saves there: tiled, the tiler's cycles of the layer with the blob DMA'd per tile (from L2 or
+L3, as placed) less those with the blob read in place (no DMA, no L1 slot; the freed L1 may also
+allow larger tiles); untiled, the cycles of one DMA of the blob into L1 (what the NPU, reading
+through its L1 port, would otherwise need). The blobs placed are the best knapsack within the
+weight memory's capacity (``Deeploy/memory/knapsack.py``), not the first in graph order. A placed
+blob becomes a ``BufferKind.WEIGHT`` of the weight-memory level (a constant array in its section,
+loaded with the program as the MRAM/SRAM would be preloaded) and its job gets the config bit
+that selects the weight memory (``NpuConvParams.wmem``)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Callable
+
+from Deeploy.binding import Layer
+from Deeploy.errors import TilingError
+from Deeploy.ir.graph import Graph
+from Deeploy.memory.knapsack import Item, choose
+from Deeploy.memory.planner import BufferKind, MemoryPlan, Placement, align
+
+__all__ = ["place_weights", "weight_values"]
+
+WMEM = "WMEM"
+# A layer that tiles only with its weights in the weight memory: placing them comes first.
+MUST_PLACE = 10**9
+
+
+def _dma_cycles(nbytes: int, params) -> int:
+    """One 1-D DMA of ``nbytes`` into L1 (the tiling DMA model: set-up, then bytes per cycle)."""
+    return params.dma_setup + -(-nbytes // params.dma_bytes_per_cycle)
+
+
+def weight_values(graph: Graph, layers: list[Layer], plan: MemoryPlan, platform, tiling, cores: int
+                  ) -> dict[str, tuple[int, int]]:
+    """(bytes, modelled cycles saved) of every NPU weight blob in the weight memory."""
+    from Deeploy.tiling.network import schedule_cycles, schedule_one, staging_budget
+    level = platform.level(WMEM)
+    values: dict[str, tuple[int, int]] = {}
+    budget = staging_budget(graph, plan, tiling) if tiling is not None else 0
+    for layer in layers:
+        if layer.node.op != "NeurekaConv":
+            continue
+        w = layer.node.inputs[1]
+        size = align(graph.tensors[w].nbytes, level.alignment)
+        if tiling is None:
+            saved = _dma_cycles(graph.tensors[w].nbytes, platform.tiling.tiles)
+        else:
+            def cycles(resident: frozenset[str]) -> int | None:
+                try:
+                    sched = schedule_one(layer, graph, plan, tiling, platform.tiling, cores, budget, resident)
+                except TilingError:
+                    return None
+                return 0 if sched is None else schedule_cycles(sched)
+            in_place = cycles(frozenset({w}))
+            moved = cycles(frozenset())
+            if in_place is None:
+                saved = 0
+            elif moved is None:
+                saved = MUST_PLACE + in_place
+            else:
+                saved = max(0, moved - in_place)
+        old = values.get(w, (size, 0))
+        values[w] = (size, old[1] + saved)
+    return values
+
+
+def place_weights(graph: Graph, layers: list[Layer], plan: MemoryPlan, platform, tiling, cores: int,
+                  log: Callable[[str], None] | None = None) -> list[str]:
+    """Places the chosen NPU weight blobs in the weight memory (changes ``plan`` and their jobs);
+    returns a note saying what was placed."""
+    values = weight_values(graph, layers, plan, platform, tiling, cores)
+    if not values:
+        return ["--neureka-wmem: no layer runs on the NPU, the weight memory stays empty"]
+    capacity = platform.level(WMEM).size
+    chosen = set(choose([Item(w, size, value) for w, (size, value) in values.items()], capacity))
+    for w, (size, value) in values.items():
+        if log:
+            worth = f"{value % MUST_PLACE} modelled cycles" + (" (its layer tiles only so)" if value >= MUST_PLACE else "")
+            log(f"weight memory: '{w}' {size} B saves {worth}: "
+                f"{'placed' if w in chosen else 'DMA per tile'}")
+    for w in chosen:
+        plan.placements[w] = Placement(BufferKind.WEIGHT, w, WMEM)
+    for layer in layers:
+        if layer.node.op == "NeurekaConv" and layer.node.inputs[1] in chosen:
+            layer.node.attrs["wmem"] = 1
+            layer.node.params = replace(layer.node.params, wmem=True)
+    used = sum(values[w][0] for w in chosen)
+    saved = sum(values[w][1] % MUST_PLACE for w in chosen)
+    return [f"weight memory: {len(chosen)} of {len(values)} NPU weight blobs placed ({used} of {capacity} B), "
+            f"saving {saved} modelled cycles; the rest are DMA'd per tile"]
