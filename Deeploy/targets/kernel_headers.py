@@ -66,6 +66,17 @@ def library_kernels() -> dict[str, list[LibraryKernel]]:
 
 # ---- the C sources' parameter lists ----
 
+def _included(path: Path, name: str) -> Path:
+    """The source ``path`` includes as ``name``: beside it, else in another library's kernels
+    (the generated code puts every library's kernels in one folder)."""
+    if (path.parent / name).is_file():
+        return path.parent / name
+    found = sorted(TARGET_LIBRARIES.glob(f"*/kernels/{name}"))
+    if not found:
+        raise FileNotFoundError(f"{path.name} includes {name}, which no kernel library holds")
+    return found[0]
+
+
 def _preprocess(path: Path, defines: set[str]) -> str:
     """``path``'s text without comments, with the ``#ifdef``/``#ifndef`` branches ``defines``
     selects and the ``.inc`` sources it includes expanded (enough for the kernel sources)."""
@@ -93,7 +104,7 @@ def _preprocess(path: Path, defines: set[str]) -> str:
         elif directive == "undef":
             defines.discard(word)
         elif directive == "include" and rest.endswith('.inc"'):
-            out.append(_preprocess(path.parent / rest.strip('"'), defines))
+            out.append(_preprocess(_included(path, rest.strip('"')), defines))
     return "\n".join(out)
 
 

@@ -128,7 +128,7 @@ _GEMM_RQ_CALL = Signature(
      param("const TC *restrict C", '${x[2].ptr if x[2] else "NULL"}', "or NULL"),
      param("const TM *restrict mul", "${x[3].ptr}", "multiplier"),
      param("const TAD *restrict add", "${x[4].ptr}", "offset"), param("TY *restrict Y", "${y[0].ptr}", "output"),
-     *gemm_shape_params("b"),
+     *gemm_shape_params("b", "TSUM"),
      param("uint32_t mul_sb", "${ms[0]}"), param("uint32_t mul_sm", "${ms[1]}"),
      param("uint32_t mul_sn", "${ms[2]}", "mul's (batch, row, column) strides"),
      param("uint32_t add_sb", "${ads[0]}"), param("uint32_t add_sm", "${ads[1]}"),

@@ -179,9 +179,9 @@
                        const TM *restrict mul, const TAD *restrict add, TY *restrict Y, \
                        uint32_t batch, uint32_t M, uint32_t N, uint32_t K, uint32_t a_bstride, \
                        uint32_t b_bstride, uint32_t c_bstride, uint32_t transA, uint32_t transB, \
-                       int32_t alpha, int32_t beta, uint32_t c_rows, uint32_t c_cols, \
-                       uint32_t mul_sb, uint32_t mul_sm, uint32_t mul_sn, uint32_t add_sb, \
-                       uint32_t add_sm, uint32_t add_sn, uint32_t shift, int32_t lo, int32_t hi)
+                       TSUM alpha, TSUM beta, uint32_t c_rows, uint32_t c_cols, uint32_t mul_sb, \
+                       uint32_t mul_sm, uint32_t mul_sn, uint32_t add_sb, uint32_t add_sm, \
+                       uint32_t add_sn, uint32_t shift, int32_t lo, int32_t hi)
 
 /* iGELU_RQ (igelu_rq.inc): iGELU (p0 = b, p1 = one): v = x * ((one + L) >> 1) as in igelu.inc. Then
  * y = clip((v * mul + add + 2^(shift-1)) >> shift, lo, hi) over the output viewed as [outer,
