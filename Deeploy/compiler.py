@@ -25,6 +25,7 @@ from Deeploy.memory.planner import MemoryPlan, plan_memory
 from Deeploy.passes.graph_outputs import copy_shared_outputs
 from Deeploy.passes.loop_rolling import LoopRolling, roll_loops
 from Deeploy.passes.manager import run_passes
+from Deeploy.passes.region_schedule import schedule_regions, stack_types
 from Deeploy.targets import get_platform
 from Deeploy.tiling.network import TiledNetwork, TilingOptions, check_level_limits, spill_constants, tile_network
 
@@ -173,6 +174,7 @@ def compile_graph(graph: Graph, platform: str, out_dir: str | Path, *, source: s
         save_snapshot(graph, snapshots / "frontend.onnx")
     graph = run_passes(graph, (*target.passes, copy_shared_outputs), log)
     graph, rolled = roll_loops(graph, loop_rolling, log)
+    graph = stack_types(schedule_regions(graph))   # each region can run as a loop over one body
     if snapshots:
         save_snapshot(graph, snapshots / "middleware.onnx")
     layers = bind(graph, target, cores)
@@ -185,15 +187,15 @@ def compile_graph(graph: Graph, platform: str, out_dir: str | Path, *, source: s
         notes = target.place_weights(graph, layers, plan, target, None, cores, log) if target.place_weights else []
         summary = write_atomically(Path(out_dir), lambda tmp: _emit(
             tmp, extra_files, graph, layers, plan, target, source, cores, api=api))
-        return CompileResult(graph, layers, plan, summary, rolled + notes)
+        return CompileResult(graph, layers, plan, summary, rolled + notes + list(summary.notes))
     plan = plan_memory(graph, [replace(layer, scratch=0, shared_offset=0) for layer in layers],
                        target.level(target.tiling.tiles.source), target.level(tiling.data_level))
     moved = spill_constants(graph, plan, tiling) if any(m.name == "L3" for m in target.memory) else []
-    notes = rolled + [f"constants moved to L3 to fit --l2 {tiling.l2}: {', '.join(moved)} "
-             f"(give --defaultMemLevel to place all data yourself)"] if moved else []
+    notes = rolled + ([f"constants moved to L3 to fit --l2 {tiling.l2}: {', '.join(moved)} "
+                       f"(give --defaultMemLevel to place all data yourself)"] if moved else [])
     if target.place_weights:
         notes += target.place_weights(graph, layers, plan, target, tiling, cores, log)
     tiled = tile_network(graph, layers, plan, tiling, target.tiling, cores)
     summary = write_atomically(Path(out_dir), lambda tmp: _emit(
         tmp, extra_files, graph, layers, plan, target, source, cores, tiled, api))
-    return CompileResult(graph, layers, plan, summary, notes, tiled=tiled)
+    return CompileResult(graph, layers, plan, summary, notes + list(summary.notes), tiled=tiled)

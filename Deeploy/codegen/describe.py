@@ -32,13 +32,14 @@ def idle_reason(layer: Layer, graph: Graph, plan: MemoryPlan) -> str | None:
     return None
 
 
-def _layers(layers: list[Layer], idle: dict[int, str], tiled: set[int]) -> list[LayerInfo]:
+def _layers(layers: list[Layer], idle: dict[int, str], tiled: set[int], unmarked: set[int]) -> list[LayerInfo]:
     out = []
     for k, layer in enumerate(layers):
         runs = k in tiled or k not in idle
         engine = "tiled" if k in tiled else ("none" if not runs else layer.engine.name)
         marker = None
-        if runs and (layer.engine.forked or layer.engine.runtime):   # engines with a runtime tag their layers
+        if runs and k not in unmarked and (layer.engine.forked or layer.engine.runtime):
+            # engines with a runtime tag their layers; a rolled body tags its first iteration's
             try:
                 marker = abi.layer_marker(k)
             except ValueError as exc:
@@ -71,11 +72,13 @@ def _tiles(tiled_code: dict) -> list[TileInfo]:
 
 
 def describe_network(graph: Graph, layers: list[Layer], plan: MemoryPlan, platform: Platform, source: str,
-                     cores: int, idle: dict[int, str], constants: set[str], tiling=None, tiled_code=None) -> Manifest:
+                     cores: int, idle: dict[int, str], constants: set[str], tiling=None, tiled_code=None,
+                     unmarked: set[int] = frozenset()) -> Manifest:
     """The manifest. ``idle``: layer index -> why it runs nothing; ``constants``: the constants the
-    C defines; ``tiling`` / ``tiled_code``: the TiledNetwork and each tiled layer's TiledCode."""
+    C defines; ``tiling`` / ``tiled_code``: the TiledNetwork and each tiled layer's TiledCode;
+    ``unmarked``: layers that run without a marker of their own (later iterations of a rolled body)."""
     tiled_code = tiled_code or {}
-    infos = _layers(layers, idle, set(tiled_code))
+    infos = _layers(layers, idle, set(tiled_code), unmarked)
     data, data_end = data_buffers(plan, graph, constants, max(len(layers) - 1, 0))
     buffers = plan.buffers + data
     capacity = {m.name: m.size for m in platform.memory}

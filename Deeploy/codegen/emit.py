@@ -16,6 +16,7 @@ from Deeploy.codegen.api import NetworkApi, io_quantization
 from Deeploy.codegen.buffers import Buf, BufferNames
 from Deeploy.codegen.describe import describe_network, idle_reason
 from Deeploy.codegen.project_files import write_platform_files
+from Deeploy.codegen.rolled import roll_regions
 from Deeploy.codegen.c_text import c_float, comment_text
 from Deeploy.ir.dtypes import BFLOAT16
 from Deeploy.ir.graph import Graph
@@ -60,6 +61,7 @@ class EmitSummary:
     lower_bound: int
     io_bytes: int
     manifest: Manifest | None = None
+    notes: tuple[str, ...] = ()   # what became of the graph's regions
 
 
 def render_call(layer: Layer, names: BufferNames) -> str:
@@ -109,17 +111,20 @@ def emit_project(graph: Graph, layers: list[Layer], plan: MemoryPlan, platform: 
     arena = f"deeploy_arena_{plan.level.name}"
     names = BufferNames(graph, plan, arena, api.prefix)
     arenas = _tile_context(platform, tiling)
+    rolled = roll_regions(graph, layers, plan, names, tiling, arenas)
     tiled = {}
     if tiling is not None:
-        from Deeploy.codegen.tiled import tiled_layer_code
+        from Deeploy.codegen.tiled import TiledCode, tiled_layer_code
         tiled = {k: tiled_layer_code(k, layers[k], sched, graph, names, arenas["tile_arena"], arenas["staging_arena"])
-                 for k, sched in tiling.schedules.items()}
+                 for k, sched in tiling.schedules.items() if k not in rolled.covered}
+        described = {**tiled, **{k: TiledCode("", "", m) for k, m in rolled.tiled_manifest.items()}}
     calls, idle = [], {}
     for k, layer in enumerate(layers):
-        reason = None if k in tiled else idle_reason(layer, graph, plan)
+        in_tiles = k in tiled or k in rolled.tiled_manifest
+        reason = None if in_tiles else idle_reason(layer, graph, plan)
         if reason is not None:
             idle[k] = reason
-        call = "" if k in tiled else f"/* {reason} */" if reason else render_call(layer, names)
+        call = "" if in_tiles or k in rolled.covered else f"/* {reason} */" if reason else render_call(layer, names)
         title = comment_text(f"{k}: {layer.node.op} '{layer.node.name}' -> {layer.variant}")
         calls.append((title, call, reason is None))
 
@@ -129,6 +134,10 @@ def emit_project(graph: Graph, layers: list[Layer], plan: MemoryPlan, platform: 
             attr = platform.level(plan.placements[t.name].level).const_attr   # L3 if moved there to fit --l2
             constants.append((names.constant_ident(t.name), t.dtype.ctype, t.size, c_array_body(t.value), attr))
             const_bytes += t.nbytes
+    for region in rolled.regions.values():
+        for ident, dtype, size, values, level in region.stacks:
+            constants.append((ident, dtype.ctype, size, c_array_body(values), platform.level(level).const_attr))
+            const_bytes += size * dtype.nbytes
 
     instances = {}
     for layer in layers:
@@ -138,6 +147,7 @@ def emit_project(graph: Graph, layers: list[Layer], plan: MemoryPlan, platform: 
     ctx = dict(source=comment_text(source), comment=comment_text, platform=platform.name,
                # the cluster runtime is used: a layer runs forked, or a tile loop forks its tiles
                forked=any(layer.engine.forked or layer.engine.runtime for layer in layers) or bool(tiled),
+               tiles_used=bool(tiled) or bool(rolled.tiled_manifest),
                runtimes=sorted({layer.engine.runtime for layer in layers if layer.engine.runtime}),
                level=plan.level, cores=cores,
                const_level=plan.data_level, io_level=plan.data_level, tiled=tiled,
@@ -147,6 +157,7 @@ def emit_project(graph: Graph, layers: list[Layer], plan: MemoryPlan, platform: 
                const_bytes=const_bytes, arena=arena, arena_size=plan.arena_size,
                lower_bound=plan.lower_bound, inputs=inputs, outputs=outputs,
                instances=sorted(instances.values()), calls=calls, api=api,
+               rolled=rolled.regions, rolled_skip=rolled.covered,
                arena_levels=_arena_levels(plan, arena, arenas, tiling),
                quantization=[io_quantization(graph, b.name, False) for b in inputs]
                + [io_quantization(graph, b.name, True) for b in outputs],
@@ -156,7 +167,8 @@ def emit_project(graph: Graph, layers: list[Layer], plan: MemoryPlan, platform: 
     (out_dir / "Network.c").write_text(_file_template("Network.c.mako").render(**ctx))
     (out_dir / "Network.h").write_text(_file_template("Network.h.mako").render(**ctx))
     (out_dir / "CMakeLists.txt").write_text(_file_template("CMakeLists.txt.mako").render(**ctx))
-    manifest = describe_network(graph, layers, plan, platform, source, cores, idle, names.referenced, tiling, tiled)
+    manifest = describe_network(graph, layers, plan, platform, source, cores, idle, names.referenced | rolled.stacked(), tiling,
+                                described if tiling is not None else {}, unmarked=rolled.unmarked())
     manifest.write(out_dir)
     kernel_out = out_dir / "kernels"
     kernel_out.mkdir(exist_ok=True)
@@ -169,4 +181,4 @@ def emit_project(graph: Graph, layers: list[Layer], plan: MemoryPlan, platform: 
             shutil.copyfile(header, out_dir / "include" / header.name)
     write_platform_files(platform, out_dir)
     return EmitSummary(len(layers), tuple(sorted(instances)), const_bytes, plan.arena_size,
-                       plan.lower_bound, sum(b.nbytes for b in inputs + outputs), manifest)
+                       plan.lower_bound, sum(b.nbytes for b in inputs + outputs), manifest, tuple(rolled.notes))

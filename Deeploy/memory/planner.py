@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from Deeploy.binding import Layer
 from Deeploy.ir.graph import Graph
+from Deeploy.memory.fold import place_folded, region_spans
 from Deeploy.memory.lifetimes import Interval, alias_roots, lifetimes
 from Deeploy.targets.platform import MemoryLevel
 
@@ -149,7 +150,7 @@ def plan_memory(graph: Graph, layers: list[Layer], level: MemoryLevel,
     scratch_layers = [layer for layer in layers if layer.scratch]
     scratches = [Interval(layer.node.name, align(layer.scratch, level.alignment),
                           step_of[layer.node.name], step_of[layer.node.name]) for layer in scratch_layers]
-    offsets, plan.arena_size = place_intervals(tensors + scratches, level.alignment)
+    offsets, plan.arena_size = _place(graph, tensors, scratches, step_of, level.alignment)
     plan.lower_bound = peak_live_bytes(tensors + scratches)
     for iv, offset in zip(tensors, offsets):
         plan.placements[iv.name] = Placement(BufferKind.ACTIVATION, iv.name, level.name, offset=offset)
@@ -162,6 +163,26 @@ def plan_memory(graph: Graph, layers: list[Layer], level: MemoryLevel,
     for name, root in roots.items():
         plan.placements[name] = plan.placements[root]
     return plan
+
+
+def _place(graph: Graph, tensors: list[Interval], scratches: list[Interval], step_of: dict[str, int],
+           alignment: int) -> tuple[list[int], int]:
+    """Offsets of the activations and scratches; the graph's rolled regions get one layout for
+    all their iterations (``memory/fold.py``)."""
+    spans, _ = region_spans(graph)
+    if not spans:
+        return place_intervals(tensors + scratches, alignment)
+    slot_of = {o: (step_of[n.name], slot) for n in graph.nodes for slot, o in enumerate(n.outputs) if o}
+
+    def key(step: int, what) -> tuple | None:
+        for s in spans:
+            where = s.locate(step)
+            if where is not None:
+                return (s.name, where[1], what)
+        return None
+    keys = [key(*slot_of[iv.name]) if iv.name in slot_of else None for iv in tensors]
+    keys += [key(iv.first, "scratch") for iv in scratches]
+    return place_folded(tensors + scratches, keys, spans, lambda ivs: place_intervals(ivs, alignment))
 
 
 def data_buffers(plan: MemoryPlan, graph: Graph, constants: set[str], last: int) -> tuple[list[PlannedBuffer], int]:

@@ -9,7 +9,7 @@
 #include "${header}"
 % endfor
 % if forked:
-% if tiled:
+% if tiles_used:
 #include "deeploy_tiling.h"
 % endif
 #if DEEPLOY_NUM_CORES > ${cores}
@@ -35,7 +35,7 @@ extern uint8_t ${api.prefix}_arena_${lvl}[${api.macro}_ARENA_${lvl}_BYTES];
 #else
 /* ---- activations ---- */
 static uint8_t ${arena}[${max(1, arena_size)}] ${level.data_attr} __attribute__((aligned(16)));
-% if tiled:
+% if tiles_used:
 /* ---- tiles: one layer's ${tile_level.name} tiles (${l1_size} bytes) and ${staging_level.name} staging of its ${outer_level} operands (${staging_size} bytes) ---- */
 static uint8_t ${tile_arena}[${max(1, l1_size)}] ${tile_level.data_attr} __attribute__((aligned(16)));
 static uint8_t ${staging_arena}[${max(1, staging_size)}] ${staging_level.data_attr} __attribute__((aligned(16)));
@@ -69,7 +69,8 @@ const uint32_t ${api.prefix}_outputs_bytes[${max(1, len(outputs))}] = {${", ".jo
 % if forked:
 /* ---- layers: each runs on every core of its engine, which takes its share of the work ---- */
 % for k, (title, call, runs) in enumerate(calls):
-% if k in tiled:
+% if k in rolled_skip:
+% elif k in tiled:
 ${tiled[k].definitions}
 
 % elif runs and layers[k].engine.forked:
@@ -81,13 +82,24 @@ static void deeploy_layer_${k}(void *arg) {
 % endfor
 
 % endif
+% for region in rolled.values():
+${region.definitions}
+
+% endfor
 void ${api.init}(void) {
 }
 
 void ${api.run}(void) {
 % for k, (title, call, runs) in enumerate(calls):
+% if k in rolled:
+    /* layers ${k}..${rolled[k].span.end - 1}: ${rolled[k].span.iterations} iterations of region ${comment(rolled[k].span.name)} */
+    ${rolled[k].run}
+% elif k in rolled_skip:
+% else:
     /* ${title} */
-% if k in tiled:
+% endif
+% if k in rolled_skip:
+% elif k in tiled:
     DEEPLOY_MARK_LAYER(${k});
     ${tiled[k].run}
 % elif not runs:

@@ -25,11 +25,13 @@ class ProgramRun(NamedTuple):
 
 def last_run(result: TimingResult) -> TimingResult:
     """The layers of the last ``RunNetwork()`` call only: a testbench may run the network several
-    times (checking every run's outputs) and each run starts again with its first layer."""
+    times (checking every run's outputs) and each run starts again with its first layer, after a
+    gap (a rolled region repeats its first layer within a run, without a gap)."""
     if not result.layers:
         return result
-    first = result.layers[0].layer
-    start = [k for k, lt in enumerate(result.layers) if lt.layer == first][-1]
+    first, layers = result.layers[0].layer, result.layers
+    start = [k for k, lt in enumerate(layers) if lt.layer == first
+             and (k == 0 or layers[k - 1].start + layers[k - 1].cycles < lt.start - 0.5)][-1]
     return replace(result, layers=result.layers[start:])
 
 

@@ -1,0 +1,260 @@
+"""C of rolled regions: one function for a region's body, called in a loop with the iteration
+``i``. Every operand of a body layer is one C expression in ``i``: the same pointer in every
+iteration (invariant data, and activations the memory plan gives one place in all iterations,
+``memory/fold.py``), a slice of a per-iteration constant stacked ``[N, ...]``, or an entry of the
+region's pointer table ``deeploy_r<R>_ptr[i][m]``. A body position is rolled only when the code
+of every iteration renders to the same text with these expressions; otherwise the whole region is
+emitted layer by layer (``RolledNetwork.notes`` says why). Tiled layers share one set of tile
+tables; the operand homes that differ per iteration are set before each run."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from Deeploy.binding import Layer
+from Deeploy.codegen.buffers import Buf, BufferNames
+from Deeploy.codegen.c_text import comment_text
+from Deeploy.codegen.describe import idle_reason
+from Deeploy.ir.graph import Graph
+from Deeploy.memory.fold import Span, region_spans
+from Deeploy.memory.planner import BufferKind, MemoryPlan
+from Deeploy.runtime.abi import TILE_OPERAND, TILED_LAYER
+
+__all__ = ["RolledRegion", "RolledNetwork", "roll_regions"]
+
+
+@dataclass
+class RolledRegion:
+    """One region's C: ``definitions`` (tables, layer functions, the body) before RunNetwork and
+    ``run``, the loop that replaces its layers there."""
+
+    span: Span
+    definitions: str
+    run: str
+    stacks: list[tuple] = field(default_factory=list)   # (ident, DType, elements, values, level) of stacked constants
+    families: list[tuple[str, ...]] = field(default_factory=list)   # the constants each stack holds
+
+
+@dataclass
+class RolledNetwork:
+    regions: dict[int, RolledRegion]     # first layer index -> region
+    covered: set[int]                    # every layer index a rolled region runs
+    notes: list[str]
+    tiled_manifest: dict[int, dict]      # tiled layer index -> its manifest entry (every iteration)
+
+    def stacked(self) -> set[str]:
+        """The constants the stacked arrays hold."""
+        return {name for r in self.regions.values() for family in r.families for name in family}
+
+    def unmarked(self) -> set[int]:
+        """Layers after a rolled region's first iteration: the body's markers name the first
+        iteration's layers, so a profile aggregates every iteration of a body layer there."""
+        return {k for r in self.regions.values() for k in range(r.span.start + r.span.body, r.span.end)}
+
+
+class _IterNames:
+    """BufferNames as one iteration's layer sees them: its operands' rolled expressions
+    (``exprs``: tensor -> (expression, differs per iteration))."""
+
+    def __init__(self, names: BufferNames, exprs: dict[str, tuple[str, bool]]):
+        self.names, self.exprs, self.graph = names, exprs, names.graph
+        self.patches: dict[str, str] = {}   # tensor -> expression of its home, set before each run
+
+    def buf(self, name: str) -> Buf:
+        if name in self.exprs:
+            t = self.graph.tensors[name]
+            return Buf(name, self.exprs[name][0], tuple(t.shape), t.dtype)
+        return self.names.buf(name)
+
+    def address(self, name: str) -> str:
+        """A static initialiser: "0" for a home that differs per iteration (set before each run)."""
+        if name not in self.exprs:
+            return self.names.address(name)
+        expr, varies = self.exprs[name]
+        if varies:
+            self.patches[name] = expr
+            return "0"
+        return expr
+
+    def scratch(self, node_name: str, within: int = 0) -> str:
+        return self.names.scratch(node_name, within)
+
+
+class _Region:
+    """Builds the operand expressions of one region."""
+
+    def __init__(self, r: int, span: Span, graph: Graph, layers: list[Layer], plan: MemoryPlan, names: BufferNames):
+        self.r, self.span, self.graph, self.layers, self.plan, self.names = r, span, graph, layers, plan, names
+        self.table: list[list[str]] = []           # columns: the address of each iteration's tensor
+        self.columns: dict[tuple, int] = {}
+        self.stacks: dict[tuple, tuple] = {}
+        self.used: set[str] = set()                 # constants the rolled code refers to one by one
+        self.i = f"deeploy_r{r}_i"                  # the iteration running (set by the body)
+        self.values: list[list[int]] = []           # per-iteration numbers of the code (attributes)
+
+    def lift(self, texts: list[str]) -> str | None:
+        """The one text of ``texts`` (one per iteration) where integer literals that differ per
+        iteration read a table ``deeploy_r<R>_v<m>[i]``, or None if they differ otherwise."""
+        if len(set(texts)) == 1:
+            return texts[0]
+        parts = [_NUMBER.split(t) for t in texts]
+        if len({len(p) for p in parts}) != 1:
+            return None
+        out = []
+        for j, column in enumerate(zip(*parts)):
+            if len(set(column)) == 1:
+                out.append(column[0])
+            elif j % 2 == 1:     # a number
+                self.values.append([int(v) for v in column])
+                out.append(f"deeploy_r{self.r}_v{len(self.values) - 1}[{self.i}]")
+            else:
+                return None
+        return "".join(out)
+
+    def node(self, i: int, pos: int):
+        return self.layers[self.span.start + i * self.span.body + pos].node
+
+    def expr(self, family: tuple[str, ...]) -> tuple[str, bool]:
+        """The expression of the tensors ``family`` names in each iteration, and whether it differs."""
+        flat = [self.names.buf(t) for t in family]
+        ct = flat[0].ctype
+        if len({b.expr for b in flat}) == 1:
+            if self.graph.is_constant(family[0]):
+                self.used.add(family[0])
+            return flat[0].expr, False
+        tensors = [self.graph.tensors[t] for t in family]
+        levels = {self.plan.placements[t].level for t in family}
+        if all(t.is_constant for t in tensors) and len({(t.shape, t.dtype) for t in tensors}) == 1 and len(levels) == 1:
+            if family not in self.stacks:
+                ident = f"deeploy_r{self.r}_c{len(self.stacks)}"
+                self.stacks[family] = (ident, tensors[0].dtype, tensors[0].size * len(family),
+                                       np.stack([t.value for t in tensors]), levels.pop())
+            ident, _, _, _, _ = self.stacks[family]
+            return f"(({ct} *)({ident} + {self.i} * {max(1, tensors[0].size)}))", True
+        if family not in self.columns:
+            self.columns[family] = len(self.columns)
+            self.table.append([f"(void *){self.names.address(t)}" for t in family])
+            self.used.update(t for t in family if self.graph.is_constant(t))
+        return f"(({ct} *)deeploy_r{self.r}_ptr[{self.i}][{self.columns[family]}])", True
+
+    def iteration_names(self, pos: int) -> list[_IterNames]:
+        """For each iteration, the names its layer at ``pos`` renders with."""
+        n = self.span.iterations
+        nodes = [self.node(i, pos) for i in range(n)]
+        exprs: list[dict[str, tuple[str, bool]]] = [{} for _ in range(n)]
+        for io in ("inputs", "outputs"):
+            for slot, name in enumerate(getattr(nodes[0], io)):
+                if not name:
+                    continue
+                family = tuple(getattr(nd, io)[slot] for nd in nodes)
+                e = self.expr(family)
+                for i, t in enumerate(family):
+                    if exprs[i].setdefault(t, e) != e:
+                        return []   # one tensor in two roles: not rolled
+        return [_IterNames(self.names, x) for x in exprs]
+
+
+def _render(layer: Layer, names: _IterNames) -> str:
+    from Deeploy.codegen.emit import render_call
+    return render_call(layer, names)   # type: ignore[arg-type]
+
+
+def _one(texts: list[str]) -> str | None:
+    return texts[0] if len(set(texts)) == 1 else None
+
+
+# a decimal integer literal (with its unary minus), not part of an identifier or another number
+_NUMBER = re.compile(r"(?<![\w.)\]])(-?\d+)(?![\w.])")
+
+
+def _region_code(b: _Region, tiling, arenas: dict) -> tuple[RolledRegion, dict] | str:
+    """The region's C, or why it is not rolled."""
+    span, r = b.span, b.r
+    fns, body, tiled_manifest = [], [], {}
+    for pos in range(span.body):
+        ks = [span.start + i * span.body + pos for i in range(span.iterations)]
+        layers = [b.layers[k] for k in ks]
+        head = layers[0]
+        title = comment_text(f"{pos}: {head.node.op} -> {head.variant}")
+        if len({(lay.variant, lay.engine.name) for lay in layers}) != 1:
+            return f"body position {pos} ({head.node.op}) binds different kernels per iteration"
+        names = b.iteration_names(pos)
+        if not names:
+            return f"body position {pos} ({head.node.op}) reads a tensor in two roles"
+        if tiling is not None and ks[0] in tiling.schedules:
+            if any(k not in tiling.schedules for k in ks):
+                return f"body position {pos} ({head.node.op}) is tiled in some iterations only"
+            from Deeploy.codegen.tiled import tiled_layer_code
+            codes = [tiled_layer_code(k, lay, tiling.schedules[k], b.graph, nm, arenas["tile_arena"],
+                                      arenas["staging_arena"]) for lay, k, nm in zip(layers, ks, names)]
+            tiled_manifest.update((k, c.manifest) for k, c in zip(ks, codes))
+            p = f"deeploy_t{ks[0]}"
+            texts = [re.sub(rf"deeploy_t{k}(?!\d)", p, c.definitions) for k, c in zip(ks, codes)]
+            cut = [(t.index(f"static void {p}_kernel("), t.index(f"static const {TILED_LAYER.c_name} {p} =")) for t in texts]
+            tables = _one([t[t.index("\n") + 1:a] + t[z:] for t, (a, z) in zip(texts, cut)])
+            kernel = b.lift([t[a:z] for t, (a, z) in zip(texts, cut)])
+            if tables is None or kernel is None:
+                return f"body position {pos} ({head.node.op}) has different tile schedules per iteration"
+            ops = f"static const {TILE_OPERAND.c_name} {p}_ops[]"
+            a, z = cut[0]
+            fns.append((texts[0][:a] + kernel + texts[0][z:]).replace(ops, f"static {TILE_OPERAND.c_name} {p}_ops[]"))
+            slot_of = {s.operand.tensor: s.index for s in tiling.schedules[ks[0]].slots}
+            sets = [f"{p}_ops[{slot_of[t]}].home = (uint8_t *){e};" for t, e in names[0].patches.items()]
+            body.append((title, [f"DEEPLOY_MARK_LAYER({ks[0]});", *sets, codes[0].run]))
+            continue
+        reasons = {idle_reason(lay, b.graph, b.plan) for lay in layers}
+        if len(reasons) != 1:
+            return f"body position {pos} ({head.node.op}) runs in some iterations only"
+        reason = reasons.pop()
+        if reason is not None:
+            body.append((title, [f"/* {reason} */"]))
+            continue
+        call = b.lift([_render(lay, nm) for lay, nm in zip(layers, names)])
+        if call is None:
+            return f"body position {pos} ({head.node.op}) has different code per iteration"
+        if head.engine.forked:
+            fn = f"deeploy_r{r}_layer_{pos}"
+            fns.append(f"static void {fn}(void *arg) {{\n    (void)arg;\n    {call}\n}}")
+            body.append((title, [f"DEEPLOY_MARK_LAYER({ks[0]});", f"deeploy_cluster_fork({fn}, NULL);"]))
+        elif head.engine.runtime:
+            body.append((title, [f"DEEPLOY_MARK_LAYER({ks[0]});", call]))
+        else:
+            body.append((title, [call]))
+    lines = [f"/* ---- region {r} '{comment_text(span.name)}': layers {span.start}..{span.end - 1} run as "
+             f"{span.iterations} iterations of one body of {span.body} layers ---- */"]
+    if b.table:
+        rows = ",\n    ".join("{" + ", ".join(col[i] for col in b.table) + "}" for i in range(span.iterations))
+        lines.append(f"static void *const deeploy_r{r}_ptr[{span.iterations}][{len(b.table)}] = {{\n    {rows}}};")
+    for m, values in enumerate(b.values):
+        ctype = "int32_t" if all(-2**31 <= v < 2**31 for v in values) else "int64_t"   # the literals' C types
+        lines.append(f"static const {ctype} deeploy_r{r}_v{m}[{span.iterations}] = {{{', '.join(map(str, values))}}};")
+    lines.append(f"static uint32_t {b.i};   /* the iteration running */")
+    lines += fns
+    stmts = "\n".join(f"    /* {title} */\n" + "\n".join(f"    {s}" for s in ss) for title, ss in body)
+    lines.append(f"static void deeploy_r{r}_body(uint32_t i) {{\n    {b.i} = i;\n{stmts}\n}}")
+    run = f"for (uint32_t i = 0; i < {span.iterations}u; ++i) {{\n        deeploy_r{r}_body(i);\n    }}"
+    return RolledRegion(span, "\n".join(lines), run, list(b.stacks.values()), list(b.stacks)), tiled_manifest
+
+
+def roll_regions(graph: Graph, layers: list[Layer], plan: MemoryPlan, names: BufferNames, tiling=None,
+                 arenas: dict | None = None) -> RolledNetwork:
+    """The C of every region of ``graph`` that can run as a loop (see the module doc)."""
+    spans, notes = region_spans(graph)
+    out = RolledNetwork({}, set(), notes, {})
+    for r, span in enumerate(spans):
+        b = _Region(r, span, graph, layers, plan, names)
+        code = _region_code(b, tiling, arenas or {})
+        if isinstance(code, str):
+            out.notes.append(f"region '{span.name}' is emitted layer by layer: {code}")
+            continue
+        region, tiled_manifest = code
+        names.referenced |= b.used
+        out.regions[span.start] = region
+        out.covered |= set(range(span.start, span.end))
+        out.tiled_manifest.update(tiled_manifest)
+        out.notes.append(f"region '{span.name}': {span.iterations} iterations of {span.body} layers run as one loop "
+                         f"({len(b.stacks)} stacked per-iteration constants, {len(b.table)} per-iteration pointers)")
+    return out
