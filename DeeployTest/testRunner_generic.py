@@ -15,7 +15,7 @@ from DeeployTest.testUtils.interrupt import exit_quietly_on_interrupt  # noqa: E
 if __name__ == "__main__":
     exit_quietly_on_interrupt()  # Ctrl-C during the imports below
 
-from DeeployTest.testUtils.profile_flags import add_peer_flags  # noqa: E402
+from DeeployTest.testUtils.profile_flags import add_peer_flags, refuse_flag  # noqa: E402
 from DeeployTest.testUtils.runner import RunnerPlatform, main  # noqa: E402
 
 
@@ -30,4 +30,6 @@ GENERIC = RunnerPlatform(platform="Generic", gen_root="TEST_GENERIC", cmake_plat
 if __name__ == "__main__":
     main(GENERIC, __doc__, extra_args=lambda p: (p.add_argument(
         "--sanitize", action="store_true", help="build with -fsanitize=address,undefined -fno-sanitize-recover=all"),
-        add_peer_flags(p, "Generic")))
+        add_peer_flags(p, "Generic"),
+        refuse_flag(p, "--roofline", "Generic has no cycle model; run the roofline on Siracusa "
+                    "(testRunner_siracusa.py or testRunner_tiled_siracusa.py --roofline)")))

@@ -17,7 +17,7 @@ if __name__ == "__main__":
     exit_quietly_on_interrupt()  # Ctrl-C during the imports below
 
 from DeeployTest.testUtils.siracusa_runner import cluster_runner, core_count  # noqa: E402
-from DeeployTest.testUtils.profile_flags import add_peer_flags, refuse_flag  # noqa: E402
+from DeeployTest.testUtils.profile_flags import add_peer_flags, add_roofline, refuse_flag  # noqa: E402
 from DeeployTest.testUtils.runner import main  # noqa: E402
 
 if __name__ == "__main__":
@@ -28,6 +28,7 @@ if __name__ == "__main__":
                                                    "trace.json and profile.html next to the generated code"),
                                p.add_argument("--plotMemAlloc", action="store_true",
                                               help="write memory_allocation.html next to the generated code"),
+                               add_roofline(p),
                                add_peer_flags(p, "Siracusa"),
                                refuse_flag(p, "--profileTiling", "this runner does not tile; profile its layers with "
                                            "--profileUntiled, or tile with testRunner_tiled_siracusa.py")),

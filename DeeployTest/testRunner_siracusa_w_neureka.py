@@ -19,7 +19,7 @@ if __name__ == "__main__":
 
 from DeeployTest.testUtils.neureka_flags import add_neureka_flags, neureka_options  # noqa: E402
 from DeeployTest.testUtils.siracusa_runner import cluster_runner, core_count  # noqa: E402
-from DeeployTest.testUtils.profile_flags import add_peer_flags  # noqa: E402
+from DeeployTest.testUtils.profile_flags import add_peer_flags, add_roofline  # noqa: E402
 from DeeployTest.testUtils.runner import main  # noqa: E402
 
 if __name__ == "__main__":
@@ -30,5 +30,6 @@ if __name__ == "__main__":
                                                    "trace.json and profile.html next to the generated code"),
                                p.add_argument("--plotMemAlloc", action="store_true",
                                               help="write memory_allocation.html next to the generated code"),
+                               add_roofline(p),
                                add_peer_flags(p, "Siracusa_w_neureka"), add_neureka_flags(p)),
          compile_options=lambda args: {"cores": args.cores, **neureka_options(args)})

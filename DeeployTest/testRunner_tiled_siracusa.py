@@ -21,7 +21,7 @@ if __name__ == "__main__":
 from Deeploy.targets import get_platform  # noqa: E402
 from Deeploy.tiling.flags import add_tiling_flags, tiling_options  # noqa: E402
 from DeeployTest.testUtils.siracusa_runner import cluster_runner, core_count  # noqa: E402
-from DeeployTest.testUtils.profile_flags import add_peer_flags, add_profile_tiling  # noqa: E402
+from DeeployTest.testUtils.profile_flags import add_peer_flags, add_profile_tiling, add_roofline  # noqa: E402
 from DeeployTest.testUtils.runner import main  # noqa: E402
 
 
@@ -31,6 +31,7 @@ def tiled_arguments(p: argparse.ArgumentParser, platform: str = "Siracusa") -> N
     p.add_argument("--cores", type=core_count, default=8, help="cluster cores, 1..8")
     add_tiling_flags(p, get_platform(platform).memory)
     add_profile_tiling(p)
+    add_roofline(p)
     add_peer_flags(p, platform)
     p.add_argument("--plotMemAlloc", action="store_true", help="write memory_allocation.html next to the generated code")
 

@@ -11,7 +11,7 @@ import argparse
 
 from Deeploy.targets.siracusa.profile import PROFILE_LEVELS
 
-__all__ = ["add_profile_tiling", "add_peer_flags", "refuse_flag"]
+__all__ = ["add_profile_tiling", "add_peer_flags", "refuse_flag", "add_roofline"]
 
 RUNNERS = {"generic": "testRunner_generic.py", "siracusa": "testRunner_siracusa.py or testRunner_tiled_siracusa.py",
            "siracusa_w_neureka": "testRunner_siracusa_w_neureka.py or testRunner_tiled_siracusa_w_neureka.py"}
@@ -62,3 +62,9 @@ def refuse_flag(p: argparse.ArgumentParser, flag: str, hint: str) -> None:
         raise argparse.ArgumentTypeError(f"not taken by this runner: {hint}")
 
     p.add_argument(flag, nargs="?", const="", default=None, type=refuse, help=argparse.SUPPRESS)
+
+
+def add_roofline(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--roofline", action="store_true",
+                   help="print every layer's ops, bytes per memory level, arithmetic intensity, modelled cycles and "
+                        "roofs, and write roofline.json and roofline.html next to the generated code")

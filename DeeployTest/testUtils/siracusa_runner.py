@@ -7,12 +7,15 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from Deeploy.analysis.roofline import build_roofline, format_roofline, layer_work
+from Deeploy.analysis.roofline_plot import write_roofline_html
 from Deeploy.codegen.memory_plot import write_manifest_plot
 from Deeploy.errors import DeeployError
 from Deeploy.manifest import read_manifest
 from Deeploy.targets import get_platform
 from Deeploy.targets.siracusa.linker import link_error_message, linker_script
 from Deeploy.targets.siracusa.profile import layer_profile, network_line, tiling_profile
+from Deeploy.targets.siracusa.roofs import measured_cycles
 from Deeploy.targets.siracusa.trace_export import write_profile_files
 from Deeploy.targets.siracusa.execute import last_run, run_program  # noqa: F401 (last_run: re-exported)
 from DeeployTest.testUtils.runner import RunnerPlatform
@@ -64,14 +67,29 @@ def cluster_runner(platform: str, gen_root: str) -> RunnerPlatform:
                     out += "\n".join(tiling_profile(result, manifest, level)) + "\n"
                 paths = write_profile_files(gen, result, manifest, level, gen.name)
                 out += "Profile files: " + ", ".join(str(p) for p in paths) + "\n" + network_line(result) + "\n"
+            if getattr(args, "roofline", False):
+                out += _roofline(result, gen)
         return run.exit_code, out
 
+    def _roofline(timing, gen: Path) -> str:
+        """The roofline of the run (--roofline): its text, then roofline.json and roofline.html."""
+        if "compiled" not in roofline:
+            raise DeeployError("--roofline needs the compiler's decisions (tiling, memory plan): run without --skipgen")
+        compiled, work = roofline["compiled"]
+        report = build_roofline(compiled, work, measured_cycles(timing, compiled.manifest))
+        (gen / "roofline.json").write_text(report.to_json())
+        page = write_roofline_html(gen / "roofline.html", report, f"Roofline: {platform}, {gen.name}")
+        return format_roofline(report) + f"Roofline files: {gen / 'roofline.json'}, {page}\n"
+
     memory = {"levels": target.memory}
+    roofline = {}   # --roofline: the compile result and its layers' work, from after_compile
 
     def explain(output: str) -> str | None:
         return link_error_message(output, memory["levels"])
 
     def after_compile(result, args: argparse.Namespace, gen: Path) -> None:
+        if getattr(args, "roofline", False):
+            roofline["compiled"] = (result, layer_work(result))
         if getattr(args, "plotMemAlloc", False):
             path = write_manifest_plot(gen / "memory_allocation.html", f"{platform}: {gen.name}", result.manifest)
             print(f"Memory allocation plot: {path}")

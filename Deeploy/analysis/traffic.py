@@ -1,0 +1,78 @@
+"""Bytes a tiled layer moves per memory level, replayed from its tile schedule the way the tile
+loop of the runtime (``TargetLibraries/PULPOpen/src/deeploy_tiling.c``) issues its DMA transfers:
+
+- per L2 tile, an operand living in L3 is staged into L2 when its box over the L2 tile differs
+  from the box staged last (inputs L3 -> L2), and a staged output is written back after every L2
+  tile (L2 -> L3): bytes of the level the data come from, ``staging.source`` (L3);
+- per L1 tile, an input is loaded when its box differs from the one its slot holds (or when its
+  L2 staging buffer was refilled), and every output tile is written back: bytes of the tiled
+  level's source, ``tiles.source`` (L2).
+
+An empty box moves nothing. The result is independent of any timing: it follows from the
+schedule alone."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+from Deeploy.tiling.schedule import TileSchedule
+from Deeploy.tiling.spec import Operand, tile_ranges
+
+__all__ = ["schedule_traffic"]
+
+
+def _box(op: Operand, ranges: dict[str, tuple[int, int]]) -> tuple[tuple[int, int], ...]:
+    return tuple(a.range(*ranges[a.dim]) if a.dim is not None else (0, a.size) for a in op.axes)
+
+
+def _bytes(op: Operand, box) -> int:
+    return op.elem_bytes * math.prod(max(0, hi - lo) for lo, hi in box)
+
+
+def _l2_tiles(sched: TileSchedule) -> list[dict[str, tuple[int, int]]]:
+    """The L2 tiles' dim ranges in execution order (as ``TileSchedule.tiles`` enumerates them)."""
+    sizes = {d.name: d.size for d in sched.spec.dims}
+    l2 = dict(zip(sched.dims, sched.l2_tile))
+    outer = [tile_ranges(sizes[d], l2[d]) for d in sched.order]
+    return [{d: outer[k][j] for k, (d, j) in enumerate(zip(sched.order, js))}
+            for js in itertools.product(*(range(len(o)) for o in outer))]
+
+
+def schedule_traffic(sched: TileSchedule, source: str = "L2", staging_source: str = "L3") -> dict[str, int]:
+    """Bytes moved between ``source`` and the tiled level (L1 tiles) and between
+    ``staging_source`` and ``source`` (L2 tiles of operands in L3), over the whole layer."""
+    slots = sched.slots
+    l2_spans = _l2_tiles(sched)
+    staged_box: dict[int, tuple] = {}
+    held: dict[int, tuple] = {}
+    near = far = 0
+    current = None
+    for j2, _cls, ranges in sched.tiles():
+        if j2 != current:
+            if current is not None:      # staged outputs of the finished L2 tile go back to L3
+                far += sum(_bytes(s.operand, staged_box[k]) for k, s in enumerate(slots) if s.in_l3 and s.output)
+            current = j2
+            for k, s in enumerate(slots):
+                if not s.in_l3:
+                    continue
+                box = _box(s.operand, l2_spans[j2])
+                if s.output:
+                    staged_box[k] = box
+                elif staged_box.get(k) != box:
+                    staged_box[k] = box
+                    held.pop(k, None)     # the L1 slots no longer hold what the staging buffer has
+                    far += _bytes(s.operand, box)
+        for k, s in enumerate(slots):
+            box = _box(s.operand, ranges)
+            if s.output:
+                near += _bytes(s.operand, box)
+            elif held.get(k) != box:
+                held[k] = box
+                near += _bytes(s.operand, box)
+    if current is not None:
+        far += sum(_bytes(s.operand, staged_box[k]) for k, s in enumerate(slots) if s.in_l3 and s.output)
+    out = {source: near}
+    if any(s.in_l3 for s in slots):
+        out[staging_source] = far
+    return out

@@ -1,0 +1,65 @@
+"""Siracusa's roofs for the roofline report (``Deeploy/analysis/roofs.py``), derived from the
+virtual platform's cycle model (``TIMING``, ``timing.TimingModel``: parameters and sources):
+
+- cluster peak: the cores are plain RV32IMAFC without SIMD or multiply-accumulate instructions,
+  so every counted op (a MAC counts 2: a ``mul`` and an ``add``) takes at least one instruction,
+  and a core retires at most one instruction per ``base_cpi`` cycles: ``cores / base_cpi`` ops
+  per cycle (float layers: ``fmadd.s`` does a MAC in one instruction, so twice that). Measured
+  layers reach about a third of it (loads, address arithmetic and loop control are instructions
+  too), which the tiler's ``ops_per_cycle`` (2.5 for 8 cores) reflects;
+- tiled layers: their tiles come through a DMA engine, one queue for both directions: the
+  cluster DMA at ``dma_bandwidth`` bytes per cycle (L2 <-> L1), the L3 DMA at
+  ``l3_dma_bandwidth`` (L3 <-> L2);
+- untiled layers: the cores access the level directly: L1 serves ``l1_banks`` words per cycle,
+  the cluster's path to L2 one word access per ``l2_path_cycles`` (the contention bound of every
+  fork phase), L3 one word per ``base_cpi + l3_latency`` cycles per core."""
+
+from __future__ import annotations
+
+from Deeploy.analysis.roofs import Roof, Roofs
+from Deeploy.targets.siracusa.platform import SIRACUSA, TIMING
+
+__all__ = ["ROOFS", "cluster_peak", "cluster_bandwidth", "measured_cycles"]
+
+WORD = 4   # bytes of the widest integer load/store of RV32
+
+
+def cluster_peak(layer, graph, cores: int) -> Roof:
+    n = cores if layer.engine.forked else 1
+    tensors = [graph.tensors[t] for t in (*layer.node.inputs, *layer.node.outputs) if t]
+    per_insn = 2 if any(t.dtype.is_float for t in tensors) else 1
+    what = "fmadd.s: 2 ops per instruction" if per_insn == 2 else "1 op per instruction"
+    return Roof(f"{layer.engine.name} ({n} core{'s' if n != 1 else ''}{', float' if per_insn == 2 else ''})",
+                n * per_insn / TIMING.base_cpi,
+                f"{n} RV32IMAFC core{'s' if n != 1 else ''} without SIMD, {what}, CPI {TIMING.base_cpi:g}")
+
+
+def cluster_bandwidth(level: str, tiled: bool, layer=None) -> Roof:
+    if tiled:
+        if level == "L3":
+            return Roof("L3 DMA", TIMING.l3_dma_bandwidth, f"L3 DMA (HyperBus) {TIMING.l3_dma_bandwidth:g} B/cycle, "
+                        "one queue for both directions")
+        return Roof(f"{level} DMA", TIMING.dma_bandwidth, f"cluster DMA {TIMING.dma_bandwidth:g} B/cycle, "
+                    "one queue for both directions")
+    if level == "L1":
+        return Roof("L1 banks", TIMING.l1_banks * WORD, f"{TIMING.l1_banks} TCDM banks, one word access per cycle each")
+    if level == "L3":
+        n = SIRACUSA.max_cores
+        return Roof("L3 direct", n * WORD / (TIMING.base_cpi + TIMING.l3_latency),
+                    f"{n} cores, one word per {TIMING.base_cpi + TIMING.l3_latency:g} cycles each")
+    return Roof(f"{level} path", WORD / TIMING.l2_path_cycles,
+                f"the cluster's path to {level}: one word access per {TIMING.l2_path_cycles:g} cycles")
+
+
+ROOFS = Roofs(engine_peak=cluster_peak, bandwidth=cluster_bandwidth)
+
+
+def measured_cycles(timing, manifest) -> dict[int, float]:
+    """Modelled cycles per layer index of a run (``TimingResult`` of the last network run)."""
+    from Deeploy.runtime.abi import LAYER_BASE
+    out: dict[int, float] = {}
+    for lt in timing.layers:
+        info = manifest.layer_of_marker(LAYER_BASE + lt.layer)
+        if info is not None:
+            out[info.index] = out.get(info.index, 0.0) + lt.cycles
+    return out
