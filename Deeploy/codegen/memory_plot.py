@@ -54,6 +54,7 @@ KIND_COLOURS: dict[str, str] = {
     "input": "#4e79a7",
     "output": "#e15759",
     "constant": "#59a14f",
+    "weight": "#9c755f",          # a weight memory's contents (NPU weights read in place)
     "activation": "#f28e2b",
     "tile": "#76b7b2",
     "input tile": "#76b7b2",
