@@ -2,7 +2,8 @@
 """Compile a test network for Siracusa_w_neureka (Siracusa with its Neureka NPU and weight
 memory), cross-compile it for RV32 and run it on N cluster cores under QEMU; check its outputs
 and print the modelled cycles. Flags as testRunner_siracusa.py, plus --no-npu-for NAME[,NAME]
-(layers kept on the cluster) and --wmem-size BYTES.
+(layers kept on the cluster), --wmem-size BYTES and --neureka-wmem (NPU weights in the weight
+memory: never tiled or DMA'd).
 
     python testRunner_siracusa_w_neureka.py -t Tests/Models/miniMobileNetv2 --cores=8
 """
