@@ -112,6 +112,9 @@ def _compile(args) -> None:
     from Deeploy.tiling.flags import tiling_options
 
     start = time.perf_counter()
+    if args.roofline:
+        from Deeploy.analysis.roofs import roofs_of
+        roofs_of(args.platform)   # a platform without a cycle model is refused before anything is written
     onnx_path, graph, values = _load(args)
     testbench = _testbench(args, graph, values, onnx_path) if args.emit_testbench else None
     for note in assign_input_types(graph, values, _input_types(args.input_type)):
@@ -134,6 +137,20 @@ def _compile(args) -> None:
     print(f"  inputs+outputs: {s.io_bytes} B")
     if args.emit_testbench:
         print(f"  testbench:  main.c, testdata.h (build and run: deeploy run {out})")
+    if args.roofline:
+        _roofline(result, out)
+
+
+def _roofline(result, out: Path) -> None:
+    """--roofline of deeploy compile: the roofline with the tiler's estimated cycles, printed and
+    written as roofline.json and roofline.html into the output folder."""
+    from Deeploy.analysis.roofline import build_roofline, format_roofline, layer_work
+    from Deeploy.analysis.roofline_plot import write_roofline_html
+    report = build_roofline(result, layer_work(result))
+    print(format_roofline(report), end="")
+    (out / "roofline.json").write_text(report.to_json())
+    page = write_roofline_html(out / "roofline.html", report, f"Roofline: {report.platform}, {out.name}")
+    print(f"Roofline files: {out / 'roofline.json'}, {page}")
 
 
 def _analyze(args) -> None:
@@ -206,6 +223,9 @@ def main(argv: list[str] | None = None) -> int:
     c.add_argument("--neureka-wmem", action="store_true",
                    help="platforms with an NPU weight memory: place the NPU weights that save the most "
                         "modelled cycles in it (never tiled or DMA'd)")
+    c.add_argument("--roofline", action="store_true",
+                   help="print every layer's ops, bytes per memory level, intensity, the tiler's estimated cycles and "
+                        "its roofs; write roofline.json and roofline.html into the output folder")
     c.add_argument("--snapshots", action="store_true", help="write ONNX snapshots to <output>_states/")
     c.add_argument("--emit-testbench", action="store_true",
                    help="add main.c and testdata.h: feed the inputs, check the expected outputs, print "

@@ -74,9 +74,10 @@ def _svg(r: Roofline) -> str:
     colour = {e: COLOURS[k % len(COLOURS)] for k, e in enumerate(engines)}
     levels = [lv for lv, _ in sorted(((lv, sum(p.level == lv for p in pts)) for lv in {p.level for p in pts}),
                                      key=lambda t: -t[1])]
-    top = {p.index for p in sorted(pts, key=lambda p: -p.cycles)[:LABELLED]}
+    groups: dict[tuple[int, int], list] = {}   # layers drawn at the same spot share one label
     for p in sorted(pts, key=lambda p: -p.cycles):
         x, y = sx(p.intensity), sy(p.achieved)
+        groups.setdefault((round(x / 4), round(y / 4)), []).append((x, y, p))
         ring = p.level != (levels[0] if levels else None)
         fill = "none" if ring else colour[p.engine]
         info = (f"#{p.index} {p.name} ({p.op}, {p.engine}): {p.ops} ops, {p.intensity:.3g} ops/B from {p.level}, "
@@ -85,8 +86,18 @@ def _svg(r: Roofline) -> str:
         out.append(f'<circle class="pt" cx="{x:.1f}" cy="{y:.1f}" r="5" fill="{fill}" fill-opacity="0.75" '
                    f'stroke="{colour[p.engine]}" stroke-width="{2 if ring else 1}" data-info="{html.escape(info)}">'
                    f'<title>{html.escape(info)}</title></circle>')
-        if p.index in top:
-            out.append(f'<text x="{x + 7:.1f}" y="{y - 6:.1f}" font-size="12" fill="#000">{p.index}</text>')
+    placed: list[tuple[float, float, float]] = []   # (x, y, width) of the labels written
+    for members in sorted(groups.values(), key=lambda g: -sum(m[2].cycles for m in g))[:LABELLED]:
+        x, y, p = members[0]
+        ops = sorted({m[2].op for m in members})
+        text = f"{ops[0]}{' etc.' if len(ops) > 1 else ''}" + (f" x{len(members)}" if len(members) > 1 else f" #{p.index}")
+        width = 7 * len(text)
+        lx = x + 8 if x + 8 + width < W else x - 8 - width
+        for dy in (4, -12, 20, -28, 36, -44, 52):
+            if not any(abs(lx - px) < max(width, pw) and abs(y + dy - py) < 14 for px, py, pw in placed):
+                break
+        placed.append((lx, y + dy, width))
+        out.append(f'<text class="label" x="{lx:.1f}" y="{y + dy:.1f}">{html.escape(text)}</text>')
     out.append("</g>")
     for bw in bws:           # labels outside the clip, at the right edge or where the diagonal ends
         xb = min(x1, peaks[-1].value / bw.value)
@@ -134,6 +145,8 @@ def roofline_html(r: Roofline, title: str) -> str:
 <style>
 body {{ font-family: sans-serif; margin: 16px; color: #111; }}
 #info {{ min-height: 2.6em; font-size: 14px; background: #f4f4f4; padding: 6px 10px; border-radius: 4px; max-width: 1300px; }}
+text.label {{ font-size: 12px; paint-order: stroke; stroke: #fff; stroke-width: 3px; }}
+th {{ text-align: left; }}
 circle.pt:hover {{ stroke: #000; stroke-width: 3; r: 8; }}
 line.roof:hover {{ stroke-width: 5; }}
 table {{ border-collapse: collapse; font-size: 12px; margin-top: 12px; }}
