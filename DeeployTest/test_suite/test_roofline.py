@@ -1,0 +1,131 @@
+"""The roofline report (``Deeploy/analysis/roofline.py``): on a real run of microLlama64_parallel
+(tiled, --l1 64000, 8 cores) every layer lies under its roofs, recomputed here from the report's
+raw quantities and the platform's published figures (specs/siracusa-timing.md); the bytes the
+report replays from the tile schedule are the bytes the plugin recorded for the DMA transfers
+in each layer; the HTML holds one point per plotted layer; the weight-streaming line of a
+region is checked on a hand-built graph; platforms without a cycle model are refused."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+
+import numpy as np
+import pytest
+
+from Deeploy.analysis.roofline import LayerPoint, region_streams
+from Deeploy.analysis.roofs import Roof
+from Deeploy.cli import main
+from Deeploy.ir.graph import Graph, Node, Tensor
+from Deeploy.ir.dtypes import INT8
+from Deeploy.ir.region import Region
+from DeeployTest.test_suite.conftest import CORPUS, DEEPLOY_TEST
+
+LLAMA = CORPUS / "Models" / "microLlama" / "INT8" / "microLlama64_parallel"
+# spec "Cluster": 8 cores; the virtual platform's cores are RV32IMAFC without SIMD: an integer MAC
+# is a mul and an add, so at most one counted op per instruction, one instruction per cycle
+PEAK_INT = 8 * 1.0
+# spec "Memories and DMA": cluster DMA 8 B/cycle (L2 <-> L1); L3 (HyperBus) 1 byte per cycle
+DMA = {"L2": 8.0, "L3": 1.0}
+
+
+def _runner(script: str, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, str(DEEPLOY_TEST / script), *args], capture_output=True, text=True,
+                          cwd=DEEPLOY_TEST, timeout=900)
+
+
+def _dma_bytes_per_layer(gen, manifest) -> dict[int, dict[str, int]]:
+    """Bytes of the DMA transfers the plugin recorded while each layer ran (its marker window)."""
+    from Deeploy.runtime.abi import LAYER_BASE
+    from Deeploy.targets.siracusa.execute import last_run
+    from Deeploy.targets.siracusa.platform import TIMING
+    from Deeploy.targets.siracusa.records import read_records
+    from Deeploy.targets.siracusa.timing import DMA_CLUSTER, model_cycles
+    timing = last_run(model_cycles(read_records(gen / "build" / "records.txt"), TIMING))
+    out: dict[int, dict[str, int]] = {}
+    for lt in timing.layers:
+        index = manifest.layer_of_marker(LAYER_BASE + lt.layer).index
+        moved = out.setdefault(index, {})
+        for d in timing.dma:
+            if lt.start <= d.issue < lt.start + lt.cycles:
+                level = "L2" if d.engine == DMA_CLUSTER else "L3"
+                moved[level] = moved.get(level, 0) + d.bytes
+    return out
+
+
+@pytest.mark.skipif(not (LLAMA / "network.onnx").is_file(), reason="external corpus missing")
+def test_microllama_parallel_layers_under_their_roofs(tmp_path):
+    from Deeploy.manifest import read_manifest
+    gen = tmp_path / "gen"
+    proc = _runner("testRunner_tiled_siracusa.py", "-t", str(LLAMA), "--cores=8", "--l1", "64000", "--roofline",
+                   "--gen-dir", str(gen))
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert "modelled cycles of the run's profile" in proc.stdout
+    report = json.loads((gen / "roofline.json").read_text())
+    assert report["cycles"] == "profile" and len(report["layers"]) > 200
+    recorded = _dma_bytes_per_layer(gen, read_manifest(gen / "network"))
+    for p in report["layers"]:
+        assert p["engine"] == "cluster", p
+        achieved = p["ops"] / p["cycles"]
+        roofs = [PEAK_INT] + [p["ops"] / b * DMA[lv] for lv, b in p["bytes"].items() if b]
+        assert achieved <= min(roofs), (p["name"], achieved, roofs)
+        # the replayed schedule moves what the program moved
+        assert {lv: b for lv, b in p["bytes"].items() if b} == recorded[p["index"]], (p["name"], recorded[p["index"]])
+    runtime = int(re.search(r"^Runtime: (\d+) cycles$", proc.stdout, re.M).group(1))
+    assert sum(p["cycles"] for p in report["layers"]) <= runtime
+    page = (gen / "roofline.html").read_text()
+    svg = ET.fromstring(re.search(r"<svg\b.*?</svg>", page, re.S).group(0))
+    circles = [c for c in svg.iter("{http://www.w3.org/2000/svg}circle") if c.get("class") == "pt"]
+    assert len(circles) == len(report["layers"])
+
+
+def test_region_streaming_bandwidth():
+    """Two iterations of MatMul(x, W_i): 64 B of weights per iteration over 32 cycles per
+    iteration need 2 B/cycle; L3 gives 1 B/cycle (200%)."""
+    g = Graph("g", {"x": Tensor("x", (1, 8), INT8)}, [], ["x"], ["y1"])
+    for i in range(2):
+        g.tensors[f"w{i}"] = Tensor(f"w{i}", (8, 8), INT8, value=np.full((8, 8), i + 1, dtype=np.int64))
+        g.tensors[f"y{i}"] = Tensor(f"y{i}", (1, 8), INT8)
+        g.nodes.append(Node(f"mm{i}", "MatMul", ["x" if i == 0 else "y0", f"w{i}"], [f"y{i}"]))
+    g.regions = [Region("stack", (("mm0",), ("mm1",)))]
+    points = [LayerPoint(i, f"mm{i}", "MatMul", "cluster", 128, {"L2": 80}, "L2", 1.6, 32.0, 4.0, 8.0, "p", 8.0, "b",
+                         8.0, "compute") for i in range(2)]
+    streams, notes = region_streams(g, points, Roof("L3 DMA", 1.0, "test"))
+    assert notes == [] and len(streams) == 1
+    s = streams[0]
+    assert (s.iterations, s.body_layers, s.parameter_bytes, s.body_cycles) == (2, 1, 64, 32.0)
+    assert s.needed == 2.0 and s.share == 2.0
+
+
+def test_generic_refuses_roofline(tmp_path, capsys):
+    out = tmp_path / "out"
+    assert main(["compile", str(DEEPLOY_TEST / "Tests" / "Models" / "miniMobileNetv2" / "network.onnx"),
+                 "--platform", "Generic", "-o", str(out), "--roofline"]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "no cycle model" in err[0] and not out.exists(), err
+    proc = _runner("testRunner_generic.py", "-t", "Tests/Models/miniMobileNetv2", "--roofline",
+                   "--gen-dir", str(tmp_path / "g"))
+    assert proc.returncode != 0 and "Generic has no cycle model" in proc.stderr
+
+
+def test_compile_roofline_estimates(tmp_path, capsys):
+    """deeploy compile --roofline: the tiler's estimates, under the same roofs, files written."""
+    out = tmp_path / "out"
+    assert main(["compile", str(DEEPLOY_TEST / "Tests" / "Models" / "miniMobileNetv2" / "network.onnx"),
+                 "--platform", "Siracusa", "--l1", "16000", "-o", str(out), "--roofline"]) == 0
+    printed = capsys.readouterr().out
+    assert "cycles estimated by the tiler's cost model" in printed
+    report = json.loads((out / "roofline.json").read_text())
+    assert report["cycles"] == "estimate" and report["layers"]
+    for p in report["layers"]:
+        assert p["ops"] / p["cycles"] <= min([PEAK_INT] + [p["ops"] / b * DMA[lv] for lv, b in p["bytes"].items() if b])
+    assert (out / "roofline.html").read_text().count('class="pt"') == len(report["layers"])
+
+
+def test_npu_peaks_are_the_specs():
+    """specs/neureka.md "Throughput": 1152 MAC/cycle (1x1), 1134 (3x3), about 40 (3x3 depthwise)."""
+    from Deeploy.targets.siracusa_w_neureka.roofs import npu_peak_macs
+    assert npu_peak_macs("1x1") == 1152 and npu_peak_macs("3x3") == 1134 and round(npu_peak_macs("3x3dw")) == 40
