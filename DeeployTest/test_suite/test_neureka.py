@@ -175,6 +175,7 @@ def _requantized_matmul(mul, add, div=2**8):
     (np.arange(1, 9), np.arange(8) * 3, None),                 # per output column: fits
     (np.full((4, 1), 3), 0, "neither per tensor nor per output channel"),   # per row
     (np.asarray(2**22), 0, "may exceed int32"),                # acc * scale beyond int32
+    (np.asarray(3 * 2**14), 5, None),     # beyond int32 unless the 2**8 scale and shift share is divided out
 ])
 def test_requant_rules(tmp_path, mul, add, expected):
     nodes, consts = _requantized_matmul(mul, add)
@@ -225,3 +226,23 @@ def test_deeploy_compile_takes_the_npu_options(tmp_path):
                          capture_output=True, text=True)
     assert bad.returncode != 0 and "platform Siracusa takes no options (got no_npu_for)" in bad.stdout + bad.stderr
     assert not (tmp_path / "b").exists()
+
+
+def test_normquant_divides_out_the_power_of_two_scale_and_shift_share(tmp_path):
+    """The lowered job's scale, bias and shift give the requantization's result for every
+    accumulator: floor((acc * mul + add + 2**(shift-1)) / 2**shift), with smaller products."""
+    mul, add, div = np.asarray([12 * 2**10, 5 * 2**11, 0, -3 * 2**12]), np.asarray([7, -1000, 3, 99]), 2**16
+    nodes, consts = _requantized_matmul(mul, add, div)
+    consts["w"] = RNG.integers(-128, 128, size=(16, 4))
+    _one_node(tmp_path, nodes, consts, [4, 16], [4, 4])
+    graph = load_onnx(tmp_path / "m.onnx")
+    assign_input_types(graph, {"x": RNG.integers(-128, 128, size=(4, 16))})
+    infer_graph(graph)
+    lowered, _ = make_assign_engines()(run_passes(graph, SIRACUSA_PASSES))
+    job = next(n for n in lowered.nodes if n.op == "NeurekaConv")
+    scale, bias = (np.asarray(lowered.tensors[t].value, np.int64) for t in job.inputs[2:4])
+    shift = job.attrs["shift"]
+    assert shift == 16 - 11 and list(scale) == [6, 5, 0, -6]      # 2**11 divides every scale
+    for acc in [-2**18, -12345, -1, 0, 1, 777, 2**18 - 1]:
+        want = [(acc * int(m) + int(a) + 2**15) >> 16 for m, a in zip(mul, add)]
+        assert [(acc * int(m) + int(b)) >> shift for m, b in zip(scale, bias)] == want

@@ -9,8 +9,9 @@
 - plain layers produce raw int32 accumulators and must not carry a bias (the engine adds a bias
   only in normquant) and their sums must fit int32 (the accumulators wrap);
 - requantized layers: one shift 0..31, scale and bias per tensor or per output channel, int8
-  or (ReLU) uint8 outputs, and ``acc * scale + bias + rounding`` provably within int32 (the
-  engine wraps the product and does not round: the rounding term goes into the bias).
+  or (ReLU) uint8 outputs, and ``acc * scale + bias + rounding`` provably within int32 once the
+  power of two the scales share with ``2**shift`` is divided out (the engine wraps the product
+  and does not round: the rounding term goes into the bias; ``normquant_terms``).
 ``make_assign_engines(excluded)`` makes the pass that logs every decision with its reason
 (verbose mode); names in ``excluded`` (``--no-npu-for``) stay on the cluster.
 """
@@ -28,7 +29,7 @@ from Deeploy.ops.bounds import conv_sum_bound, gemm_sum_bound
 from Deeploy.targets.siracusa_w_neureka.params import NEUREKA
 
 __all__ = ["npu_reason", "npu_mode", "refactor_plane", "make_assign_engines", "assign_engines",
-           "NPU_OPS"]
+           "NPU_OPS", "normquant_terms"]
 
 CONVS = ("Conv", "RequantizedConv")
 GEMMS = ("Gemm", "MatMul", "RequantizedGemm", "RequantizedMatMul")
@@ -64,6 +65,36 @@ def _is_const(graph: Graph, name: str) -> bool:
     return bool(name) and graph.tensors[name].is_constant
 
 
+def _values(graph: Graph, name: str) -> np.ndarray:
+    return np.asarray(graph.tensors[name].value, dtype=np.int64)
+
+
+def _own_bias(node: Node, graph: Graph, cout: int) -> np.ndarray:
+    """The layer's own bias (conv bias or GEMM C) per output channel, 0 without one."""
+    slots = 5 if node.op.startswith("Requantized") else 3
+    if len(node.inputs) < slots or not node.inputs[2]:
+        return np.zeros(cout, np.int64)
+    return np.broadcast_to(_values(graph, node.inputs[2]).reshape(-1), (cout,))
+
+
+def normquant_terms(node: Node, graph: Graph, cout: int) -> tuple[np.ndarray, np.ndarray, int]:
+    """The NPU's normquant scale and bias per output channel and its shift for a requantized
+    node with constant scale and bias: the bias carries the layer's own bias times the scale,
+    the requantization's offset and the rounding term (the engine does not round); the power of
+    two the scales and ``2**shift`` share is divided out (``floor((acc*m + b) / 2**s) ==
+    floor((acc*(m/2**k) + floor(b/2**k)) / 2**(s-k))``, exactly), so the engine's products stay
+    small."""
+    rq = node.params.rq
+    mul = np.broadcast_to(_values(graph, node.inputs[-2]).reshape(-1), (cout,)).copy()
+    add = np.broadcast_to(_values(graph, node.inputs[-1]).reshape(-1), (cout,))
+    rounding = (1 << (rq.shift - 1)) if rq.shift > 0 else 0
+    bias = _own_bias(node, graph, cout) * mul + add + rounding
+    k = rq.shift
+    for m in np.abs(mul[mul != 0]).tolist():
+        k = min(k, (m & -m).bit_length() - 1)
+    return mul >> k, bias >> k, rq.shift - k
+
+
 def _requant_reason(node: Node, graph: Graph, channels: int, acc_bound: int) -> str | None:
     rq = node.params.rq
     if not 0 <= rq.shift <= NEUREKA.max_shift:
@@ -75,12 +106,10 @@ def _requant_reason(node: Node, graph: Graph, channels: int, acc_bound: int) -> 
     mul, add = node.inputs[-2], node.inputs[-1]
     if not (_is_const(graph, mul) and _is_const(graph, add)):
         return "requant scale/bias are not constants"
-    m = np.asarray(graph.tensors[mul].value, dtype=np.int64).reshape(-1)
-    a = np.asarray(graph.tensors[add].value, dtype=np.int64).reshape(-1)
-    rounding = (1 << (rq.shift - 1)) if rq.shift > 0 else 0
-    if np.abs(m).max() > INT32_MAX or np.abs(a).max() + rounding > INT32_MAX:
+    scale, bias, _ = normquant_terms(node, graph, channels)
+    if np.abs(scale).max() > INT32_MAX or np.abs(bias).max() > INT32_MAX:
         return "requant scale or bias (with its rounding term) beyond int32"
-    bound = acc_bound * int(np.abs(m).max()) + int(np.abs(a).max()) + rounding
+    bound = acc_bound * int(np.abs(scale).max()) + int(np.abs(bias).max())
     if bound > INT32_MAX:
         return f"requant sum up to {bound} may exceed int32 (the NPU wraps it)"
     return None

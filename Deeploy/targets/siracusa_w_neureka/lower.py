@@ -1,7 +1,8 @@
 """Lowering of the layers the engine assignment gives the NPU into ``NeurekaConv`` jobs
 (``Deeploy/ops/npu.py``): weights encoded offline (``weights.py``), the requantization's scale
 and bias as one int32 per output channel with the rounding term folded into the bias (the engine
-does not round), and a GEMM's rows refactored into the plane that best fills the PE array."""
+does not round) and the power of two scales and shift share divided out (``normquant_terms``),
+and a GEMM's rows refactored into the plane that best fills the PE array."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import numpy as np
 from Deeploy.ir.dtypes import INT32, UINT8
 from Deeploy.ir.graph import Graph, Node, Tensor
 from Deeploy.ops.npu import MODE_NAMES
-from Deeploy.targets.siracusa_w_neureka.assign import CONVS, npu_mode, refactor_plane
+from Deeploy.targets.siracusa_w_neureka.assign import CONVS, normquant_terms, npu_mode, refactor_plane
 from Deeploy.targets.siracusa_w_neureka.weights import encode_weights
 
 __all__ = ["lower_node"]
@@ -36,14 +37,6 @@ def _weights_oihw(node: Node, graph: Graph) -> tuple[np.ndarray, tuple[int, int]
     return (w if p.trans_b else w.T)[:, :, None, None], refactor_plane(p.m), (0, 0, 0, 0)
 
 
-def _bias_term(node: Node, graph: Graph, cout: int) -> np.ndarray:
-    """The layer's own bias (conv bias or GEMM C) per output channel, 0 without one."""
-    slots = 5 if node.op.startswith("Requantized") else 3
-    if len(node.inputs) < slots or not node.inputs[2]:
-        return np.zeros(cout, np.int64)
-    return np.broadcast_to(_values(graph, node.inputs[2]).reshape(-1), (cout,))
-
-
 def lower_node(node: Node, graph: Graph) -> Node:
     """The NeurekaConv job replacing ``node`` (accepted by ``npu_reason``); adds its constants to ``graph``."""
     mode = npu_mode(node)
@@ -55,12 +48,8 @@ def lower_node(node: Node, graph: Graph) -> Node:
              "pads": list(pads), "weight_offset": enc.offset}
     inputs = [node.inputs[0], _const(graph, f"{node.name}.npu_weights", enc.data, UINT8)]
     if node.op.startswith("Requantized"):
-        rq = node.params.rq
-        mul = np.broadcast_to(_values(graph, node.inputs[-2]).reshape(-1), (cout,))
-        add = np.broadcast_to(_values(graph, node.inputs[-1]).reshape(-1), (cout,))
-        rounding = (1 << (rq.shift - 1)) if rq.shift else 0
-        bias = _bias_term(node, graph, cout) * mul + add + rounding
-        attrs.update(normquant=1, shift=rq.shift, out_signed=int(rq.lo < 0))
+        mul, bias, shift = normquant_terms(node, graph, cout)
+        attrs.update(normquant=1, shift=shift, out_signed=int(node.params.rq.lo < 0))
         inputs += [_const(graph, f"{node.name}.npu_scale", np.ascontiguousarray(mul), INT32),
                    _const(graph, f"{node.name}.npu_bias", np.ascontiguousarray(bias), INT32)]
     return Node(node.name, "NeurekaConv", inputs, list(node.outputs), attrs)
