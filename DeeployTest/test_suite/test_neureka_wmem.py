@@ -234,14 +234,6 @@ NPU_KERNELS = [("Conv/PW_2D", 32000), ("Conv/PW_2D_RQ/Regular_RQ", 32000), ("Con
 
 @needs_qemu
 @pytest.mark.parametrize("db", [False, True], ids=["sb", "db"])
-def test_pointwise_kernel_with_weight_memory(db, corpus, capsys):
-    tiling = TilingOptions(l1=32000, double_buffer=db)
-    _run(corpus / "Kernels" / "Integer" / "Conv" / "PW_2D", capsys, tiling, f"l1_32000_{int(db)}")
-
-
-@needs_qemu
-@pytest.mark.slow
-@pytest.mark.parametrize("db", [False, True], ids=["sb", "db"])
 @pytest.mark.parametrize("kernel,l1", NPU_KERNELS, ids=[k for k, _ in NPU_KERNELS])
 def test_corpus_npu_kernels_with_weight_memory(kernel, l1, db, corpus, capsys):
     test_dir = corpus / "Kernels" / "Integer" / kernel
