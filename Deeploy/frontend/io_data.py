@@ -8,9 +8,11 @@ Matching rules (every violation is a ``FrontendError`` naming the file, the arra
   ``arr_1``, ...; ``input_0``.../``output_0``... and other names that name no tensor of the role
   count as unnamed too). An array named like one of the tensors but stored at another tensor's
   position is refused as ambiguous.
-- Extra arrays: accepted only if they are copies of constants of the network (same shape and
-  values; some exporters store the initializers too). Any other extra array, and any missing
-  one, is an error.
+- Extra arrays: accepted if they are copies of constants of the network (same shape and
+  values; some exporters store the initializers too), or, when every tensor has an array of its
+  name, if their own name names no tensor of the network (ignored with a note: data the file
+  keeps for another tool, such as a training graph's loss gradient). Any other extra array, and
+  any missing one, is an error.
 - Shapes: an array must have its tensor's shape, except that size-1 dims may be added or
   dropped (``[1, 10]`` for ``[10]``): that keeps every value at its place. Any other difference,
   even with the same number of elements (``[4, 6]`` for ``[6, 4]``), is an error, since reading
@@ -125,7 +127,12 @@ def map_arrays(path: str | Path, arrays: Mapping[str, np.ndarray] | Sequence[np.
     keys = list(arrays)
     pairs = _pairing(path, keys, list(names), role)
     used = {key for _, key in pairs}
-    extra = [key for key in keys if key not in used and not _is_constant_copy(arrays[key], graph)]
+    unused = [key for key in keys if key not in used and not _is_constant_copy(arrays[key], graph)]
+    by_name = all(name in keys for name in names)
+    extra = [key for key in unused if not by_name or _positional_key(key, role) or key in graph.tensors]
+    for key in unused:
+        if key not in extra:   # beside arrays named after every tensor, one naming nothing: say so
+            print(f"note: {path}: array '{key}' names no tensor of the network; ignored")
     if extra:
         raise FrontendError(f"{path}: holds {len(keys)} arrays, {len(extra)} more than the network's {len(names)} "
                             f"{role}s ({', '.join(names)}) and not copies of its constants: "

@@ -225,6 +225,10 @@ def load_onnx(path: str | Path) -> Graph:
     for o in outputs:
         if o not in tensors:
             raise FrontendError(f"{path}: graph output '{o}' is never produced")
+    for vi in g.output:   # a fixed declared shape stands until inference sets the true one (ops may read it)
+        dims = vi.type.tensor_type.shape.dim if vi.type.tensor_type.HasField("shape") else None
+        if tensors[vi.name].shape is None and dims is not None and all(d.HasField("dim_value") for d in dims):
+            tensors[vi.name].shape = tuple(int(d.dim_value) for d in dims)
 
     graph = Graph(g.name or path.stem, tensors, nodes, inputs, outputs, float_declared=frozenset(declared_float))
     graph.topological_sort()

@@ -3,7 +3,8 @@ sqrt(mean(x^2) + eps) * weight`` over the last axis), InstanceNormalization, Gro
 BatchNormalization (inference), Softmax, SoftmaxGrad (com.microsoft: ``y * (dy - sum(dy *
 y))``), SoftmaxCrossEntropyLoss and its gradient (com.microsoft SoftmaxCrossEntropyLossGrad:
 inputs dY, log_prob, label[, weights]; ``(exp(log_prob) - onehot) * w * dY``, divided by the
-summed weights for 'mean'). Statistics are computed in double and rounded once to float32 in the references.
+summed weights for 'mean'; without dY, dY = 1/N). A loss node whose one output is declared
+[N, C] gives the log-probabilities there (the form of this family's training graphs). Statistics are computed in double and rounded once to float32 in the references.
 
 Every normalisation is one ``FloatNormParams``: the input as ``blocks`` contiguous blocks of
 ``width`` elements normalised each; element i of block b uses the scale and bias entry
@@ -252,12 +253,15 @@ class CrossEntropyParams:
     ignore_index: int | None
     has_weights: bool
     log_prob: bool       # the loss op's second output is wanted
+    log_prob_only: bool = False   # loss op: its one output is declared [N, C], the log-probabilities
+    implicit_dy: bool = False     # gradient op without dY: dY = 1/N (the batch-mean loss averaged again)
 
 
 def _cross_entropy_parse(node, graph):
     grad = node.op == "SoftmaxCrossEntropyLossGrad"
-    require_inputs(node, 3 if grad else 2, 4 if grad else 3)
-    scores_at = 1 if grad else 0
+    require_inputs(node, 2, 4 if grad else 3)
+    implicit_dy = grad and len(node.inputs) == 2    # (log_prob, labels): the training graphs' form
+    scores_at = 1 if grad and not implicit_dy else 0
     scores = graph.tensors[node.inputs[scores_at]]
     labels = graph.tensors[node.inputs[scores_at + 1]]
     if not scores.dtype.is_float:
@@ -271,14 +275,18 @@ def _cross_entropy_parse(node, graph):
     if reduction not in ("none", "sum", "mean"):
         raise OpError(node, f"reduction '{reduction}' is not one of none, sum, mean")
     has_weights = _check_vector(node, graph, scores_at + 2, "weights", scores.shape[1])
+    declared = graph.tensors[node.outputs[0]].shape
+    log_prob_only = not grad and len(node.outputs) == 1 and declared == tuple(scores.shape)
     return CrossEntropyParams(scores.shape[0], scores.shape[1], reduction, attr_int(node, "ignore_index", None),
-                              has_weights, len(node.outputs) > 1 and bool(node.outputs[1]))
+                              has_weights, len(node.outputs) > 1 and bool(node.outputs[1]), log_prob_only,
+                              implicit_dy)
 
 
 def _cross_entropy_infer(p, ins):
     dtype = ins[0].dtype if ins[0].dtype.is_float else ins[1].dtype
     loss = ((p.batch,) if p.reduction == "none" else (), dtype)
-    return [loss, ((p.batch, p.classes), dtype)]
+    log_prob = ((p.batch, p.classes), dtype)
+    return [log_prob] if p.log_prob_only else [loss, log_prob]
 
 
 def _sample_weights(p, labels, weights):
@@ -300,10 +308,14 @@ def _cross_entropy_reference(p, xs):
         loss = loss.sum()
     elif p.reduction == "mean":
         loss = loss.sum() / w.sum()
+    if p.log_prob_only:
+        return [log_prob.astype(np.float32)]
     return [np.asarray(loss, np.float32), log_prob.astype(np.float32)]
 
 
 def _cross_entropy_grad_reference(p, xs):
+    if p.implicit_dy:
+        xs = [np.asarray(1.0 / p.batch), *xs]
     dy, log_prob = xs[0].astype(np.float64), xs[1].astype(np.float64)
     w, safe = _sample_weights(p, xs[2], xs[3] if p.has_weights else None)
     grad = np.exp(log_prob)
@@ -337,5 +349,6 @@ def _cross_entropy_grad_cases(rng):
 register(OpDef("SoftmaxCrossEntropyLoss", _cross_entropy_parse, _cross_entropy_infer, _cross_entropy_reference,
                _softmax_cost, traits=frozenset({Trait.STANDARD}), tiling="whole", examples=_cross_entropy_cases))
 register(OpDef("SoftmaxCrossEntropyLossGrad", _cross_entropy_parse,
-               lambda p, ins: [((p.batch, p.classes), ins[1].dtype)], _cross_entropy_grad_reference,
+               lambda p, ins: [((p.batch, p.classes), ins[int(not p.implicit_dy)].dtype)],
+               _cross_entropy_grad_reference,
                _softmax_cost, tiling="whole", examples=_cross_entropy_grad_cases))

@@ -12,14 +12,8 @@ CORPUS = REPO.parent / "shared" / "corpus"
 # the external corpus's float tests (float32, bfloat16, and float graphs around quantisation)
 FLOAT_CORPUS = ("Kernels/FP32", "Kernels/BF16", "Kernels/Mixed")
 # corpus tests the compiler refuses, with a fragment of the one-line error they must give (README,
-# "Float networks"): SoftmaxCrossEntropyLoss's only output is the loss by the ONNX definition,
-# while this test expects the log-probabilities there; the gradient test's inputs.npz holds an
-# array, loss_grad, that is no input of its graph (com.microsoft SoftmaxCrossEntropyLossGrad
-# takes dY, log_prob and label)
-REJECTED = {
-    "Kernels/FP32/Softmax/CrossEntropy": r"'log_prob'.* has shape \[4, 10\] \(40 values\), expected \[\]",
-    "Kernels/FP32/Softmax/CrossEntropyGrad": r"not copies of its constants: 'loss_grad'",
-}
+# "Float networks"): none today
+REJECTED: dict[str, str] = {}
 
 
 def network_dirs(root: Path, *subdirs: str) -> list[Path]:

@@ -42,9 +42,10 @@ def whole_rule(node: Node, graph: Graph, ctx: RuleContext) -> LayerSpec:
     per_sample = [FULL, ABSENT] if p.reduction == "none" else [ABSENT, ABSENT]
     rows, labels, weights = [FULL, FULL], [FULL, ABSENT], [ABSENT, FULL]
     if node.op == "SoftmaxCrossEntropyLossGrad":
-        ins, outs = (per_sample, rows, labels, weights), (rows,)
+        ins = (rows, labels) if p.implicit_dy else (per_sample, rows, labels, weights)
+        outs = (rows,)
     else:
-        ins, outs = (rows, labels, weights), (per_sample, rows)
+        ins, outs = (rows, labels, weights), ((rows,) if p.log_prob_only else (per_sample, rows))
     why = f"{node.op} sums over the whole batch"
     ops = [(i, INPUT, pat) for i, pat in zip(node.inputs, ins) if i]
     ops += [(o, OUTPUT, pat) for o, pat in zip(node.outputs, outs) if o]

@@ -349,7 +349,7 @@
  *   x: scores
  *   labels: labels
  *   weights: class weights, or NULL
- *   loss: loss
+ *   loss: loss, or NULL
  *   log_prob: log-probabilities, or NULL
  *   N, C: scores are [N][C]
  *   reduction: 0 none, 1 sum, 2 mean
@@ -364,10 +364,11 @@
  * with respect to the scores.
  *
  * Type macros:
- *   T, TL: the element types of the node's operands, in order (inputs, then outputs)
+ *   T: the element types of the node's operands, in order (inputs, then outputs)
+ *   TL: the labels' integer type
  * Scratch: none.
  * Arguments:
- *   dy: upstream gradient (scalar, or [N] for reduction none)
+ *   dy: upstream gradient (scalar, or [N] for reduction none), or NULL for 1/N
  *   log_prob: log-probabilities [N][C]
  *   labels: labels
  *   weights: class weights, or NULL

@@ -187,16 +187,24 @@ _CROSS_ENTROPY_CALL = Signature(
     "log-probabilities.",
     (param("const T *restrict x", _X, "scores"), param("const TL *restrict labels", "${x[1].ptr}", "labels"),
      param("const T *restrict weights", '${x[2].ptr if p.has_weights else "NULL"}', "class weights, or NULL"),
-     param("T *restrict loss", _Y, "loss"),
-     param("T *restrict log_prob", '${y[1].ptr if p.log_prob else "NULL"}', "log-probabilities, or NULL"),
+     param("T *restrict loss", '${"NULL" if p.log_prob_only else y[0].ptr}', "loss, or NULL"),
+     param("T *restrict log_prob", '${y[0].ptr if p.log_prob_only else y[1].ptr if p.log_prob else "NULL"}',
+           "log-probabilities, or NULL"),
      *_CE_TAIL))
 _CROSS_ENTROPY_GRAD_CALL = Signature(
     "SoftmaxCrossEntropyLossGrad: the gradient of the loss with respect to the scores.",
-    (param("const T *restrict dy", _X, "upstream gradient (scalar, or [N] for reduction none)"),
-     param("const T *restrict log_prob", "${x[1].ptr}", "log-probabilities [N][C]"),
-     param("const TL *restrict labels", "${x[2].ptr}", "labels"),
+    (param("const T *restrict dy", '${"NULL" if p.implicit_dy else x[0].ptr}',
+           "upstream gradient (scalar, or [N] for reduction none), or NULL for 1/N"),
+     param("const T *restrict log_prob", "${x[int(not p.implicit_dy)].ptr}", "log-probabilities [N][C]"),
+     param("const TL *restrict labels", "${x[2 - int(p.implicit_dy)].ptr}", "labels"),
      param("const T *restrict weights", '${x[3].ptr if p.has_weights else "NULL"}', "class weights, or NULL"),
-     param("T *restrict dx", _Y, "gradient [N][C]"), *_CE_TAIL))
+     param("T *restrict dx", _Y, "gradient [N][C]"), *_CE_TAIL),
+    types={"TL": "the labels' integer type"})
+
+
+def _grad_label_type(node, graph):
+    """TL: the labels' type (the gradient's second input without dY, else its third)."""
+    return (("TL", graph.tensors[node.inputs[2 - int(node.params.implicit_dy)]].dtype),)
 
 
 _CONV_TRANSPOSE_CALL = Signature(
@@ -275,6 +283,6 @@ FLOAT_KERNELS: dict[str, tuple[Kernel, ...]] = {
     "SoftmaxCrossEntropyLoss": (_kernel("FCrossEntropy", "fcrossentropy.inc", _CROSS_ENTROPY_CALL, ("T", "TL"),
                                        floats=F32_ONLY),),
     "SoftmaxCrossEntropyLossGrad": (_kernel("FCrossEntropyGrad", "fcrossentropygrad.inc", _CROSS_ENTROPY_GRAD_CALL,
-                                           ("T", "", "TL"), floats=F32_ONLY),),
+                                           ("T",), floats=F32_ONLY, extra_types=_grad_label_type),),
     "SoftmaxGrad": (_kernel("FSoftmaxGrad", "fsoftmaxgrad.inc", _SOFTMAX_GRAD_CALL, ("T",), _floats),),
 }
