@@ -88,13 +88,16 @@ def expected_l2_bytes(test_dir: Path, level: str) -> int:
     return (data if level == "L2" else 0) + peak
 
 
-def _run_tiled(test_dir, l1: int, level: str, db: bool, capsys, cores: int, profile: bool) -> str:
+def _run_tiled(test_dir, l1: int, level: str, db: bool, capsys, cores: int, profile: bool,
+               platform: str = "Siracusa") -> str:
     name = f"l1_{l1}_{level}_{'db' if db else 'sb'}"
-    gen = DEEPLOY_TEST / "TEST_SIRACUSA_TILED" / name / _id(test_dir)
+    folder = f"TEST_{platform.upper()}_TILED"
+    gen = DEEPLOY_TEST / folder / name / _id(test_dir)
     args = argparse.Namespace(test=str(test_dir), verbose=False, skipgen=False, skipsim=False, gen_dir=str(gen),
                               cores=cores, l1=l1, l2=TilingOptions.l2, defaultMemLevel=level, doublebuffer=db,
                               profileTiling=profile, plotMemAlloc=False, timeout=None)
-    code = run_test(args, TILED, {"cores": cores, "tiling": TilingOptions(l1, TilingOptions.l2, level, db)})
+    runner = TILED if platform == "Siracusa" else cluster_runner(platform, folder)
+    code = run_test(args, runner, {"cores": cores, "tiling": TilingOptions(l1, TilingOptions.l2, level, db)})
     out = capsys.readouterr().out
     assert code == 0, out
     assert "Errors: 0 out of" in out and "Runtime: " in out, out
@@ -102,28 +105,30 @@ def _run_tiled(test_dir, l1: int, level: str, db: bool, capsys, cores: int, prof
     symbols = elf_symbols(gen / "build" / "deeploy_test")
     arena = re.search(r"deeploy_l1_arena\[(\d+)\]", (gen / "network" / "Network.c").read_text())
     state = symbols["__deeploy_l1_bss_end"] - symbols["__deeploy_l1_bss_start"] - int(arena.group(1))
-    memory = get_platform("Siracusa").memory
+    memory = get_platform(platform).memory
     physical = next(m.size for m in memory if m.name == "L1")
     assert 0 <= state <= physical - l1_reserved_bytes() - level_limits(memory)["L1"][0], state
     return out
 
 
-def run_tiled(test_dir, l1: int, level: str, db: bool, capsys, cores: int = 8, profile: bool = False) -> str:
-    """Run the network tiled; if its data cannot fit --l2 (decided by ``expected_l2_bytes``), the
-    compiler must refuse it with the clear error, and the network must then run from L3."""
+def run_tiled(test_dir, l1: int, level: str, db: bool, capsys, cores: int = 8, profile: bool = False,
+              platform: str = "Siracusa") -> str:
+    """Run the network tiled (on ``platform``); if its data cannot fit --l2 (decided by
+    ``expected_l2_bytes``), the compiler must refuse it with the clear error, and the network
+    must then run from L3."""
     l2 = TilingOptions.l2
     need = expected_l2_bytes(test_dir, level)
     assert abs(need - l2) > UNDECIDED * l2, f"{test_dir}: needs about {need} B of L2, too close to --l2 {l2} to decide"
     if need <= l2:
-        return _run_tiled(test_dir, l1, level, db, capsys, cores, profile)
+        return _run_tiled(test_dir, l1, level, db, capsys, cores, profile, platform)
     with pytest.raises(DeeployError) as refusal:
-        _run_tiled(test_dir, l1, level, db, capsys, cores, profile)
+        _run_tiled(test_dir, l1, level, db, capsys, cores, profile, platform)
     message = str(refusal.value)
     assert f"does not fit L2 = {l2} B" in message, message
     if level == "L2":
         assert "--defaultMemLevel L3" in message, message
         assert expected_l2_bytes(test_dir, "L3") < l2 * (1 - UNDECIDED), test_dir
-        return _run_tiled(test_dir, l1, "L3", db, capsys, cores, profile)
+        return _run_tiled(test_dir, l1, "L3", db, capsys, cores, profile, platform)
     return message
 
 
