@@ -29,7 +29,8 @@ from Deeploy.analysis.traffic import schedule_traffic
 from Deeploy.ir.region import InputKind, body_inputs
 from Deeploy.ops import get_op
 
-__all__ = ["LayerWork", "LayerPoint", "RegionStream", "Roofline", "layer_work", "build_roofline", "format_roofline"]
+__all__ = ["LayerWork", "LayerPoint", "RegionStream", "Roofline", "layer_work", "build_roofline", "format_roofline",
+           "spread_iterations"]
 
 
 @dataclass(frozen=True)
@@ -77,8 +78,9 @@ class LayerPoint:
 
 @dataclass(frozen=True)
 class RegionStream:
-    """A repeated region: per iteration its parameters' bytes and its layers' cycles, the
-    bandwidth streaming the parameters needs and the one L3 provides."""
+    """A repeated region: its iterations and body size (layers of one iteration), per iteration
+    its parameters' bytes and its layers' cycles, the bandwidth streaming the parameters needs
+    and the one L3 provides."""
 
     name: str
     iterations: int
@@ -105,7 +107,8 @@ class Roofline:
     peaks: dict[str, Roof]                         # every engine roof drawn, by name
     bandwidths: dict[str, Roof]                    # every memory roof drawn, by name
     regions: list[RegionStream] = field(default_factory=list)
-    skipped: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)     # layers without arithmetic (not plotted)
+    no_cycles: list[str] = field(default_factory=list)   # layers with arithmetic but no cycles (not plotted)
     notes: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict:
@@ -206,20 +209,42 @@ def region_streams(graph, points: list[LayerPoint], l3: Roof) -> tuple[list[Regi
         if cycles <= 0:
             notes.append(f"region '{region.name}' not reported: none of its layers has cycles")
             continue
-        streams.append(RegionStream(region.name, region.iterations, len(body) // max(region.iterations, 1),
+        streams.append(RegionStream(region.name, region.iterations, region.body_size,
                                     params, cycles, params / cycles, l3.value, l3.name))
     return streams, notes
 
 
-def build_roofline(result, work: list[LayerWork], cycles: dict[int, float] | None = None) -> Roofline:
-    """The report of a ``CompileResult`` whose layers are ``work``, with the measured cycles per
-    layer index (``cycles``, from a profile) or else the tiler's estimates."""
+def spread_iterations(graph, work: list[LayerWork], runs: dict[int, list[tuple[float, float]]]) -> dict[int, float]:
+    """Cycles per layer index from the (start, cycles) occurrences of each marked layer. A rolled
+    region runs its body under the first iteration's markers, so the layers at one body position
+    share their occurrences: when the counterparts of a position occur once per iteration in
+    total, the occurrences in time order are the iterations in order. Anything else is summed
+    per index."""
+    index = {w.name: w.index for w in work}
+    cycles = {k: sum(c for _, c in occ) for k, occ in runs.items()}
+    for region in graph.regions:
+        for position in range(region.body_size):
+            ks = [index.get(instance[position]) for instance in region.instances]
+            if None in ks:
+                continue
+            pooled = sorted(o for k in set(ks) for o in runs.get(k, ()))
+            if len(pooled) == region.iterations:
+                for k, (_, c) in zip(ks, pooled):
+                    cycles[k] = c
+    return cycles
+
+
+def build_roofline(result, work: list[LayerWork], runs: dict[int, list[tuple[float, float]]] | None = None
+                   ) -> Roofline:
+    """The report of a ``CompileResult`` whose layers are ``work``, with the (start, cycles) of
+    every run of each layer index (``runs``, from a profile) or else the tiler's estimates."""
     manifest = result.manifest
-    points, skipped = [], []
+    cycles = spread_iterations(result.graph, work, runs) if runs is not None else None
+    points, skipped, no_cycles = [], [], []
     for w in work:
         c = cycles.get(w.index) if cycles is not None else w.estimate
-        if not c or w.ops == 0:
-            skipped.append(w.name)
+        if w.ops == 0 or not c:
+            (skipped if w.ops == 0 else no_cycles).append(w.name)
             continue
         points.append(_point(w, c))
     peaks = {w.peak.name: w.peak for w in work}
@@ -227,7 +252,8 @@ def build_roofline(result, work: list[LayerWork], cycles: dict[int, float] | Non
     l3 = roofs_of(manifest.platform).bandwidth("L3", True, None)
     regions, notes = region_streams(result.graph, points, l3)
     return Roofline(manifest.platform, manifest.source, manifest.cores, result.tiled is not None,
-                    "profile" if cycles is not None else "estimate", points, peaks, bandwidths, regions, skipped, notes)
+                    "profile" if cycles is not None else "estimate", points, peaks, bandwidths, regions, skipped, no_cycles,
+                    notes)
 
 
 def _num(x: float | None) -> str:
@@ -263,8 +289,9 @@ def format_roofline(r: Roofline) -> str:
                    f"{s.parameter_bytes} B of parameters per iteration in {s.body_cycles:.0f} cycles needs "
                    f"{s.needed:.3g} B/cycle, {s.available_name} provides {s.available:g} B/cycle "
                    f"({100 * s.share:.1f}%)")
-    if r.skipped:
-        out.append(f"not on the plot: {len(r.skipped)} layers without arithmetic or cycles "
-                   f"({', '.join(r.skipped[:6])}{', ...' if len(r.skipped) > 6 else ''})")
+    for names, why in ((r.skipped, "without arithmetic"), (r.no_cycles, "without cycles (no marker ran)")):
+        if names:
+            out.append(f"not on the plot: {len(names)} layers {why} ({', '.join(names[:6])}"
+                       f"{', ...' if len(names) > 6 else ''})")
     out += [f"note: {n}" for n in r.notes]
     return "\n".join(out) + "\n"

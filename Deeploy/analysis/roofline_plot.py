@@ -138,8 +138,8 @@ def roofline_html(r: Roofline, title: str) -> str:
                       f"{s.needed:.3g} B/cycle of {html.escape(s.available_name)}'s {s.available:g} B/cycle "
                       f"({100 * s.share:.1f}%)</li>" for s in r.regions)
     notes = "".join(f"<li>{html.escape(n)}</li>" for n in r.notes)
-    skipped = (f"<p>Not plotted: {len(r.skipped)} layers without arithmetic (data movement) or cycles.</p>"
-               if r.skipped else "")
+    skipped = "".join(f"<p>Not plotted: {len(names)} layers {why}.</p>" for names, why in (
+        (r.skipped, "without arithmetic (data movement)"), (r.no_cycles, "without cycles")) if names)
     return f"""<!DOCTYPE html>
 <html><head><meta charset="utf-8"><title>{html.escape(title)}</title>
 <style>

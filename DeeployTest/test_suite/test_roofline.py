@@ -65,7 +65,7 @@ def test_microllama_parallel_layers_under_their_roofs(tmp_path):
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert "modelled cycles of the run's profile" in proc.stdout
     report = json.loads((gen / "roofline.json").read_text())
-    assert report["cycles"] == "profile" and len(report["layers"]) > 200
+    assert report["cycles"] == "profile" and len(report["layers"]) > 200 and report["no_cycles"] == []
     recorded = _dma_bytes_per_layer(gen, read_manifest(gen / "network"))
     for p in report["layers"]:
         assert p["engine"] == "cluster", p
@@ -98,6 +98,43 @@ def test_region_streaming_bandwidth():
     s = streams[0]
     assert (s.iterations, s.body_layers, s.parameter_bytes, s.body_cycles) == (2, 1, 64, 32.0)
     assert s.needed == 2.0 and s.share == 2.0
+
+
+def test_rolled_body_occurrences_go_back_to_their_iterations():
+    """A rolled body runs under the first iteration's marker: its occurrences, in time order, are
+    the iterations in order; a layer outside any region sums its occurrences."""
+    from Deeploy.analysis.roofline import LayerWork, spread_iterations
+    g = Graph("g", {}, [], [], [])
+    g.regions = [Region("r", (("a0", "b0"), ("a1", "b1"), ("a2", "b2")))]
+    roof = Roof("x", 1.0, "")
+    work = [LayerWork(k, n, "Add", "cluster", False, 1, {}, roof, {}, None)
+            for k, n in enumerate(["a0", "b0", "a1", "b1", "a2", "b2", "tail"])]
+    runs = {0: [(30.0, 7.0), (0.0, 5.0), (10.0, 6.0)], 1: [(5.0, 1.0), (15.0, 2.0)], 3: [(40.0, 9.0)],
+            6: [(50.0, 1.0), (60.0, 2.0)]}
+    cycles = spread_iterations(g, work, runs)
+    assert [cycles[k] for k in (0, 2, 4)] == [5.0, 6.0, 7.0]      # first iteration's marker, 3 runs
+    assert [cycles[k] for k in (1, 3, 5)] == [1.0, 2.0, 9.0]      # two rolled runs, the last iteration peeled
+    assert cycles[6] == 3.0
+
+
+@pytest.mark.skipif(not (CORPUS / "Models" / "microLlama" / "INT8" / "microLlama64" / "network.onnx").is_file(),
+                    reason="external corpus missing")
+def test_rolled_microllama_every_layer_has_its_cycles(tmp_path):
+    """microLlama64 rolled (--loop-rolling, Siracusa 8 cores): every layer with arithmetic gets its
+    own iteration's cycles and lies under its roofs; the region reports its 8 iterations."""
+    gen = tmp_path / "gen"
+    proc = _runner("testRunner_siracusa.py", "-t", str(CORPUS / "Models" / "microLlama" / "INT8" / "microLlama64"),
+                   "--cores=8", "--loop-rolling", "--roofline", "--gen-dir", str(gen))
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    report = json.loads((gen / "roofline.json").read_text())
+    compiled = json.loads((gen / "network" / "manifest.json").read_text())
+    with_ops = {p["name"] for p in report["layers"]}
+    assert len(with_ops) > 200 and [r["iterations"] for r in report["regions"]] == [8], report["regions"]
+    path = 4.0   # untiled: the cluster's path to L2 serves one word (4 B) per cycle (TimingModel l2_path_cycles)
+    for p in report["layers"]:
+        assert p["ops"] / p["cycles"] <= min([PEAK_INT] + [p["ops"] / b * path for b in p["bytes"].values() if b]), p
+    assert report["no_cycles"] == []
+    assert len(with_ops) + len(report["skipped"]) == sum(1 for layer in compiled["layers"] if layer["runs"])
 
 
 def test_generic_refuses_roofline(tmp_path, capsys):

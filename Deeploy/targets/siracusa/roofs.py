@@ -54,12 +54,14 @@ def cluster_bandwidth(level: str, tiled: bool, layer=None) -> Roof:
 ROOFS = Roofs(engine_peak=cluster_peak, bandwidth=cluster_bandwidth)
 
 
-def measured_cycles(timing, manifest) -> dict[int, float]:
-    """Modelled cycles per layer index of a run (``TimingResult`` of the last network run)."""
+def measured_cycles(timing, manifest) -> dict[int, list[tuple[float, float]]]:
+    """(start, cycles) of every occurrence of each marked layer in a run (``TimingResult`` of the
+    last network run), by layer index: a rolled region's body layers carry the first iteration's
+    markers and occur once per iteration (``roofline.spread_iterations`` gives them back)."""
     from Deeploy.runtime.abi import LAYER_BASE
-    out: dict[int, float] = {}
+    out: dict[int, list[tuple[float, float]]] = {}
     for lt in timing.layers:
         info = manifest.layer_of_marker(LAYER_BASE + lt.layer)
         if info is not None:
-            out[info.index] = out.get(info.index, 0.0) + lt.cycles
+            out.setdefault(info.index, []).append((lt.start, lt.cycles))
     return out
