@@ -12,6 +12,7 @@ import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from Deeploy.analysis.sizes import level_peaks
 from Deeploy.compiler import CompileResult, compile_graph
 from Deeploy.ir.graph import Graph
 from Deeploy.ir.region import InputKind, body_attributes, body_inputs
@@ -19,7 +20,7 @@ from Deeploy.ops import get_op
 from Deeploy.passes.loop_rolling import LoopRolling
 from Deeploy.tiling.network import TilingOptions
 
-__all__ = ["LayerReport", "Analysis", "analyze_graph", "format_table", "format_csv"]
+__all__ = ["LayerReport", "Analysis", "analyze_graph", "compile_for_report", "format_table", "format_csv"]
 
 
 @dataclass(frozen=True)
@@ -122,24 +123,29 @@ def _region_reports(graph: Graph) -> list[dict]:
     return out
 
 
-def _level_reports(result: CompileResult, steps: int) -> list[LevelReport]:
-    buffers = result.manifest.buffers
+def _level_reports(result: CompileResult) -> list[LevelReport]:
+    buffers, peaks = result.manifest.buffers, level_peaks(result.manifest)
     out = []
     for lv in result.manifest.levels:
-        mine = [b for b in buffers if b.level == lv.name]
-        used = max((b.offset + b.size for b in mine), default=0)
-        peak = max((_live(mine, lv.name, k) for k in range(steps)), default=0)
-        out.append(LevelReport(lv.name, lv.size, used, peak))
+        used = max((b.offset + b.size for b in buffers if b.level == lv.name), default=0)
+        out.append(LevelReport(lv.name, lv.size, used, peaks[lv.name]))
     return out
+
+
+def compile_for_report(graph: Graph, platform: str, *, source: str = "network.onnx", cores: int | None = None,
+                       tiling: TilingOptions | None = None, loop_rolling: LoopRolling | None = None) -> CompileResult:
+    """Compile ``graph`` (inputs typed, see ``assign_input_types``) into a temporary folder that
+    is removed; what the compiler decided."""
+    with tempfile.TemporaryDirectory(prefix="deeploy-analyze-") as tmp:
+        return compile_graph(graph, platform, Path(tmp) / "out", source=source, cores=cores, tiling=tiling,
+                             loop_rolling=loop_rolling)
 
 
 def analyze_graph(graph: Graph, platform: str, *, source: str = "network.onnx", cores: int | None = None,
                   tiling: TilingOptions | None = None, loop_rolling: LoopRolling | None = None) -> Analysis:
-    """Compile ``graph`` (inputs typed, see ``assign_input_types``) into a temporary folder,
-    remove it, and report per layer and in total (and the loop regions ``loop_rolling`` finds)."""
-    with tempfile.TemporaryDirectory(prefix="deeploy-analyze-") as tmp:
-        result = compile_graph(graph, platform, Path(tmp) / "out", source=source, cores=cores, tiling=tiling,
-                               loop_rolling=loop_rolling)
+    """Compile ``graph`` (``compile_for_report``) and report per layer and in total (and the
+    loop regions ``loop_rolling`` finds)."""
+    result = compile_for_report(graph, platform, source=source, cores=cores, tiling=tiling, loop_rolling=loop_rolling)
     layers = _layer_reports(result)
     g = result.graph
     io_names = set(g.inputs) | set(g.outputs)
@@ -150,7 +156,7 @@ def analyze_graph(graph: Graph, platform: str, *, source: str = "network.onnx", 
                   activation_arena=result.plan.arena_size,
                   tiles=sum(r.tiles or 0 for r in layers))
     return Analysis(result.manifest.platform, source, result.manifest.cores, result.tiled is not None, layers,
-                    _level_reports(result, len(layers)), totals, list(result.notes), _region_reports(g))
+                    _level_reports(result), totals, list(result.notes), _region_reports(g))
 
 
 def _tiles_text(r: LayerReport) -> str:

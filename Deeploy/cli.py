@@ -159,9 +159,22 @@ def _analyze(args) -> None:
     from Deeploy.passes.loop_flags import loop_rolling_options
     from Deeploy.tiling.flags import tiling_options
     say = (lambda text: print(text, file=sys.stderr)) if args.json or args.csv else print
+    if args.roofline:
+        from Deeploy.analysis.roofs import roofs_of
+        if args.csv:
+            raise DeeployError("--roofline has a text and a JSON form (--json), not CSV: drop --csv")
+        roofs_of(args.platform)
     onnx_path, graph, values = _load(args, say)
     for note in assign_input_types(graph, values, _input_types(args.input_type)):
         say(f"note: {note}")
+    if args.roofline:
+        from Deeploy.analysis.roofline import build_roofline, format_roofline, layer_work
+        from Deeploy.analyze import compile_for_report
+        result = compile_for_report(graph, args.platform, source=onnx_path.name, cores=args.cores,
+                                    tiling=tiling_options(args), loop_rolling=loop_rolling_options(args))
+        roofline = build_roofline(result, layer_work(result))
+        print(roofline.to_json() if args.json else format_roofline(roofline), end="")
+        return
     report = analyze_graph(graph, args.platform, source=onnx_path.name, cores=args.cores,
                            tiling=tiling_options(args), loop_rolling=loop_rolling_options(args))
     for note in report.notes:
@@ -248,6 +261,9 @@ def main(argv: list[str] | None = None) -> int:
     fmt = a.add_mutually_exclusive_group()
     fmt.add_argument("--json", action="store_true", help="the report as JSON")
     fmt.add_argument("--csv", action="store_true", help="one CSV row per layer, then the totals")
+    a.add_argument("--roofline", action="store_true",
+                   help="instead: per layer its ops, bytes per memory level, intensity, the tiler's estimated cycles "
+                        "and its roofs (text, or --json)")
     a.set_defaults(run=_analyze)
     v = sub.add_parser("validate", help="compile, build and run on the host or QEMU, and compare with the "
                        "reference interpreter (and onnxruntime, outputs.npz); exit 1 on a mismatch")

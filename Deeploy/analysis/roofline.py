@@ -291,7 +291,7 @@ def format_roofline(r: Roofline) -> str:
                    f"({100 * s.share:.1f}%)")
     for names, why in ((r.skipped, "without arithmetic"), (r.no_cycles, "without cycles (no marker ran)")):
         if names:
-            out.append(f"not on the plot: {len(names)} layers {why} ({', '.join(names[:6])}"
+            out.append(f"not shown: {len(names)} layers {why} ({', '.join(names[:6])}"
                        f"{', ...' if len(names) > 6 else ''})")
     out += [f"note: {n}" for n in r.notes]
     return "\n".join(out) + "\n"

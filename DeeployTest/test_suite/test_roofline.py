@@ -162,6 +162,15 @@ def test_compile_roofline_estimates(tmp_path, capsys):
     assert (out / "roofline.html").read_text().count('class="pt"') == len(report["layers"])
 
 
+def test_analyze_roofline_json(capsys):
+    """deeploy analyze --roofline --json: the report without writing anything, estimated cycles."""
+    assert main(["analyze", str(DEEPLOY_TEST / "Tests" / "Models" / "miniMobileNetv2" / "network.onnx"),
+                 "--platform", "Siracusa", "--roofline", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["cycles"] == "estimate" and not report["tiled"] and report["layers"]
+    assert all(p["bytes"] and set(p["bytes"]) <= {"L2"} for p in report["layers"])   # untiled: all data in L2
+
+
 def test_npu_peaks_are_the_specs():
     """specs/neureka.md "Throughput": 1152 MAC/cycle (1x1), 1134 (3x3), about 40 (3x3 depthwise)."""
     from Deeploy.targets.siracusa_w_neureka.roofs import npu_peak_macs
