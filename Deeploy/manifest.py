@@ -12,7 +12,7 @@ from pathlib import Path
 from Deeploy.errors import DeeployError
 
 __all__ = ["MANIFEST_FILE", "MANIFEST_VERSION", "LayerInfo", "BufferInfo", "MarkerInfo", "TileInfo", "LevelInfo",
-           "Manifest", "read_manifest"]
+           "LoopInfo", "Manifest", "read_manifest"]
 
 MANIFEST_FILE = "manifest.json"
 MANIFEST_VERSION = 1
@@ -93,6 +93,17 @@ class LevelInfo:
 
 
 @dataclass(frozen=True)
+class LoopInfo:
+    """A rolled region: layers ``first`` .. ``first + body * iterations - 1`` run as a loop over one
+    body whose markers are those of its first iteration's layers."""
+
+    name: str
+    first: int
+    body: int
+    iterations: int
+
+
+@dataclass(frozen=True)
 class Manifest:
     platform: str
     source: str
@@ -102,12 +113,20 @@ class Manifest:
     buffers: tuple[BufferInfo, ...]
     markers: tuple[MarkerInfo, ...]
     tiles: tuple[TileInfo, ...]
+    loops: tuple[LoopInfo, ...] = ()
 
     def layer_of_marker(self, marker: int) -> LayerInfo | None:
-        """The layer whose start ``marker`` tags."""
+        """The layer whose start ``marker`` tags. Layer markers are consecutive ids: a later
+        iteration of a loop (a profile's relabelled occurrence, ``Deeploy/targets/siracusa/
+        profile.per_iteration``) is its first iteration's marker plus iterations x body."""
         for m in self.markers:
             if m.id == marker and m.layer is not None:
                 return self.layers[m.layer]
+        for loop in self.loops:
+            for j in range(1, loop.iterations):
+                first = self.layer_of_marker(marker - j * loop.body) if j * loop.body else None
+                if first is not None and loop.first <= first.index < loop.first + loop.body:
+                    return self.layers[first.index + j * loop.body]
         return None
 
     def to_json(self) -> str:
@@ -124,8 +143,8 @@ class Manifest:
         if data.get("version") != MANIFEST_VERSION:
             raise ValueError(f"version {data.get('version')}, expected {MANIFEST_VERSION}")
         parts = {"levels": LevelInfo, "layers": LayerInfo, "buffers": BufferInfo, "markers": MarkerInfo,
-                 "tiles": TileInfo}
-        values = {f.name: data[f.name] for f in fields(cls)}
+                 "tiles": TileInfo, "loops": LoopInfo}
+        values = {f.name: data.get(f.name, ()) if f.name == "loops" else data[f.name] for f in fields(cls)}
         for key, item in parts.items():
             values[key] = tuple(item(**_tuples(entry)) for entry in values[key])
         return cls(**values)

@@ -7,7 +7,7 @@ from __future__ import annotations
 from Deeploy.binding import Layer
 from Deeploy.errors import DeeployError
 from Deeploy.ir.graph import Graph
-from Deeploy.manifest import BufferInfo, LayerInfo, LevelInfo, Manifest, MarkerInfo, TileInfo
+from Deeploy.manifest import BufferInfo, LayerInfo, LevelInfo, LoopInfo, Manifest, MarkerInfo, TileInfo
 from Deeploy.memory.planner import MemoryPlan, PlannedBuffer, data_buffers, tile_buffers
 from Deeploy.ops import get_op
 from Deeploy.targets.platform import Platform
@@ -73,10 +73,11 @@ def _tiles(tiled_code: dict) -> list[TileInfo]:
 
 def describe_network(graph: Graph, layers: list[Layer], plan: MemoryPlan, platform: Platform, source: str,
                      cores: int, idle: dict[int, str], constants: set[str], tiling=None, tiled_code=None,
-                     unmarked: set[int] = frozenset()) -> Manifest:
+                     unmarked: set[int] = frozenset(), loops: tuple[LoopInfo, ...] = ()) -> Manifest:
     """The manifest. ``idle``: layer index -> why it runs nothing; ``constants``: the constants the
     C defines; ``tiling`` / ``tiled_code``: the TiledNetwork and each tiled layer's TiledCode;
-    ``unmarked``: layers that run without a marker of their own (later iterations of a rolled body)."""
+    ``unmarked``: layers that run without a marker of their own (later iterations of a rolled body);
+    ``loops``: the rolled regions."""
     tiled_code = tiled_code or {}
     infos = _layers(layers, idle, set(tiled_code), unmarked)
     data, data_end = data_buffers(plan, graph, constants, max(len(layers) - 1, 0))
@@ -89,4 +90,4 @@ def describe_network(graph: Graph, layers: list[Layer], plan: MemoryPlan, platfo
     return Manifest(platform=platform.name, source=source, cores=cores,
                     levels=tuple(LevelInfo(m.name, capacity[m.name]) for m in platform.memory),
                     layers=tuple(infos), buffers=tuple(_info(b) for b in buffers), markers=tuple(_markers(infos, bool(tiled_code))),
-                    tiles=tuple(_tiles(tiled_code)))
+                    tiles=tuple(_tiles(tiled_code)), loops=loops)

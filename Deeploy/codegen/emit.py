@@ -168,7 +168,8 @@ def emit_project(graph: Graph, layers: list[Layer], plan: MemoryPlan, platform: 
     (out_dir / "Network.h").write_text(_file_template("Network.h.mako").render(**ctx))
     (out_dir / "CMakeLists.txt").write_text(_file_template("CMakeLists.txt.mako").render(**ctx))
     manifest = describe_network(graph, layers, plan, platform, source, cores, idle, names.referenced | rolled.stacked(), tiling,
-                                described if tiling is not None else {}, unmarked=rolled.unmarked())
+                                described if tiling is not None else {}, unmarked=rolled.unmarked(),
+                                loops=rolled.loops())
     manifest.write(out_dir)
     kernel_out = out_dir / "kernels"
     kernel_out.mkdir(exist_ok=True)

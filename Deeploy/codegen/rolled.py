@@ -19,6 +19,7 @@ from Deeploy.codegen.buffers import Buf, BufferNames
 from Deeploy.codegen.c_text import comment_text
 from Deeploy.codegen.describe import idle_reason
 from Deeploy.ir.graph import Graph
+from Deeploy.manifest import LoopInfo
 from Deeploy.memory.fold import Span, region_spans
 from Deeploy.memory.planner import BufferKind, MemoryPlan
 from Deeploy.runtime.abi import TILE_OPERAND, TILED_LAYER
@@ -48,6 +49,9 @@ class RolledNetwork:
     def stacked(self) -> set[str]:
         """The constants the stacked arrays hold."""
         return {name for r in self.regions.values() for family in r.families for name in family}
+
+    def loops(self) -> tuple[LoopInfo, ...]:
+        return tuple(LoopInfo(r.span.name, r.span.start, r.span.body, r.span.iterations) for r in self.regions.values())
 
     def unmarked(self) -> set[int]:
         """Layers after a rolled region's first iteration: the body's markers name the first
@@ -244,17 +248,36 @@ def roll_regions(graph: Graph, layers: list[Layer], plan: MemoryPlan, names: Buf
     """The C of every region of ``graph`` that can run as a loop (see the module doc)."""
     spans, notes = region_spans(graph)
     out = RolledNetwork({}, set(), notes, {})
-    for r, span in enumerate(spans):
-        b = _Region(r, span, graph, layers, plan, names)
-        code = _region_code(b, tiling, arenas or {})
-        if isinstance(code, str):
-            out.notes.append(f"region '{span.name}' is emitted layer by layer: {code}")
+    for r, whole in enumerate(spans):
+        code, why = None, None
+        for span in _sub_spans(whole):
+            referenced = set(names.referenced)
+            b = _Region(r, span, graph, layers, plan, names)
+            code = _region_code(b, tiling, arenas or {})
+            if not isinstance(code, str):
+                break
+            names.referenced = referenced   # what a failed attempt referred to stays unemitted
+            why, code = why or code, None
+        if code is None:
+            out.notes.append(f"region '{whole.name}' is emitted layer by layer: {why}")
             continue
         region, tiled_manifest = code
         names.referenced |= b.used
         out.regions[span.start] = region
         out.covered |= set(range(span.start, span.end))
         out.tiled_manifest.update(tiled_manifest)
+        peeled = whole.iterations - span.iterations
         out.notes.append(f"region '{span.name}': {span.iterations} iterations of {span.body} layers run as one loop "
-                         f"({len(b.stacks)} stacked per-iteration constants, {len(b.table)} per-iteration pointers)")
+                         f"({len(b.stacks)} stacked per-iteration constants, {len(b.table)} per-iteration pointers"
+                         + (f"; {peeled} iteration(s) emitted layer by layer: {why}" if peeled else "") + ")")
     return out
+
+
+def _sub_spans(span: Span):
+    """The span, then without its first and/or last iteration (at least 2 left): the first or last
+    iteration may read or write data that live elsewhere (a graph input or output in another
+    memory level) and need code of its own."""
+    n = span.iterations
+    for first, last in ((0, n), (1, n), (0, n - 1), (1, n - 1)):
+        if last - first >= 2:
+            yield Span(span.name, span.start + first * span.body, span.body, last - first)

@@ -9,6 +9,7 @@ themselves depend on the region (work interleaved between iterations) keeps its 
 
 from __future__ import annotations
 
+from Deeploy.ir.dtypes import widest
 from Deeploy.ir.graph import Graph, Node, Tensor
 from Deeploy.ir.region import InputKind, Region, body_inputs
 
@@ -69,17 +70,22 @@ def schedule_regions(graph: Graph) -> Graph:
 
 def stack_types(graph: Graph) -> Graph:
     """``graph`` itself when every per-iteration constant already has its body input's common
-    type, else a copy where they do."""
-    retype = {}
-    for region in graph.regions:
-        for b in body_inputs(graph, region):
-            if b.kind == InputKind.PER_ITERATION:
-                retype.update((t, b.dtype) for t in b.tensors
-                              if graph.tensors[t].is_constant and graph.tensors[t].dtype != b.dtype)
-    if not retype:
-        return graph
-    out = graph.copy()
-    for name, dtype in retype.items():
-        t = out.tensors[name]
-        out.tensors[name] = Tensor(name, t.shape, dtype, t.value.astype(dtype.numpy))
-    return out
+    type, else a copy where they do (a constant read by several body inputs takes the widest of
+    their types, and the others widen with it until all agree)."""
+    out = graph
+    while True:
+        retype: dict[str, object] = {}
+        for region in out.regions:
+            for b in body_inputs(out, region):
+                if b.kind != InputKind.PER_ITERATION:
+                    continue
+                for t in b.tensors:
+                    if out.tensors[t].is_constant:
+                        retype[t] = widest(retype.get(t, b.dtype), b.dtype)
+        retype = {t: d for t, d in retype.items() if out.tensors[t].dtype != d}
+        if not retype:
+            return out
+        out = out.copy() if out is graph else out
+        for name, dtype in retype.items():
+            t = out.tensors[name]
+            out.tensors[name] = Tensor(name, t.shape, dtype, t.value.astype(dtype.numpy))

@@ -25,11 +25,15 @@ tiles (an engine with a job queue) differ: the kernel phase triggers the tile's 
 the previous tile's, the store phase writes the previous tile back and issues the next prefetch.
 Per L2 tile of a layer with operands in L3: the same for the L3 <-> L2 staging, with the inner L1
 tile loop as its kernel.
+
+A rolled region (the manifest's ``loops``) marks every iteration with its first iteration's
+layer markers: ``per_iteration`` gives the j-th occurrence of a body layer the index of that
+layer in iteration j, so the profiles list every iteration's layers under their own names.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from Deeploy.manifest import Manifest
 from Deeploy.runtime.abi import (LAYER_BASE, STAGE_END, STAGE_INNER, STAGE_INPUT, STAGE_OUTPUT, TILE_END,
@@ -148,6 +152,22 @@ def _outside(windows: list[tuple[float, float]], t: float) -> bool:
     return not any(a <= t < b for a, b in windows)
 
 
+def per_iteration(result: TimingResult, manifest: Manifest) -> TimingResult:
+    """``result`` with the j-th occurrence of a rolled body's layer k relabelled k + j x body."""
+    if not manifest.loops:
+        return result
+    seen: dict[int, int] = {}
+    layers = []
+    for lt in result.layers:
+        loop = next((lp for lp in manifest.loops if lp.first <= lt.layer < lp.first + lp.body), None)
+        if loop is not None:
+            j = seen.get(lt.layer, 0)
+            seen[lt.layer] = j + 1
+            lt = replace(lt, layer=lt.layer + j * loop.body)
+        layers.append(lt)
+    return replace(result, layers=tuple(layers))
+
+
 def layer_cycles(result: TimingResult) -> list[LayerCycles]:
     """Every layer of the (last) network run with its cycles labelled (see the module docstring)."""
     tiles = tile_times(result)
@@ -205,7 +225,7 @@ def network_line(result: TimingResult) -> str:
 def layer_profile(result: TimingResult, manifest: Manifest) -> list[str]:
     """The ``--profileUntiled`` lines: every marked layer's cycles, labelled, in layer order (the
     network total: ``network_line``)."""
-    cycles = layer_cycles(result)
+    cycles = layer_cycles(per_iteration(result, manifest))
     lines = []
     for c in sorted(cycles, key=lambda c: c.start):
         info = manifest.layer_of_marker(LAYER_BASE + c.layer)
@@ -218,6 +238,7 @@ def tiling_profile(result: TimingResult, manifest: Manifest, level: str | None =
     """The ``--profileTiling`` lines (see the module docstring): per tile of the tile loops
     ``level`` selects (``PROFILE_LEVELS``), its phases; per tiled layer its labelled cycles."""
     lines = []
+    result = per_iteration(result, manifest)
     times = tile_times(result)
     labelled = {c.layer: c for c in layer_cycles(result)}
     shown = PROFILE_LEVELS[level]

@@ -25,7 +25,7 @@ from pathlib import Path
 from Deeploy.codegen.profile_chart import profile_chart_html
 from Deeploy.manifest import Manifest
 from Deeploy.runtime.abi import LAYER_BASE
-from Deeploy.targets.siracusa.profile import PROFILE_LEVELS, layer_cycles, tile_times
+from Deeploy.targets.siracusa.profile import PROFILE_LEVELS, layer_cycles, per_iteration, tile_times
 from Deeploy.targets.siracusa.timing import DMA_ENGINE_NAMES, TimingResult
 
 __all__ = ["CLOCK_MHZ", "PROFILE_VERSION", "profile_data", "trace_events", "write_profile_files"]
@@ -178,6 +178,7 @@ def write_profile_files(folder: Path, result: TimingResult, manifest: Manifest, 
     """Write profile.json, trace.json and profile.html into ``folder``; their paths. ``name``:
     the network's name in them (default: the manifest's source file)."""
     folder = Path(folder)
+    result = per_iteration(result, manifest)
     profile = profile_data(result, manifest, level, name)
     paths = (folder / "profile.json", folder / "trace.json", folder / "profile.html")
     paths[0].write_text(json.dumps(profile, indent=1) + "\n")

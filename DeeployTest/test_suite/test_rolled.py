@@ -1,0 +1,167 @@
+"""Rolled regions (codegen/rolled.py, memory/fold.py, passes/region_schedule.py): microLlama64's
+8 decoder layers found by --loop-rolling run as one body called in a loop, bit-exact with the
+goldens on Generic, Siracusa and tiled Siracusa (data in L2 and in L3); one arena layout serves
+every iteration and never overlaps two buffers live at the same step."""
+
+from __future__ import annotations
+
+import argparse
+import re
+import shutil
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from Deeploy.binding import bind
+from Deeploy.compiler import compile_graph
+from Deeploy.frontend import assign_input_types, infer_graph, load_onnx
+from Deeploy.memory.fold import region_spans
+from Deeploy.memory.planner import BufferKind, plan_memory
+from Deeploy.passes.graph_outputs import copy_shared_outputs
+from Deeploy.passes.loop_rolling import LoopRolling, roll_loops
+from Deeploy.passes.manager import run_passes
+from Deeploy.passes.region_schedule import schedule_regions, stack_types
+from Deeploy.targets import get_platform
+from Deeploy.manifest import LayerInfo, LoopInfo, Manifest, MarkerInfo
+from Deeploy.runtime.abi import LAYER_BASE
+from Deeploy.targets.siracusa.execute import last_run
+from Deeploy.targets.siracusa.profile import per_iteration
+from Deeploy.targets.siracusa.timing import LayerTime, TimingResult
+from Deeploy.tiling.network import TilingOptions
+from DeeployTest.testRunner_generic import GENERIC
+from DeeployTest.testUtils.runner import run_test
+from DeeployTest.testUtils.siracusa_runner import cluster_runner
+from DeeployTest.test_suite.conftest import CORPUS, DEEPLOY_TEST
+
+LLAMA = CORPUS / "Models/microLlama/INT8/microLlama64"
+AUTO = LoopRolling(auto=True)
+TOOLCHAIN = pytest.mark.skipif(shutil.which("qemu-system-riscv32") is None, reason="QEMU missing")
+
+
+def _lowered(platform: str):
+    graph = load_onnx(LLAMA / "network.onnx")
+    assign_input_types(graph, dict(np.load(LLAMA / "inputs.npz")), None)
+    infer_graph(graph)
+    target = get_platform(platform)
+    graph = run_passes(graph, (*target.passes, copy_shared_outputs), None)
+    graph, _ = roll_loops(graph, AUTO)
+    return stack_types(schedule_regions(graph)), target
+
+
+@pytest.mark.parametrize("platform", ["Generic", "Siracusa"])
+def test_regions_run_as_consecutive_blocks_with_one_kernel_per_position(platform):
+    graph, target = _lowered(platform)
+    spans, notes = region_spans(graph)
+    assert not notes and [s.iterations for s in spans] == [8], (spans, notes)
+    layers = bind(graph, target, 8)
+    s = spans[0]
+    for pos in range(s.body):
+        variants = {layers[s.start + i * s.body + pos].variant for i in range(s.iterations)}
+        assert len(variants) == 1, (pos, variants)
+
+
+@pytest.mark.parametrize("platform", ["Generic", "Siracusa"])
+def test_one_arena_layout_for_every_iteration(platform):
+    graph, target = _lowered(platform)
+    layers = bind(graph, target, 8)
+    plan = plan_memory(graph, layers, target.level(target.default_level))
+    s = region_spans(graph)[0][0]
+    # every tensor a body layer writes has the same offset in all iterations except where the
+    # value must outlive the next iteration's write (then two alternating places at most)
+    for pos in range(s.body):
+        for slot, _ in enumerate(layers[s.start + pos].node.outputs):
+            offsets = set()
+            for i in range(s.iterations):
+                name = layers[s.start + i * s.body + pos].node.outputs[slot]
+                p = plan.placements[name]
+                if p.kind == BufferKind.ACTIVATION:
+                    offsets.add(p.offset)
+            assert len(offsets) <= 2, (pos, slot, offsets)
+    # no two buffers live at one step overlap (checked on the real, unfolded steps)
+    arena = [b for b in plan.buffers if b.level == plan.level.name]
+    for a in arena:
+        for b in arena:
+            if a is not b and a.first <= b.last and b.first <= a.last:
+                assert a.offset + a.size <= b.offset or b.offset + b.size <= a.offset, (a, b)
+
+
+def test_rolled_code_is_one_body(tmp_path):
+    graph = load_onnx(LLAMA / "network.onnx")
+    assign_input_types(graph, dict(np.load(LLAMA / "inputs.npz")), None)
+    result = compile_graph(graph, "Generic", tmp_path / "out", loop_rolling=AUTO)
+    c = (tmp_path / "out" / "Network.c").read_text()
+    assert c.count("static void deeploy_r0_body(uint32_t i)") == 1
+    assert "for (uint32_t i = 0; i < 8u; ++i)" in c
+    assert "/* 100: " not in c    # no layer of a later iteration has code of its own
+    assert any("8 iterations of 63 layers run as one loop" in n for n in result.notes), result.notes
+    # the manifest: every layer is listed, the later iterations have no marker of their own
+    assert len(result.manifest.layers) == 505
+
+
+def _runs(runner, test_dir: Path, gen: Path, options: dict, capsys) -> str:
+    args = argparse.Namespace(test=str(test_dir), verbose=False, skipgen=False, skipsim=False, gen_dir=str(gen),
+                              cores=options.get("cores", 1), profileUntiled=False, profileTiling=None, timeout=None)
+    code = run_test(args, runner, options)
+    out = capsys.readouterr().out
+    assert code == 0 and "Errors: 0 out of" in out, out
+    return out
+
+
+def _text(out: str) -> int:
+    return int(re.search(r"Code: \.text (\d+) B", out).group(1))
+
+
+def test_generic_rolled_is_bit_exact_and_smaller(capsys):
+    gen = DEEPLOY_TEST / "TEST_GENERIC" / "rolled"
+    rolled = _runs(GENERIC, LLAMA, gen / "rolled", {"loop_rolling": AUTO}, capsys)
+    flat = _runs(GENERIC, LLAMA, gen / "flat", {}, capsys)
+    assert "8 iterations of 63 layers run as one loop" in rolled
+    assert _text(rolled) < _text(flat) / 1.5, (_text(rolled), _text(flat))
+
+
+@TOOLCHAIN
+@pytest.mark.parametrize("cores", [1, 8])
+def test_siracusa_rolled_is_bit_exact(cores, capsys):
+    runner = cluster_runner("Siracusa", "TEST_SIRACUSA")
+    out = _runs(runner, LLAMA, DEEPLOY_TEST / "TEST_SIRACUSA" / "rolled" / f"cores{cores}",
+                {"cores": cores, "loop_rolling": AUTO}, capsys)
+    assert "8 iterations of 41 layers run as one loop" in out
+
+
+@TOOLCHAIN
+@pytest.mark.parametrize("level,double", [("L2", False), pytest.param("L2", True, marks=pytest.mark.slow),
+                                          pytest.param("L3", False, marks=pytest.mark.slow), ("L3", True)])
+def test_tiled_rolled_is_bit_exact(level, double, capsys):
+    runner = cluster_runner("Siracusa", "TEST_SIRACUSA_TILED")
+    tiling = TilingOptions(l1=64000, default_level=level, double_buffer=double)
+    out = _runs(runner, LLAMA, DEEPLOY_TEST / "TEST_SIRACUSA_TILED" / "rolled" / f"{level}{int(double)}",
+                {"cores": 8, "tiling": tiling, "loop_rolling": AUTO}, capsys)
+    # with the graph input in L3 the first iteration's tiles stage it: that iteration is peeled
+    loops = "7 iterations of 41 layers run as one loop" if level == "L3" else "8 iterations of 41 layers run as one loop"
+    assert loops in out, out
+
+
+def test_last_run_keeps_a_rolled_run_whole():
+    def lt(layer, start, cycles):
+        return LayerTime(layer, float(start), float(cycles))
+    # two runs of a network whose layers 0, 1 run twice per run (a rolled body), then layer 2
+    run = [lt(0, 0, 10), lt(1, 10, 10), lt(0, 20, 10), lt(1, 30, 10), lt(2, 40, 10)]
+    second = [replace(x, start=x.start + 100) for x in run]
+    result = TimingResult(total=150.0, forks=(), layers=tuple(run + second))
+    assert last_run(result).layers == tuple(second)
+
+
+def test_profiles_name_every_iteration():
+    # layers 0..4 rolled as 2 iterations of 2 (layers 1..4) after layer 0; markers of 0, 1, 2 only
+    layers = tuple(LayerInfo(k, f"n{k}", "Op", "K", "cluster", True, LAYER_BASE + k if k < 3 else None)
+                   for k in range(6))
+    markers = tuple(MarkerInfo(LAYER_BASE + k, f"layer {k}", k) for k in (0, 1, 2, 5))
+    manifest = Manifest("Siracusa", "x.onnx", 8, (), layers, (), markers, (), (LoopInfo("loop0", 1, 2, 2),))
+    run = [LayerTime(k, float(10 * t), 10.0) for t, k in enumerate([0, 1, 2, 1, 2, 5])]
+    labels = [lt.layer for lt in per_iteration(TimingResult(60.0, (), tuple(run)), manifest).layers]
+    assert labels == [0, 1, 2, 3, 4, 5]
+    assert manifest.layer_of_marker(LAYER_BASE + 4).name == "n4"
+    assert manifest.layer_of_marker(LAYER_BASE + 7) is None
+    assert Manifest.from_json(manifest.to_json()) == manifest
