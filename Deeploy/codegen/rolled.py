@@ -98,6 +98,7 @@ class _Region:
         self.used: set[str] = set()                 # constants the rolled code refers to one by one
         self.i = f"deeploy_r{r}_i"                  # the iteration running (set by the body)
         self.values: list[list[int]] = []           # per-iteration numbers of the code (attributes)
+        self.unsigned: list[bool] = []              # each written with a ``u`` suffix
 
     def lift(self, texts: list[str]) -> str | None:
         """The one text of ``texts`` (one per iteration) where integer literals that differ per
@@ -111,8 +112,9 @@ class _Region:
         for j, column in enumerate(zip(*parts)):
             if len(set(column)) == 1:
                 out.append(column[0])
-            elif j % 2 == 1:     # a number
-                self.values.append([int(v) for v in column])
+            elif j % 2 == 1 and len({v.endswith("u") for v in column}) == 1:   # a number, all signed or unsigned
+                self.values.append([int(v.rstrip("u")) for v in column])
+                self.unsigned.append(column[0].endswith("u"))
                 out.append(f"deeploy_r{self.r}_v{len(self.values) - 1}[{self.i}]")
             else:
                 return None
@@ -171,7 +173,7 @@ def _one(texts: list[str]) -> str | None:
 
 
 # a decimal integer literal (with its unary minus), not part of an identifier or another number
-_NUMBER = re.compile(r"(?<![\w.)\]])(-?\d+)(?![\w.])")
+_NUMBER = re.compile(r"(?<![\w.)\]])(-?\d+u?)(?![\w.])")
 
 
 def _region_code(b: _Region, tiling, arenas: dict) -> tuple[RolledRegion, dict] | str:
@@ -232,8 +234,9 @@ def _region_code(b: _Region, tiling, arenas: dict) -> tuple[RolledRegion, dict] 
     if b.table:
         rows = ",\n    ".join("{" + ", ".join(col[i] for col in b.table) + "}" for i in range(span.iterations))
         lines.append(f"static void *const deeploy_r{r}_ptr[{span.iterations}][{len(b.table)}] = {{\n    {rows}}};")
-    for m, values in enumerate(b.values):
-        ctype = "int32_t" if all(-2**31 <= v < 2**31 for v in values) else "int64_t"   # the literals' C types
+    for m, (values, unsigned) in enumerate(zip(b.values, b.unsigned)):
+        bits = 32 if all(-2**31 <= v < 2**31 or unsigned and v < 2**32 for v in values) else 64
+        ctype = f"{'u' if unsigned else ''}int{bits}_t"   # the literals' C types
         lines.append(f"static const {ctype} deeploy_r{r}_v{m}[{span.iterations}] = {{{', '.join(map(str, values))}}};")
     lines.append(f"static uint32_t {b.i};   /* the iteration running */")
     lines += fns

@@ -169,4 +169,5 @@ def _cases(rng):
     ]
 
 
-register(OpDef("NeurekaConv", _parse, _infer, _reference, _cost, tiling="npu", examples=_cases))
+register(OpDef("NeurekaConv", _parse, _infer, _reference, _cost, tiling="npu", examples=_cases,
+               value_attrs=frozenset({"shift", "weight_offset"})))

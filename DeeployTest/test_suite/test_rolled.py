@@ -165,3 +165,13 @@ def test_profiles_name_every_iteration():
     assert manifest.layer_of_marker(LAYER_BASE + 4).name == "n4"
     assert manifest.layer_of_marker(LAYER_BASE + 7) is None
     assert Manifest.from_json(manifest.to_json()) == manifest
+
+
+@TOOLCHAIN
+@pytest.mark.parametrize("tiled", [pytest.param(False, marks=pytest.mark.slow), True])
+def test_npu_rolled_is_bit_exact(tiled, capsys):
+    """With the NPU: its jobs' per-iteration shift and weight offset read tables."""
+    runner = cluster_runner("Siracusa_w_neureka", "TEST_SIRACUSA_W_NEUREKA_TILED" if tiled else "TEST_SIRACUSA_W_NEUREKA")
+    options = {"cores": 8, "loop_rolling": AUTO} | ({"tiling": TilingOptions(l1=64000)} if tiled else {})
+    out = _runs(runner, LLAMA, DEEPLOY_TEST / runner.gen_root / "rolled", options, capsys)
+    assert "8 iterations of 41 layers run as one loop" in out, out
