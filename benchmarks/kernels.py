@@ -1,0 +1,138 @@
+#!/usr/bin/env python3
+"""Kernel throughput under the calibrated cycle model of the Siracusa virtual platform, and the
+host's instruction counts.
+
+1. GEMM sweep: an int8 MatMul with a constant int8 B and its RequantShift (one GemmRQ layer) per
+   shape M x K x N, tiled at a large --l1 so the kernel runs once on operands in L1; the kernel
+   phase's modelled cycles give MAC/cycle per core (MACs / cycles / cores);
+2. microLlama64_parallel tiled (8 cores, --l1 64000 --l2 2000000 --doublebuffer): cycles per op
+   type (share of the network, MAC/cycle per core for GEMM layers), and MAC/cycle of the network;
+3. host: RunNetwork instructions (callgrind) of the Generic target against the peer's figures.
+
+    python benchmarks/kernels.py [--cores 8] [--shapes 64x64x64,16x4x4] [--skip-host] [--skip-network]
+
+Each Siracusa run prints the runner's command so it can be repeated by hand.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+from collections import defaultdict
+from pathlib import Path
+
+import numpy as np
+import onnx
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "benchmarks"))
+
+from DeeployTest.generators.golden import write_test  # noqa: E402
+from DeeployTest.generators.linear import _matmul  # noqa: E402
+from generic_instructions import CASES, run_network_instructions  # noqa: E402
+
+CORPUS = REPO.parent / "shared" / "corpus"
+RUNNER = REPO / "DeeployTest" / "testRunner_tiled_siracusa.py"
+NETWORK = CORPUS / "Models" / "microLlama" / "INT8" / "microLlama64_parallel"
+SHAPES = ("64x64x64", "64x64x256", "64x256x64", "16x4x4", "64x4x64", "64x64x4", "8x64x64", "1x64x256",
+          "32x48x64", "17x33x9")   # M x K x N
+
+
+def run_tiled(test: Path, gen: Path, cores: int, l1: int, l2: int, double_buffer: bool) -> dict:
+    """The profile of one tiled run (fails on wrong outputs)."""
+    cmd = [sys.executable, str(RUNNER), "-t", str(test), f"--cores={cores}", "--l1", str(l1), "--l2", str(l2),
+           "--profileTiling", "--gen-dir", str(gen)] + (["--doublebuffer"] if double_buffer else [])
+    print("$", " ".join(cmd[1:]), flush=True)
+    out = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO / "DeeployTest").stdout
+    if "Errors: 0 out of" not in out:
+        sys.exit(f"run failed:\n{out[-3000:]}")
+    return json.loads((gen / "profile.json").read_text())
+
+
+def gemm_sweep(shapes: list[tuple[int, int, int]], cores: int, work: Path) -> None:
+    print(f"\n== GemmRQ kernel, {cores} cores, operands in L1 (kernel phase cycles)")
+    print(f"{'M x K x N':>14s} {'MACs':>9s} {'cycles':>9s} {'MAC/cycle':>10s} {'per core':>9s}")
+    for m, k, n in shapes:
+        test = work / f"gemm_{m}x{k}x{n}"
+        write_test(_matmul(np.random.default_rng(0), (m, k), (k, n), const_b=True, rq=True), test)
+        profile = run_tiled(test, work / f"gen_{m}x{k}x{n}", cores, 200000, 2000000, False)
+        layer = next(e for e in profile["layers"] if e["op"] == "RequantizedMatMul")
+        cycles = sum(t["kernel"] for t in layer["tiles"] if t["level"] == "L1")
+        macs = m * k * n
+        print(f"{f'{m} x {k} x {n}':>14s} {macs:9,d} {cycles:9,.0f} {macs / cycles:10.3f} "
+              f"{macs / cycles / cores:9.3f}")
+
+
+def layer_macs(model_path: Path) -> dict[str, int]:
+    """Multiply-accumulates of each MatMul/Gemm node, by node name (the layers keep the names)."""
+    model = onnx.shape_inference.infer_shapes(onnx.load(model_path))
+    shapes = {v.name: [d.dim_value for d in v.type.tensor_type.shape.dim]
+              for v in list(model.graph.value_info) + list(model.graph.input) + list(model.graph.output)}
+    shapes.update({i.name: list(i.dims) for i in model.graph.initializer})
+    macs = {}
+    for node in model.graph.node:
+        if node.op_type in ("MatMul", "Gemm"):
+            a, out = shapes[node.input[0]], shapes[node.output[0]]
+            trans_a = any(at.name == "transA" and at.i for at in node.attribute)
+            k = a[-2] if trans_a else a[-1]
+            macs[node.name] = int(np.prod(out)) * k
+    return macs
+
+
+def network_breakdown(work: Path) -> None:
+    profile = run_tiled(NETWORK, work / "network", 8, 64000, 2000000, True)
+    macs = layer_macs(NETWORK / "network.onnx")
+    by_op = defaultdict(lambda: [0.0, 0, 0])
+    for e in profile["layers"]:
+        entry = by_op[e["op"]]
+        entry[0] += e["cycles"]
+        entry[1] += 1
+        entry[2] += macs.get(e["name"], 0)
+    total = profile["cycles"]
+    print(f"\n== {NETWORK.name} tiled, 8 cores, --l1 64000 --l2 2000000 --doublebuffer: {total:,.0f} cycles")
+    print(f"{'op':28s} {'layers':>6s} {'cycles':>12s} {'share':>6s} {'MACs':>11s} {'MAC/cycle/core':>15s}")
+    for op, (cycles, count, op_macs) in sorted(by_op.items(), key=lambda kv: -kv[1][0]):
+        rate = f"{op_macs / cycles / 8:15.3f}" if op_macs else ""
+        print(f"{op:28s} {count:6d} {cycles:12,.0f} {cycles / total:6.1%} {op_macs:11,d} {rate}")
+    all_macs = sum(macs.values())
+    gemm_cycles = sum(c for c, _, m in by_op.values() if m)
+    print(f"network: {all_macs:,d} MACs, {all_macs / total:.2f} MAC/cycle (8 cores); GEMM layers "
+          f"{all_macs / gemm_cycles / 8:.3f} MAC/cycle per core")
+
+
+def host_counts(work: Path) -> None:
+    print("\n== Generic host: RunNetwork instructions (callgrind)")
+    print(f"{'network':40s} {'instructions':>13s} {'peer':>10s} {'ratio':>6s}")
+    for k, (case, peer) in enumerate(CASES):
+        n = run_network_instructions(CORPUS / case, work / f"host{k}")
+        print(f"{case:40s} {n:13,d} {peer / 1e6:9.2f}M {n / peer:6.2f}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--cores", type=int, default=8, help="cores of the GEMM sweep (1..8)")
+    parser.add_argument("--shapes", default=",".join(SHAPES), help="M x K x N shapes of the sweep, comma-separated")
+    parser.add_argument("--skip-network", action="store_true", help="no microLlama64_parallel breakdown")
+    parser.add_argument("--skip-host", action="store_true", help="no host instruction counts")
+    args = parser.parse_args()
+    try:
+        shapes = [tuple(int(v) for v in s.lower().split("x")) for s in args.shapes.split(",") if s]
+        if any(len(s) != 3 or min(s) < 1 for s in shapes):
+            raise ValueError
+    except ValueError:
+        sys.exit(f"--shapes: expected comma-separated MxKxN with positive sizes, got '{args.shapes}'")
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        gemm_sweep(shapes, args.cores, work)
+        if not args.skip_network:
+            network_breakdown(work)
+        if not args.skip_host:
+            host_counts(work)
+
+
+if __name__ == "__main__":
+    main()
