@@ -174,13 +174,13 @@ UNTILED = cluster_runner("Siracusa_w_neureka", "TEST_SIRACUSA_W_NEUREKA")
 
 
 def _run(test_dir: Path, capsys, tiling: TilingOptions | None, tag: str, wmem: bool = True,
-         profile: bool = False, skipgen: bool = False, ok: bool = True) -> tuple[Path, str]:
+         profile: bool = False, skipgen: bool = False, ok: bool = True, **options) -> tuple[Path, str]:
     root = "TEST_SIRACUSA_W_NEUREKA" + ("_TILED" if tiling else "")
     gen = DEEPLOY_TEST / root / "wmem" / tag / test_dir.name
     args = argparse.Namespace(test=str(test_dir), verbose=False, skipgen=skipgen, skipsim=False, gen_dir=str(gen),
                               cores=8, timeout=None, profileUntiled=False, profileTiling="all" if profile else None,
                               plotMemAlloc=False)
-    options = {"cores": 8, "platform_options": {"neureka_wmem": wmem}}
+    options = {"cores": 8, "platform_options": {"neureka_wmem": wmem, **options}}
     if tiling:
         vars(args).update(l1=tiling.l1, l2=tiling.l2, defaultMemLevel=tiling.default_level or "L2",
                           doublebuffer=tiling.double_buffer)
@@ -204,12 +204,23 @@ def _npu_input_dma_per_tile(gen: Path) -> float:
 
 
 @needs_qemu
-@pytest.mark.parametrize("tiling", [None, TilingOptions(l1=2000, default_level="L3", double_buffer=True)],
-                         ids=["untiled", "l1_2000_L3_db"])
+@pytest.mark.parametrize("tiling", [None, TilingOptions(l1=2000, default_level="L3"),
+                                    TilingOptions(l1=2000, default_level="L3", double_buffer=True)],
+                         ids=["untiled", "l1_2000_L3_sb", "l1_2000_L3_db"])
 def test_mobilenet_with_weight_memory(tiling, capsys):
-    gen, out = _run(MOBILENET, capsys, tiling, "untiled" if tiling is None else "l1_2000_L3_db")
+    tag = "untiled" if tiling is None else f"l1_2000_L3_{int(tiling.double_buffer)}"
+    gen, out = _run(MOBILENET, capsys, tiling, tag)
     result = model_cycles(read_records(gen / "build" / "records.txt"))
     assert result.npu and all(job.cycles > 0 for job in result.npu)
+
+
+@needs_qemu
+@pytest.mark.parametrize("db", [False, True], ids=["sb", "db"])
+def test_mobilenet_with_some_weights_in_the_weight_memory(db, capsys):
+    """A 4 KiB weight memory holds some blobs; the others are DMA'd per tile as before: bit-exact."""
+    tiling = TilingOptions(l1=2000, default_level="L3", double_buffer=db)
+    gen, out = _run(MOBILENET, capsys, tiling, f"small_wmem_{int(db)}", wmem_size=4096)
+    assert re.search(r"weight memory: ([1-9]|1[01]) of 12 NPU weight blobs placed", out), out
 
 
 @needs_qemu
