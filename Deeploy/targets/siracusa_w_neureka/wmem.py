@@ -89,5 +89,6 @@ def place_weights(graph: Graph, layers: list[Layer], plan: MemoryPlan, platform,
             layer.node.params = replace(layer.node.params, wmem=True)
     used = sum(values[w][0] for w in chosen)
     saved = sum(values[w][1] % MUST_PLACE for w in chosen)
+    rest = "; the rest are DMA'd per tile" if len(chosen) < len(values) else ""
     return [f"weight memory: {len(chosen)} of {len(values)} NPU weight blobs placed ({used} of {capacity} B), "
-            f"saving {saved} modelled cycles; the rest are DMA'd per tile"]
+            f"saving {saved} modelled cycles{rest}"]
