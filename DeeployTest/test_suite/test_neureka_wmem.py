@@ -168,6 +168,16 @@ def test_deeploy_compile_neureka_wmem(tmp_path):
     assert "Traceback" not in bad.stderr and not (tmp_path / "b").exists()
 
 
+def test_weight_memory_larger_than_its_window_is_refused(tmp_path):
+    model = MOBILENET / "network.onnx"
+    run = subprocess.run([sys.executable, "-m", "Deeploy.cli", "compile", str(model), "-o", str(tmp_path / "a"),
+                          "--platform", "Siracusa_w_neureka", "--neureka-wmem", "--wmem-size", str(1 << 30)],
+                         capture_output=True, text=True)
+    assert run.returncode != 0 and "Traceback" not in run.stderr
+    assert "weight memory size 1073741824 B is more than its 8388608 B address window" in run.stdout + run.stderr
+    assert not (tmp_path / "a").exists()
+
+
 # ---- under QEMU -----------------------------------------------------------------------------
 TILED = cluster_runner("Siracusa_w_neureka", "TEST_SIRACUSA_W_NEUREKA_TILED")
 UNTILED = cluster_runner("Siracusa_w_neureka", "TEST_SIRACUSA_W_NEUREKA")

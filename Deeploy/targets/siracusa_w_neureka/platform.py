@@ -43,6 +43,9 @@ def configure(no_npu_for: Sequence[str] = (), wmem_size: int = WMEM_DEFAULT_SIZE
     if wmem_size <= 0 or wmem_size % WMEM_LEVEL.alignment:
         raise DeeployError(f"weight memory size must be a positive multiple of {WMEM_LEVEL.alignment} bytes "
                            f"(got {wmem_size})")
+    if wmem_size > WEIGHT_MEMORY.window_bytes:
+        raise DeeployError(f"weight memory size {wmem_size} B is more than its {WEIGHT_MEMORY.window_bytes} B address "
+                           f"window (MRAM and SRAM); give --wmem-size {WEIGHT_MEMORY.window_bytes} or less")
     memory = tuple(replace(m, size=wmem_size) if m.name == WMEM_LEVEL.name else m for m in PLATFORM.memory)
     return replace(PLATFORM, memory=memory, passes=(*SIRACUSA_PASSES, make_assign_engines(no_npu_for)),
                    place_weights=place_weights if neureka_wmem else None)
