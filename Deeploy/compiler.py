@@ -191,10 +191,10 @@ def compile_graph(graph: Graph, platform: str, out_dir: str | Path, *, source: s
     plan = plan_memory(graph, [replace(layer, scratch=0, shared_offset=0) for layer in layers],
                        target.level(target.tiling.tiles.source), target.level(tiling.data_level))
     moved = spill_constants(graph, plan, tiling) if any(m.name == "L3" for m in target.memory) else []
+    placed = target.place_weights(graph, layers, plan, target, tiling, cores, log) if target.place_weights else []
+    moved = [name for name in moved if plan.placements[name].level == "L3"]   # not those now in a weight memory
     notes = rolled + ([f"constants moved to L3 to fit --l2 {tiling.l2}: {', '.join(moved)} "
-                       f"(give --defaultMemLevel to place all data yourself)"] if moved else [])
-    if target.place_weights:
-        notes += target.place_weights(graph, layers, plan, target, tiling, cores, log)
+                       f"(give --defaultMemLevel to place all data yourself)"] if moved else []) + placed
     tiled = tile_network(graph, layers, plan, tiling, target.tiling, cores)
     summary = write_atomically(Path(out_dir), lambda tmp: _emit(
         tmp, extra_files, graph, layers, plan, target, source, cores, tiled, api))
