@@ -189,7 +189,8 @@ def compile_graph(graph: Graph, platform: str, out_dir: str | Path, *, source: s
             tmp, extra_files, graph, layers, plan, target, source, cores, api=api))
         return CompileResult(graph, layers, plan, summary, rolled + notes + list(summary.notes))
     plan = plan_memory(graph, [replace(layer, scratch=0, shared_offset=0) for layer in layers],
-                       target.level(target.tiling.tiles.source), target.level(tiling.data_level))
+                       target.level(target.tiling.tiles.source), target.level(tiling.data_level),
+                       stream=bool(target.tiling.stream_engine))
     moved = spill_constants(graph, plan, tiling) if any(m.name == "L3" for m in target.memory) else []
     placed = target.place_weights(graph, layers, plan, target, tiling, cores, log) if target.place_weights else []
     moved = [name for name in moved if plan.placements[name].level == "L3"]   # not those now in a weight memory

@@ -8,7 +8,7 @@ from Deeploy.binding import Layer
 from Deeploy.errors import DeeployError
 from Deeploy.ir.graph import Graph
 from Deeploy.manifest import BufferInfo, LayerInfo, LevelInfo, LoopInfo, Manifest, MarkerInfo, TileInfo
-from Deeploy.memory.planner import MemoryPlan, PlannedBuffer, data_buffers, tile_buffers
+from Deeploy.memory.planner import BufferKind, MemoryPlan, PlannedBuffer, data_buffers, tile_buffers
 from Deeploy.ops import get_op
 from Deeploy.targets.platform import Platform
 from Deeploy.runtime import abi
@@ -67,7 +67,8 @@ def _tiles(tiled_code: dict) -> list[TileInfo]:
     for k, code in sorted(tiled_code.items()):
         m = code.manifest
         out.append(TileInfo(k, m["layer"], m["op"], len(m["tile_ops"]), tuple(m["tile_ops"]), m["buffering"],
-                            m["staged"], m["l2_tiles"], tuple(m["l2_tile_ops"]), m["l1_bytes"], m["staging_bytes"]))
+                            m["staged"], m["l2_tiles"], tuple(m["l2_tile_ops"]), m["l1_bytes"], m["staging_bytes"],
+                            m["engine"]))
     return out
 
 
@@ -81,6 +82,10 @@ def describe_network(graph: Graph, layers: list[Layer], plan: MemoryPlan, platfo
     tiled_code = tiled_code or {}
     infos = _layers(layers, idle, set(tiled_code), unmarked)
     data, data_end = data_buffers(plan, graph, constants, max(len(layers) - 1, 0))
+    for n, s in enumerate(plan.streams):   # a region's streamed parameters, stored as one block
+        end = max((b.offset + b.size for b in data if b.level == s.level), default=0)
+        data.append(PlannedBuffer(f"deeploy_s{n}_src: streamed parameters of '{s.span.name}'", BufferKind.CONSTANT,
+                                  s.level, -(-end // 16) * 16, s.span.iterations * s.slot, 0, max(len(layers) - 1, 0)))
     buffers = plan.buffers + data
     capacity = {m.name: m.size for m in platform.memory}
     if tiling is not None:

@@ -16,7 +16,7 @@ from Deeploy.codegen.api import NetworkApi, io_quantization
 from Deeploy.codegen.buffers import Buf, BufferNames
 from Deeploy.codegen.describe import describe_network, idle_reason
 from Deeploy.codegen.project_files import write_platform_files
-from Deeploy.codegen.rolled import roll_regions
+from Deeploy.codegen.rolled import roll_regions, stream_code
 from Deeploy.codegen.c_text import c_float, comment_text
 from Deeploy.ir.dtypes import BFLOAT16
 from Deeploy.ir.graph import Graph
@@ -112,6 +112,8 @@ def emit_project(graph: Graph, layers: list[Layer], plan: MemoryPlan, platform: 
     names = BufferNames(graph, plan, arena, api.prefix)
     arenas = _tile_context(platform, tiling)
     rolled = roll_regions(graph, layers, plan, names, tiling, arenas)
+    engine = platform.tiling.stream_engine if platform.tiling is not None else ""
+    stream_defs, stream_at, stream_blocks = stream_code(plan, names, engine, rolled) if plan.streams else ([], {}, [])
     tiled = {}
     if tiling is not None:
         from Deeploy.codegen.tiled import TiledCode, tiled_layer_code
@@ -138,6 +140,9 @@ def emit_project(graph: Graph, layers: list[Layer], plan: MemoryPlan, platform: 
         for ident, dtype, size, values, level in region.stacks:
             constants.append((ident, dtype.ctype, size, c_array_body(values), platform.level(level).const_attr))
             const_bytes += size * dtype.nbytes
+    for ident, size, values, level in stream_blocks:
+        constants.append((ident, "uint8_t", size, c_array_body(values), platform.level(level).const_attr))
+        const_bytes += size
 
     instances = {}
     for layer in layers:
@@ -157,7 +162,7 @@ def emit_project(graph: Graph, layers: list[Layer], plan: MemoryPlan, platform: 
                const_bytes=const_bytes, arena=arena, arena_size=plan.arena_size,
                lower_bound=plan.lower_bound, inputs=inputs, outputs=outputs,
                instances=sorted(instances.values()), calls=calls, api=api,
-               rolled=rolled.regions, rolled_skip=rolled.covered,
+               rolled=rolled.regions, rolled_skip=rolled.covered, stream_defs=stream_defs, stream_at=stream_at,
                arena_levels=_arena_levels(plan, arena, arenas, tiling),
                quantization=[io_quantization(graph, b.name, False) for b in inputs]
                + [io_quantization(graph, b.name, True) for b in outputs],

@@ -24,7 +24,7 @@ from Deeploy.memory.fold import Span, region_spans
 from Deeploy.memory.planner import BufferKind, MemoryPlan
 from Deeploy.runtime.abi import TILE_OPERAND, TILED_LAYER
 
-__all__ = ["RolledRegion", "RolledNetwork", "roll_regions"]
+__all__ = ["RolledRegion", "RolledNetwork", "roll_regions", "stream_code"]
 
 
 @dataclass
@@ -128,12 +128,13 @@ class _Region:
         flat = [self.names.buf(t) for t in family]
         ct = flat[0].ctype
         if len({b.expr for b in flat}) == 1:
-            if self.graph.is_constant(family[0]):
+            if self.plan.placements[family[0]].kind == BufferKind.CONSTANT:
                 self.used.add(family[0])
             return flat[0].expr, False
         tensors = [self.graph.tensors[t] for t in family]
         levels = {self.plan.placements[t].level for t in family}
-        if all(t.is_constant for t in tensors) and len({(t.shape, t.dtype) for t in tensors}) == 1 and len(levels) == 1:
+        stackable = all(self.plan.placements[t].kind == BufferKind.CONSTANT for t in family)
+        if stackable and len({(t.shape, t.dtype) for t in tensors}) == 1 and len(levels) == 1:
             if family not in self.stacks:
                 ident = f"deeploy_r{self.r}_c{len(self.stacks)}"
                 self.stacks[family] = (ident, tensors[0].dtype, tensors[0].size * len(family),
@@ -143,7 +144,7 @@ class _Region:
         if family not in self.columns:
             self.columns[family] = len(self.columns)
             self.table.append([f"(void *){self.names.address(t)}" for t in family])
-            self.used.update(t for t in family if self.graph.is_constant(t))
+            self.used.update(t for t in family if self.plan.placements[t].kind == BufferKind.CONSTANT)
         return f"(({ct} *)deeploy_r{self.r}_ptr[{self.i}][{self.columns[family]}])", True
 
     def iteration_names(self, pos: int) -> list[_IterNames]:
@@ -238,6 +239,10 @@ def _region_code(b: _Region, tiling, arenas: dict) -> tuple[RolledRegion, dict] 
         bits = 32 if all(-2**31 <= v < 2**31 or unsigned and v < 2**32 for v in values) else 64
         ctype = f"{'u' if unsigned else ''}int{bits}_t"   # the literals' C types
         lines.append(f"static const {ctype} deeploy_r{r}_v{m}[{span.iterations}] = {{{', '.join(map(str, values))}}};")
+    for n, stream in enumerate(b.plan.streams):   # iteration i's parameters arrive, i + 1's start coming
+        if stream.span.name == span.name:
+            first = (span.start - stream.span.start) // span.body
+            body.insert(0, ("streamed parameters", [f"deeploy_s{n}_fetch(i + {first}u);"]))
     lines.append(f"static uint32_t {b.i};   /* the iteration running */")
     lines += fns
     stmts = "\n".join(f"    /* {title} */\n" + "\n".join(f"    {s}" for s in ss) for title, ss in body)
@@ -284,3 +289,32 @@ def _sub_spans(span: Span):
     for first, last in ((0, n), (1, n), (0, n - 1), (1, n - 1)):
         if last - first >= 2:
             yield Span(span.name, span.start + first * span.body, span.body, last - first)
+
+
+def stream_code(plan: MemoryPlan, names: BufferNames, engine: str, rolled: RolledNetwork
+                ) -> tuple[list[str], dict[int, str], list[tuple]]:
+    """Weight streaming (``memory/stream.py``): per stream its C (the stored block's handle and
+    ``deeploy_s<n>_fetch(j)``: wait for iteration j's parameters, start copying j + 1's into the
+    other slot), the fetch statements before the first layer of every iteration a rolled body
+    does not run, and the stored blocks (ident, elements, values, level)."""
+    defs, at, blocks = [], {}, []
+    for n, s in enumerate(plan.streams):
+        slot0 = f"({names.arena} + {s.offset})"
+        src, count = f"deeploy_s{n}_src", s.span.iterations
+        blocks.append((src, s.span.iterations * s.slot, s.block(names.graph), s.level))
+        defs.append("\n".join([
+            f"/* region '{comment_text(s.span.name)}': iteration j's parameters ({s.slot} B) in slot j % 2 of "
+            f"{slot0}, copied from {s.level} while iteration j - 1 runs */",
+            f"static deeploy_dma_t deeploy_s{n}_pending;",
+            f"static void deeploy_s{n}_fetch(uint32_t j) {{",
+            f"    if (j == 0) deeploy_s{n}_pending = deeploy_dma_copy({engine}, {slot0}, {src}, {s.slot});",
+            f"    deeploy_dma_wait({engine}, deeploy_s{n}_pending);",
+            f"    if (j + 1 < {count}u)",
+            f"        deeploy_s{n}_pending = deeploy_dma_copy({engine}, {slot0} + ((j + 1) % 2) * {s.slot},",
+            f"                                             {src} + (j + 1) * {s.slot}, {s.slot});",
+            "}"]))
+        for j in range(count):
+            k = s.span.start + j * s.span.body
+            if k not in rolled.covered:
+                at[k] = f"deeploy_s{n}_fetch({j}u);"
+    return defs, at, blocks

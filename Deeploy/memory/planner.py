@@ -8,12 +8,13 @@ so a caller can refill inputs and read outputs around any number of runs."""
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from Deeploy.binding import Layer
 from Deeploy.ir.graph import Graph
 from Deeploy.memory.fold import place_folded, region_spans
 from Deeploy.memory.lifetimes import Interval, alias_roots, lifetimes
+from Deeploy.memory.stream import Stream, stream_candidates
 from Deeploy.targets.platform import MemoryLevel
 
 __all__ = ["BufferKind", "Placement", "PlannedBuffer", "MemoryPlan", "plan_memory", "place_intervals",
@@ -78,6 +79,7 @@ class MemoryPlan:
     arena_size: int = 0
     lower_bound: int = 0
     buffers: list[PlannedBuffer] = field(default_factory=list)
+    streams: list[Stream] = field(default_factory=list)   # regions' parameters streamed into the arena
 
 
 def align(n: int, a: int) -> int:
@@ -125,9 +127,10 @@ def peak_live_bytes(intervals: list[Interval]) -> int:
 
 
 def plan_memory(graph: Graph, layers: list[Layer], level: MemoryLevel,
-                data_level: MemoryLevel | None = None) -> MemoryPlan:
+                data_level: MemoryLevel | None = None, stream: bool = False) -> MemoryPlan:
     """Activations and scratch in ``level``'s arena; inputs, outputs and constants in ``data_level``
-    (default: ``level``)."""
+    (default: ``level``). ``stream``: a rolled region's per-iteration constants outside ``level``
+    are streamed into a double buffer in the arena (``memory/stream.py``)."""
     data_level = data_level or level
     plan = MemoryPlan(level, data_level)
     roots = alias_roots(graph)
@@ -150,8 +153,19 @@ def plan_memory(graph: Graph, layers: list[Layer], level: MemoryLevel,
     scratch_layers = [layer for layer in layers if layer.scratch]
     scratches = [Interval(layer.node.name, align(layer.scratch, level.alignment),
                           step_of[layer.node.name], step_of[layer.node.name]) for layer in scratch_layers]
-    offsets, plan.arena_size = _place(graph, tensors, scratches, step_of, level.alignment)
-    plan.lower_bound = peak_live_bytes(tensors + scratches)
+    spans, _ = region_spans(graph)
+    streams = stream_candidates(graph, spans, {n: p.level for n, p in plan.placements.items()
+                                               if p.kind == BufferKind.CONSTANT}, level.name) if stream else []
+    doubles = [Interval(f"{s.span.name}: streamed parameters", 2 * s.slot, s.span.start, s.span.end - 1)
+               for s in streams]
+    offsets, plan.arena_size = _place(graph, tensors, scratches, step_of, level.alignment, doubles)
+    for s, iv, offset in zip(streams, doubles, offsets[len(tensors) + len(scratches):]):
+        plan.streams.append(replace(s, offset=offset))
+        plan.buffers.append(PlannedBuffer(iv.name, BufferKind.STREAMED, level.name, offset, iv.size, iv.first, iv.last))
+        for j, members in enumerate(s.members):
+            for name, at in members:
+                plan.placements[name] = Placement(BufferKind.STREAMED, name, level.name, offset + j % 2 * s.slot + at)
+    plan.lower_bound = peak_live_bytes(tensors + scratches + doubles)
     for iv, offset in zip(tensors, offsets):
         plan.placements[iv.name] = Placement(BufferKind.ACTIVATION, iv.name, level.name, offset=offset)
         plan.buffers.append(PlannedBuffer(iv.name, BufferKind.ACTIVATION, level.name, offset,
@@ -166,12 +180,12 @@ def plan_memory(graph: Graph, layers: list[Layer], level: MemoryLevel,
 
 
 def _place(graph: Graph, tensors: list[Interval], scratches: list[Interval], step_of: dict[str, int],
-           alignment: int) -> tuple[list[int], int]:
+           alignment: int, alone: list[Interval] = ()) -> tuple[list[int], int]:
     """Offsets of the activations and scratches; the graph's rolled regions get one layout for
     all their iterations (``memory/fold.py``)."""
     spans, _ = region_spans(graph)
     if not spans:
-        return place_intervals(tensors + scratches, alignment)
+        return place_intervals(tensors + scratches + list(alone), alignment)
     slot_of = {o: (step_of[n.name], slot) for n in graph.nodes for slot, o in enumerate(n.outputs) if o}
 
     def key(step: int, what) -> tuple | None:
@@ -181,8 +195,8 @@ def _place(graph: Graph, tensors: list[Interval], scratches: list[Interval], ste
                 return (s.name, where[1], what)
         return None
     keys = [key(*slot_of[iv.name]) if iv.name in slot_of else None for iv in tensors]
-    keys += [key(iv.first, "scratch") for iv in scratches]
-    return place_folded(tensors + scratches, keys, spans, lambda ivs: place_intervals(ivs, alignment))
+    keys += [key(iv.first, "scratch") for iv in scratches] + [None] * len(alone)
+    return place_folded(tensors + scratches + list(alone), keys, spans, lambda ivs: place_intervals(ivs, alignment))
 
 
 def data_buffers(plan: MemoryPlan, graph: Graph, constants: set[str], last: int) -> tuple[list[PlannedBuffer], int]:

@@ -96,7 +96,8 @@ def _l3_tensors(plan: MemoryPlan) -> set[str]:
 def _data_bytes(graph: Graph, plan: MemoryPlan, level: str = "L2") -> int:
     """Bytes of the graph's inputs, outputs and constants placed in ``level``."""
     names = set(graph.inputs) | set(graph.outputs) | {t.name for t in graph.constants()}
-    return sum(graph.tensors[n].nbytes for n in names if plan.placements[n].level == level)
+    return sum(graph.tensors[n].nbytes for n in names if plan.placements[n].level == level
+               and plan.placements[n].kind != BufferKind.STREAMED)   # streamed: in the arena
 
 
 def spill_constants(graph: Graph, plan: MemoryPlan, options: TilingOptions) -> list[str]:

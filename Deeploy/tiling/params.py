@@ -119,6 +119,7 @@ class PlatformTiling:
 
     tiles: TilingParams
     staging: TilingParams
+    stream_engine: str = ""   # C name of the DMA engine of ``staging`` (weight streaming; "": none)
 
 
 def l3_to_l2_params(l2_bytes: int, base: TilingParams, staging: TilingParams) -> TilingParams:

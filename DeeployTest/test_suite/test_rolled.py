@@ -1,7 +1,8 @@
 """Rolled regions (codegen/rolled.py, memory/fold.py, passes/region_schedule.py): microLlama64's
 8 decoder layers found by --loop-rolling run as one body called in a loop, bit-exact with the
-goldens on Generic, Siracusa and tiled Siracusa (data in L2 and in L3); one arena layout serves
-every iteration and never overlaps two buffers live at the same step."""
+goldens on Generic, Siracusa, tiled Siracusa (data in L2 and in L3, where the parameters are
+streamed into two L2 slots) and with the NPU; one arena layout serves every iteration and never
+overlaps two buffers live at the same step."""
 
 from __future__ import annotations
 
@@ -24,7 +25,8 @@ from Deeploy.passes.loop_rolling import LoopRolling, roll_loops
 from Deeploy.passes.manager import run_passes
 from Deeploy.passes.region_schedule import schedule_regions, stack_types
 from Deeploy.targets import get_platform
-from Deeploy.manifest import LayerInfo, LoopInfo, Manifest, MarkerInfo
+from Deeploy.ir.region import InputKind, body_inputs
+from Deeploy.manifest import LayerInfo, LoopInfo, Manifest, MarkerInfo, read_manifest
 from Deeploy.runtime.abi import LAYER_BASE
 from Deeploy.targets.siracusa.execute import last_run
 from Deeploy.targets.siracusa.profile import per_iteration
@@ -141,6 +143,23 @@ def test_tiled_rolled_is_bit_exact(level, double, capsys):
     # with the graph input in L3 the first iteration's tiles stage it: that iteration is peeled
     loops = "7 iterations of 41 layers run as one loop" if level == "L3" else "8 iterations of 41 layers run as one loop"
     assert loops in out, out
+    if level == "L3":   # the parameters are streamed: L2 holds two iterations' worth, not eight
+        manifest = read_manifest(DEEPLOY_TEST / "TEST_SIRACUSA_TILED" / "rolled" / f"{level}{int(double)}" / "network")
+        (stream,) = [b for b in manifest.buffers if b.kind == "streamed"]
+        per_iteration = _per_iteration_bytes()
+        assert stream.size <= 2 * per_iteration + 2 * 16 * 64, (stream.size, per_iteration)
+        l2 = int(re.search(r"L2 (\d+) B", out).group(1))
+        assert l2 < 3 * per_iteration, (l2, per_iteration)
+        c = (DEEPLOY_TEST / "TEST_SIRACUSA_TILED" / "rolled" / f"{level}{int(double)}" / "network" / "Network.c").read_text()
+        assert "deeploy_s0_fetch(i + 1u);" in c and "deeploy_s0_fetch(0u);" in c
+
+
+def _per_iteration_bytes() -> int:
+    """Bytes of one decoder layer's per-iteration constants, from the lowered graph (as stored)."""
+    graph, _ = _lowered("Siracusa")
+    region = graph.regions[0]
+    return sum(graph.tensors[b.tensors[0]].nbytes for b in body_inputs(graph, region)
+               if b.kind == InputKind.PER_ITERATION and graph.tensors[b.tensors[0]].is_constant)
 
 
 def test_last_run_keeps_a_rolled_run_whole():

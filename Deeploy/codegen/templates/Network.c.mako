@@ -82,6 +82,10 @@ static void deeploy_layer_${k}(void *arg) {
 % endfor
 
 % endif
+% for definition in stream_defs:
+${definition}
+
+% endfor
 % for region in rolled.values():
 ${region.definitions}
 
@@ -97,6 +101,9 @@ void ${api.run}(void) {
 % elif k in rolled_skip:
 % else:
     /* ${title} */
+% endif
+% if k in stream_at and k not in rolled_skip:
+    ${stream_at[k]}
 % endif
 % if k in rolled_skip:
 % elif k in tiled:

@@ -93,7 +93,7 @@ SIRACUSA = Platform(
     cmake_platform="Siracusa",
     engines=(Engine("cluster", cores=8, forked=True, runtime="deeploy_runtime.h"),),
     timing=TIMING,
-    tiling=PlatformTiling(VIRTUAL_PLATFORM_L1, L3_STAGING),
+    tiling=PlatformTiling(VIRTUAL_PLATFORM_L1, L3_STAGING, stream_engine="DEEPLOY_DMA_L3"),
     linker_script=linker_script,
     reference_section=".l3_rodata",   # large test data off-chip, like a host loading it into L3
     execute=_execute_on_qemu,

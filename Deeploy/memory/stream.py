@@ -1,0 +1,74 @@
+"""Weight streaming of a region: the per-iteration constants of its body that live in a level
+other than the arena's (L3) are stored as one block per iteration (``[N, slot]`` bytes) and
+copied into one of two slots of a double buffer in the arena while the previous iteration runs:
+iteration j reads its parameters from slot j % 2, so the arena holds two iterations' parameters,
+not N. The body's layers see them as arena data (``BufferKind.STREAMED`` placements)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from Deeploy.ir.graph import Graph
+from Deeploy.ir.region import InputKind, body_inputs
+from Deeploy.memory.fold import Span
+
+__all__ = ["Stream", "stream_candidates"]
+
+_ALIGN = 16
+
+
+@dataclass(frozen=True)
+class Stream:
+    """Region ``span``'s streamed parameters: iteration j's ``members[j]`` (tensor, offset in the
+    slot) stored at ``j * slot`` of one block in ``level``; the double buffer is ``2 * slot``
+    bytes at ``offset`` of the arena."""
+
+    span: Span
+    slot: int
+    members: tuple[tuple[tuple[str, int], ...], ...]
+    level: str
+    offset: int = 0
+
+    def block(self, graph: Graph) -> np.ndarray:
+        """The stored bytes: iteration after iteration, each member at its offset."""
+        out = np.zeros(self.span.iterations * self.slot, dtype=np.uint8)
+        for j, members in enumerate(self.members):
+            for name, off in members:
+                raw = np.ascontiguousarray(graph.tensors[name].value).view(np.uint8).reshape(-1)
+                out[j * self.slot + off: j * self.slot + off + raw.size] = raw
+        return out
+
+
+def stream_candidates(graph: Graph, spans: list[Span], levels: dict[str, str], arena_level: str) -> list[Stream]:
+    """The streams of the regions of ``spans``: their per-iteration constants stored outside the
+    arena's level (``levels``: tensor -> level) and read by the region only."""
+    regions = {r.name: r for r in graph.regions}
+    consumers = graph.consumers()
+    streams = []
+    for span in spans:
+        region = regions[span.name]
+        inside = region.node_names()
+        families: dict[tuple[str, ...], None] = {}
+        for b in body_inputs(graph, region):
+            if b.kind == InputKind.PER_ITERATION and all(graph.tensors[t].is_constant for t in b.tensors):
+                families.setdefault(b.tensors)
+        count: dict[str, int] = {}
+        for family in families:
+            for t in set(family):
+                count[t] = count.get(t, 0) + 1
+        chosen = [f for f in families
+                  if len(set(f)) == len(f) and all(count[t] == 1 for t in f)
+                  and len({levels[t] for t in f}) == 1 and levels[f[0]] != arena_level
+                  and len({graph.tensors[t].nbytes for t in f}) == 1 and not set(f) & set(graph.outputs)
+                  and all(n.name in inside for t in f for n in consumers.get(t, []))]
+        if not chosen:
+            continue
+        offsets, slot = [], 0
+        for family in chosen:
+            offsets.append(slot)
+            slot += -(-graph.tensors[family[0]].nbytes // _ALIGN) * _ALIGN
+        members = tuple(tuple((f[j], off) for f, off in zip(chosen, offsets)) for j in range(span.iterations))
+        streams.append(Stream(span, slot, members, levels[chosen[0][0]]))
+    return streams
