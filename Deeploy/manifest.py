@@ -68,8 +68,8 @@ class MarkerInfo:
 
 @dataclass(frozen=True)
 class TileInfo:
-    """A tiled layer: its L1 tiles (ops of each, execution order), buffering ('SB' or 'DB'), and the
-    L2 tiles of operands staged from L3 (one L2 tile when nothing is staged)."""
+    """A tiled layer: its L1 tiles (ops of each, execution order), buffering ('SB' or 'DB'), the
+    L2 tiles of operands staged from L3 (one L2 tile when nothing is staged) and its engine."""
 
     index: int
     layer: str
@@ -82,6 +82,7 @@ class TileInfo:
     l2_tile_ops: tuple[int, ...]
     l1_bytes: int
     staging_bytes: int
+    engine: str = ""          # the engine its tile kernels run on (e.g. cluster, neureka)
 
 
 @dataclass(frozen=True)

@@ -117,6 +117,6 @@ def tiled_layer_code(k: int, layer: Layer, sched: TileSchedule, graph: Graph, na
         "buffering": "DB" if sched.double_buffer else "SB",
         "staged": sched.l2 is not None, "l2_tiles": sched.l2_tiles(),
         "tile_ops": tile_ops, "l2_tile_ops": l2_ops,
-        "l1_bytes": sched.l1_bytes, "staging_bytes": sched.staging_bytes,
+        "l1_bytes": sched.l1_bytes, "staging_bytes": sched.staging_bytes, "engine": layer.engine.name,
     }
     return TiledCode("\n".join(lines), f"deeploy_run_tiled(&{p});", manifest)

@@ -229,8 +229,11 @@ def test_mobilenet_with_weight_memory(tiling, capsys):
 def test_mobilenet_with_some_weights_in_the_weight_memory(db, capsys):
     """A 4 KiB weight memory holds some blobs; the others are DMA'd per tile as before: bit-exact."""
     tiling = TilingOptions(l1=2000, default_level="L3", double_buffer=db)
-    gen, out = _run(MOBILENET, capsys, tiling, f"small_wmem_{int(db)}", wmem_size=4096)
+    gen, out = _run(MOBILENET, capsys, tiling, f"small_wmem_{int(db)}", profile=True, wmem_size=4096)
     assert re.search(r"weight memory: ([1-9]|1[01]) of 12 NPU weight blobs placed", out), out
+    # --profileTiling names each tiled layer's engine on its kernel lines
+    assert re.search(r"^\[block1\.dw L1\]\[(SB|DB)\]\[\d+ ops\]\[Tile 0\] kernel \d+ cycles on neureka$", out, re.M), out
+    assert re.search(r"^\[stem L1\]\[(SB|DB)\]\[\d+ ops\]\[Tile 0\] kernel \d+ cycles on cluster$", out, re.M), out
 
 
 @needs_qemu

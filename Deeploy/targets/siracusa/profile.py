@@ -19,7 +19,8 @@ the cores: "DMA engine busy" counts the cycles an engine moved data (setup and b
 the part the cores waited for is exposed ("hidden" = the share they did not wait for).
 
 Per L1 tile: the load phase runs from the tile's start to the kernel's fork (issuing the loads
-not yet in L1, waiting for them, issuing the next tile's prefetch), the kernel phase is the fork,
+not yet in L1, waiting for them, issuing the next tile's prefetch), the kernel phase is the fork
+(its line names the engine the tile kernels run on: cluster, neureka),
 the store phase issues the write-back (and, single-buffered, waits for it). Double-buffered NPU
 tiles (an engine with a job queue) differ: the kernel phase triggers the tile's job and waits for
 the previous tile's, the store phase writes the previous tile back and issues the next prefetch.
@@ -255,7 +256,7 @@ def tiling_profile(result: TimingResult, manifest: Manifest, level: str | None =
                     f"[{ops[t.index] if t.index < len(ops) else 0} ops][Tile {t.index}]")
             lines += [f"{head} load phase {t.input:.0f} cycles (DMA issue {t.dma_issue[0]:.0f}, DMA wait "
                       f"{t.dma_wait[0]:.0f}, tile code {t.input - t.dma_issue[0] - t.dma_wait[0]:.0f})",
-                      f"{head} kernel {t.kernel:.0f} cycles",
+                      f"{head} kernel {t.kernel:.0f} cycles" + (f" on {entry.engine}" if entry.engine else ""),
                       f"{head} store phase {t.output:.0f} cycles (DMA issue {t.dma_issue[1]:.0f}, DMA wait "
                       f"{t.dma_wait[1]:.0f}, tile code {t.output - t.dma_issue[1] - t.dma_wait[1]:.0f})"]
         c = labelled[entry.index]
