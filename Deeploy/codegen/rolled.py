@@ -241,8 +241,10 @@ def _region_code(b: _Region, tiling, arenas: dict) -> tuple[RolledRegion, dict] 
         lines.append(f"static const {ctype} deeploy_r{r}_v{m}[{span.iterations}] = {{{', '.join(map(str, values))}}};")
     for n, stream in enumerate(b.plan.streams):   # iteration i's parameters arrive, i + 1's start coming
         if stream.span.name == span.name:
-            first = (span.start - stream.span.start) // span.body
-            body.insert(0, ("streamed parameters", [f"deeploy_s{n}_fetch(i + {first}u);"]))
+            j = f"i + {(span.start - stream.span.start) // span.body}u"
+            for c, (pos, _, _) in enumerate(stream.chunks):
+                body[pos] = (body[pos][0], [f"deeploy_s{n}_next({j}, {c}u);", *body[pos][1]])
+            body.insert(0, ("streamed parameters", [f"deeploy_s{n}_fetch({j});"]))
     lines.append(f"static uint32_t {b.i};   /* the iteration running */")
     lines += fns
     stmts = "\n".join(f"    /* {title} */\n" + "\n".join(f"    {s}" for s in ss) for title, ss in body)
@@ -293,28 +295,36 @@ def _sub_spans(span: Span):
 
 def stream_code(plan: MemoryPlan, names: BufferNames, engine: str, rolled: RolledNetwork
                 ) -> tuple[list[str], dict[int, str], list[tuple]]:
-    """Weight streaming (``memory/stream.py``): per stream its C (the stored block's handle and
-    ``deeploy_s<n>_fetch(j)``: wait for iteration j's parameters, start copying j + 1's into the
-    other slot), the fetch statements before the first layer of every iteration a rolled body
-    does not run, and the stored blocks (ident, elements, values, level)."""
+    """Weight streaming (``memory/stream.py``): per stream its C (``deeploy_s<n>_fetch(j)`` at
+    iteration j's start waits for its parameters; ``deeploy_s<n>_next(j, c)`` before the body
+    position of chunk c starts copying iteration j + 1's chunk into the other slot), those
+    statements before the layers of every iteration a rolled body does not run, and the stored
+    blocks (ident, bytes, values, level)."""
     defs, at, blocks = [], {}, []
     for n, s in enumerate(plan.streams):
         slot0 = f"({names.arena} + {s.offset})"
-        src, count = f"deeploy_s{n}_src", s.span.iterations
+        src, count, p = f"deeploy_s{n}_src", s.span.iterations, f"deeploy_s{n}"
         blocks.append((src, s.span.iterations * s.slot, s.block(names.graph), s.level))
+        starts = ", ".join(str(a) for _, a, _ in s.chunks) + f", {s.slot}"
         defs.append("\n".join([
             f"/* region '{comment_text(s.span.name)}': iteration j's parameters ({s.slot} B) in slot j % 2 of "
-            f"{slot0}, copied from {s.level} while iteration j - 1 runs */",
-            f"static deeploy_dma_t deeploy_s{n}_pending;",
-            f"static void deeploy_s{n}_fetch(uint32_t j) {{",
-            f"    if (j == 0) deeploy_s{n}_pending = deeploy_dma_copy({engine}, {slot0}, {src}, {s.slot});",
-            f"    deeploy_dma_wait({engine}, deeploy_s{n}_pending);",
-            f"    if (j + 1 < {count}u)",
-            f"        deeploy_s{n}_pending = deeploy_dma_copy({engine}, {slot0} + ((j + 1) % 2) * {s.slot},",
-            f"                                             {src} + (j + 1) * {s.slot}, {s.slot});",
+            f"{slot0}, copied from {s.level} in {len(s.chunks)} chunks while iteration j - 1 runs */",
+            f"static deeploy_dma_t {p}_pending;",
+            f"static const uint32_t {p}_chunk[] = {{{starts}}};",
+            f"static void {p}_fetch(uint32_t j) {{",
+            f"    if (j == 0) {p}_pending = deeploy_dma_copy({engine}, {slot0}, {src}, {s.slot});",
+            f"    deeploy_dma_wait({engine}, {p}_pending);",
+            "}",
+            f"static void {p}_next(uint32_t j, uint32_t c) {{",
+            f"    if (j + 1 >= {count}u) return;",
+            f"    {p}_pending = deeploy_dma_copy({engine}, {slot0} + ((j + 1) % 2) * {s.slot} + {p}_chunk[c],",
+            f"                                  {src} + (j + 1) * {s.slot} + {p}_chunk[c], {p}_chunk[c + 1] - {p}_chunk[c]);",
             "}"]))
         for j in range(count):
-            k = s.span.start + j * s.span.body
-            if k not in rolled.covered:
-                at[k] = f"deeploy_s{n}_fetch({j}u);"
-    return defs, at, blocks
+            base = s.span.start + j * s.span.body
+            if base in rolled.covered:
+                continue
+            at.setdefault(base, []).append(f"{p}_fetch({j}u);")
+            for c, (pos, _, _) in enumerate(s.chunks):
+                at.setdefault(base + pos, []).append(f"{p}_next({j}u, {c}u);")
+    return defs, {k: "\n    ".join(v) for k, v in at.items()}, blocks

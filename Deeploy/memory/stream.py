@@ -2,7 +2,10 @@
 other than the arena's (L3) are stored as one block per iteration (``[N, slot]`` bytes) and
 copied into one of two slots of a double buffer in the arena while the previous iteration runs:
 iteration j reads its parameters from slot j % 2, so the arena holds two iterations' parameters,
-not N. The body's layers see them as arena data (``BufferKind.STREAMED`` placements)."""
+not N. The body's layers see them as arena data (``BufferKind.STREAMED`` placements). A slot is
+laid out in the order the body reads its parameters, in chunks per body position: iteration
+j + 1's chunk of position p is copied when iteration j reaches p, spreading the copies over the
+iteration (the engine's queue is shared with the tile loops' own transfers)."""
 
 from __future__ import annotations
 
@@ -30,6 +33,7 @@ class Stream:
     members: tuple[tuple[tuple[str, int], ...], ...]
     level: str
     offset: int = 0
+    chunks: tuple[tuple[int, int, int], ...] = ()   # (body position, start, end): what it reads first
 
     def block(self, graph: Graph) -> np.ndarray:
         """The stored bytes: iteration after iteration, each member at its offset."""
@@ -50,10 +54,10 @@ def stream_candidates(graph: Graph, spans: list[Span], levels: dict[str, str], a
     for span in spans:
         region = regions[span.name]
         inside = region.node_names()
-        families: dict[tuple[str, ...], None] = {}
+        families: dict[tuple[str, ...], int] = {}   # family -> first body position reading it
         for b in body_inputs(graph, region):
             if b.kind == InputKind.PER_ITERATION and all(graph.tensors[t].is_constant for t in b.tensors):
-                families.setdefault(b.tensors)
+                families[b.tensors] = min(families.get(b.tensors, b.position), b.position)
         count: dict[str, int] = {}
         for family in families:
             for t in set(family):
@@ -65,10 +69,14 @@ def stream_candidates(graph: Graph, spans: list[Span], levels: dict[str, str], a
                   and all(n.name in inside for t in f for n in consumers.get(t, []))]
         if not chosen:
             continue
-        offsets, slot = [], 0
+        chosen.sort(key=lambda f: families[f])
+        offsets, slot, chunks = [], 0, []
         for family in chosen:
             offsets.append(slot)
+            if not chunks or chunks[-1][0] != families[family]:
+                chunks.append([families[family], slot, slot])
             slot += -(-graph.tensors[family[0]].nbytes // _ALIGN) * _ALIGN
+            chunks[-1][2] = slot
         members = tuple(tuple((f[j], off) for f, off in zip(chosen, offsets)) for j in range(span.iterations))
-        streams.append(Stream(span, slot, members, levels[chosen[0][0]]))
+        streams.append(Stream(span, slot, members, levels[chosen[0][0]], chunks=tuple(map(tuple, chunks))))
     return streams
