@@ -46,6 +46,7 @@ class NpuConvParams:
     out_signed: bool
     in_shape: tuple[int, ...]
     wmem: bool = False
+    scale8: bool = False       # the normquant scales are stored as uint8 (else int32)
 
     @property
     def out_shape(self) -> tuple[int, ...]:
@@ -65,12 +66,13 @@ class NpuConvParams:
 
     def config_word(self, signed_input: bool) -> int:
         """The job's config register (specs/neureka.md "config word bits"): 8-bit weights with a
-        layer-wise offset, the mode, and normquant (32-bit scale, bias, shift, ReLU for unsigned
-        outputs) or 32-bit outputs; bit 9 when the weights come from the weight memory."""
+        layer-wise offset, the mode, and normquant (8- or 32-bit scale, bias, shift, ReLU for
+        unsigned outputs) or 32-bit outputs; bit 9 when the weights come from the weight memory."""
         word = 7 | (MODE_NAMES.index(self.mode) << 5) | (1 << 15) | (int(signed_input) << 26) | (int(self.wmem) << 9)
         if not self.normquant:
             return word | (2 << 21) | (1 << 23)
-        return word | (1 << 4) | (2 << 12) | (self.shift << 16) | (1 << 25) | ((1 << 23) if self.out_signed else 0)
+        scale_width = 0 if self.scale8 else 2 << 12
+        return word | (1 << 4) | scale_width | (self.shift << 16) | (1 << 25) | ((1 << 23) if self.out_signed else 0)
 
 
 def _parse(node, graph):
@@ -92,11 +94,12 @@ def _parse(node, graph):
         raise OpError(node, "a depthwise job has as many output as input channels")
     if max(pads) > 2 or min(pads) < 0 or (name == "1x1" and any(pads)) or not 0 <= shift <= 31:
         raise OpError(node, f"padding {list(pads)} or shift {shift} outside the NPU's range")
+    scale8 = normquant and graph.tensors[node.inputs[2]].dtype == UINT8   # the 8-bit scale mode, else 32-bit
     k = 1 if name == "1x1" else 3
     out_plane = (h + pads[0] + pads[2] - k + 1, w + pads[1] + pads[3] - k + 1)
     return NpuConvParams(name, cout, cin, x.size // (h * w * cin), (h, w), out_plane, tuple(pads),
                          attr_int(node, "weight_offset", 0), normquant, shift, bool(attr_int(node, "out_signed", 1)),
-                         tuple(x.shape), bool(attr_int(node, "wmem", 0)))
+                         tuple(x.shape), bool(attr_int(node, "wmem", 0)), scale8)
 
 
 def _infer(p: NpuConvParams, ins):
@@ -148,7 +151,7 @@ def _cost(p: NpuConvParams, ins, outs):
 def _cases(rng):
     from Deeploy.targets.siracusa_w_neureka.weights import encode_weights
 
-    def case(label, mode, x, w, pads=(0, 0, 0, 0), rq=None, signed=True):
+    def case(label, mode, x, w, pads=(0, 0, 0, 0), rq=None, signed=True, scale_type=I32):
         enc = encode_weights(w, mode)
         cout = w.shape[0]
         attrs = {"mode": MODE_NAMES.index(mode), "cout": cout, "cin": x.shape[-1], "plane": list(x.shape[-3:-1]),
@@ -157,7 +160,7 @@ def _cases(rng):
         if rq is not None:
             scale, bias, shift = rq
             attrs.update(normquant=1, shift=shift, out_signed=int(signed))
-            operands += [const(scale, I32), const(bias, I32)]
+            operands += [const(scale, scale_type), const(bias, I32)]
         return Case(label, tuple(operands), attrs)
     return [
         case("1x1_plain", "1x1", rand(rng, [1, 3, 4, 40]), rand(rng, [5, 40, 1, 1])),
@@ -165,6 +168,8 @@ def _cases(rng):
              rq=(rand(rng, [33], -50, 50), rand(rng, [33], -2**16, 2**16), 12), signed=False),
         case("3x3_pad2_requant", "3x3", rand(rng, [1, 5, 4, 30]), rand(rng, [4, 30, 3, 3]), (2, 1, 0, 2),
              rq=(rand(rng, [4], 1, 30), rand(rng, [4], -2**12, 2**12), 14)),
+        case("1x1_requant_scale8", "1x1", rand(rng, [1, 2, 7, 40]), rand(rng, [6, 40, 1, 1]),
+             rq=(rand(rng, [6], 0, 255), rand(rng, [6], -2**16, 2**16), 15), scale_type=U8),
         case("3x3dw_plain_batch2", "3x3dw", rand(rng, [2, 4, 5, 29]), rand(rng, [29, 1, 3, 3]), (1, 1, 1, 1)),
     ]
 

@@ -1,8 +1,10 @@
 """Lowering of the layers the engine assignment gives the NPU into ``NeurekaConv`` jobs
 (``Deeploy/ops/npu.py``): weights encoded offline (``weights.py``), the requantization's scale
 and bias as one int32 per output channel with the rounding term folded into the bias (the engine
-does not round) and the power of two scales and shift share divided out (``normquant_terms``),
-and a GEMM's rows refactored into the plane that best fills the PE array."""
+does not round) and the power of two scales and shift share divided out (``normquant_terms``);
+the scales are stored as uint8 when they fit (the engine's 8-bit scale mode; its driver's tests
+use unsigned 8-bit scales, the spec does not say: *unverified*), else int32; a GEMM's rows are
+refactored into the plane that best fills the PE array."""
 
 from __future__ import annotations
 
@@ -50,6 +52,7 @@ def lower_node(node: Node, graph: Graph) -> Node:
     if node.op.startswith("Requantized"):
         mul, bias, shift = normquant_terms(node, graph, cout)
         attrs.update(normquant=1, shift=shift, out_signed=int(node.params.rq.lo < 0))
-        inputs += [_const(graph, f"{node.name}.npu_scale", np.ascontiguousarray(mul), INT32),
+        scale_type = UINT8 if 0 <= mul.min() and mul.max() <= 255 else INT32     # 8-bit scales when they fit
+        inputs += [_const(graph, f"{node.name}.npu_scale", np.ascontiguousarray(mul), scale_type),
                    _const(graph, f"{node.name}.npu_bias", np.ascontiguousarray(bias), INT32)]
     return Node(node.name, "NeurekaConv", inputs, list(node.outputs), attrs)

@@ -8,7 +8,7 @@
  * with the engine: weights decoded from the offline layout (bit planes, channel subtiles,
  * layer-wise weight offset), 32-bit wrapping accumulators, normquant
  *   y = sat_out(relu?(sat_i32(wrap_i32(acc * scale) + bias)) >> shift)
- * without rounding (a rounding term is part of the bias). */
+ * with 8-bit (unsigned) or 32-bit scales, without rounding (a rounding term is part of the bias). */
 #ifndef NEUREKA_H
 #define NEUREKA_H
 
@@ -180,7 +180,7 @@ static void neureka_run_job(const uint32_t *r) {
     const uint32_t w_row = r[NEUREKA_REG_WEIGHTS_D0_STRIDE], w_ki = r[NEUREKA_REG_WEIGHTS_D1_STRIDE];
     const uint32_t w_ko = r[NEUREKA_REG_WEIGHTS_D2_STRIDE];
     const int32_t offset = (int32_t)r[NEUREKA_REG_WEIGHT_OFFSET];
-    const int32_t *scale = (const int32_t *)(uintptr_t)r[NEUREKA_REG_SCALE_PTR];
+    const uintptr_t scale = r[NEUREKA_REG_SCALE_PTR];   /* uint8 or int32 per channel (config word) */
     const int32_t *bias = (const int32_t *)(uintptr_t)r[NEUREKA_REG_SCALE_BIAS_PTR];
     const uint32_t shift = (conf >> 16) & 31, out32 = (conf & NEUREKA_CONF_OUT_32BIT) != 0;
     const uint32_t relu = !(conf & NEUREKA_CONF_NO_RELU), is_signed = (conf & NEUREKA_CONF_SIGNED_IN) != 0;
@@ -216,7 +216,9 @@ static void neureka_run_job(const uint32_t *r) {
                 }
                 int32_t v = acc[p];
                 if (conf & NEUREKA_CONF_NORMQUANT) {
-                    v = (int32_t)((uint32_t)v * (uint32_t)scale[ko]);
+                    const uint32_t m = (conf & NEUREKA_CONF_SCALE_32BIT) ? (uint32_t)((const int32_t *)scale)[ko]
+                                                                         : (uint32_t)((const uint8_t *)scale)[ko];
+                    v = (int32_t)((uint32_t)v * m);
                     if (conf & NEUREKA_CONF_BIAS) v = neureka_sat32((int64_t)v + bias[ko]);
                     if (relu && v < 0) v = 0;
                     v >>= shift;

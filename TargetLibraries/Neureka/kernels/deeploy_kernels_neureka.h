@@ -32,7 +32,7 @@
  * Arguments:
  *   x: input planes [batch][H][W][Ki]
  *   w: encoded weights (bit planes, channel subtiles)
- *   scale: normquant scale [Ko], or NULL
+ *   scale: normquant scale [Ko] (uint8 or int32, as the config word says), or NULL
  *   bias: normquant bias [Ko], or NULL
  *   y: output planes [batch][Ho][Wo][Ko]
  *   batch: planes (one job each)
@@ -45,9 +45,9 @@
  */
 #define DEEPLOY_PROTOTYPE_NeurekaConv \
     static void KERNEL(const TIN *restrict x, const uint8_t *restrict w, \
-                       const int32_t *restrict scale, const int32_t *restrict bias, \
-                       TOUT *restrict y, uint32_t batch, uint32_t H, uint32_t W, uint32_t Ki, \
-                       uint32_t Ko, uint32_t Ho, uint32_t Wo, uint32_t pads, \
-                       int32_t weight_offset, uint32_t conf)
+                       const void *restrict scale, const int32_t *restrict bias, TOUT *restrict y, \
+                       uint32_t batch, uint32_t H, uint32_t W, uint32_t Ki, uint32_t Ko, \
+                       uint32_t Ho, uint32_t Wo, uint32_t pads, int32_t weight_offset, \
+                       uint32_t conf)
 
 #endif /* DEEPLOY_KERNELS_NEUREKA_H */
