@@ -62,6 +62,54 @@ static inline float deeploy_f32_id(float f) {
 #define DEEPLOY_F32(v) _Generic((v), deeploy_bf16_t: deeploy_bf16_to_f32, default: deeploy_f32_id)(v)
 #define DEEPLOY_AS(T, f) _Generic((T){0}, deeploy_bf16_t: deeploy_f32_to_bf16, default: deeploy_f32_id)(f)
 
+/* A 32-bit word that may alias any object (word-at-a-time copies of packed narrow elements). */
+typedef uint32_t __attribute__((may_alias)) deeploy_word_t;
+
+/* memcpy of n bytes: 32-bit words (four per loop trip) when dst and src share their
+ * alignment modulo 4, with a byte head and tail; four bytes per loop trip otherwise. Written
+ * without single-statement copy loops, which the compiler would turn back into memcpy calls
+ * (a byte loop in the bare-metal C library). */
+static inline void deeploy_copy(void *restrict dst, const void *restrict src, size_t n) {
+    unsigned char *d = (unsigned char *)dst;
+    const unsigned char *s = (const unsigned char *)src;
+    const size_t head = (4 - ((uintptr_t)d & 3)) & 3;
+    if ((((uintptr_t)d ^ (uintptr_t)s) & 3) == 0 && n >= head + 4) {
+        if (head & 1)
+            *d++ = *s++;
+        if (head & 2) {
+            d[0] = s[0], d[1] = s[1];
+            d += 2, s += 2;
+        }
+        n -= head;
+        deeploy_word_t *dw = (deeploy_word_t *)d;
+        const deeploy_word_t *sw = (const deeploy_word_t *)s;
+        for (; n >= 16; n -= 16, dw += 4, sw += 4) {
+            const uint32_t w0 = sw[0], w1 = sw[1], w2 = sw[2], w3 = sw[3];
+            dw[0] = w0, dw[1] = w1, dw[2] = w2, dw[3] = w3;
+        }
+        if (n & 8) {
+            const uint32_t w0 = sw[0], w1 = sw[1];
+            dw[0] = w0, dw[1] = w1;
+            dw += 2, sw += 2;
+        }
+        if (n & 4)
+            *dw++ = *sw++;
+        d = (unsigned char *)dw;
+        s = (const unsigned char *)sw;
+        n &= 3;
+    }
+    for (; n >= 4; n -= 4, d += 4, s += 4) {
+        const unsigned char b0 = s[0], b1 = s[1], b2 = s[2], b3 = s[3];
+        d[0] = b0, d[1] = b1, d[2] = b2, d[3] = b3;
+    }
+    if (n & 2) {
+        d[0] = s[0], d[1] = s[1];
+        d += 2, s += 2;
+    }
+    if (n & 1)
+        *d = *s;
+}
+
 /* This core's contiguous share [lo, hi) of n iterations (empty when n < cores). */
 static inline deeploy_range_t deeploy_chunk(uint32_t n) {
     const uint32_t cores = DEEPLOY_CORES(), size = (n + cores - 1) / cores;
