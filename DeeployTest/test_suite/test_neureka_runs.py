@@ -127,15 +127,15 @@ def _jobs_in_flight(gen: Path) -> int:
     return most
 
 
-@pytest.mark.parametrize("db", [True, False])
-def test_tiles_use_the_job_queue(db, corpus, capsys):
+@pytest.mark.parametrize("level,db", [("L2", True), ("L3", True), ("L2", False)])
+def test_tiles_use_the_job_queue(level, db, corpus, capsys):
     """Double-buffered, a tile's job is programmed while the previous tile's runs (two jobs in
     flight, the queue's depth, never more) and its outputs are written back after the next
-    tile's job is triggered; single-buffered, each job is waited for before the next. Bit-exact
-    either way (PW_2D at --l1 32000 has five tiles)."""
+    tile's job is triggered, also with the data staged from L3; single-buffered, each job is
+    waited for before the next. Bit-exact either way (PW_2D at --l1 32000 has several tiles)."""
     test_dir = corpus / "Kernels" / "Integer" / "Conv" / "PW_2D"
-    _tiled(test_dir, 32000, "L2", db, capsys)
-    gen = DEEPLOY_TEST / "TEST_SIRACUSA_W_NEUREKA_TILED" / f"l1_32000_L2_{int(db)}" / test_dir.name
+    _tiled(test_dir, 32000, level, db, capsys)
+    gen = DEEPLOY_TEST / "TEST_SIRACUSA_W_NEUREKA_TILED" / f"l1_32000_{level}_{int(db)}" / test_dir.name
     assert _jobs_in_flight(gen) == (NEUREKA.queue_depth if db else 1)
 
 
