@@ -192,6 +192,13 @@ def compile_graph(graph: Graph, platform: str, out_dir: str | Path, *, source: s
                        target.level(target.tiling.tiles.source), target.level(tiling.data_level),
                        stream=bool(target.tiling.stream_engine))
     moved = spill_constants(graph, plan, tiling) if any(m.name == "L3" for m in target.memory) else []
+    more = moved if target.tiling.stream_engine and graph.regions else []
+    while more:   # moved per-iteration constants of a region are streamed: plan again with their double buffers
+        plan = plan_memory(graph, [replace(layer, scratch=0, shared_offset=0) for layer in layers],
+                           target.level(target.tiling.tiles.source), target.level(tiling.data_level),
+                           stream=True, levels={name: "L3" for name in moved})
+        more = spill_constants(graph, plan, tiling)
+        moved += more
     placed = target.place_weights(graph, layers, plan, target, tiling, cores, log) if target.place_weights else []
     moved = [name for name in moved if plan.placements[name].level == "L3"]   # not those now in a weight memory
     notes = rolled + ([f"constants moved to L3 to fit --l2 {tiling.l2}: {', '.join(moved)} "

@@ -46,8 +46,9 @@ class Stream:
 
 
 def stream_candidates(graph: Graph, spans: list[Span], levels: dict[str, str], arena_level: str) -> list[Stream]:
-    """The streams of the regions of ``spans``: their per-iteration constants stored outside the
-    arena's level (``levels``: tensor -> level) and read by the region only."""
+    """The streams of the regions of ``spans``: their per-iteration constants of which some are
+    stored outside the arena's level (``levels``: tensor -> level; then all of them are, in one
+    block there) and that only the region reads."""
     regions = {r.name: r for r in graph.regions}
     consumers = graph.consumers()
     streams = []
@@ -64,7 +65,7 @@ def stream_candidates(graph: Graph, spans: list[Span], levels: dict[str, str], a
                 count[t] = count.get(t, 0) + 1
         chosen = [f for f in families
                   if len(set(f)) == len(f) and all(count[t] == 1 for t in f)
-                  and len({levels[t] for t in f}) == 1 and levels[f[0]] != arena_level
+                  and any(levels[t] != arena_level for t in f)   # one moved out: all are streamed
                   and len({graph.tensors[t].nbytes for t in f}) == 1 and not set(f) & set(graph.outputs)
                   and all(n.name in inside for t in f for n in consumers.get(t, []))]
         if not chosen:
@@ -78,5 +79,6 @@ def stream_candidates(graph: Graph, spans: list[Span], levels: dict[str, str], a
             slot += -(-graph.tensors[family[0]].nbytes // _ALIGN) * _ALIGN
             chunks[-1][2] = slot
         members = tuple(tuple((f[j], off) for f, off in zip(chosen, offsets)) for j in range(span.iterations))
-        streams.append(Stream(span, slot, members, levels[chosen[0][0]], chunks=tuple(map(tuple, chunks))))
+        level = next(levels[t] for f in chosen for t in f if levels[t] != arena_level)
+        streams.append(Stream(span, slot, members, level, chunks=tuple(map(tuple, chunks))))
     return streams

@@ -194,3 +194,16 @@ def test_npu_rolled_is_bit_exact(tiled, capsys):
     options = {"cores": 8, "loop_rolling": AUTO} | ({"tiling": TilingOptions(l1=64000)} if tiled else {})
     out = _runs(runner, LLAMA, DEEPLOY_TEST / runner.gen_root / "rolled", options, capsys)
     assert "8 iterations of 41 layers run as one loop" in out, out
+
+
+@TOOLCHAIN
+def test_weights_moved_to_l3_to_fit_are_streamed(capsys):
+    """Without --defaultMemLevel a tight --l2 moves the largest weights to L3: whole per-iteration
+    families are then streamed, and L2 holds less than with them staged tile by tile."""
+    runner = cluster_runner("Siracusa", "TEST_SIRACUSA_TILED")
+    tiling = TilingOptions(l1=64000, l2=360000, double_buffer=True)
+    gen = DEEPLOY_TEST / "TEST_SIRACUSA_TILED" / "rolled" / "spill"
+    out = _runs(runner, LLAMA, gen, {"cores": 8, "tiling": tiling, "loop_rolling": AUTO}, capsys)
+    c = (gen / "network" / "Network.c").read_text()
+    assert "deeploy_s0_fetch(i + 0u);" in c and "8 iterations of 41 layers run as one loop" in out
+    assert int(re.search(r"L2 (\d+) B", out).group(1)) <= 360000, out
