@@ -109,6 +109,19 @@ def test_placement_is_the_best_within_a_small_weight_memory(tmp_path):
     assert any("weight memory:" in note and "placed" in note for note in result.notes)
 
 
+def test_layers_that_tile_only_with_their_weights_in_place_come_first(tmp_path):
+    """At --l1 1200 two depthwise layers fit L1 only without their weight blobs: a 1 KiB weight
+    memory takes exactly those two (first-come in graph order would fill it with block0's 1 KiB
+    blob and the network would not tile); with room for one only, the other layer's error remains."""
+    tiling = TilingOptions(l1=1200, default_level="L3")
+    result = _compile(tmp_path, tiling, wmem_size=1024)
+    placed = {n for n, p in result.plan.placements.items() if p.kind == BufferKind.WEIGHT}
+    assert placed == {"block2.dw.npu_weights", "block3.dw.npu_weights"}
+    from Deeploy.errors import DeeployError
+    with pytest.raises(DeeployError, match="layer 'block2.dw' \\(NeurekaConv\\) does not fit L1 = 1200 B"):
+        _compile(tmp_path, tiling, wmem_size=512)
+
+
 def test_placed_weights_are_resident_tiles(tmp_path):
     """Tiled: a placed blob has no L1 slot and is never copied (copies 0 in its layer's table),
     lives in the WMEM level's section, and its jobs set the weight-memory bit; the others keep
@@ -247,6 +260,13 @@ def test_a_job_whose_weights_are_not_where_its_bit_says_stops(capsys):
     assert re.search(r"NPU job: weights at 0x8[0-9a-f]+ outside the weight memory, but the job's weight-memory "
                      r"bit is set", out), out
     assert "Errors: 0 out of" not in out
+
+
+@needs_qemu
+def test_mobilenet_that_tiles_only_with_the_weight_memory(capsys):
+    tiling = TilingOptions(l1=1200, default_level="L3", double_buffer=True)
+    _, out = _run(MOBILENET, capsys, tiling, "l1_1200_L3_1", wmem_size=1024)
+    assert "weight memory: 2 of 12 NPU weight blobs placed (1024 of 1024 B)" in out, out
 
 
 # The peer's NPU kernel matrix (specs/neureka.md) at its L1 sizes, with the weight memory.
