@@ -3,7 +3,7 @@
 
 1. microLlama64_parallel and microLlama64 on 8 cores, tiled at --l1 64000 with data in L2,
    double-buffered: cycles cluster-only (Siracusa), with the NPU (Siracusa_w_neureka) and with
-   the NPU and its weight memory (--neureka-wmem; "n/a" while the runner refuses the flag), the
+   the NPU and its weight memory (--neureka-wmem; "n/a" if a runner refuses a flag), the
    NPU's speed-up (target on microLlama64_parallel: at least the peer's 1.23x) and the NPU
    layers' input DMA per tile (DMA engine cycles of the loads into L1);
 2. per NPU layer of the NPU run: its jobs' modelled cycles (the cycle model's NPU timeline)
