@@ -1,0 +1,80 @@
+"""The register-blocked GEMM kernels (gemm.inc, and GemmRQ = gemm.inc with the requantisation
+fused) on the shapes and operand types that select their different paths: Siracusa's assembly
+4 x 4 blocks over a packed panel (int8 or uint8 A and B, K even, at least two column blocks),
+the C 2 x 8 and 4 x 4 blocks, the 1 x 4 / 1 x 1 edges and small-tile splits, and the host's
+row path. Outputs must match the reference interpreter's goldens bit-exactly on Generic and
+on Siracusa with 1 and 8 cores."""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+
+import numpy as np
+import pytest
+
+from DeeployTest.generators.builder import Net
+from DeeployTest.generators.golden import write_test
+from DeeployTest.generators.registry import ints_in, weights
+from DeeployTest.testRunner_generic import GENERIC
+from DeeployTest.testUtils.runner import run_test
+from DeeployTest.testUtils.siracusa_runner import cluster_runner
+
+SIRACUSA = cluster_runner("Siracusa", "TEST_SIRACUSA")
+_NO_QEMU = shutil.which("qemu-system-riscv32") is None or shutil.which("riscv64-unknown-elf-gcc") is None
+
+# (id, M, K, N, A unsigned, B an unsigned input instead of int8 weights, requantised)
+CASES = [
+    ("rv_s8_s8", 8, 16, 16, False, False, True),      # assembly path, 2 row x 4 column blocks
+    ("rv_u8_s8", 8, 16, 16, True, False, True),       # lbu for A
+    ("rv_s8_u8", 8, 10, 12, False, True, True),       # lbu for B, a 4-column edge
+    ("rv_u8_u8", 12, 6, 8, True, True, True),
+    ("odd_k", 9, 7, 19, False, False, True),          # K odd: C blocks, row and column edges
+    ("narrow_n", 16, 12, 4, False, False, True),      # N < 8: C 4 x 4 blocks
+    ("gemv", 1, 32, 20, False, False, True),          # one row: 1 x 4 units over the cores
+    ("tiny", 2, 3, 3, True, False, True),             # fewer outputs than cores: 1 x 1 units
+    ("plain", 10, 16, 24, False, False, False),       # int32 output: Generic's plain GEMM
+    ("plain_u8", 6, 5, 9, True, True, False),
+]
+
+
+def _net(rng, m, k, n, a_unsigned, b_unsigned, requant) -> Net:
+    net = Net("MatMul")
+    a = net.input("input_0", ints_in(rng, 0, 255, (m, k)) if a_unsigned else ints_in(rng, -128, 127, (m, k)))
+    b = (net.input("input_1", ints_in(rng, 0, 255, (k, n))) if b_unsigned
+         else net.const(weights(rng, (k, n)), "MatMul.weight"))
+    y = net.node("MatMul", [a, b])
+    if requant:
+        y = net.calib_rqs(y, offset_rng=rng)
+    net.output(y)
+    return net
+
+
+@pytest.fixture(params=CASES, ids=[c[0] for c in CASES])
+def case_dir(request, tmp_path):
+    name, *shape = request.param
+    folder = tmp_path / name
+    write_test(_net(np.random.default_rng(7), *shape), folder)
+    return folder
+
+
+def _check(code: int, out: str) -> None:
+    assert code == 0, out
+    assert "Errors: 0 out of" in out, out
+
+
+def test_generic(case_dir, capsys):
+    args = argparse.Namespace(test=str(case_dir), verbose=False, skipgen=False, skipsim=False,
+                              gen_dir=str(case_dir / "generic"))
+    code = run_test(args, GENERIC)
+    _check(code, capsys.readouterr().out)
+
+
+@pytest.mark.skipif(_NO_QEMU, reason="RISC-V toolchain or QEMU missing: run bash toolchain/install.sh")
+@pytest.mark.parametrize("cores", [1, 8])
+def test_siracusa(case_dir, cores, capsys):
+    args = argparse.Namespace(test=str(case_dir), verbose=False, skipgen=False, skipsim=False,
+                              gen_dir=str(case_dir / f"siracusa{cores}"), cores=cores, profileUntiled=False,
+                              timeout=None)
+    code = run_test(args, SIRACUSA, {"cores": cores})
+    _check(code, capsys.readouterr().out)
