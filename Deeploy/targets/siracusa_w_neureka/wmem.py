@@ -33,10 +33,21 @@ def _dma_cycles(nbytes: int, params) -> int:
     return params.dma_setup + -(-nbytes // params.dma_bytes_per_cycle)
 
 
+def _layer_cycles(layer: Layer, graph: Graph, plan: MemoryPlan, platform, tiling, cores: int, budget: int,
+                  resident: frozenset[str]) -> int | None:
+    """The tiler's modelled cycles of ``layer`` with ``resident`` read in place; None: it does not tile."""
+    from Deeploy.tiling.network import schedule_cycles, schedule_one
+    try:
+        sched = schedule_one(layer, graph, plan, tiling, platform.tiling, cores, budget, resident)
+    except TilingError:
+        return None
+    return 0 if sched is None else schedule_cycles(sched)
+
+
 def weight_values(graph: Graph, layers: list[Layer], plan: MemoryPlan, platform, tiling, cores: int
                   ) -> dict[str, tuple[int, int]]:
     """(bytes, modelled cycles saved) of every NPU weight blob in the weight memory."""
-    from Deeploy.tiling.network import schedule_cycles, schedule_one, staging_budget
+    from Deeploy.tiling.network import staging_budget
     level = platform.level(WMEM)
     values: dict[str, tuple[int, int]] = {}
     budget = staging_budget(graph, plan, tiling) if tiling is not None else 0
@@ -48,22 +59,15 @@ def weight_values(graph: Graph, layers: list[Layer], plan: MemoryPlan, platform,
         if tiling is None:
             saved = _dma_cycles(graph.tensors[w].nbytes, platform.tiling.tiles)
         else:
-            def cycles(resident: frozenset[str]) -> int | None:
-                try:
-                    sched = schedule_one(layer, graph, plan, tiling, platform.tiling, cores, budget, resident)
-                except TilingError:
-                    return None
-                return 0 if sched is None else schedule_cycles(sched)
-            in_place = cycles(frozenset({w}))
-            moved = cycles(frozenset())
+            in_place = _layer_cycles(layer, graph, plan, platform, tiling, cores, budget, frozenset({w}))
+            moved = _layer_cycles(layer, graph, plan, platform, tiling, cores, budget, frozenset())
             if in_place is None:
                 saved = 0
             elif moved is None:
                 saved = MUST_PLACE + in_place
             else:
                 saved = max(0, moved - in_place)
-        old = values.get(w, (size, 0))
-        values[w] = (size, old[1] + saved)
+        values[w] = (size, values.get(w, (size, 0))[1] + saved)
     return values
 
 
