@@ -127,10 +127,12 @@ def peak_live_bytes(intervals: list[Interval]) -> int:
 
 
 def plan_memory(graph: Graph, layers: list[Layer], level: MemoryLevel,
-                data_level: MemoryLevel | None = None, stream: bool = False) -> MemoryPlan:
+                data_level: MemoryLevel | None = None, stream: bool = False,
+                levels: dict[str, str] | None = None) -> MemoryPlan:
     """Activations and scratch in ``level``'s arena; inputs, outputs and constants in ``data_level``
     (default: ``level``). ``stream``: a rolled region's per-iteration constants outside ``level``
-    are streamed into a double buffer in the arena (``memory/stream.py``)."""
+    are streamed into a double buffer in the arena (``memory/stream.py``). ``levels``: constants
+    placed in another level than ``data_level`` (moved there to fit, ``spill_constants``)."""
     data_level = data_level or level
     plan = MemoryPlan(level, data_level)
     roots = alias_roots(graph)
@@ -141,7 +143,7 @@ def plan_memory(graph: Graph, layers: list[Layer], level: MemoryLevel,
             plan.placements[name] = Placement(BufferKind.OUTPUT, name, data_level.name, index=k)
     for t in graph.tensors.values():
         if t.is_constant:
-            plan.placements[t.name] = Placement(BufferKind.CONSTANT, t.name, data_level.name)
+            plan.placements[t.name] = Placement(BufferKind.CONSTANT, t.name, (levels or {}).get(t.name, data_level.name))
 
     sizes: dict[str, int] = {}
     for node in graph.nodes:

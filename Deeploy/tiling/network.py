@@ -111,7 +111,7 @@ def spill_constants(graph: Graph, plan: MemoryPlan, options: TilingOptions) -> l
     for t in sorted(graph.constants(), key=lambda t: (-t.nbytes, t.name)):
         if need + (options.l1 if moved else 0) <= options.l2:
             break
-        if plan.placements[t.name].level != "L2":
+        if plan.placements[t.name].level != "L2" or plan.placements[t.name].kind == BufferKind.STREAMED:
             continue
         for name, p in list(plan.placements.items()):
             if p.root == t.name:
