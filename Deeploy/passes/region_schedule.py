@@ -5,10 +5,12 @@ the nodes outside the region that it depends on run before it, the iterations (i
 next, everything else after, each part in its former order. A region whose outside dependencies
 themselves depend on the region (work interleaved between iterations) keeps its order.
 ``stack_types``: the per-iteration constants of a body input get their common element type
-(``BodyInput.dtype``), so every iteration binds the same kernel variant; values are unchanged."""
+(``BodyInput.dtype``), so every iteration binds the same kernel variant; values are unchanged and
+the nodes are parsed again (parameters may follow a constant's type)."""
 
 from __future__ import annotations
 
+from Deeploy.frontend.type_inference import infer_graph
 from Deeploy.ir.dtypes import widest
 from Deeploy.ir.graph import Graph, Node, Tensor
 from Deeploy.ir.region import InputKind, Region, body_inputs
@@ -89,3 +91,7 @@ def stack_types(graph: Graph) -> Graph:
         for name, dtype in retype.items():
             t = out.tensors[name]
             out.tensors[name] = Tensor(name, t.shape, dtype, t.value.astype(dtype.numpy))
+        infer_graph(out)   # the nodes' parameters may follow their constants' types (an NPU's scale width)
+        if any(t.dtype != graph.tensors[t.name].dtype for t in out.tensors.values() if not t.is_constant
+               and t.name in graph.tensors):
+            return graph   # the activations would change type: the iterations keep their own kernels

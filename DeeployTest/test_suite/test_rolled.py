@@ -187,7 +187,7 @@ def test_profiles_name_every_iteration():
 
 
 @TOOLCHAIN
-@pytest.mark.parametrize("tiled", [pytest.param(False, marks=pytest.mark.slow), True])
+@pytest.mark.parametrize("tiled", [False, True])
 def test_npu_rolled_is_bit_exact(tiled, capsys):
     """With the NPU: its jobs' per-iteration shift and weight offset read tables."""
     runner = cluster_runner("Siracusa_w_neureka", "TEST_SIRACUSA_W_NEUREKA_TILED" if tiled else "TEST_SIRACUSA_W_NEUREKA")
