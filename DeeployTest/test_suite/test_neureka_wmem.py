@@ -145,6 +145,10 @@ def test_placed_weights_are_resident_tiles(tmp_path):
     assert {b.name for b in wmem} == {result.layers[k].node.inputs[1] for k in npu}
     assert all(b.kind == "weight" for b in wmem)
     assert not any(b.level == "L1" and b.name.endswith("npu_weights tile (slot 1/1)") for b in result.manifest.buffers)
+    from Deeploy.codegen.memory_plot import write_manifest_plot
+    html = write_manifest_plot(tmp_path / "plot.html", "wmem", result.manifest).read_text()
+    panel = html[html.index('<section class="level" data-level="WMEM">'):]
+    assert f"{blob}" in panel[:panel.index("</section>")] and "weight" in panel[:panel.index("</section>")]
 
 
 def test_untiled_placement_sets_the_bit(tmp_path):
