@@ -27,7 +27,8 @@ from Deeploy.passes.loop_rolling import LoopRolling, roll_loops
 from Deeploy.passes.manager import run_passes
 from Deeploy.passes.region_schedule import schedule_regions, stack_types
 from Deeploy.targets import get_platform
-from Deeploy.tiling.network import TiledNetwork, TilingOptions, check_level_limits, spill_constants, tile_network
+from Deeploy.tiling.network import (TiledNetwork, TilingOptions, check_level_limits, spill_constants, staging_budget,
+                                     tile_network)
 
 __all__ = ["CompileResult", "compile_network", "compile_graph", "write_atomically", "OUTPUT_MARK"]
 
@@ -192,13 +193,15 @@ def compile_graph(graph: Graph, platform: str, out_dir: str | Path, *, source: s
                        target.level(target.tiling.tiles.source), target.level(tiling.data_level),
                        stream=bool(target.tiling.stream_engine))
     moved = spill_constants(graph, plan, tiling) if any(m.name == "L3" for m in target.memory) else []
-    more = moved if target.tiling.stream_engine and graph.regions else []
+    more, staged, staged_moved = (moved if target.tiling.stream_engine and graph.regions else []), plan, list(moved)
     while more:   # moved per-iteration constants of a region are streamed: plan again with their double buffers
         plan = plan_memory(graph, [replace(layer, scratch=0, shared_offset=0) for layer in layers],
                            target.level(target.tiling.tiles.source), target.level(tiling.data_level),
                            stream=True, levels={name: "L3" for name in moved})
         more = spill_constants(graph, plan, tiling)
         moved += more
+    if staged is not plan and staging_budget(graph, plan, tiling) < 0 <= staging_budget(graph, staged, tiling):
+        plan, moved = staged, staged_moved   # the double buffers do not fit where staging tile by tile does
     placed = target.place_weights(graph, layers, plan, target, tiling, cores, log) if target.place_weights else []
     moved = [name for name in moved if plan.placements[name].level == "L3"]   # not those now in a weight memory
     notes = rolled + ([f"constants moved to L3 to fit --l2 {tiling.l2}: {', '.join(moved)} "
