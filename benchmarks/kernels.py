@@ -53,15 +53,21 @@ def run_tiled(test: Path, gen: Path, cores: int, l1: int, l2: int, double_buffer
     return json.loads((gen / "profile.json").read_text())
 
 
+def gemm_kernel_cycles(m: int, k: int, n: int, cores: int, work: Path) -> float:
+    """Modelled cycles of the kernel phase of one GemmRQ call on M x K @ K x N int8 operands in
+    L1 (a MatMul with constant int8 B and a scalar RequantShift, tiled at a large --l1)."""
+    test = work / f"gemm_{m}x{k}x{n}"
+    write_test(_matmul(np.random.default_rng(0), (m, k), (k, n), const_b=True, rq=True), test)
+    profile = run_tiled(test, work / f"gen_{m}x{k}x{n}_{cores}", cores, 200000, 2000000, False)
+    layer = next(e for e in profile["layers"] if e["op"] == "RequantizedMatMul")
+    return sum(t["kernel"] for t in layer["tiles"] if t["level"] == "L1")
+
+
 def gemm_sweep(shapes: list[tuple[int, int, int]], cores: int, work: Path) -> None:
     print(f"\n== GemmRQ kernel, {cores} cores, operands in L1 (kernel phase cycles)")
     print(f"{'M x K x N':>14s} {'MACs':>9s} {'cycles':>9s} {'MAC/cycle':>10s} {'per core':>9s}")
     for m, k, n in shapes:
-        test = work / f"gemm_{m}x{k}x{n}"
-        write_test(_matmul(np.random.default_rng(0), (m, k), (k, n), const_b=True, rq=True), test)
-        profile = run_tiled(test, work / f"gen_{m}x{k}x{n}", cores, 200000, 2000000, False)
-        layer = next(e for e in profile["layers"] if e["op"] == "RequantizedMatMul")
-        cycles = sum(t["kernel"] for t in layer["tiles"] if t["level"] == "L1")
+        cycles = gemm_kernel_cycles(m, k, n, cores, work)
         macs = m * k * n
         print(f"{f'{m} x {k} x {n}':>14s} {macs:9,d} {cycles:9,.0f} {macs / cycles:10.3f} "
               f"{macs / cycles / cores:9.3f}")

@@ -1,0 +1,54 @@
+"""The GemmRQ cycle formula (Deeploy/targets/siracusa/gemm_cycles.py) against the kernel cycles
+the calibrated model measures on QEMU, on shapes other than those its constants came from:
+within 10%."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+import numpy as np
+import pytest
+
+from Deeploy.targets.siracusa.gemm_cycles import gemm_rq_cycles
+from Deeploy.tiling.network import TilingOptions
+from DeeployTest.generators.golden import write_test
+from DeeployTest.generators.linear import _matmul
+from DeeployTest.testUtils.runner import run_test
+from DeeployTest.testUtils.siracusa_runner import cluster_runner
+from DeeployTest.test_suite.test_siracusa_networks import pytestmark  # noqa: F401
+
+TILED = cluster_runner("Siracusa", "TEST_SIRACUSA_TILED")
+L1 = 200_000   # every operand fits: one tile, the kernel runs once on L1 data
+
+
+def _kernel_cycles(tmp_path, m: int, k: int, n: int, cores: int, capsys) -> float:
+    test = tmp_path / "net"
+    write_test(_matmul(np.random.default_rng(1), (m, k), (k, n), const_b=True, rq=True), test)
+    gen = tmp_path / "gen"
+    args = argparse.Namespace(test=str(test), verbose=False, skipgen=False, skipsim=False, gen_dir=str(gen),
+                              cores=cores, l1=L1, l2=TilingOptions.l2, defaultMemLevel="L2", doublebuffer=False,
+                              profileTiling="all", plotMemAlloc=False, timeout=None)
+    code = run_test(args, TILED, {"cores": cores, "tiling": TilingOptions(L1, TilingOptions.l2, "L2", False)})
+    out = capsys.readouterr().out
+    assert code == 0 and "Errors: 0 out of" in out, out
+    layer = next(e for e in json.loads((gen / "profile.json").read_text())["layers"]
+                 if e["op"] == "RequantizedMatMul")
+    return sum(t["kernel"] for t in layer["tiles"] if t["level"] == "L1")
+
+
+@pytest.mark.parametrize("m,k,n,cores", [(64, 64, 64, 8), (32, 48, 64, 8), (24, 32, 16, 8), (64, 128, 32, 8),
+                                         (12, 32, 24, 1), (8, 100, 40, 1)])
+def test_formula_within_ten_percent(m, k, n, cores, tmp_path, capsys):
+    predicted = gemm_rq_cycles(1, m, n, k, cores)
+    assert predicted is not None
+    measured = _kernel_cycles(tmp_path, m, k, n, cores, capsys)
+    assert abs(predicted - measured) <= 0.10 * measured, (predicted, measured)
+
+
+def test_off_path_shapes_have_no_formula():
+    assert gemm_rq_cycles(1, 64, 4, 64, 8) is None      # N < 8: C blocks
+    assert gemm_rq_cycles(1, 64, 64, 63, 8) is None     # K odd
+    assert gemm_rq_cycles(1, 6, 64, 64, 8) is None      # a row edge
+    assert gemm_rq_cycles(1, 4, 8, 64, 8) is None       # fewer units than cores
+    assert gemm_rq_cycles(1, 64, 64, 512, 8) is None    # the panel would not fit
