@@ -3,10 +3,10 @@
 The body ``encoder.layer.0`` names one instance; its instances are the module paths that differ
 only in that last number (``encoder.layer.<i>``, inside the group ``encoder``). A node belongs to
 instance i when its ``pkg.torch.onnx.name_scopes`` (``Node.scopes``, as torch.onnx.export(...,
-dynamo=True) writes them) contain ``encoder.layer.<i>``; when no node of the graph carries name
-scopes, when its name does (``/encoder/layer.0/attention/MatMul`` or ``encoder.layer.0.fc``: the
-names of the TorchScript exporter and of hand-made graphs). Nodes a pass created without a scope
-join the instance all their neighbours belong to. All instances (at least 2) form one region,
+dynamo=True) writes them) contain ``encoder.layer.<i>``; a node without name scopes (none in the
+file, or a pass rebuilt it) when its name does (``/encoder/layer.0/attention/MatMul`` or
+``encoder.layer.0.fc``: the names of the TorchScript exporter and of hand-made graphs). Nodes a
+pass created under other names join the instance all their neighbours belong to. All instances (at least 2) form one region,
 which ``region_mismatch`` must accept.
 """
 
@@ -45,23 +45,24 @@ def _pattern(spec: tuple[str, ...]) -> tuple[str, re.Pattern]:
 def _instance_of(graph: Graph, pattern: re.Pattern) -> tuple[dict[str, int], str]:
     """Node name -> instance number, and where it was read from."""
     found = {}
-    if any(n.scopes for n in graph.nodes):
-        for n in graph.nodes:
-            for scope in n.scopes:
-                m = pattern.fullmatch(scope)
-                if m:
-                    found[n.name] = int(m.group(1))
-                    break
-        return found, "name scopes (pkg.torch.onnx.name_scopes)"
     for n in graph.nodes:
-        m = pattern.match(n.name.replace("/", ".").lstrip("."))
-        if m and n.name.replace("/", ".").lstrip(".")[m.end():m.end() + 1] in ("", ".", "_"):
-            found[n.name] = int(m.group(1))
-    return found, "node names"
+        for scope in n.scopes:
+            m = pattern.fullmatch(scope)
+            if m:
+                found[n.name] = int(m.group(1))
+                break
+        if not n.scopes:   # no metadata (or a node a pass rewrote): its name
+            path = n.name.replace("/", ".").lstrip(".")
+            m = pattern.match(path)
+            if m and path[m.end():m.end() + 1] in ("", ".", "_"):
+                found[n.name] = int(m.group(1))
+    scoped = any(n.scopes for n in graph.nodes)
+    return found, "name scopes (pkg.torch.onnx.name_scopes)" if scoped else "node names"
 
 
 def _adopt(graph: Graph, found: dict[str, int], claimed: set[str]) -> None:
-    """Unscoped nodes (made by a pass) whose producers and consumers all lie in one instance join it."""
+    """Unscoped nodes (made by a pass) between nodes of one instance (producers and consumers,
+    at least one of each, all in it) join it."""
     producers, consumers = graph.producers(), graph.consumers()
     changed = True
     while changed:
@@ -69,10 +70,10 @@ def _adopt(graph: Graph, found: dict[str, int], claimed: set[str]) -> None:
         for n in graph.nodes:
             if n.name in found or n.name in claimed or n.scopes:
                 continue
-            near = [producers[i].name for i in n.inputs if i in producers]
-            near += [c.name for o in n.outputs for c in consumers.get(o, [])]
-            owners = {found.get(m) for m in near}
-            if len(owners) == 1 and None not in owners:
+            before = [producers[i].name for i in n.inputs if i in producers]
+            after = [c.name for o in n.outputs for c in consumers.get(o, [])]
+            owners = {found.get(m) for m in before + after}
+            if before and after and len(owners) == 1 and None not in owners:
                 found[n.name] = owners.pop()
                 changed = True
 

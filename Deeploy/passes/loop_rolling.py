@@ -7,8 +7,10 @@ order: every node gets the id of its structural signature (op, attributes, shape
 runs; a run of length >= p is a block of p nodes repeated at least twice. Runs are taken
 greedily by the nodes they cover (ties: the shorter body, i.e. more iterations), trimmed to the
 nodes no earlier region took, placed at the phase that cuts the fewest tensors between
-iterations, and kept only if ``region_mismatch`` accepts the wiring (else with fewer
-iterations). ``--loop-body-hierarchy`` (``loop_hierarchy.py``) names bodies by module path instead.
+iterations (then the one taking fewest nodes other runs want), and kept only if
+``region_mismatch`` accepts the wiring (else with fewer iterations) and something is carried
+from one iteration to the next. This is done on two depth-first orders and the execution order
+(whose levels may interleave the layers); the best cover wins. ``--loop-body-hierarchy`` (``loop_hierarchy.py``) names bodies by module path instead.
 """
 
 from __future__ import annotations
@@ -75,9 +77,16 @@ def _cut(order: list, start: int, p: int, producer_at: dict[str, int]) -> int:
 def dfs_order(graph: Graph, reverse_slots: bool) -> list:
     """A topological order that keeps a layer's nodes together whatever the schedule: post-order
     depth-first from the graph outputs, each node's producers visited in input-slot order (or
-    reversed), so every layer of a stack is walked the same way."""
-    producers = graph.producers()
-    roots = [producers[o] for o in graph.outputs if o in producers] + list(graph.nodes)
+    reversed), so every layer of a stack is walked the same way. Values computed from the graph
+    inputs alone that several nodes share (a mask every layer reads) come first, not inside the
+    first layer that reads them."""
+    producers, consumers = graph.producers(), graph.consumers()
+    static: set[str] = set()   # tensors computed from graph inputs and constants alone
+    for n in graph.nodes:
+        if all(not i or i in static or i in graph.inputs or graph.is_constant(i) for i in n.inputs):
+            static.update(n.outputs)
+    shared = [n for n in graph.nodes if any(o in static and len(consumers.get(o, [])) > 1 for o in n.outputs)]
+    roots = shared + [producers[o] for o in graph.outputs if o in producers] + list(graph.nodes)
     order, done = [], set()
     for root in roots:
         stack = [(root, False)]
@@ -111,15 +120,27 @@ def _repeats_in(graph: Graph, order: list, exclude: set[str], min_body: int) -> 
     sig = np.array([ids.setdefault(node_signature(graph, n), len(ids)) for n in order], dtype=np.int64)
     taken = np.array([n.name in exclude for n in order], dtype=bool)
     producer_at = {o: i for i, n in enumerate(order) for o in n.outputs}
+    runs = _runs(sig, min_body)
+    others = np.array([(a, a + span, covered, p) for covered, p, a, span in runs], dtype=np.int64).reshape(-1, 4)
+
+    def wanted(lo: int, hi: int, p: int) -> int:
+        """How much runs of other periods want the nodes [lo, hi) (their cover x the overlap)."""
+        mine = others[others[:, 3] != p]
+        overlap = np.clip(np.minimum(mine[:, 1], hi) - np.maximum(mine[:, 0], lo), 0, None)
+        return int(np.sum(overlap * mine[:, 2]))
+
     chosen: list[tuple[int, Region]] = []
-    for _, p, a, span in _runs(sig, min_body):
+    for covered, p, a, span in runs:
         if taken[a:a + span].all():
             continue
         start, length = _free_span(a, span, taken)
         copies = length // p
         if copies < 2:
             continue
-        phases = sorted(range(length - copies * p + 1), key=lambda f: (_cut(order, start + f, p, producer_at), f))
+        # the phase cutting the fewest tensors between iterations; then the one leaving free the
+        # nodes other runs want most (a block's last node may match the one before the stack)
+        phases = sorted(range(length - copies * p + 1), key=lambda f: (
+            _cut(order, start + f, p, producer_at), wanted(start + f, start + f + copies * p, p), f))
         for f in phases[:4]:
             region = _verified(graph, order, start + f, p, copies)
             if region is not None:

@@ -18,7 +18,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 from Deeploy.frontend.onnx_loader import _attribute_value
 from Deeploy.ir.dtypes import dtype_of_values
-from Deeploy.ir.graph import Graph, Node, Tensor
+from Deeploy.ir.graph import NAME_SCOPES_KEY, Graph, Node, Tensor
 from Deeploy.ops import get_op
 
 __all__ = ["Net", "tensor_attr", "BuildError", "INT32_LIMIT"]
@@ -62,6 +62,9 @@ class Net:
         # default-domain opset import listed twice (plus PACTOps)
         self.reverse_nodes = False
         self.duplicate_opset = False
+        # module path of the nodes being added, written as torch.onnx.export(dynamo=True) does:
+        # node metadata pkg.torch.onnx.name_scopes = repr(['', 'layers', 'layers.0', <node name>])
+        self.scopes: tuple[str, ...] = ()
 
     # ---- naming ------------------------------------------------------------------------------
     def fresh(self, base: str) -> str:
@@ -151,6 +154,8 @@ class Net:
             self._claim(o)
         attrs = {k: v for k, v in (attrs or {}).items() if v is not None}
         proto = helper.make_node(op, list(inputs), list(outputs), name=name, domain=domain, **attrs)
+        if self.scopes:
+            proto.metadata_props.add(key=NAME_SCOPES_KEY, value=repr(["", *self.scopes, name]))
         self.nodes.append(proto)
         if not ort:
             self.ort_skip.add(name)

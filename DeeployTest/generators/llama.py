@@ -106,10 +106,10 @@ class _Builder:
     def shape_const(self, values, key):
         return self.net.const(np.array(values, dtype=np.int64), key, dtype=np.int64)
 
-    def layer(self, l, x, mask_q, rope, past_k, past_v, seq):
+    def layer(self, l, x, mask_q, rope, past_k, past_v, seq, prefix=None):
         c, net = self.cfg, self.net
         H, hd = c.heads, c.head_dim
-        pre = f"layers.{l}"
+        pre = prefix or f"layers.{l}"
         h = self.rmsnorm(x, f"{pre}.input_norm.weight")
         heads_shape = self.shape_const([1, seq, H, hd], f"{pre}.heads_shape")
 
