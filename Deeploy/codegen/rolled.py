@@ -169,6 +169,12 @@ def _render(layer: Layer, names: _IterNames) -> str:
     return render_call(layer, names)   # type: ignore[arg-type]
 
 
+def _after_marker(stmts: list[str], stmt: str) -> None:
+    """Insert ``stmt`` first in a layer's statements, after its marker if it has one (so the
+    profiles count it in the layer)."""
+    stmts.insert(1 if stmts and stmts[0].startswith("DEEPLOY_MARK_LAYER") else 0, stmt)
+
+
 def _one(texts: list[str]) -> str | None:
     return texts[0] if len(set(texts)) == 1 else None
 
@@ -242,9 +248,10 @@ def _region_code(b: _Region, tiling, arenas: dict) -> tuple[RolledRegion, dict] 
     for n, stream in enumerate(b.plan.streams):   # iteration i's parameters arrive, i + 1's start coming
         if stream.span.name == span.name:
             j = f"i + {(span.start - stream.span.start) // span.body}u"
-            for c, (pos, _, _) in enumerate(stream.chunks):
-                body[pos] = (body[pos][0], [f"deeploy_s{n}_next({j}, {c}u);", *body[pos][1]])
-            body.insert(0, ("streamed parameters", [f"deeploy_s{n}_fetch({j});"]))
+            for c, (pos, _, _) in reversed(list(enumerate(stream.chunks))):   # after the layer's marker
+                _after_marker(body[pos][1], f"deeploy_s{n}_next({j}, {c}u);")
+                _after_marker(body[pos][1], f"deeploy_s{n}_first({j}, {c}u);")
+            _after_marker(body[0][1], f"deeploy_s{n}_fetch({j});")
     lines.append(f"static uint32_t {b.i};   /* the iteration running */")
     lines += fns
     stmts = "\n".join(f"    /* {title} */\n" + "\n".join(f"    {s}" for s in ss) for title, ss in body)
@@ -296,8 +303,9 @@ def _sub_spans(span: Span):
 def stream_code(plan: MemoryPlan, names: BufferNames, engine: str, rolled: RolledNetwork
                 ) -> tuple[list[str], dict[int, str], list[tuple]]:
     """Weight streaming (``memory/stream.py``): per stream its C (``deeploy_s<n>_fetch(j)`` at
-    iteration j's start waits for its parameters; ``deeploy_s<n>_next(j, c)`` before the body
-    position of chunk c starts copying iteration j + 1's chunk into the other slot), those
+    iteration j's start waits for its parameters, or for the first iteration starts copying its
+    chunks, each awaited before the body position that reads it first (``deeploy_s<n>_first``);
+    ``deeploy_s<n>_next(j, c)`` there starts copying iteration j + 1's chunk into the other slot), those
     statements before the layers of every iteration a rolled body does not run, and the stored
     blocks (ident, bytes, values, level)."""
     defs, at, blocks = [], {}, []
@@ -309,11 +317,19 @@ def stream_code(plan: MemoryPlan, names: BufferNames, engine: str, rolled: Rolle
         defs.append("\n".join([
             f"/* region '{comment_text(s.span.name)}': iteration j's parameters ({s.slot} B) in slot j % 2 of "
             f"{slot0}, copied from {s.level} in {len(s.chunks)} chunks while iteration j - 1 runs */",
-            f"static deeploy_dma_t {p}_pending;",
+            f"static deeploy_dma_t {p}_pending, {p}_first_chunk[{len(s.chunks)}];",
             f"static const uint32_t {p}_chunk[] = {{{starts}}};",
-            f"static void {p}_fetch(uint32_t j) {{",
-            f"    if (j == 0) {p}_pending = deeploy_dma_copy({engine}, {slot0}, {src}, {s.slot});",
-            f"    deeploy_dma_wait({engine}, {p}_pending);",
+            f"static void {p}_fetch(uint32_t j) {{   /* the first iteration's chunks are awaited one by one */",
+            f"    if (j > 0) {{",
+            f"        deeploy_dma_wait({engine}, {p}_pending);",
+            f"        return;",
+            f"    }}",
+            f"    for (uint32_t c = 0; c < {len(s.chunks)}u; c++)",
+            f"        {p}_first_chunk[c] = deeploy_dma_copy({engine}, {slot0} + {p}_chunk[c], {src} + {p}_chunk[c],",
+            f"                                              {p}_chunk[c + 1] - {p}_chunk[c]);",
+            "}",
+            f"static void {p}_first(uint32_t j, uint32_t c) {{",
+            f"    if (j == 0) deeploy_dma_wait({engine}, {p}_first_chunk[c]);",
             "}",
             f"static void {p}_next(uint32_t j, uint32_t c) {{",
             f"    if (j + 1 >= {count}u) return;",
@@ -326,5 +342,5 @@ def stream_code(plan: MemoryPlan, names: BufferNames, engine: str, rolled: Rolle
                 continue
             at.setdefault(base, []).append(f"{p}_fetch({j}u);")
             for c, (pos, _, _) in enumerate(s.chunks):
-                at.setdefault(base + pos, []).append(f"{p}_next({j}u, {c}u);")
+                at.setdefault(base + pos, []).extend([f"{p}_first({j}u, {c}u);", f"{p}_next({j}u, {c}u);"])
     return defs, {k: "\n    ".join(v) for k, v in at.items()}, blocks

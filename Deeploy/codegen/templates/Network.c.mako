@@ -102,23 +102,20 @@ void ${api.run}(void) {
 % else:
     /* ${title} */
 % endif
-% if k in stream_at and k not in rolled_skip:
+% if k not in rolled_skip:
+% if k in tiled or (runs and (layers[k].engine.forked or layers[k].engine.runtime)):
+    DEEPLOY_MARK_LAYER(${k});
+% endif
+% if k in stream_at:
     ${stream_at[k]}
 % endif
-% if k in rolled_skip:
-% elif k in tiled:
-    DEEPLOY_MARK_LAYER(${k});
+% if k in tiled:
     ${tiled[k].run}
-% elif not runs:
-    ${call}
-% elif layers[k].engine.forked:
-    DEEPLOY_MARK_LAYER(${k});
+% elif runs and layers[k].engine.forked:
     deeploy_cluster_fork(deeploy_layer_${k}, NULL);
-% elif layers[k].engine.runtime:
-    DEEPLOY_MARK_LAYER(${k});
-    ${call}
 % else:
     ${call}
+% endif
 % endif
 % endfor
 % if forked:
