@@ -205,3 +205,24 @@ def test_cli_refuses_a_bad_body_in_one_line(tmp_path):
     assert proc.returncode != 0 and not out.exists()
     assert proc.stderr.strip().count("\n") == 0 and "must end in its instance number" in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def test_analyze_reports_the_regions_and_each_layers_place():
+    from Deeploy.analyze import analyze_graph, format_table
+    graph = load_onnx(STACKS / "Decoder2" / "network.onnx")
+    assign_input_types(graph, map_arrays(STACKS / "Decoder2" / "inputs.npz",
+                                         load_npz_arrays(STACKS / "Decoder2" / "inputs.npz"), graph.inputs, graph, "input"))
+    report = analyze_graph(graph, "Generic", loop_rolling=LoopRolling(auto=True))
+    (region,) = report.regions
+    assert region["iterations"] == 2 and region["inputs"]["carried"] >= 1
+    placed = [r.region for r in report.layers if r.region]
+    assert len(placed) == 2 * region["body_size"] and placed[0].startswith("loop0[0].")
+    assert f"loop region loop0: 2 iterations of a {region['body_size']}-node body" in format_table(report)
+
+
+@pytest.mark.parametrize("runner", ["testRunner_generic.py", "testRunner_siracusa.py", "testRunner_tiled_siracusa.py",
+                                    "testRunner_siracusa_w_neureka.py", "testRunner_tiled_siracusa_w_neureka.py"])
+def test_every_runner_takes_the_loop_flags(runner):
+    proc = subprocess.run([sys.executable, runner, "--help"], capture_output=True, text=True, cwd=DEEPLOY_TEST,
+                          timeout=120)
+    assert proc.returncode == 0 and "--loop-rolling" in proc.stdout and "--loop-body-hierarchy" in proc.stdout
