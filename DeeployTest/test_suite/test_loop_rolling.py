@@ -8,13 +8,12 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
 import onnx
 import pytest
 
 from Deeploy.errors import DeeployError
 from Deeploy.frontend import assign_input_types, infer_graph, load_npz_arrays, load_onnx, map_arrays
-from Deeploy.ir import InputKind, Region, body_attributes, body_inputs, region_mismatch
+from Deeploy.ir import InputKind, body_attributes, body_inputs, region_mismatch
 from Deeploy.ir.onnx_export import to_onnx
 from Deeploy.passes.graph_outputs import copy_shared_outputs
 from Deeploy.passes.loop_hierarchy import hierarchy_region, parse_hierarchy
