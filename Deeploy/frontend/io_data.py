@@ -22,6 +22,7 @@ Matching rules (every violation is a ``FrontendError`` naming the file, the arra
 from __future__ import annotations
 
 import re
+import sys
 import zipfile
 from pathlib import Path
 from typing import Mapping, Sequence
@@ -132,7 +133,7 @@ def map_arrays(path: str | Path, arrays: Mapping[str, np.ndarray] | Sequence[np.
     extra = [key for key in unused if not by_name or _positional_key(key, role) or key in graph.tensors]
     for key in unused:
         if key not in extra:   # beside arrays named after every tensor, one naming nothing: say so
-            print(f"note: {path}: array '{key}' names no tensor of the network; ignored")
+            print(f"note: {path}: array '{key}' names no tensor of the network; ignored", file=sys.stderr)
     if extra:
         raise FrontendError(f"{path}: holds {len(keys)} arrays, {len(extra)} more than the network's {len(names)} "
                             f"{role}s ({', '.join(names)}) and not copies of its constants: "

@@ -30,7 +30,8 @@ def _analyze(capsys, *argv: str) -> tuple[int, str, str]:
 
 def check_report(report: dict, l1: int | None = None) -> None:
     """The structure and totals every report must have."""
-    assert set(report) == {"platform", "source", "cores", "tiled", "layers", "levels", "totals", "notes"}
+    assert set(report) == {"platform", "source", "cores", "tiled", "layers", "levels", "totals", "notes", "regions"}
+    assert report["regions"] == []   # no --loop-rolling
     layers, totals = report["layers"], report["totals"]
     assert layers and [r["index"] for r in layers] == list(range(len(layers)))
     levels = [lv["name"] for lv in report["levels"]]
