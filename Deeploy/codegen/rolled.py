@@ -145,7 +145,22 @@ class _Region:
             self.columns[family] = len(self.columns)
             self.table.append([f"(void *){self.names.address(t)}" for t in family])
             self.used.update(t for t in family if self.plan.placements[t].kind == BufferKind.CONSTANT)
-        return f"(({ct} *)deeploy_r{self.r}_ptr[{self.i}][{self.columns[family]}])", True
+        align = min(self._alignment(t) for t in family)
+        return (f"(({ct} *)__builtin_assume_aligned(deeploy_r{self.r}_ptr[{self.i}][{self.columns[family]}], {align}))",
+                True)
+
+    def _alignment(self, name: str) -> int:
+        """What the address of ``name``'s storage is known to be a multiple of (I/O buffers:
+        aligned(16), constants: aligned(4), the arena: aligned(16) plus the offset); the compiler
+        is told so (``__builtin_assume_aligned``), as it knows it of the addresses themselves."""
+        p = self.plan.placements[name]
+        if p.kind in (BufferKind.INPUT, BufferKind.OUTPUT):
+            return 16
+        if p.kind == BufferKind.CONSTANT:
+            return 4
+        if p.kind in (BufferKind.ACTIVATION, BufferKind.STREAMED):
+            return min(16, p.offset & -p.offset) if p.offset else 16
+        return 1
 
     def iteration_names(self, pos: int) -> list[_IterNames]:
         """For each iteration, the names its layer at ``pos`` renders with."""
