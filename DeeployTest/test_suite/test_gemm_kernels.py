@@ -1,8 +1,8 @@
 """The register-blocked GEMM kernels (gemm.inc, and GemmRQ = gemm.inc with the requantisation
 fused) on the shapes and operand types that select their different paths: Siracusa's assembly
 4 x 4 blocks over a packed panel (int8 or uint8 A and B, K even, at least two column blocks),
-the C 2 x 8 and 4 x 4 blocks, the 1 x 4 / 1 x 1 edges and small-tile splits, and the host's
-row path. Outputs must match the reference interpreter's goldens bit-exactly on Generic and
+the C 2 x 8 and 4 x 4 blocks, the 1 x 4 / 1 x 1 edges and small-tile splits, C added in the
+block store or in the general one, and the host's dot-product path. Outputs must match the reference interpreter's goldens bit-exactly on Generic and
 on Siracusa with 1 and 8 cores."""
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ import pytest
 
 from DeeployTest.generators.builder import Net
 from DeeployTest.generators.golden import write_test
+from DeeployTest.generators.linear import _gemm
 from DeeployTest.generators.registry import ints_in, weights
 from DeeployTest.testRunner_generic import GENERIC
 from DeeployTest.testUtils.runner import run_test
@@ -36,6 +37,13 @@ CASES = [
     ("plain", 10, 16, 24, False, False, False),       # int32 output: Generic's plain GEMM
     ("plain_u8", 6, 5, 9, True, True, False),
 ]
+# Gemm with C (id, A shape, B shape, C shape, requantisation: None, "scalar", "row" or "col")
+GEMM_CASES = [
+    ("gemm_bias_rq", (16, 32), (32, 16), (16,), "scalar"),   # assembly path, C per column
+    ("gemm_bias_rq_row", (8, 16), (16, 24), (24,), "row"),    # mul/add per row
+    ("gemm_bias_rq_col", (8, 16), (16, 24), (24,), "col"),    # mul/add per column: the general store
+    ("gemm_matrix_c", (12, 8), (8, 16), (12, 16), None),      # C a matrix, int32 output
+]
 
 
 def _net(rng, m, k, n, a_unsigned, b_unsigned, requant) -> Net:
@@ -50,11 +58,13 @@ def _net(rng, m, k, n, a_unsigned, b_unsigned, requant) -> Net:
     return net
 
 
-@pytest.fixture(params=CASES, ids=[c[0] for c in CASES])
+@pytest.fixture(params=CASES + GEMM_CASES, ids=[c[0] for c in CASES + GEMM_CASES])
 def case_dir(request, tmp_path):
     name, *shape = request.param
     folder = tmp_path / name
-    write_test(_net(np.random.default_rng(7), *shape), folder)
+    rng = np.random.default_rng(7)
+    net = _net(rng, *shape) if len(shape) == 6 else _gemm(rng, shape[0], shape[1], shape[2], rq=shape[3])
+    write_test(net, folder)
     return folder
 
 
