@@ -263,10 +263,9 @@ def _region_code(b: _Region, tiling, arenas: dict) -> tuple[RolledRegion, dict] 
     for n, stream in enumerate(b.plan.streams):   # iteration i's parameters arrive, i + 1's start coming
         if stream.span.name == span.name:
             j = f"i + {(span.start - stream.span.start) // span.body}u"
-            for c, (pos, _, _) in reversed(list(enumerate(stream.chunks))):   # after the layer's marker
-                _after_marker(body[pos][1], f"deeploy_s{n}_next({j}, {c}u);")
-                _after_marker(body[pos][1], f"deeploy_s{n}_first({j}, {c}u);")
-            _after_marker(body[0][1], f"deeploy_s{n}_fetch({j});")
+            for pos, stmts in reversed(sorted(stream_statements(n, stream, j).items())):   # after the marker
+                for stmt in reversed(stmts):
+                    _after_marker(body[pos][1], stmt)
     lines.append(f"static uint32_t {b.i};   /* the iteration running */")
     lines += fns
     stmts = "\n".join(f"    /* {title} */\n" + "\n".join(f"    {s}" for s in ss) for title, ss in body)
@@ -315,12 +314,24 @@ def _sub_spans(span: Span):
             yield Span(span.name, span.start + first * span.body, span.body, last - first)
 
 
+def stream_statements(n: int, s, j: str) -> dict[int, list[str]]:
+    """Stream ``n``'s statements for iteration ``j`` (a C expression) per body position: the wait
+    for the iteration's parameters, each chunk's wait for the first iteration, the next
+    iteration's pieces."""
+    at: dict[int, list[str]] = {0: [f"deeploy_s{n}_fetch({j});"]}
+    for c, (pos, _, _) in enumerate(s.chunks):
+        at.setdefault(pos, []).append(f"deeploy_s{n}_first({j}, {c}u);")
+    for c, (pos, _, _) in enumerate(s.pieces):
+        at.setdefault(pos, []).append(f"deeploy_s{n}_next({j}, {c}u);")
+    return at
+
+
 def stream_code(plan: MemoryPlan, names: BufferNames, engine: str, rolled: RolledNetwork
                 ) -> tuple[list[str], dict[int, str], list[tuple]]:
     """Weight streaming (``memory/stream.py``): per stream its C (``deeploy_s<n>_fetch(j)`` at
     iteration j's start waits for its parameters, or for the first iteration starts copying its
     chunks, each awaited before the body position that reads it first (``deeploy_s<n>_first``);
-    ``deeploy_s<n>_next(j, c)`` there starts copying iteration j + 1's chunk into the other slot), those
+    ``deeploy_s<n>_next(j, c)`` starts copying iteration j + 1's piece c into the other slot), those
     statements before the layers of every iteration a rolled body does not run, and the stored
     blocks (ident, bytes, values, level)."""
     defs, at, blocks = [], {}, []
@@ -329,11 +340,13 @@ def stream_code(plan: MemoryPlan, names: BufferNames, engine: str, rolled: Rolle
         src, count, p = f"deeploy_s{n}_src", s.span.iterations, f"deeploy_s{n}"
         blocks.append((src, s.span.iterations * s.slot, s.block(names.graph), s.level))
         starts = ", ".join(str(a) for _, a, _ in s.chunks) + f", {s.slot}"
+        pieces = ", ".join(str(a) for _, a, _ in s.pieces) + f", {s.slot}"
         defs.append("\n".join([
             f"/* region '{comment_text(s.span.name)}': iteration j's parameters ({s.slot} B) in slot j % 2 of "
-            f"{slot0}, copied from {s.level} in {len(s.chunks)} chunks while iteration j - 1 runs */",
+            f"{slot0}, copied from {s.level} in {len(s.pieces)} pieces while iteration j - 1 runs */",
             f"static deeploy_dma_t {p}_pending, {p}_first_chunk[{len(s.chunks)}];",
             f"static const uint32_t {p}_chunk[] = {{{starts}}};",
+            f"static const uint32_t {p}_piece[] = {{{pieces}}};",
             f"static void {p}_fetch(uint32_t j) {{   /* the first iteration's chunks are awaited one by one */",
             f"    if (j > 0) {{",
             f"        deeploy_dma_wait({engine}, {p}_pending);",
@@ -348,14 +361,13 @@ def stream_code(plan: MemoryPlan, names: BufferNames, engine: str, rolled: Rolle
             "}",
             f"static void {p}_next(uint32_t j, uint32_t c) {{",
             f"    if (j + 1 >= {count}u) return;",
-            f"    {p}_pending = deeploy_dma_copy({engine}, {slot0} + ((j + 1) % 2) * {s.slot} + {p}_chunk[c],",
-            f"                                  {src} + (j + 1) * {s.slot} + {p}_chunk[c], {p}_chunk[c + 1] - {p}_chunk[c]);",
+            f"    {p}_pending = deeploy_dma_copy({engine}, {slot0} + ((j + 1) % 2) * {s.slot} + {p}_piece[c],",
+            f"                                  {src} + (j + 1) * {s.slot} + {p}_piece[c], {p}_piece[c + 1] - {p}_piece[c]);",
             "}"]))
         for j in range(count):
             base = s.span.start + j * s.span.body
             if base in rolled.covered:
                 continue
-            at.setdefault(base, []).append(f"{p}_fetch({j}u);")
-            for c, (pos, _, _) in enumerate(s.chunks):
-                at.setdefault(base + pos, []).extend([f"{p}_first({j}u, {c}u);", f"{p}_next({j}u, {c}u);"])
+            for pos, stmts in stream_statements(n, s, f"{j}u").items():
+                at.setdefault(base + pos, []).extend(stmts)
     return defs, {k: "\n    ".join(v) for k, v in at.items()}, blocks

@@ -3,9 +3,12 @@ other than the arena's (L3) are stored as one block per iteration (``[N, slot]``
 copied into one of two slots of a double buffer in the arena while the previous iteration runs:
 iteration j reads its parameters from slot j % 2, so the arena holds two iterations' parameters,
 not N. The body's layers see them as arena data (``BufferKind.STREAMED`` placements). A slot is
-laid out in the order the body reads its parameters, in chunks per body position: iteration
-j + 1's chunk of position p is copied when iteration j reaches p, spreading the copies over the
-iteration (the engine's queue is shared with the tile loops' own transfers)."""
+laid out in the order the body reads its parameters, in chunks per body position (the first
+iteration waits for each chunk just before the position that reads it first). Iteration j + 1's
+slot is copied while iteration j runs in pieces of about equal size, one issued at each body
+position: the engine's queue is shared with the tile loops' own transfers, which a piece delays
+only by its own length (one whole weight issued before a layer would hold up that layer's first
+loads for as long as the weight takes)."""
 
 from __future__ import annotations
 
@@ -17,7 +20,7 @@ from Deeploy.ir.graph import Graph
 from Deeploy.ir.region import InputKind, body_inputs
 from Deeploy.memory.fold import Span
 
-__all__ = ["Stream", "stream_candidates"]
+__all__ = ["Stream", "spread", "stream_candidates"]
 
 _ALIGN = 16
 
@@ -34,6 +37,7 @@ class Stream:
     level: str
     offset: int = 0
     chunks: tuple[tuple[int, int, int], ...] = ()   # (body position, start, end): what it reads first
+    pieces: tuple[tuple[int, int, int], ...] = ()   # (body position, start, end): the next iteration's copies
 
     def block(self, graph: Graph) -> np.ndarray:
         """The stored bytes: iteration after iteration, each member at its offset."""
@@ -80,5 +84,13 @@ def stream_candidates(graph: Graph, spans: list[Span], levels: dict[str, str], a
             chunks[-1][2] = slot
         members = tuple(tuple((f[j], off) for f, off in zip(chosen, offsets)) for j in range(span.iterations))
         level = next(levels[t] for f in chosen for t in f if levels[t] != arena_level)
-        streams.append(Stream(span, slot, members, level, chunks=tuple(map(tuple, chunks))))
+        streams.append(Stream(span, slot, members, level, chunks=tuple(map(tuple, chunks)),
+                              pieces=spread(slot, span.body)))
     return streams
+
+
+def spread(slot: int, positions: int) -> tuple[tuple[int, int, int], ...]:
+    """``slot`` bytes cut into about equal pieces at ``_ALIGN`` boundaries, one per body position
+    (positions left without bytes get none): (position, start, end)."""
+    bounds = [min(slot, -(-k * slot // positions // _ALIGN) * _ALIGN) for k in range(positions)] + [slot]
+    return tuple((k, a, b) for k, (a, b) in enumerate(zip(bounds, bounds[1:])) if b > a)

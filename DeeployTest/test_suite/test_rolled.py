@@ -20,6 +20,7 @@ from Deeploy.compiler import compile_graph
 from Deeploy.frontend import assign_input_types, infer_graph, load_onnx
 from Deeploy.memory.fold import region_spans
 from Deeploy.memory.planner import BufferKind, plan_memory
+from Deeploy.memory.stream import spread
 from Deeploy.passes.graph_outputs import copy_shared_outputs
 from Deeploy.passes.loop_rolling import LoopRolling, roll_loops
 from Deeploy.passes.manager import run_passes
@@ -152,6 +153,18 @@ def test_tiled_rolled_is_bit_exact(level, double, capsys):
         assert l2 < 3 * per_iteration, (l2, per_iteration)
         c = (DEEPLOY_TEST / "TEST_SIRACUSA_TILED" / "rolled" / f"{level}{int(double)}" / "network" / "Network.c").read_text()
         assert "deeploy_s0_fetch(i + 1u);" in c and "deeploy_s0_fetch(0u);" in c
+        # the next iteration's parameters come in one piece per body position, of about equal size
+        pieces = [int(v) for v in re.search(r"deeploy_s0_piece\[\] = \{([^}]*)\}", c).group(1).split(",")]
+        assert len(pieces) == 42 and pieces[0] == 0 and pieces[-1] == stream.size // 2, pieces
+        assert max(b - a for a, b in zip(pieces, pieces[1:])) <= pieces[-1] // 41 + 16, pieces
+        assert "deeploy_s0_next(i + 1u, 40u);" in c
+
+
+def test_stream_pieces_cover_the_slot_one_per_position():
+    # 100 B over 3 positions: bounds at 100/3 and 200/3 rounded up to 16 B
+    assert spread(100, 3) == ((0, 0, 48), (1, 48, 80), (2, 80, 100))
+    # fewer 16 B units than positions: positions 1, 3 and 4 issue nothing
+    assert spread(32, 5) == ((0, 0, 16), (2, 16, 32))
 
 
 def _per_iteration_bytes() -> int:
