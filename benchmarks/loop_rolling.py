@@ -152,8 +152,11 @@ def main() -> None:
         print(f"  {verdict(busy > 0 and share >= 0.90)} streamed weights hidden, Decoder{n}: {count} copies, engine busy "
               f"{busy:.0f} cycles, program stalled during {waited:.0f}: {100 * share:.1f}% hidden (target >= 90%; "
               f"after the first iteration's {100 * later:.1f}%)")
+    slot = stream_slot(big["gen"])
+    how = f"parameters streamed, {slot} B per iteration" if slot else \
+        "parameters moved to L3 staged tile by tile (two iterations' worth do not fit L2: not streamed)"
     print(f"  {verdict(big['cycles'] > 0)} BigWeights rolled at the default --l2: ran bit-exact, {big['cycles']} cycles, "
-          f"L2 peak {big['l2']} B, stream slot {stream_slot(big['gen'])} B")
+          f"L2 peak {big['l2']} B; {how}")
 
 
 if __name__ == "__main__":
