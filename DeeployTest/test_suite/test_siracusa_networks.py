@@ -10,8 +10,11 @@ import re
 import shutil
 from pathlib import Path
 
+import numpy as np
+import onnx
 import pytest
 
+from Deeploy.errors import BuildError
 from Deeploy.targets import get_platform
 from Deeploy.targets.siracusa.timing import read_records
 from DeeployTest.testUtils.siracusa_runner import cluster_runner
@@ -22,14 +25,27 @@ pytestmark = pytest.mark.skipif(shutil.which("qemu-system-riscv32") is None or
                                 shutil.which("riscv64-unknown-elf-gcc") is None,
                                 reason="RISC-V toolchain or QEMU missing: run bash toolchain/install.sh")
 
-NETWORKS = network_dirs(DEEPLOY_TEST, "Tests") + [d for d in network_dirs(
+SIRACUSA_PLATFORM = get_platform("Siracusa")
+L2_BYTES = next(m.size for m in SIRACUSA_PLATFORM.memory if m.name == "L2")
+
+
+def _constant_values(test_dir: Path) -> int:
+    """How many constant values the network holds (each takes at least one byte)."""
+    model = onnx.load(test_dir / "network.onnx", load_external_data=False)
+    return sum(int(np.prod(t.dims, dtype=np.int64)) for t in model.graph.initializer)
+
+
+ALL_NETWORKS = network_dirs(DEEPLOY_TEST, "Tests") + [d for d in network_dirs(
     CORPUS, "Kernels/Integer", "Models/miniMobileNetv2", "Models/microLlama/INT8", *FLOAT_CORPUS)
     if str(d.relative_to(CORPUS)) not in REJECTED]
+# untiled, everything lives in L2: networks with more constants than L2 has bytes cannot run and
+# must say so (test_too_large_for_l2_untiled); the tiled runner moves their constants to L3
+TOO_LARGE = [d for d in ALL_NETWORKS if _constant_values(d) > L2_BYTES]
+NETWORKS = [d for d in ALL_NETWORKS if d not in TOO_LARGE]
 # the float corpus: in the default suite on 8 cores (test_float_network_8_cores), on 1 and 8 cores
 # with -m slow
 FLOATS = {d for d in NETWORKS if d.is_relative_to(CORPUS) and str(d.relative_to(CORPUS)).startswith(FLOAT_CORPUS)}
 SIRACUSA = cluster_runner("Siracusa", "TEST_SIRACUSA")
-SIRACUSA_PLATFORM = get_platform("Siracusa")
 
 
 def _id(path: Path) -> str:
@@ -104,3 +120,13 @@ def test_siracusa_network(test_dir, capsys):
     assert c1 >= sum(workers.values()) * timing.base_cpi / 2, (c1, workers)
     if c1 >= ENOUGH_WORK:
         assert c1 / 10 <= c8 < c1, (c1, c8)
+
+
+@pytest.mark.parametrize("test_dir", TOO_LARGE, ids=[_id(p) for p in TOO_LARGE])
+def test_too_large_for_l2_untiled(test_dir, tmp_path):
+    """A network whose constants exceed L2 fails untiled with the linker's error and its remedies
+    (the runner prints it as one line)."""
+    args = argparse.Namespace(test=str(test_dir), verbose=False, skipgen=False, skipsim=False,
+                              gen_dir=str(tmp_path / "gen"), cores=8, profileUntiled=False, timeout=None)
+    with pytest.raises(BuildError, match=r"does not fit L2 .*over by \d+ bytes.*--defaultMemLevel L3"):
+        run_test(args, SIRACUSA, {"cores": 8})
