@@ -7,8 +7,6 @@ on Siracusa with 1 and 8 cores."""
 
 from __future__ import annotations
 
-import argparse
-import shutil
 
 import numpy as np
 import pytest
@@ -17,12 +15,8 @@ from DeeployTest.generators.builder import Net
 from DeeployTest.generators.golden import write_test
 from DeeployTest.generators.linear import _gemm
 from DeeployTest.generators.registry import ints_in, weights
-from DeeployTest.testRunner_generic import GENERIC
-from DeeployTest.testUtils.runner import run_test
-from DeeployTest.testUtils.siracusa_runner import cluster_runner
+from DeeployTest.test_suite.kernel_cases import needs_qemu, run_generic, run_siracusa
 
-SIRACUSA = cluster_runner("Siracusa", "TEST_SIRACUSA")
-_NO_QEMU = shutil.which("qemu-system-riscv32") is None or shutil.which("riscv64-unknown-elf-gcc") is None
 
 # (id, M, K, N, A unsigned, B an unsigned input instead of int8 weights, requantised)
 CASES = [
@@ -68,23 +62,11 @@ def case_dir(request, tmp_path):
     return folder
 
 
-def _check(code: int, out: str) -> None:
-    assert code == 0, out
-    assert "Errors: 0 out of" in out, out
-
-
 def test_generic(case_dir, capsys):
-    args = argparse.Namespace(test=str(case_dir), verbose=False, skipgen=False, skipsim=False,
-                              gen_dir=str(case_dir / "generic"))
-    code = run_test(args, GENERIC)
-    _check(code, capsys.readouterr().out)
+    run_generic(case_dir, capsys)
 
 
-@pytest.mark.skipif(_NO_QEMU, reason="RISC-V toolchain or QEMU missing: run bash toolchain/install.sh")
+@needs_qemu
 @pytest.mark.parametrize("cores", [1, 8])
 def test_siracusa(case_dir, cores, capsys):
-    args = argparse.Namespace(test=str(case_dir), verbose=False, skipgen=False, skipsim=False,
-                              gen_dir=str(case_dir / f"siracusa{cores}"), cores=cores, profileUntiled=False,
-                              timeout=None)
-    code = run_test(args, SIRACUSA, {"cores": cores})
-    _check(code, capsys.readouterr().out)
+    run_siracusa(case_dir, cores, capsys)
