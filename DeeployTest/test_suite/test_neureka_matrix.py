@@ -9,7 +9,8 @@
   buffered) and 5000 (double buffered), the one-token microLlama32 at 10000;
 * every network the tiled Siracusa suite runs (``test_siracusa_tiled.NETWORKS``) with the NPU
   at --l1 64000 and 16000, data in L2 and L3 (``run_tiled``: networks whose data cannot fit
-  --l2 must be refused and then run from L3).
+  --l2 must be refused and then run from L3), without and with the weight memory
+  (``--neureka-wmem``).
 
 A representative subset runs by default; the whole matrix with
 
@@ -76,3 +77,11 @@ def test_npu_network_from_l3(test_dir, l1, db, capsys):
     for d in NETWORKS for c in NETWORK_CONFIGS])
 def test_tiled_network_with_npu(test_dir, config, capsys):
     run_tiled(test_dir, *config, capsys, platform=PLATFORM)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("test_dir,config", [
+    pytest.param(d, c, id=f"{_id(d)}-{c[0]}-{c[1]}-{'db' if c[2] else 'sb'}")
+    for d in NETWORKS for c in NETWORK_CONFIGS])
+def test_tiled_network_with_npu_and_weight_memory(test_dir, config, capsys):
+    run_tiled(test_dir, *config, capsys, platform=PLATFORM, platform_options={"neureka_wmem": True})

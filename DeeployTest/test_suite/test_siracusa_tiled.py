@@ -89,15 +89,16 @@ def expected_l2_bytes(test_dir: Path, level: str) -> int:
 
 
 def _run_tiled(test_dir, l1: int, level: str, db: bool, capsys, cores: int, profile: bool,
-               platform: str = "Siracusa") -> str:
-    name = f"l1_{l1}_{level}_{'db' if db else 'sb'}"
+               platform: str = "Siracusa", platform_options: dict | None = None) -> str:
+    name = f"l1_{l1}_{level}_{'db' if db else 'sb'}" + "".join(f"_{k}" for k in sorted(platform_options or {}))
     folder = f"TEST_{platform.upper()}_TILED"
     gen = DEEPLOY_TEST / folder / name / _id(test_dir)
     args = argparse.Namespace(test=str(test_dir), verbose=False, skipgen=False, skipsim=False, gen_dir=str(gen),
                               cores=cores, l1=l1, l2=TilingOptions.l2, defaultMemLevel=level, doublebuffer=db,
                               profileTiling=profile, plotMemAlloc=False, timeout=None)
     runner = TILED if platform == "Siracusa" else cluster_runner(platform, folder)
-    code = run_test(args, runner, {"cores": cores, "tiling": TilingOptions(l1, TilingOptions.l2, level, db)})
+    options = {"cores": cores, "tiling": TilingOptions(l1, TilingOptions.l2, level, db)}
+    code = run_test(args, runner, options | ({"platform_options": platform_options} if platform_options else {}))
     out = capsys.readouterr().out
     assert code == 0, out
     assert "Errors: 0 out of" in out and "Runtime: " in out, out
@@ -112,7 +113,7 @@ def _run_tiled(test_dir, l1: int, level: str, db: bool, capsys, cores: int, prof
 
 
 def run_tiled(test_dir, l1: int, level: str, db: bool, capsys, cores: int = 8, profile: bool = False,
-              platform: str = "Siracusa") -> str:
+              platform: str = "Siracusa", platform_options: dict | None = None) -> str:
     """Run the network tiled (on ``platform``); if its data cannot fit --l2 (decided by
     ``expected_l2_bytes``), the compiler must refuse it with the clear error, and the network
     must then run from L3."""
@@ -120,15 +121,15 @@ def run_tiled(test_dir, l1: int, level: str, db: bool, capsys, cores: int = 8, p
     need = expected_l2_bytes(test_dir, level)
     assert abs(need - l2) > UNDECIDED * l2, f"{test_dir}: needs about {need} B of L2, too close to --l2 {l2} to decide"
     if need <= l2:
-        return _run_tiled(test_dir, l1, level, db, capsys, cores, profile, platform)
+        return _run_tiled(test_dir, l1, level, db, capsys, cores, profile, platform, platform_options)
     with pytest.raises(DeeployError) as refusal:
-        _run_tiled(test_dir, l1, level, db, capsys, cores, profile, platform)
+        _run_tiled(test_dir, l1, level, db, capsys, cores, profile, platform, platform_options)
     message = str(refusal.value)
     assert f"does not fit L2 = {l2} B" in message, message
     if level == "L2":
         assert "--defaultMemLevel L3" in message, message
         assert expected_l2_bytes(test_dir, "L3") < l2 * (1 - UNDECIDED), test_dir
-        return _run_tiled(test_dir, l1, "L3", db, capsys, cores, profile, platform)
+        return _run_tiled(test_dir, l1, "L3", db, capsys, cores, profile, platform, platform_options)
     return message
 
 
