@@ -15,10 +15,10 @@ sum of the buffers live at one layer step, inputs, outputs, constants and tiles 
 
 from __future__ import annotations
 
-import struct
 from dataclasses import dataclass
 from pathlib import Path
 
+from Deeploy.elf import sections
 from Deeploy.manifest import Manifest
 
 __all__ = ["SectionSizes", "section_sizes", "level_peaks", "code_line", "memory_line", "network_library"]
@@ -41,32 +41,16 @@ class SectionSizes:
 
 
 def _elf_sizes(data: bytes) -> SectionSizes:
-    if data[:4] != b"\x7fELF":
-        return SectionSizes()
-    wide, end = data[4] == 2, "<" if data[5] == 1 else ">"
-    if wide:
-        (shoff,) = struct.unpack_from(end + "Q", data, 0x28)
-        shentsize, shnum, shstrndx = struct.unpack_from(end + "HHH", data, 0x3A)
-        header = end + "IIQQQQ"
-    else:
-        (shoff,) = struct.unpack_from(end + "I", data, 0x20)
-        shentsize, shnum, shstrndx = struct.unpack_from(end + "HHH", data, 0x2E)
-        header = end + "IIIIII"
-    sections = [struct.unpack_from(header, data, shoff + k * shentsize) for k in range(shnum)]
-    if not sections:
-        return SectionSizes()
-    strtab = sections[shstrndx][4]
     text = rodata = rwdata = 0
-    for name_at, kind, flags, _addr, _offset, size in sections:
-        name = data[strtab + name_at:data.index(b"\0", strtab + name_at)].decode(errors="replace")
-        if not flags & _ALLOC:
+    for sec in sections(data):
+        if not sec.flags & _ALLOC:
             continue
-        if flags & _EXEC:
-            text += size
-        elif kind == _PROGBITS and "rodata" in name:   # by name: a linker script may make it writable
-            rodata += size
-        elif kind == _PROGBITS and flags & _WRITE and "data" in name:
-            rwdata += size
+        if sec.flags & _EXEC:
+            text += sec.size
+        elif sec.kind == _PROGBITS and "rodata" in sec.name:   # by name: a linker script may make it writable
+            rodata += sec.size
+        elif sec.kind == _PROGBITS and sec.flags & _WRITE and "data" in sec.name:
+            rwdata += sec.size
     return SectionSizes(text, rodata, rwdata)
 
 

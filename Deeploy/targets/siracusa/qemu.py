@@ -16,11 +16,11 @@ defined by the generated linker script and the runtime).
 from __future__ import annotations
 
 import shutil
-import struct
 import subprocess
 from pathlib import Path
 from typing import NamedTuple, Sequence
 
+from Deeploy.elf import symbols as elf_symbols
 from Deeploy.errors import BuildError, DeeployError
 from Deeploy.resources import timing_plugin
 from Deeploy.targets.siracusa.linker import qemu_ram_bytes
@@ -36,26 +36,6 @@ class RunResult(NamedTuple):
     exit_code: int           # the program's exit(n) (QEMU exits with n)
     stdout: str              # the program's output (semihosting)
     records: Path | None     # the timing plugin's record file (None without the plugin)
-
-
-def elf_symbols(elf: str | Path) -> dict[str, int]:
-    """Name -> value of the symbols of a 32-bit little-endian ELF file (no external tools)."""
-    data = Path(elf).read_bytes()
-    if data[:4] != b"\x7fELF" or data[4] != 1 or data[5] != 1:
-        raise DeeployError(f"{elf}: not a 32-bit little-endian ELF file")
-    e_shoff, = struct.unpack_from("<I", data, 0x20)
-    e_shentsize, e_shnum = struct.unpack_from("<HH", data, 0x2E)
-    sections = [struct.unpack_from("<IIIIIIIIII", data, e_shoff + i * e_shentsize) for i in range(e_shnum)]
-    out: dict[str, int] = {}
-    for _name, sh_type, _f, _a, off, size, link, _i, _al, entsize in sections:
-        if sh_type != 2:                                   # SHT_SYMTAB
-            continue
-        str_off = sections[link][4]
-        for k in range(size // (entsize or 16)):
-            st_name, st_value = struct.unpack_from("<II", data, off + k * (entsize or 16))
-            end = data.index(b"\0", str_off + st_name)
-            out[data[str_off + st_name:end].decode()] = st_value
-    return out
 
 
 def elf_regions(elf: str | Path, symbols: dict[str, int] | None = None) -> list[tuple[str, int, int]]:
