@@ -18,7 +18,7 @@ cycles; then the targets, PASS or MISS each:
    streamed copies during such stalls) / (all busy cycles of streamed copies): a stall counts
    against the stream whether the core waits for a streamed chunk or for a tile transfer queued
    behind one. The first iteration's parameters, which nothing precedes, are included (the
-   figure without them, the steady state, is printed too);
+   figure for the copies issued after the first iteration, the steady state, is printed too);
 5. ``BigWeights`` (2.5 MiB of int8 weights) runs rolled at the default ``--l2`` (parameters moved
    to L3 and streamed).
 
@@ -73,9 +73,10 @@ def _overlap(a: float, b: float, spans: list[tuple[float, float]]) -> float:
 
 def hidden_stream(gen: Path) -> tuple[float, float, int, float, float]:
     """(busy cycles of streamed copies, of which the program stalled on, number of copies, and the
-    first two without the first iteration's copies)."""
-    first = re.search(r"deeploy_s0_chunk\[\] = \{([^}]*)\}", (gen / "network" / "Network.c").read_text())
-    first = len(first.group(1).split(",")) - 1 if first else 0   # fetch(0) issues them before any other
+    first two for the copies issued after the first iteration)."""
+    c = (gen / "network" / "Network.c").read_text()
+    tables = [re.search(rf"deeploy_s0_{t}\[\] = \{{([^}}]*)\}}", c) for t in ("first_at", "piece")]
+    first = sum(len(t.group(1).split(",")) - 1 for t in tables if t)   # the copies the first iteration issues
     profile = json.loads((gen / "profile.json").read_text())
     events = json.loads((gen / "trace.json").read_text())["traceEvents"]
     tiles = sorted((t["start"], t["start"] + t["load"] + t["kernel"] + t["store"])
@@ -148,10 +149,10 @@ def main() -> None:
               f"parameters + {activations} B activations = {bound} B")
         busy, waited, count, later_busy, later_waited = hidden_stream(r["gen"])
         share = 1 - waited / busy if busy else 0.0
-        later = 1 - later_waited / later_busy if later_busy else 0.0
+        later = f"{100 * (1 - later_waited / later_busy):.1f}%" if later_busy else "none"
         print(f"  {verdict(busy > 0 and share >= 0.90)} streamed weights hidden, Decoder{n}: {count} copies, engine busy "
               f"{busy:.0f} cycles, program stalled during {waited:.0f}: {100 * share:.1f}% hidden (target >= 90%; "
-              f"after the first iteration's {100 * later:.1f}%)")
+              f"copies issued after the first iteration: {later})")
     slot = stream_slot(big["gen"])
     how = f"parameters streamed, {slot} B per iteration" if slot else \
         "parameters moved to L3 staged tile by tile (two iterations' worth do not fit L2: not streamed)"

@@ -316,11 +316,17 @@ def _sub_spans(span: Span):
 
 def stream_statements(n: int, s, j: str) -> dict[int, list[str]]:
     """Stream ``n``'s statements for iteration ``j`` (a C expression) per body position: the wait
-    for the iteration's parameters, each chunk's wait for the first iteration, the next
-    iteration's pieces."""
+    for the iteration's parameters, the first iteration's copies and waits, the next iteration's
+    pieces."""
     at: dict[int, list[str]] = {0: [f"deeploy_s{n}_fetch({j});"]}
-    for c, (pos, _, _) in enumerate(s.chunks):
-        at.setdefault(pos, []).append(f"deeploy_s{n}_first({j}, {c}u);")
+    ends = [e for _, _, e in s.first]
+    for pos in range(s.span.body):
+        issued = [c for c, (q, _, _) in enumerate(s.first) if q == pos]
+        chunk = [e for q, _, e in s.chunks if q == pos]
+        wait = ends.index(chunk[0]) if chunk else len(s.first)
+        if issued or wait < len(s.first):
+            a, b = (issued[0], issued[-1] + 1) if issued else (0, 0)
+            at.setdefault(pos, []).append(f"deeploy_s{n}_first({j}, {a}u, {b}u, {wait}u);")
     for c, (pos, _, _) in enumerate(s.pieces):
         at.setdefault(pos, []).append(f"deeploy_s{n}_next({j}, {c}u);")
     return at
@@ -329,8 +335,8 @@ def stream_statements(n: int, s, j: str) -> dict[int, list[str]]:
 def stream_code(plan: MemoryPlan, names: BufferNames, engine: str, rolled: RolledNetwork
                 ) -> tuple[list[str], dict[int, str], list[tuple]]:
     """Weight streaming (``memory/stream.py``): per stream its C (``deeploy_s<n>_fetch(j)`` at
-    iteration j's start waits for its parameters, or for the first iteration starts copying its
-    chunks, each awaited before the body position that reads it first (``deeploy_s<n>_first``);
+    iteration j > 0's start waits for its parameters; ``deeploy_s<n>_first`` issues the first
+    iteration's copies of a body position and waits for those the position reads;
     ``deeploy_s<n>_next(j, c)`` starts copying iteration j + 1's piece c into the other slot), those
     statements before the layers of every iteration a rolled body does not run, and the stored
     blocks (ident, bytes, values, level)."""
@@ -339,25 +345,25 @@ def stream_code(plan: MemoryPlan, names: BufferNames, engine: str, rolled: Rolle
         slot0 = f"({names.arena} + {s.offset})"
         src, count, p = f"deeploy_s{n}_src", s.span.iterations, f"deeploy_s{n}"
         blocks.append((src, s.span.iterations * s.slot, s.block(names.graph), s.level))
-        starts = ", ".join(str(a) for _, a, _ in s.chunks) + f", {s.slot}"
+        starts = ", ".join(str(a) for _, a, _ in s.first) + f", {s.slot}"
         pieces = ", ".join(str(a) for _, a, _ in s.pieces) + f", {s.slot}"
+        k = len(s.first)
         defs.append("\n".join([
             f"/* region '{comment_text(s.span.name)}': iteration j's parameters ({s.slot} B) in slot j % 2 of "
             f"{slot0}, copied from {s.level} in {len(s.pieces)} pieces while iteration j - 1 runs */",
-            f"static deeploy_dma_t {p}_pending, {p}_first_chunk[{len(s.chunks)}];",
-            f"static const uint32_t {p}_chunk[] = {{{starts}}};",
+            f"static deeploy_dma_t {p}_pending, {p}_first_copy[{k}];",
+            f"static const uint32_t {p}_first_at[] = {{{starts}}};",
             f"static const uint32_t {p}_piece[] = {{{pieces}}};",
-            f"static void {p}_fetch(uint32_t j) {{   /* the first iteration's chunks are awaited one by one */",
-            f"    if (j > 0) {{",
-            f"        deeploy_dma_wait({engine}, {p}_pending);",
-            f"        return;",
-            f"    }}",
-            f"    for (uint32_t c = 0; c < {len(s.chunks)}u; c++)",
-            f"        {p}_first_chunk[c] = deeploy_dma_copy({engine}, {slot0} + {p}_chunk[c], {src} + {p}_chunk[c],",
-            f"                                              {p}_chunk[c + 1] - {p}_chunk[c]);",
+            f"static void {p}_fetch(uint32_t j) {{",
+            f"    if (j > 0) deeploy_dma_wait({engine}, {p}_pending);",
             "}",
-            f"static void {p}_first(uint32_t j, uint32_t c) {{",
-            f"    if (j == 0) deeploy_dma_wait({engine}, {p}_first_chunk[c]);",
+            f"static void {p}_first(uint32_t j, uint32_t a, uint32_t b, uint32_t w) {{   /* the first iteration: "
+            f"copies a..b-1, then wait for copy w (none: {k}) */",
+            f"    if (j != 0) return;",
+            f"    for (uint32_t c = a; c < b; c++)",
+            f"        {p}_first_copy[c] = deeploy_dma_copy({engine}, {slot0} + {p}_first_at[c], {src} + {p}_first_at[c],",
+            f"                                             {p}_first_at[c + 1] - {p}_first_at[c]);",
+            f"    if (w < {k}u) deeploy_dma_wait({engine}, {p}_first_copy[w]);",
             "}",
             f"static void {p}_next(uint32_t j, uint32_t c) {{",
             f"    if (j + 1 >= {count}u) return;",

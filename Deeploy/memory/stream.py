@@ -3,12 +3,15 @@ other than the arena's (L3) are stored as one block per iteration (``[N, slot]``
 copied into one of two slots of a double buffer in the arena while the previous iteration runs:
 iteration j reads its parameters from slot j % 2, so the arena holds two iterations' parameters,
 not N. The body's layers see them as arena data (``BufferKind.STREAMED`` placements). A slot is
-laid out in the order the body reads its parameters, in chunks per body position (the first
-iteration waits for each chunk just before the position that reads it first). Iteration j + 1's
-slot is copied while iteration j runs in pieces of about equal size, one issued at each body
-position: the engine's queue is shared with the tile loops' own transfers, which a piece delays
-only by its own length (one whole weight issued before a layer would hold up that layer's first
-loads for as long as the weight takes)."""
+laid out in the order the body reads its parameters, in chunks per body position.
+
+The copy engine's queue is shared with the tile loops' own transfers, which a streamed copy ahead
+of them delays by its length, so copies are issued in pieces spread over the body positions:
+- iteration j + 1's slot, while iteration j runs: about equal pieces, one per position;
+- the first iteration's slot, which nothing runs before: at each position the bytes the next
+  position reads first that are not yet on their way, and at least an even share of the slot so
+  far; pieces are cut at the chunk ends, and each position waits for the piece that ends its
+  chunk (a position waits only for its own parameters, not for the whole slot)."""
 
 from __future__ import annotations
 
@@ -20,7 +23,7 @@ from Deeploy.ir.graph import Graph
 from Deeploy.ir.region import InputKind, body_inputs
 from Deeploy.memory.fold import Span
 
-__all__ = ["Stream", "spread", "stream_candidates"]
+__all__ = ["Stream", "first_pieces", "spread", "stream_candidates"]
 
 _ALIGN = 16
 
@@ -38,6 +41,7 @@ class Stream:
     offset: int = 0
     chunks: tuple[tuple[int, int, int], ...] = ()   # (body position, start, end): what it reads first
     pieces: tuple[tuple[int, int, int], ...] = ()   # (body position, start, end): the next iteration's copies
+    first: tuple[tuple[int, int, int], ...] = ()    # (body position, start, end): the first iteration's copies
 
     def block(self, graph: Graph) -> np.ndarray:
         """The stored bytes: iteration after iteration, each member at its offset."""
@@ -84,8 +88,9 @@ def stream_candidates(graph: Graph, spans: list[Span], levels: dict[str, str], a
             chunks[-1][2] = slot
         members = tuple(tuple((f[j], off) for f, off in zip(chosen, offsets)) for j in range(span.iterations))
         level = next(levels[t] for f in chosen for t in f if levels[t] != arena_level)
-        streams.append(Stream(span, slot, members, level, chunks=tuple(map(tuple, chunks)),
-                              pieces=spread(slot, span.body)))
+        chunks = tuple(map(tuple, chunks))
+        streams.append(Stream(span, slot, members, level, chunks=chunks, pieces=spread(slot, span.body),
+                              first=first_pieces(slot, span.body, chunks)))
     return streams
 
 
@@ -94,3 +99,28 @@ def spread(slot: int, positions: int) -> tuple[tuple[int, int, int], ...]:
     (positions left without bytes get none): (position, start, end)."""
     bounds = [min(slot, -(-k * slot // positions // _ALIGN) * _ALIGN) for k in range(positions)] + [slot]
     return tuple((k, a, b) for k, (a, b) in enumerate(zip(bounds, bounds[1:])) if b > a)
+
+
+def first_pieces(slot: int, positions: int, chunks) -> tuple[tuple[int, int, int], ...]:
+    """The first iteration's copies (position, start, end): by position p, ``(p + 1) * rate``
+    bytes issued, where ``rate`` is the least per-position amount that has every position's
+    parameters on their way one position before it reads them (position 0's at position 0), and
+    never less than that; cut at every chunk end (see the module doc)."""
+    ends = {0: 0}
+    for pos, _, end in chunks:
+        ends[pos] = end
+    needed, upto = [], 0
+    for p in range(positions):                   # needed[p]: the bytes positions 0..p read
+        upto = max(upto, ends.get(p, 0))
+        needed.append(upto)
+    due = [max(needed[:2])] + needed[2:] + [slot]     # due[p]: issued by the end of position p
+    rate = max(-(-d // (p + 1)) for p, d in enumerate(due))
+    rate = -(-rate // _ALIGN) * _ALIGN
+    cuts = {end for _, _, end in chunks}
+    out, issued = [], 0
+    for p in range(positions):
+        target = min(slot, max(due[p], (p + 1) * rate))
+        bounds = sorted({issued, target} | {c for c in cuts if issued < c < target})
+        out += [(p, a, b) for a, b in zip(bounds, bounds[1:])]
+        issued = target
+    return tuple(out)

@@ -20,7 +20,7 @@ from Deeploy.compiler import compile_graph
 from Deeploy.frontend import assign_input_types, infer_graph, load_onnx
 from Deeploy.memory.fold import region_spans
 from Deeploy.memory.planner import BufferKind, plan_memory
-from Deeploy.memory.stream import spread
+from Deeploy.memory.stream import first_pieces, spread
 from Deeploy.passes.graph_outputs import copy_shared_outputs
 from Deeploy.passes.loop_rolling import LoopRolling, roll_loops
 from Deeploy.passes.manager import run_passes
@@ -165,6 +165,28 @@ def test_stream_pieces_cover_the_slot_one_per_position():
     assert spread(100, 3) == ((0, 0, 48), (1, 48, 80), (2, 80, 100))
     # fewer 16 B units than positions: positions 1, 3 and 4 issue nothing
     assert spread(32, 5) == ((0, 0, 16), (2, 16, 32))
+
+
+@pytest.mark.parametrize("slot,positions,chunks", [
+    (11392, 41, ((0, 0, 128), (1, 128, 144), (2, 144, 1248), (5, 1248, 1264), (9, 1264, 5000), (20, 5000, 11392))),
+    (96, 3, ((0, 0, 32), (2, 32, 96))),
+    (4096, 2, ((1, 0, 4096),)),
+])
+def test_first_iteration_pieces_arrive_one_position_early_in_small_pieces(slot, positions, chunks):
+    pieces = first_pieces(slot, positions, chunks)
+    bounds = [a for _, a, _ in pieces] + [slot]
+    assert [b for _, _, b in pieces] == bounds[1:] and bounds[0] == 0     # contiguous, the whole slot
+    assert [q for q, _, _ in pieces] == sorted(q for q, _, _ in pieces)   # issued in position order
+    for pos, _, end in chunks:
+        assert end in bounds                                                # a copy ends where a chunk does
+        issued = max(q for q, _, b in pieces if b <= end)
+        assert issued <= max(0, pos - 1), (pos, issued)                     # on its way a position early
+    per_position = {}
+    for q, a, b in pieces:
+        per_position[q] = per_position.get(q, 0) + b - a
+    # no position issues more than the least rate meeting every deadline (one position early), 16 B rounded
+    due = max(-(-end // max(1, pos)) for pos, _, end in chunks)
+    assert max(per_position.values()) <= max(due, -(-slot // positions)) + 16, per_position
 
 
 def _per_iteration_bytes() -> int:
