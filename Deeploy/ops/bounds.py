@@ -12,6 +12,7 @@ import numpy as np
 from Deeploy.errors import OpError
 from Deeploy.ir.dtypes import INT32, INT64, DType
 from Deeploy.ir.graph import Graph, Node, Tensor
+from Deeploy.ops._registry import Trait, get_op
 
 __all__ = ["magnitude", "value_bounds", "sum_type", "accumulator_type", "check_int64", "matmul_bound", "conv_bound",
            "all_integer", "magnitude_by_reference", "output_type_magnitudes", "value_range", "max_abs", "gemm_sum_bound",
@@ -86,19 +87,26 @@ accumulator_type = sum_type
 
 
 def value_range(graph: Graph, name: str) -> tuple[int, int]:
-    """Bounds of the values tensor ``name`` can hold ((0, 0) for an absent optional input)."""
+    """Bounds of the values tensor ``name`` can hold ((0, 0) for an absent optional input): a
+    constant's values; for an integer activation its type's range, narrowed to its producer's
+    proven bound when that is tighter (an int32 sum of two int8 tensors stays within +-256)."""
     t = graph.tensors[name] if name else None
-    if t is not None and not t.is_constant and t.dtype == INT64:
-        bound = _produced_bound(graph, name)   # widened for its producer's bound: the tighter one
+    if t is not None and not t.is_constant and t.dtype is not None and t.dtype.is_integer:
+        bound = _produced_bound(graph, name, _PRODUCER_DEPTH)
         if bound is not None:
             return max(-bound, t.dtype.min), min(bound, t.dtype.max)
     return value_bounds(t)
 
 
-def _produced_bound(graph: Graph, name: str) -> int | None:
-    """The proven bound of the node that writes ``name``, for ops whose output type follows one."""
+_PRODUCER_DEPTH = 16   # producers followed back from one tensor (chains of data movement, sums)
+
+
+def _produced_bound(graph: Graph, name: str, depth: int) -> int | None:
+    """The proven largest |value| of ``name`` from the node that writes it: the GEMM/conv/sum
+    bounds, the op's magnitude rule on its inputs' proven bounds, or a data-movement op's input
+    bound; None when the producer proves nothing tighter than the type."""
     node = next((n for n in graph.nodes if name in n.outputs), None)
-    if node is None:
+    if node is None or depth <= 0:
         return None
     if node.op in ("Gemm", "MatMul"):
         return gemm_sum_bound(node, graph)
@@ -106,7 +114,26 @@ def _produced_bound(graph: Graph, name: str) -> int | None:
         return conv_sum_bound(node, graph)
     if node.op == "ReduceSum":
         return node.params.count * magnitude(graph.tensors[node.inputs[0]])
-    return None
+    op = get_op(node)
+    if op.magnitude is None and not op.has(Trait.DATA_MOVEMENT):
+        return None
+    ins = [graph.tensors[i] if i else None for i in node.inputs]
+    if not all_integer(ins) or node.params is None:
+        return None
+    bounds = [_input_bound(graph, i, depth - 1) for i in node.inputs]
+    if op.magnitude is None:
+        return bounds[0]
+    outs = [graph.tensors[o].dtype for o in node.outputs]
+    return op.magnitude(node.params, bounds, ins, outs)[node.outputs.index(name)]
+
+
+def _input_bound(graph: Graph, name: str, depth: int) -> int:
+    """Largest |value| of an operand: a constant's, else its proven bound within its type."""
+    t = graph.tensors[name] if name else None
+    if t is None or t.is_constant:
+        return magnitude(t)
+    bound = _produced_bound(graph, name, depth)
+    return magnitude(t) if bound is None else min(bound, magnitude(t))
 
 
 def max_abs(graph: Graph, name: str) -> int:

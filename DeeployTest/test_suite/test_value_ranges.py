@@ -1,0 +1,114 @@
+"""Proven value ranges of activations (Deeploy/ops/bounds.py): an int32 tensor computed from
+narrower ones is bounded by its producer (the op's magnitude rule on its inputs' ranges, through
+data movement), so a RequantShift of a sum of two int8 tensors accumulates in int32. The cases put
+the operands at their extremes (-128 + -128, 127 * 127...) with multipliers that bring
+x * mul + add right below 2^31, so an accumulator chosen too narrow would overflow and miss the
+goldens; an int32 graph input, which nothing narrows, keeps the int64 accumulator."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from Deeploy.binding import bind
+from Deeploy.frontend import assign_input_types, infer_graph, load_npz_arrays, load_onnx, map_arrays
+from Deeploy.ops.bounds import value_range
+from Deeploy.passes.manager import run_passes
+from Deeploy.targets import get_platform
+from DeeployTest.generators.builder import Net
+from DeeployTest.generators.golden import write_test
+from DeeployTest.test_suite.kernel_cases import needs_qemu, run_generic, run_siracusa
+
+_SHIFT = 24
+
+
+def _extremes(rng, shape):
+    """int8 values with both ends of the range in every row."""
+    v = rng.integers(-128, 128, size=shape)
+    v[..., 0], v[..., 1] = -128, 127
+    return v
+
+
+def _add_rqs(mul):
+    """A broadcasting Add of two int8 tensors (|sum| <= 256), requantised with ``mul``."""
+    def build(rng):
+        net = Net("RequantShift")
+        a = net.input("input_0", _extremes(rng, (2, 3, 8)))
+        b = net.input("input_1", _extremes(rng, (3, 8)))
+        s = net.node("Add", [a, b], name="sum")
+        net.output(net.rqs(s, mul, -(1 << 20), _SHIFT, name="rqs"))
+        return net
+    return build
+
+
+def _wide_input_rqs(rng):
+    """An int32 graph input: its type's range, so x * mul may exceed int32."""
+    net = Net("RequantShift")
+    x = net.input("input_0", rng.integers(-70000, 70000, size=(3, 8)))
+    net.output(net.rqs(x, 3, 7, 2, name="rqs"))
+    return net
+
+
+def _mul_transpose_rqs(rng):
+    """int8 * int8 (|product| <= 16384) through a Transpose, requantised near 2^31."""
+    net = Net("RequantShift")
+    a = net.input("input_0", _extremes(rng, (4, 6)))
+    b = net.input("input_1", _extremes(rng, (4, 6)))
+    p = net.node("Mul", [a, b], name="prod")
+    t = net.node("Transpose", [p], {"perm": [1, 0]}, name="turn")
+    net.output(net.rqs(t, 130000, 12345, _SHIFT, name="rqs"))
+    return net
+
+
+FITS = 8_300_000          # 256 * mul + 2^20 + 2^24 < 2^31
+CASES = [("add_fits_int32", _add_rqs(FITS), "s32"), ("int32_input_needs_int64", _wide_input_rqs, "s64"),
+         ("mul_transpose_fits_int32", _mul_transpose_rqs, "s32")]
+
+
+@pytest.fixture(params=CASES, ids=[c[0] for c in CASES])
+def case(request, tmp_path):
+    name, build, acc = request.param
+    folder = tmp_path / name
+    write_test(build(np.random.default_rng(5)), folder)
+    return folder, acc
+
+
+def _graph(folder, platform):
+    graph = load_onnx(folder / "network.onnx")
+    npz = folder / "inputs.npz"
+    assign_input_types(graph, map_arrays(npz, load_npz_arrays(npz), graph.inputs, graph, "input"))
+    infer_graph(graph)
+    return run_passes(graph, platform.passes)
+
+
+def test_sum_and_product_ranges(tmp_path):
+    write_test(_add_rqs(FITS)(np.random.default_rng(5)), tmp_path / "add")
+    graph = _graph(tmp_path / "add", get_platform("Generic"))
+    assert value_range(graph, "sum_output_0") == (-256, 256)
+    assert value_range(graph, "input_0") == (-128, 127)
+    write_test(_wide_input_rqs(np.random.default_rng(5)), tmp_path / "wide")
+    graph = _graph(tmp_path / "wide", get_platform("Generic"))
+    assert value_range(graph, "input_0") == (-2**31, 2**31 - 1)
+    write_test(_mul_transpose_rqs(np.random.default_rng(5)), tmp_path / "mul")
+    graph = _graph(tmp_path / "mul", get_platform("Generic"))
+    assert value_range(graph, "prod_output_0") == (-16384, 16384)
+    turned = next(n for n in graph.nodes if n.op == "Transpose").outputs[0]
+    assert value_range(graph, turned) == (-16384, 16384)
+
+
+@pytest.mark.parametrize("platform", ["Generic", "Siracusa"])
+def test_accumulator_follows_the_bound(case, platform):
+    folder, acc = case
+    graph = _graph(folder, get_platform(platform))
+    layers = bind(graph, get_platform(platform), 8)
+    variants = [layer.variant for layer in layers if layer.node.op == "RequantShift"]
+    assert variants and all(v.endswith("_" + acc) for v in variants), variants
+
+
+def test_generic(case, capsys):
+    run_generic(case[0], capsys)
+
+
+@needs_qemu
+def test_siracusa(case, capsys):
+    run_siracusa(case[0], 8, capsys)
