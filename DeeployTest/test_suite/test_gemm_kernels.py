@@ -18,7 +18,9 @@ from DeeployTest.generators.registry import ints_in, weights
 from DeeployTest.test_suite.kernel_cases import needs_qemu, run_generic, run_siracusa
 
 
-# (id, M, K, N, A unsigned, B an unsigned input instead of int8 weights, requantised)
+# (id, M, K, N, A unsigned, B an unsigned input instead of int8 weights, requantised: False, True
+# or the RequantShift's calibration options)
+SATURATE = {"percentile": 60.0}                       # about 20% of the outputs clipped at each bound
 CASES = [
     ("rv_s8_s8", 8, 16, 16, False, False, True),      # assembly path, 2 row x 4 column blocks
     ("rv_u8_s8", 8, 16, 16, True, False, True),       # lbu for A
@@ -28,6 +30,9 @@ CASES = [
     ("narrow_n", 16, 12, 4, False, False, True),      # N < 8: C 4 x 4 blocks
     ("gemv", 1, 32, 20, False, False, True),          # one row: 1 x 4 units over the cores
     ("tiny", 2, 3, 3, True, False, True),             # fewer outputs than cores: 1 x 1 units
+    ("rv_k2", 8, 2, 16, False, False, True),          # K = 2: no loop iteration after the first pair
+    ("rv_clip", 8, 4, 16, False, False, SATURATE),    # the clip's off-range path, both bounds
+    ("rv_clip_u8", 8, 6, 12, True, False, dict(SATURATE, signed=False)),   # uint8 output
     ("plain", 10, 16, 24, False, False, False),       # int32 output: Generic's plain GEMM
     ("plain_u8", 6, 5, 9, True, True, False),
 ]
@@ -47,7 +52,7 @@ def _net(rng, m, k, n, a_unsigned, b_unsigned, requant) -> Net:
          else net.const(weights(rng, (k, n)), "MatMul.weight"))
     y = net.node("MatMul", [a, b])
     if requant:
-        y = net.calib_rqs(y, offset_rng=rng)
+        y = net.calib_rqs(y, offset_rng=rng, **(requant if isinstance(requant, dict) else {}))
     net.output(y)
     return net
 
