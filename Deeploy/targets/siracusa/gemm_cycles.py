@@ -1,35 +1,36 @@
 """Modelled cycles of one GemmRQ call on the cluster (``gemm.inc`` with ``GEMM_REQUANT``) on
 its assembly path, as a formula of the shape and the core count, for cost models.
 
-The path (RV32, int8/uint8 operands, int32 sums, B not transposed, K even, N >= 8, the packed
-panel within 1 KiB: K <= 256) cuts the outputs into 4 x 4 blocks; the cores take contiguous
+The path (RV32, int8/uint8 operands, int32 sums, B not transposed, K even, N >= 8 or N >= 4 with
+K <= 16, the packed panel within 1 KiB: K <= 256) cuts the outputs into 4 x 4 blocks; the cores take contiguous
 shares of the (batch, row block, column block) units; a core packs the 4 rows of A of a row
 block once, when its share enters that row block, and runs that row block's blocks in one
 call. So the slowest core (the one with the most units) costs
 
     FIXED + units * (UNIT + UNIT_PER_K * K) + row_blocks * PANEL_PER_K * K
 
-with row_blocks the row blocks its share touches. UNIT_PER_K is the assembly loop (85
+with row_blocks the row blocks its share touches. UNIT_PER_K is about the assembly loop (85
 instructions and a taken branch per two steps of k, 87 cycles for 32 multiply-accumulates);
-the other constants were measured under the calibrated cycle model (``timing.py``) on 1-core
-runs of 4..16 x 2..256 x 8..64 operands in L1: UNIT (zeroing the sums, the requantised store
-of 16 outputs), PANEL_PER_K (packing 4 values of A) and FIXED (fork, set-up, join).
-Shapes off the path (edges, K odd, N < 8, fewer units than cores) return None."""
+the constants were fitted (least squares on the relative error) to the calibrated cycle model
+(``timing.py``) on 1-core runs of 4..16 x 2..256 x 4..64 operands in L1: UNIT (the sums out of
+the registers, the requantised store of 16 outputs), PANEL_PER_K (packing 4 values of A) and
+FIXED (fork, set-up, join). Shapes off the path (edges, K odd, N < 8 with K > 16, fewer units
+than cores) return None."""
 
 from __future__ import annotations
 
 __all__ = ["FIXED", "UNIT", "UNIT_PER_K", "PANEL_PER_K", "gemm_rq_cycles"]
 
-FIXED = 236.0
-UNIT = 349.0
-UNIT_PER_K = 43.3
-PANEL_PER_K = 22.1
+FIXED = 302.0
+UNIT = 181.0
+UNIT_PER_K = 44.5
+PANEL_PER_K = 20.6
 
 
 def gemm_rq_cycles(batch: int, m: int, n: int, k: int, cores: int) -> float | None:
     """Modelled kernel cycles of GemmRQ on ``batch`` x (m x k @ k x n) int8 operands in L1 on
     ``cores`` cores, or None when the call leaves the 4 x 4 assembly path somewhere."""
-    if m % 4 or n % 4 or n < 8 or k % 2 or not 2 <= k <= 256:
+    if m % 4 or n % 4 or n < (4 if k <= 16 else 8) or k % 2 or not 2 <= k <= 256:
         return None
     row_blocks, col_blocks = batch * m // 4, n // 4
     units = row_blocks * col_blocks
