@@ -189,15 +189,16 @@ def compile_graph(graph: Graph, platform: str, out_dir: str | Path, *, source: s
         summary = write_atomically(Path(out_dir), lambda tmp: _emit(
             tmp, extra_files, graph, layers, plan, target, source, cores, api=api))
         return CompileResult(graph, layers, plan, summary, rolled + notes + list(summary.notes))
+    into = target.stream_into(graph, layers, target) if target.stream_into else None
     plan = plan_memory(graph, [replace(layer, scratch=0, shared_offset=0) for layer in layers],
                        target.level(target.tiling.tiles.source), target.level(tiling.data_level),
-                       stream=bool(target.tiling.stream_engine))
+                       stream=bool(target.tiling.stream_engine), into=into)
     moved = spill_constants(graph, plan, tiling) if any(m.name == "L3" for m in target.memory) else []
     more, staged, staged_moved = (moved if target.tiling.stream_engine and graph.regions else []), plan, list(moved)
     while more:   # moved per-iteration constants of a region are streamed: plan again with their double buffers
         plan = plan_memory(graph, [replace(layer, scratch=0, shared_offset=0) for layer in layers],
                            target.level(target.tiling.tiles.source), target.level(tiling.data_level),
-                           stream=True, levels={name: "L3" for name in moved})
+                           stream=True, levels={name: "L3" for name in moved}, into=into)
         more = spill_constants(graph, plan, tiling)
         moved += more
     if staged is not plan and staging_budget(graph, plan, tiling) < 0 <= staging_budget(graph, staged, tiling):

@@ -12,7 +12,7 @@ from Deeploy.ir.dtypes import DType
 from Deeploy.ir.graph import Graph
 from Deeploy.memory.planner import BufferKind, MemoryPlan
 
-__all__ = ["Buf", "BufferNames"]
+__all__ = ["Buf", "BufferNames", "stream_buffer"]
 
 
 # Constant arrays of the program: constants, and the weights placed in a weight memory.
@@ -49,6 +49,11 @@ class Buf:
         return self.dtype.ctype
 
 
+
+def stream_buffer(level: str) -> str:
+    """The C array holding the streamed double buffers placed in ``level`` (not the arena's)."""
+    return f"deeploy_stream_{level}"
+
 class BufferNames:
     """Assigns unique C identifiers to constants and resolves tensors to pointer expressions;
     ``referenced`` collects the constants whose storage a rendered call or table refers to."""
@@ -81,8 +86,13 @@ class BufferNames:
         elif p.kind == BufferKind.OUTPUT:
             ptr = f"(({ct} *){self.io_prefix}_outputs[{p.index}])"
         else:
-            ptr = f"(({ct} *)({self.arena} + {p.offset}))"
+            ptr = f"(({ct} *)({self.home(p)} + {p.offset}))"
         return Buf(name, ptr, tuple(t.shape), t.dtype)
+
+    def home(self, p) -> str:
+        """The array a planned buffer is an offset into: the arena, or a level's stream buffer."""
+        return stream_buffer(p.level) if p.kind == BufferKind.STREAMED and p.level != self.plan.level.name \
+            else self.arena
 
     def address(self, name: str) -> str:
         """A constant C expression of the address of the tensor's storage (static initialisers)."""
@@ -92,7 +102,7 @@ class BufferNames:
             return self._idents[name]
         if p.kind in (BufferKind.INPUT, BufferKind.OUTPUT):
             return f"{self.io_prefix}_{p.kind.value}_{p.index}"
-        return f"({self.arena} + {p.offset})"
+        return f"({self.home(p)} + {p.offset})"
 
     def scratch(self, node_name: str, within: int = 0) -> str:
         offset = self.plan.scratch_offsets.get(node_name)

@@ -13,7 +13,7 @@ from mako.template import Template
 
 from Deeploy.binding import Layer
 from Deeploy.codegen.api import NetworkApi, io_quantization
-from Deeploy.codegen.buffers import Buf, BufferNames
+from Deeploy.codegen.buffers import Buf, BufferNames, stream_buffer
 from Deeploy.codegen.describe import describe_network, idle_reason
 from Deeploy.codegen.project_files import write_platform_files
 from Deeploy.codegen.rolled import roll_regions, stream_code
@@ -86,10 +86,15 @@ def _tile_context(platform: Platform, tiling) -> dict:
                 tile_level=platform.level(tiles.tiles.level), staging_level=platform.level(tiles.tiles.source))
 
 
-def _arena_levels(plan: MemoryPlan, arena: str, arenas: dict, tiling) -> list[tuple]:
+def _stream_buffers(plan: MemoryPlan, platform: Platform) -> list[tuple]:
+    """(C name, bytes, level) of the streamed double buffers outside the arena's level."""
+    return [(stream_buffer(name), size, platform.level(name)) for name, size in sorted(plan.stream_buffers.items())]
+
+
+def _arena_levels(plan: MemoryPlan, arena: str, arenas: dict, tiling, platform: Platform) -> list[tuple]:
     """Per memory level: (level, total bytes, [(C name, offset, bytes, level)]): the arenas of one
     level packed at 16-byte aligned offsets, as one user-provided arena holds them."""
-    parts = [(arena, max(1, plan.arena_size), plan.level)]
+    parts = [(arena, max(1, plan.arena_size), plan.level)] + _stream_buffers(plan, platform)
     if tiling is not None:
         parts += [(arenas["tile_arena"], max(1, tiling.l1_size), arenas["tile_level"]),
                   (arenas["staging_arena"], max(1, tiling.staging_size), arenas["staging_level"])]
@@ -163,7 +168,8 @@ def emit_project(graph: Graph, layers: list[Layer], plan: MemoryPlan, platform: 
                lower_bound=plan.lower_bound, inputs=inputs, outputs=outputs,
                instances=sorted(instances.values()), calls=calls, api=api,
                rolled=rolled.regions, rolled_skip=rolled.covered, stream_defs=stream_defs, stream_at=stream_at,
-               arena_levels=_arena_levels(plan, arena, arenas, tiling),
+               arena_levels=_arena_levels(plan, arena, arenas, tiling, platform),
+               stream_buffers=_stream_buffers(plan, platform),
                quantization=[io_quantization(graph, b.name, False) for b in inputs]
                + [io_quantization(graph, b.name, True) for b in outputs],
                cmake_platform=platform.cmake_platform, linker_script=platform.linker_script is not None)

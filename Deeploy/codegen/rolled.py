@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from Deeploy.binding import Layer
-from Deeploy.codegen.buffers import Buf, BufferNames
+from Deeploy.codegen.buffers import Buf, BufferNames, stream_buffer
 from Deeploy.codegen.c_text import comment_text
 from Deeploy.codegen.describe import idle_reason
 from Deeploy.ir.graph import Graph
@@ -342,7 +342,7 @@ def stream_code(plan: MemoryPlan, names: BufferNames, engine: str, rolled: Rolle
     blocks (ident, bytes, values, level)."""
     defs, at, blocks = [], {}, []
     for n, s in enumerate(plan.streams):
-        slot0 = f"({names.arena} + {s.offset})"
+        slot0 = f"({stream_buffer(s.into) if s.into else names.arena} + {s.offset})"
         src, count, p = f"deeploy_s{n}_src", s.span.iterations, f"deeploy_s{n}"
         blocks.append((src, s.span.iterations * s.slot, s.block(names.graph), s.level))
         starts = ", ".join(str(a) for _, a, _ in s.first) + f", {s.slot}"

@@ -80,6 +80,17 @@ class MemoryPlan:
     lower_bound: int = 0
     buffers: list[PlannedBuffer] = field(default_factory=list)
     streams: list[Stream] = field(default_factory=list)   # regions' parameters streamed into the arena
+    stream_buffers: dict[str, int] = field(default_factory=dict)   # level -> bytes of its streams' double buffers
+
+
+def _place_stream(plan: MemoryPlan, s: Stream, level: str, offset: int) -> None:
+    """Stream ``s`` with its double buffer at ``offset`` of ``level``'s arena or stream buffer."""
+    plan.streams.append(replace(s, offset=offset))
+    plan.buffers.append(PlannedBuffer(f"{s.span.name}: streamed parameters", BufferKind.STREAMED, level, offset,
+                                      2 * s.slot, s.span.start, s.span.end - 1))
+    for j, members in enumerate(s.members):
+        for name, at in members:
+            plan.placements[name] = Placement(BufferKind.STREAMED, name, level, offset + j % 2 * s.slot + at)
 
 
 def align(n: int, a: int) -> int:
@@ -128,11 +139,13 @@ def peak_live_bytes(intervals: list[Interval]) -> int:
 
 def plan_memory(graph: Graph, layers: list[Layer], level: MemoryLevel,
                 data_level: MemoryLevel | None = None, stream: bool = False,
-                levels: dict[str, str] | None = None) -> MemoryPlan:
+                levels: dict[str, str] | None = None, into: dict | None = None) -> MemoryPlan:
     """Activations and scratch in ``level``'s arena; inputs, outputs and constants in ``data_level``
     (default: ``level``). ``stream``: a rolled region's per-iteration constants outside ``level``
-    are streamed into a double buffer in the arena (``memory/stream.py``). ``levels``: constants
-    placed in another level than ``data_level`` (moved there to fit, ``spill_constants``)."""
+    are streamed into a double buffer in the arena (``memory/stream.py``), or, those ``into``
+    names (tensor -> (level, alignment); None: not streamed), into the stream buffer of that
+    level. ``levels``:
+    constants placed in another level than ``data_level`` (moved there to fit, ``spill_constants``)."""
     data_level = data_level or level
     plan = MemoryPlan(level, data_level)
     roots = alias_roots(graph)
@@ -157,16 +170,18 @@ def plan_memory(graph: Graph, layers: list[Layer], level: MemoryLevel,
                           step_of[layer.node.name], step_of[layer.node.name]) for layer in scratch_layers]
     spans, _ = region_spans(graph)
     streams = stream_candidates(graph, spans, {n: p.level for n, p in plan.placements.items()
-                                               if p.kind == BufferKind.CONSTANT}, level.name) if stream else []
+                                               if p.kind == BufferKind.CONSTANT}, level.name, into) if stream else []
+    elsewhere = [s for s in streams if s.into]
+    streams = [s for s in streams if not s.into]
     doubles = [Interval(f"{s.span.name}: streamed parameters", 2 * s.slot, s.span.start, s.span.end - 1)
                for s in streams]
     offsets, plan.arena_size = _place(graph, tensors, scratches, step_of, level.alignment, doubles)
-    for s, iv, offset in zip(streams, doubles, offsets[len(tensors) + len(scratches):]):
-        plan.streams.append(replace(s, offset=offset))
-        plan.buffers.append(PlannedBuffer(iv.name, BufferKind.STREAMED, level.name, offset, iv.size, iv.first, iv.last))
-        for j, members in enumerate(s.members):
-            for name, at in members:
-                plan.placements[name] = Placement(BufferKind.STREAMED, name, level.name, offset + j % 2 * s.slot + at)
+    for s, offset in zip(streams, offsets[len(tensors) + len(scratches):]):
+        _place_stream(plan, s, level.name, offset)
+    for s in elsewhere:   # one after the other in their level's stream buffer
+        offset = plan.stream_buffers.get(s.into, 0)
+        _place_stream(plan, s, s.into, offset)
+        plan.stream_buffers[s.into] = offset + 2 * s.slot
     plan.lower_bound = peak_live_bytes(tensors + scratches + doubles)
     for iv, offset in zip(tensors, offsets):
         plan.placements[iv.name] = Placement(BufferKind.ACTIVATION, iv.name, level.name, offset=offset)

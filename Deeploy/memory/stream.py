@@ -32,13 +32,14 @@ _ALIGN = 16
 class Stream:
     """Region ``span``'s streamed parameters: iteration j's ``members[j]`` (tensor, offset in the
     slot) stored at ``j * slot`` of one block in ``level``; the double buffer is ``2 * slot``
-    bytes at ``offset`` of the arena."""
+    bytes at ``offset`` of the arena, or of the stream buffer of level ``into``."""
 
     span: Span
     slot: int
     members: tuple[tuple[tuple[str, int], ...], ...]
     level: str
     offset: int = 0
+    into: str = ""      # the level of the double buffer when not the arena's (an engine's weight memory)
     chunks: tuple[tuple[int, int, int], ...] = ()   # (body position, start, end): what it reads first
     pieces: tuple[tuple[int, int, int], ...] = ()   # (body position, start, end): the next iteration's copies
     first: tuple[tuple[int, int, int], ...] = ()    # (body position, start, end): the first iteration's copies
@@ -53,10 +54,14 @@ class Stream:
         return out
 
 
-def stream_candidates(graph: Graph, spans: list[Span], levels: dict[str, str], arena_level: str) -> list[Stream]:
+def stream_candidates(graph: Graph, spans: list[Span], levels: dict[str, str], arena_level: str,
+                      into: dict[str, tuple[str, int] | None] | None = None) -> list[Stream]:
     """The streams of the regions of ``spans``: their per-iteration constants of which some are
     stored outside the arena's level (``levels``: tensor -> level; then all of them are, in one
-    block there) and that only the region reads."""
+    block there) and that only the region reads. Constants ``into`` names (tensor -> (level,
+    alignment)) are streamed into a double buffer of that level instead of the arena's, one
+    stream per region and destination; those it maps to None are not streamed."""
+    into = into or {}
     regions = {r.name: r for r in graph.regions}
     consumers = graph.consumers()
     streams = []
@@ -75,23 +80,33 @@ def stream_candidates(graph: Graph, spans: list[Span], levels: dict[str, str], a
                   if len(set(f)) == len(f) and all(count[t] == 1 for t in f)
                   and any(levels[t] != arena_level for t in f)   # one moved out: all are streamed
                   and len({graph.tensors[t].nbytes for t in f}) == 1 and not set(f) & set(graph.outputs)
-                  and all(n.name in inside for t in f for n in consumers.get(t, []))]
-        if not chosen:
-            continue
-        chosen.sort(key=lambda f: families[f])
-        offsets, slot, chunks = [], 0, []
-        for family in chosen:
-            offsets.append(slot)
-            if not chunks or chunks[-1][0] != families[family]:
-                chunks.append([families[family], slot, slot])
-            slot += -(-graph.tensors[family[0]].nbytes // _ALIGN) * _ALIGN
-            chunks[-1][2] = slot
-        members = tuple(tuple((f[j], off) for f, off in zip(chosen, offsets)) for j in range(span.iterations))
-        level = next(levels[t] for f in chosen for t in f if levels[t] != arena_level)
-        chunks = tuple(map(tuple, chunks))
-        streams.append(Stream(span, slot, members, level, chunks=chunks, pieces=spread(slot, span.body),
-                              first=first_pieces(slot, span.body, chunks)))
+                  and all(n.name in inside for t in f for n in consumers.get(t, []))
+                  and all(into.get(t, ()) is not None for t in f)]
+        groups: dict[tuple[str, int], list] = {}
+        for f in sorted(chosen, key=lambda f: families[f]):
+            where = {into.get(t, ("", _ALIGN)) for t in f}
+            groups.setdefault(where.pop() if len(where) == 1 else ("", _ALIGN), []).append(f)
+        for (dest, alignment), group in groups.items():
+            streams.append(_stream(graph, span, group, families, levels, arena_level, dest, alignment))
     return streams
+
+
+def _stream(graph: Graph, span: Span, chosen: list, families: dict, levels: dict[str, str], arena_level: str,
+            into: str, alignment: int) -> Stream:
+    """The stream of ``chosen`` families (in the order the body reads them) into level ``into``
+    ("": the arena), members aligned to ``alignment`` bytes."""
+    offsets, slot, chunks = [], 0, []
+    for family in chosen:
+        offsets.append(slot)
+        if not chunks or chunks[-1][0] != families[family]:
+            chunks.append([families[family], slot, slot])
+        slot += -(-graph.tensors[family[0]].nbytes // alignment) * alignment
+        chunks[-1][2] = slot
+    members = tuple(tuple((f[j], off) for f, off in zip(chosen, offsets)) for j in range(span.iterations))
+    level = next(levels[t] for f in chosen for t in f if levels[t] != arena_level)
+    chunks = tuple(map(tuple, chunks))
+    return Stream(span, slot, members, level, into=into, chunks=chunks, pieces=spread(slot, span.body),
+                  first=first_pieces(slot, span.body, chunks))
 
 
 def spread(slot: int, positions: int) -> tuple[tuple[int, int, int], ...]:

@@ -117,6 +117,10 @@ class Platform:
     # decides which constants live in a weight memory once the memory plan exists, changing the
     # plan; (graph, layers, plan, platform, tiling options or None, cores, log) -> notes
     place_weights: Callable[..., list[str]] | None = None
+    # where a rolled region's per-iteration constants go when they are streamed (stored in another
+    # level than the arena's): (graph, layers, platform) -> {tensor: (level, alignment) of the
+    # double buffer, or None: not streamed}; the rest stream into the arena
+    stream_into: Callable[..., dict] | None = None
 
     @property
     def kernel_dirs(self) -> tuple[Path, ...]:

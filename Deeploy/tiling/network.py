@@ -145,8 +145,10 @@ def _misfit_error(misfits: list[TilingError]) -> TilingError:
 
 
 def _resident(plan: MemoryPlan) -> frozenset[str]:
-    """Tensors an engine reads in place where they live (a weight memory's contents)."""
-    return frozenset(n for n, p in plan.placements.items() if p.kind == BufferKind.WEIGHT)
+    """Tensors an engine reads in place where they live (a weight memory's contents, preloaded or
+    streamed into it)."""
+    return frozenset(n for n, p in plan.placements.items() if p.kind == BufferKind.WEIGHT
+                     or p.kind == BufferKind.STREAMED and p.level != plan.level.name)
 
 
 def _check_resident(spec: LayerSpec, resident: frozenset[str]) -> LayerSpec:
@@ -162,6 +164,19 @@ def _check_resident(spec: LayerSpec, resident: frozenset[str]) -> LayerSpec:
     return replace(spec, operands=tuple(kept)) if len(kept) != len(spec.operands) else spec
 
 
+def with_kernel_cycles(spec: LayerSpec, node, graph: Graph, params: TilingParams) -> LayerSpec:
+    """``spec`` with the tile cycles of its kernel's formula when the platform has one for the
+    layer's op (``TilingParams.kernel_cycles``)."""
+    if spec.zero_copy or spec.tile_cycles is not None:
+        return spec
+    for op, model in params.kernel_cycles:
+        if op == spec.op:
+            cycles = model(node, graph, params.cores)
+            if cycles is not None:
+                return replace(spec, tile_cycles=cycles)
+    return spec
+
+
 def schedule_one(layer: Layer, graph: Graph, plan: MemoryPlan, options: TilingOptions, platform: PlatformTiling,
                  cores: int, budget: int, resident: frozenset[str]) -> TileSchedule | None:
     """The schedule of one layer (None: a zero-copy view): L1 tiles, inside L2 tiles when an
@@ -169,6 +184,7 @@ def schedule_one(layer: Layer, graph: Graph, plan: MemoryPlan, options: TilingOp
     place. TilingError when it does not fit."""
     l1_params = options.l1_params(platform, cores)
     spec = with_tile_scratch(layer_spec(layer.node, graph, RuleContext(layer.scratch)), layer, graph, cores, l1_params)
+    spec = with_kernel_cycles(spec, layer.node, graph, l1_params)
     if spec.zero_copy:
         return None
     mine = resident & {o.tensor for o in spec.operands}

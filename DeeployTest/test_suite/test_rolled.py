@@ -242,3 +242,25 @@ def test_weights_moved_to_l3_to_fit_are_streamed(capsys):
     c = (gen / "network" / "Network.c").read_text()
     assert "deeploy_s0_fetch(i + 0u);" in c and "8 iterations of 41 layers run as one loop" in out
     assert int(re.search(r"L2 (\d+) B", out).group(1)) <= 360000, out
+
+
+@TOOLCHAIN
+def test_npu_weights_streamed_into_the_weight_memory(capsys):
+    """Parameters in L3 and a weight memory too small for every iteration's NPU weights but not
+    for two: those are streamed into a double buffer there, the jobs read it through the weight port."""
+    runner = cluster_runner("Siracusa_w_neureka", "TEST_SIRACUSA_W_NEUREKA_TILED")
+    gen = DEEPLOY_TEST / runner.gen_root / "rolled_wmem_stream"
+    options = {"cores": 8, "tiling": TilingOptions(l1=64000, default_level="L3"), "loop_rolling": AUTO,
+               "platform_options": {"neureka_wmem": True, "wmem_size": 256 * 1024}}
+    out = _runs(runner, LLAMA, gen, options, capsys)
+    graph, _ = _lowered("Siracusa_w_neureka")
+    blobs = {n.inputs[1] for n in graph.nodes if n.op == "NeurekaConv"}
+    per_iteration = sum(graph.tensors[b.tensors[0]].nbytes for b in body_inputs(graph, graph.regions[0])
+                        if b.kind == InputKind.PER_ITERATION and b.tensors[0] in blobs)
+    assert 8 * per_iteration > 256 * 1024 >= 2 * per_iteration   # all do not fit, two iterations' worth do
+    manifest = read_manifest(gen / "network")
+    (stream,) = [b for b in manifest.buffers if b.kind == "streamed" and b.level == "WMEM"]
+    assert stream.size == 2 * per_iteration, (stream.size, per_iteration)
+    assert f"WMEM {stream.size} B" in out and "streamed into it" in out, out
+    c = (gen / "network" / "Network.c").read_text()
+    assert "deeploy_stream_WMEM[" in c and "DEEPLOY_WMEM_CONST" not in c.split("/* ---- kernels ---- */")[0]

@@ -40,6 +40,10 @@ static uint8_t ${arena}[${max(1, arena_size)}] ${level.data_attr} __attribute__(
 static uint8_t ${tile_arena}[${max(1, l1_size)}] ${tile_level.data_attr} __attribute__((aligned(16)));
 static uint8_t ${staging_arena}[${max(1, staging_size)}] ${staging_level.data_attr} __attribute__((aligned(16)));
 % endif
+% for ident, size, lvl in stream_buffers:
+/* ---- parameters of rolled regions streamed into ${lvl.name}: two iterations' worth ---- */
+static uint8_t ${ident}[${size}] ${lvl.data_attr} __attribute__((aligned(32)));
+% endfor
 #endif
 
 % for k, b in enumerate(inputs):

@@ -14,7 +14,8 @@ L1    ``.l1_bss``, then the stacks: hart 0 (fabric controller and cluster core 0
       per worker hart 1..max_harts-1
 L3    ``.l3_rodata``, ``.l3_bss``
 X     any other level (e.g. an NPU weight memory ``WMEM``): ``.<x>_rodata`` (``x`` the name in
-      lower case), constants loaded with the program like the rest (its own PT_LOAD segment)
+      lower case), constants loaded with the program like the rest (its own PT_LOAD segment),
+      then ``.<x>_bss`` (NOLOAD: buffers written before they are read, never cleared)
 ====  ===========================================================================================
 
 Every region starts on its own 256 MiB slot (L2 at 0x80000000, then the other levels in the
@@ -154,6 +155,9 @@ def linker_script(levels: Sequence, *, max_harts: int = MAX_HARTS, main_stack: i
     in_extra = "".join(f"""
   .{n.lower()}_rodata : ALIGN(32) {{
     *(.{n.lower()}_rodata .{n.lower()}_rodata.*)
+  }} > {n} :{n.lower()}
+  .{n.lower()}_bss (NOLOAD) : ALIGN(32) {{
+    *(.{n.lower()}_bss .{n.lower()}_bss.*)
   }} > {n} :{n.lower()}
 """ for n in extra)
 

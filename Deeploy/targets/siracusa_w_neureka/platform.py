@@ -14,7 +14,7 @@ from Deeploy.targets.siracusa.platform import SIRACUSA, SIRACUSA_PASSES
 from Deeploy.targets.siracusa_w_neureka.assign import assign_engines, make_assign_engines
 from Deeploy.targets.siracusa_w_neureka.bindings import NEUREKA_BINDINGS
 from Deeploy.targets.siracusa_w_neureka.params import WEIGHT_MEMORY
-from Deeploy.targets.siracusa_w_neureka.wmem import WMEM, place_weights
+from Deeploy.targets.siracusa_w_neureka.wmem import WMEM, place_weights, stream_into_wmem
 
 __all__ = ["PLATFORM", "NPU_ENGINE", "WMEM_LEVEL", "WMEM_DEFAULT_SIZE", "configure", "with_wmem_size"]
 
@@ -27,9 +27,11 @@ NPU_ENGINE = Engine("neureka", cores=1, forked=False, runtime="neureka.h", tile_
 
 # The SRAM part of the Neural Memory Subsystem, modelled as a 4 MiB level as the peer does (spec
 # "Weight memory": 8 MiB window at 0x10400000, SRAM at +4 MiB; params.WEIGHT_MEMORY); 32-byte
-# weight words. Its contents are constants (DEEPLOY_WMEM_CONST, neureka.h) loaded with the program.
+# weight words. Its contents are constants (DEEPLOY_WMEM_CONST, neureka.h) loaded with the program,
+# and the double buffers of rolled regions' weights streamed into it (DEEPLOY_WMEM).
 WMEM_DEFAULT_SIZE = WEIGHT_MEMORY.window_bytes - WEIGHT_MEMORY.sram_offset
-WMEM_LEVEL = MemoryLevel(WMEM, WMEM_DEFAULT_SIZE, alignment=WEIGHT_MEMORY.word_bytes, const_attr="DEEPLOY_WMEM_CONST")
+WMEM_LEVEL = MemoryLevel(WMEM, WMEM_DEFAULT_SIZE, alignment=WEIGHT_MEMORY.word_bytes, const_attr="DEEPLOY_WMEM_CONST",
+                        data_attr="DEEPLOY_WMEM")
 
 # Siracusa's passes, then the engine assignment (after the layout pass: it reads channels-last convs).
 NEUREKA_PASSES = (*SIRACUSA_PASSES, assign_engines)
@@ -48,7 +50,8 @@ def configure(no_npu_for: Sequence[str] = (), wmem_size: int = WMEM_DEFAULT_SIZE
                            f"window (MRAM and SRAM); give --wmem-size {WEIGHT_MEMORY.window_bytes} or less")
     memory = tuple(replace(m, size=wmem_size) if m.name == WMEM_LEVEL.name else m for m in PLATFORM.memory)
     return replace(PLATFORM, memory=memory, passes=(*SIRACUSA_PASSES, make_assign_engines(no_npu_for)),
-                   place_weights=place_weights if neureka_wmem else None)
+                   place_weights=place_weights if neureka_wmem else None,
+                   stream_into=stream_into_wmem if neureka_wmem else None)
 
 
 PLATFORM = replace(

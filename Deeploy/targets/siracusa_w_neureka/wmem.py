@@ -8,7 +8,13 @@ through its L1 port, would otherwise need). The blobs placed are the best knapsa
 weight memory's capacity (``Deeploy/memory/knapsack.py``), not the first in graph order. A placed
 blob becomes a ``BufferKind.WEIGHT`` of the weight-memory level (a constant array in its section,
 loaded with the program as the MRAM/SRAM would be preloaded) and its job gets the config bit
-that selects the weight memory (``NpuConvParams.wmem``)."""
+that selects the weight memory (``NpuConvParams.wmem``).
+
+Weights of a rolled region's body stored in L3 are streamed (``memory/stream.py``): when every NPU
+blob fits the weight memory, they are preloaded there instead (not streamed); when they do not
+but two iterations' worth do, they are streamed into a double buffer in the weight memory (the
+next iteration's copied from L3 while this one runs), so the jobs read them through the weight
+port and the blobs preloaded take the rest of it (``stream_into_wmem``)."""
 
 from __future__ import annotations
 
@@ -18,10 +24,11 @@ from typing import Callable
 from Deeploy.binding import Layer
 from Deeploy.errors import TilingError
 from Deeploy.ir.graph import Graph
+from Deeploy.ir.region import InputKind, body_inputs
 from Deeploy.memory.knapsack import Item, choose
 from Deeploy.memory.planner import BufferKind, MemoryPlan, Placement, align
 
-__all__ = ["place_weights", "weight_values"]
+__all__ = ["place_weights", "stream_into_wmem", "weight_values"]
 
 WMEM = "WMEM"
 # A layer that tiles only with its weights in the weight memory: placing them comes first.
@@ -44,6 +51,21 @@ def _layer_cycles(layer: Layer, graph: Graph, plan: MemoryPlan, platform, tiling
     return 0 if sched is None else schedule_cycles(sched)
 
 
+def stream_into_wmem(graph: Graph, layers: list[Layer], platform) -> dict[str, tuple[str, int] | None]:
+    """Where the NPU weights of rolled regions go when streamed (see the module doc): None (not
+    streamed: every blob is preloaded) or the weight memory's double buffer."""
+    level = platform.level(WMEM)
+    blobs = {layer.node.inputs[1] for layer in layers if layer.node.op == "NeurekaConv"}
+    families = [b.tensors for region in graph.regions for b in body_inputs(graph, region)
+                if b.kind == InputKind.PER_ITERATION and set(b.tensors) <= blobs]
+    if sum(align(graph.tensors[w].nbytes, level.alignment) for w in blobs) <= level.size:
+        return {t: None for f in families for t in f}
+    per_iteration = sum(align(graph.tensors[f[0]].nbytes, level.alignment) for f in set(families))
+    if 2 * per_iteration > level.size:
+        return {}
+    return {t: (WMEM, level.alignment) for f in families for t in f}
+
+
 def weight_values(graph: Graph, layers: list[Layer], plan: MemoryPlan, platform, tiling, cores: int
                   ) -> dict[str, tuple[int, int]]:
     """(bytes, modelled cycles saved) of every NPU weight blob in the weight memory."""
@@ -52,7 +74,7 @@ def weight_values(graph: Graph, layers: list[Layer], plan: MemoryPlan, platform,
     values: dict[str, tuple[int, int]] = {}
     budget = staging_budget(graph, plan, tiling) if tiling is not None else 0
     for layer in layers:
-        if layer.node.op != "NeurekaConv":
+        if layer.node.op != "NeurekaConv" or plan.placements[layer.node.inputs[1]].kind == BufferKind.STREAMED:
             continue
         w = layer.node.inputs[1]
         size = align(graph.tensors[w].nbytes, level.alignment)
@@ -75,10 +97,11 @@ def place_weights(graph: Graph, layers: list[Layer], plan: MemoryPlan, platform,
                   log: Callable[[str], None] | None = None) -> list[str]:
     """Places the chosen NPU weight blobs in the weight memory (changes ``plan`` and their jobs);
     returns a note saying what was placed."""
+    streamed = _read_streamed(layers, plan)
     values = weight_values(graph, layers, plan, platform, tiling, cores)
     if not values:
-        return ["--neureka-wmem: no layer runs on the NPU, the weight memory stays empty"]
-    capacity = platform.level(WMEM).size
+        return streamed or ["--neureka-wmem: no layer runs on the NPU, the weight memory stays empty"]
+    capacity = platform.level(WMEM).size - plan.stream_buffers.get(WMEM, 0)
     chosen = set(choose([Item(w, size, value) for w, (size, value) in values.items()], capacity))
     for w, (size, value) in values.items():
         if log:
@@ -94,5 +117,20 @@ def place_weights(graph: Graph, layers: list[Layer], plan: MemoryPlan, platform,
     used = sum(values[w][0] for w in chosen)
     saved = sum(values[w][1] % MUST_PLACE for w in chosen)
     rest = "; the rest are DMA'd per tile" if len(chosen) < len(values) else ""
-    return [f"weight memory: {len(chosen)} of {len(values)} NPU weight blobs placed ({used} of {capacity} B), "
-            f"saving {saved} modelled cycles{rest}"]
+    return streamed + [f"weight memory: {len(chosen)} of {len(values)} NPU weight blobs placed ({used} of {capacity} B), "
+                       f"saving {saved} modelled cycles{rest}"]
+
+
+def _read_streamed(layers: list[Layer], plan: MemoryPlan) -> list[str]:
+    """The jobs of weights streamed into the weight memory read them there; a note saying so."""
+    blobs = [layer for layer in layers if layer.node.op == "NeurekaConv"
+             and plan.placements[layer.node.inputs[1]].kind == BufferKind.STREAMED
+             and plan.placements[layer.node.inputs[1]].level == WMEM]
+    for layer in blobs:
+        layer.node.attrs["wmem"] = 1
+        layer.node.params = replace(layer.node.params, wmem=True)
+    if not blobs:
+        return []
+    size = plan.stream_buffers[WMEM]
+    return [f"weight memory: the weights of {len(blobs)} NPU layers of rolled regions are streamed into it "
+            f"(double buffer {size} B: two iterations' worth, copied from L3 while the previous iteration runs)"]

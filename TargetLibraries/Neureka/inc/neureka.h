@@ -22,6 +22,9 @@
  * the program as the chip's MRAM/SRAM is preloaded; 32-byte weight words. The linker gives the
  * level its region; a job with NEUREKA_CONF_WMEM reads its weights there, through the weight port. */
 #define DEEPLOY_WMEM_CONST __attribute__((section(".wmem_rodata"), aligned(32)))
+/* Buffers in the weight memory (a rolled region's weights streamed into it, two iterations' worth):
+ * written by DMA before the jobs that read them; not loaded with the program. */
+#define DEEPLOY_WMEM __attribute__((section(".wmem_bss"), aligned(32)))
 extern const uint8_t __deeploy_region_WMEM_start[] __attribute__((weak));
 extern const uint8_t __deeploy_region_WMEM_end[] __attribute__((weak));
 

@@ -19,6 +19,8 @@
 extern char __deeploy_region_L1_start[] __attribute__((weak)), __deeploy_region_L1_end[] __attribute__((weak));
 extern char __deeploy_region_L2_start[] __attribute__((weak)), __deeploy_region_L2_end[] __attribute__((weak));
 extern char __deeploy_region_L3_start[] __attribute__((weak)), __deeploy_region_L3_end[] __attribute__((weak));
+/* an NPU's weight memory, on platforms that have one: the L3 engine fills it (streamed weights) */
+extern char __deeploy_region_WMEM_start[] __attribute__((weak)), __deeploy_region_WMEM_end[] __attribute__((weak));
 
 /* Per core and engine: transfers issued, transfers retired by waits (each core only touches
  * its own row). In .bss (L2), not L1: on silicon this state is the DMA's own counters, and L1 is
@@ -86,11 +88,12 @@ static int in_region(uintptr_t lo, uintptr_t hi, const char *start, const char *
   return (uintptr_t)start < (uintptr_t)end && lo >= (uintptr_t)start && hi < (uintptr_t)end;
 }
 
-/* 1 = L1, 2 = L2, 3 = L3 when [lo, hi] lies in one level, else 0 */
+/* 1 = L1, 2 = L2, 3 = L3, 4 = the weight memory when [lo, hi] lies in one level, else 0 */
 static unsigned level_of(uintptr_t lo, uintptr_t hi) {
   if (in_region(lo, hi, __deeploy_region_L1_start, __deeploy_region_L1_end)) return 1;
   if (in_region(lo, hi, __deeploy_region_L2_start, __deeploy_region_L2_end)) return 2;
   if (in_region(lo, hi, __deeploy_region_L3_start, __deeploy_region_L3_end)) return 3;
+  if (in_region(lo, hi, __deeploy_region_WMEM_start, __deeploy_region_WMEM_end)) return 4;
   return 0;
 }
 
@@ -98,12 +101,15 @@ static void dma_check_levels(uint32_t engine, uintptr_t dst, uintptr_t src, uint
   unsigned d = level_of(dst, dst + dst_span - 1), s = level_of(src, src + src_span - 1);
   int has_l3 = (uintptr_t)__deeploy_region_L3_start != (uintptr_t)__deeploy_region_L3_end;
   int ok = engine == DEEPLOY_DMA_CLUSTER ? (d == 1 && s == 2) || (d == 2 && s == 1)
-                                         : has_l3 ? (d == 3 && s == 2) || (d == 2 && s == 3) : d == 2 && s == 2;
+           : d == 4                        ? s == (has_l3 ? 3 : 2)
+           : has_l3                        ? (d == 3 && s == 2) || (d == 2 && s == 3)
+                                           : d == 2 && s == 2;
   if (!ok)
     dma_fatal(engine == DEEPLOY_DMA_CLUSTER
                   ? "cluster DMA copies between L2 and L1: destination in level %u, source in level %u "
                     "(0 = outside one level), core %u"
-                  : "L3 DMA copies between L3 and L2: destination in level %u, source in level %u "
+                  : "L3 DMA copies between L3 and L2 (or into the weight memory, level 4): destination in "
+                    "level %u, source in level %u "
                     "(0 = outside one level), core %u",
               d, s, (unsigned)deeploy_core_id());
 }
