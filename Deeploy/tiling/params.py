@@ -60,6 +60,9 @@ class TilingParams:
                          binding one (same input -> same answer); the wall-clock limit only
                          guards against pathological models. One worker, fixed seed.
     level, source:       names of the tiled level and the level the data lives in (messages).
+    kernel_cycles:       (layer op, model) pairs: ``model(node, graph, cores)`` gives a layer's
+                         ``LayerSpec.tile_cycles`` (its kernel's cycle formula: block sizes,
+                         remainders, per-call cost) or None; layers without one use ops_per_cycle.
     """
 
     capacity: int
@@ -85,6 +88,7 @@ class TilingParams:
     seed: int = 0
     level: str = "L1"
     source: str = "L2"
+    kernel_cycles: tuple = ()
 
     def __post_init__(self):
         if self.buffering not in BUFFERING:

@@ -13,6 +13,7 @@ from Deeploy.targets.siracusa.bindings import SIRACUSA_BINDINGS
 from Deeploy.targets.siracusa.execute import run_program
 from Deeploy.targets.siracusa.linker import l1_reserved_bytes, linker_script
 from Deeploy.targets.siracusa.timing import TimingModel
+from Deeploy.targets.siracusa.gemm_cycles import gemm_tile_model
 from Deeploy.tiling.params import PlatformTiling, TilingParams
 
 __all__ = ["SIRACUSA", "PLATFORM", "SIRACUSA_PASSES", "SIRACUSA_L1", "VIRTUAL_PLATFORM_L1", "L3_STAGING"]
@@ -53,7 +54,11 @@ SIRACUSA_L1 = TilingParams(capacity=64000, alignment=4, dma_bytes_per_cycle=int(
 # about 2000 modelled cycles on the virtual platform beyond the kernel: operand boxes, DMA command
 # set-up, waits and the fork, measured with --profileTiling on microLlama64_parallel's GEMMs
 # ((layer cycles - kernel cycles) / tiles: 2261 at --l1 8000).
-VIRTUAL_PLATFORM_L1 = replace(SIRACUSA_L1, ops_per_cycle=2.5, tile_loop_cycles=2000)
+# The requantised GEMM/MatMul layers' tiles are costed with the GemmRQ kernel's cycle formula
+# (Deeploy/targets/siracusa/gemm_cycles.py: 4 x 4 blocks, remainders, per-call cost).
+VIRTUAL_PLATFORM_L1 = replace(SIRACUSA_L1, ops_per_cycle=2.5, tile_loop_cycles=2000,
+                              kernel_cycles=(("RequantizedMatMul", gemm_tile_model),
+                                             ("RequantizedGemm", gemm_tile_model)))
 
 # L2 tiles of data in L3 (HyperRAM behind the uDMA), with the platform's L3 DMA engine (TimingModel
 # l3_dma_*; spec "Memories and DMA": L3): 1 B/cycle, 14 cycles set-up per transfer, every row its

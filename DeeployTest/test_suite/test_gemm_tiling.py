@@ -1,0 +1,70 @@
+"""The tiler prices Siracusa's requantised GEMM/MatMul tiles with the GemmRQ kernel's cycle
+formula (``TilingParams.kernel_cycles``, Deeploy/targets/siracusa/gemm_cycles.py), so tile
+shapes favour whole 4 x 4 blocks. No simulation: the tiling model only."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+from Deeploy.targets.siracusa.gemm_cycles import GemmTileCycles, gemm_rq_estimate
+from Deeploy.targets.siracusa.platform import VIRTUAL_PLATFORM_L1
+from Deeploy.tiling import evaluate, layer_spec, solve_spec
+from Deeploy.tiling.costs import compute_cycles
+from Deeploy.tiling.network import with_kernel_cycles
+from DeeployTest.test_suite.conftest import CORPUS
+from DeeployTest.test_suite.test_tiling_model import lowered
+
+NET = CORPUS / "Models/microLlama/INT8/microLlama64_parallel"
+
+
+def _gemm_layers(graph):
+    return [n for n in graph.nodes if n.op in ("RequantizedMatMul", "RequantizedGemm")]
+
+
+def test_gemm_layers_cost_the_kernel_formula():
+    """Every int8 GEMM layer of the network gets the formula; the untiled layer costs the
+    formula of its whole shape, a tile of 22 rows as much as one of 24 (the edge rows run as a
+    block row)."""
+    graph = lowered(NET)
+    layers = _gemm_layers(graph)
+    assert layers
+    for node in layers:
+        spec = with_kernel_cycles(layer_spec(node, graph), node, graph, VIRTUAL_PLATFORM_L1)
+        assert isinstance(spec.tile_cycles, GemmTileCycles), node.name
+        full = {d.name: d.size for d in spec.dims}
+        k = spec.tile_cycles.k
+        assert compute_cycles(spec, full, VIRTUAL_PLATFORM_L1) == math.ceil(
+            gemm_rq_estimate(full["B"], full["M"], full["N"], k, VIRTUAL_PLATFORM_L1.cores))
+        rows = {m: spec.tile_cycles({"B": 1, "M": m, "N": 64}) for m in (20, 22, 24)}
+        assert rows[22] == rows[24] > rows[20], (node.name, rows)
+
+
+def test_other_layers_keep_the_ops_model():
+    graph = lowered(NET)
+    node = next(n for n in graph.nodes if n.op == "RequantShift")
+    spec = layer_spec(node, graph)
+    assert with_kernel_cycles(spec, node, graph, VIRTUAL_PLATFORM_L1) is spec
+
+
+def test_formula_keeps_roomy_tiles_and_rounds_tight_ones_to_blocks():
+    """With room the tiles stay those of the ops model (the whole layer, or the batch split L1
+    forces); where L1 forces smaller tiles, the formula's tiles are whole blocks (M and N
+    multiples of 4) and cheaper under the formula than the ops model's choice."""
+    graph = lowered(NET)
+    changed = 0
+    for node in _gemm_layers(graph):
+        plain = layer_spec(node, graph)
+        model = with_kernel_cycles(plain, node, graph, VIRTUAL_PLATFORM_L1)
+        for capacity in (64000, 16000, 8000):
+            params = replace(VIRTUAL_PLATFORM_L1, capacity=capacity, buffering="auto")
+            ops_choice, formula_choice = solve_spec(plain, params), solve_spec(model, params)
+            if capacity == 64000:
+                assert formula_choice.tile_sizes == ops_choice.tile_sizes, node.name
+            tiles = formula_choice.tile_sizes
+            assert tiles["M"] % 4 == 0 or tiles["M"] == plain.dim("M").size, (node.name, tiles)
+            assert tiles["N"] % 4 == 0 or tiles["N"] == plain.dim("N").size, (node.name, tiles)
+            same = evaluate(model, ops_choice.tile_sizes, params, ops_choice.loop_order, ops_choice.double_buffered)
+            assert formula_choice.total_cycles <= same.total_cycles
+            changed += formula_choice.tile_sizes != ops_choice.tile_sizes
+    assert changed > 0
