@@ -1142,7 +1142,7 @@
  *
  * Type macros:
  *   TIN, TOUT: the element types of the node's operands, in order (inputs, then outputs)
- *   TACC: uint32_t when e * levels_m1 <= 2^31 and the row sums fit 32 bits, else int64_t
+ *   TACC: uint32_t when e * levels_m1 < 2^31 and the row sums fit 32 bits, else int64_t
  * Scratch:
  *   shared (the shared argument; Deeploy.targets.generic.bindings.nonlinear._isoftmax_table_bytes):
  *     Shared by the cores: the e(d) table (256 TACC entries, plus alignment slack: the kernel

@@ -60,6 +60,28 @@ static inline uint32_t deeploy_div_recip(uint32_t n, uint32_t d, uint32_t inv) {
     return q;
 }
 
+/* Exact division by a divisor d >= 1 shared by many dividends 0 <= n < 2^31, with one high
+ * multiply and a shift per dividend (no correction step): m = ceil(2^(31+c) / d) with
+ * c = ceil(log2 d) (m < 2^32 since d > 2^(c-1)), and n / d == floor(2n * m / 2^32) >> c.
+ * Exact because, with m*d = 2^(31+c) + r (0 <= r < d <= 2^c), n*m / 2^(31+c) = n/d + n*r / (d * 2^(31+c))
+ * and n*r < 2^31 * 2^c: the excess never reaches the next integer. d > 2^31 gives 0 for every such n. */
+typedef struct {
+    uint32_t m, c;
+} deeploy_divisor_t;
+
+static inline deeploy_divisor_t deeploy_divisor(uint32_t d) {
+    deeploy_divisor_t v = {0, 0};
+    if (d == 0 || d > ((uint32_t)1 << 31))
+        return v;
+    v.c = d > 1 ? 32 - (uint32_t)__builtin_clz(d - 1) : 0;
+    v.m = (uint32_t)((((uint64_t)1 << (31 + v.c)) + d - 1) / d);
+    return v;
+}
+
+static inline uint32_t deeploy_div_exact(uint32_t n, deeploy_divisor_t v) {
+    return (uint32_t)(((uint64_t)(n << 1) * v.m) >> 32) >> v.c;
+}
+
 /* This core's share of `rows` rows of `width` elements: rows [lo, hi), of which row lo is
  * written from column jlo on and row hi-1 up to column jhi (exclusive), the others entirely.
  * The rows of a kernel are walked as

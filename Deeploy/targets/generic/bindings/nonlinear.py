@@ -95,7 +95,7 @@ def _isoftmax_plan(node, graph):
     if tmax >= 2**31 or abs(p.coeff_a) * tmax * tmax + abs(p.coeff_c) >= 2**63:
         return "exp intermediates exceed int64"
     width, levels = p.shape[-1], p.n_levels - 1
-    if emax * levels <= 2**31 and emax * width < 2**32:
+    if emax * levels < 2**31 and emax * width < 2**32:
         return (("TACC", UINT32),)
     if emax * max(levels, width) < 2**63:
         return (("TACC", INT64),)
@@ -218,7 +218,7 @@ _ISOFTMAX_CALL = Signature(
      param("uint32_t lut_size", "${256 if table else 0}", "256 with a table, else 0")),
     setup="""<%! from Deeploy.targets.generic.bindings.nonlinear import isoftmax_uses_table %>\
 <% table = shared != "NULL" and isoftmax_uses_table(x[0].dtype.bits, x[0].size) %>""",
-    types={"TACC": "uint32_t when e * levels_m1 <= 2^31 and the row sums fit 32 bits, else int64_t"})
+    types={"TACC": "uint32_t when e * levels_m1 < 2^31 and the row sums fit 32 bits, else int64_t"})
 
 _ITAMAX_CALL = Signature(
     "ITAMax: base-2 integer softmax over rows of `width` (specs/integer-ops.md).",
