@@ -22,6 +22,9 @@ cycles; then the targets, PASS or MISS each:
 5. ``BigWeights`` (2.5 MiB of int8 weights) runs rolled at the default ``--l2`` (parameters moved
    to L3 and streamed).
 
+Then the corpus microLlama64 on the NPU platform, rolled with data in L3, without and with its NPU
+weights streamed into a weight memory that holds two iterations' worth but not eight.
+
     python benchmarks/loop_rolling.py [--stacks 2,4,8,16]
 
 Each run prints the runner's command so it can be repeated by hand (generated folders under
@@ -40,14 +43,19 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 STACKS = REPO / "DeeployTest" / "Tests" / "Models" / "Stacks"
 RUNNER = REPO / "DeeployTest" / "testRunner_tiled_siracusa.py"
+NPU_RUNNER = REPO / "DeeployTest" / "testRunner_tiled_siracusa_w_neureka.py"
+CORPUS = REPO.parent / "shared" / "corpus" / "Models" / "microLlama" / "INT8"
+WMEM_STREAM = ["--neureka-wmem", "--wmem-size", str(256 * 1024)]   # 8 layers' NPU weights do not fit, 2 do
 OUT = Path("/tmp/deeploy_bench/loop_rolling")
 
 
-def run(network: str, level: str | None, rolled: bool, profile: bool = False) -> dict:
-    """One runner invocation; its figures (and the generated folder)."""
-    gen = OUT / f"{network}_{level or 'default'}_{'rolled' if rolled else 'unrolled'}"
-    cmd = [sys.executable, str(RUNNER), "-t", str(STACKS / network), "--cores=8", "--gen-dir", str(gen)]
-    cmd += ["--l1", "64000"] + (["--defaultMemLevel", level] if level else [])
+def run(network: str, level: str | None, rolled: bool, profile: bool = False, npu: list[str] | None = None) -> dict:
+    """One runner invocation (``npu``: on the NPU platform with these flags); its figures (and the
+    generated folder)."""
+    gen = OUT / f"{network}_{level or 'default'}_{'rolled' if rolled else 'unrolled'}{'_npu' if npu is not None else ''}"
+    test = STACKS / network if npu is None else CORPUS / network
+    cmd = [sys.executable, str(RUNNER if npu is None else NPU_RUNNER), "-t", str(test), "--cores=8", "--gen-dir", str(gen)]
+    cmd += ["--l1", "64000"] + (["--defaultMemLevel", level] if level else []) + (npu or [])
     cmd += ["--loop-rolling"] if rolled else []
     cmd += ["--profileTiling"] if profile else []
     print("$", " ".join(cmd[1:]), flush=True)
@@ -55,7 +63,8 @@ def run(network: str, level: str | None, rolled: bool, profile: bool = False) ->
     if not re.search(r"^Errors: 0 out of", out, re.M):
         sys.exit(f"run failed:\n{out[-3000:]}")
     code = re.search(r"^Code: \.text (\d+) B, \.rodata (\d+) B", out, re.M)
-    return dict(gen=gen, text=int(code.group(1)), rodata=int(code.group(2)),
+    wmem = re.search(r"^Memory: .*?WMEM (\d+) B", out, re.M)
+    return dict(gen=gen, text=int(code.group(1)), rodata=int(code.group(2)), wmem=int(wmem.group(1)) if wmem else 0,
                 l2=int(re.search(r"^Memory: .*?L2 (\d+) B", out, re.M).group(1)),
                 arena=int(re.search(r"arena (\d+) B", out).group(1)),
                 cycles=int(re.search(r"^Runtime: (\d+) cycles", out, re.M).group(1)))
@@ -75,8 +84,8 @@ def hidden_stream(gen: Path) -> tuple[float, float, int, float, float]:
     """(busy cycles of streamed copies, of which the program stalled on, number of copies, and the
     first two for the copies issued after the first iteration)."""
     c = (gen / "network" / "Network.c").read_text()
-    tables = [re.search(rf"deeploy_s0_{t}\[\] = \{{([^}}]*)\}}", c) for t in ("first_at", "piece")]
-    first = sum(len(t.group(1).split(",")) - 1 for t in tables if t)   # the copies the first iteration issues
+    tables = re.findall(r"deeploy_s\d+_(?:first_at|piece)\[\] = \{([^}]*)\}", c)
+    first = sum(len(t.split(",")) - 1 for t in tables)   # the copies the first iteration issues
     profile = json.loads((gen / "profile.json").read_text())
     events = json.loads((gen / "trace.json").read_text())["traceEvents"]
     tiles = sorted((t["start"], t["start"] + t["load"] + t["kernel"] + t["store"])
@@ -120,6 +129,8 @@ def main() -> None:
             for rolled in (False, True):
                 res[n, level, rolled] = run(f"Decoder{n}", level, rolled, profile=rolled and level == "L3")
     big = run("BigWeights", None, True)
+    npu = {flags: run("microLlama64", "L3", True, profile=bool(flags), npu=list(flags))
+           for flags in ((), tuple(WMEM_STREAM))}
 
     print("\nTiled Siracusa, 8 cores, --l1 64000 (modelled cycles; bytes):")
     print(f"{'stack':8s} {'data':4s} {'.text unr':>10s} {'.text rol':>10s} {'.rodata unr':>11s} {'.rodata rol':>11s} "
@@ -158,6 +169,15 @@ def main() -> None:
         "parameters moved to L3 staged tile by tile (two iterations' worth do not fit L2: not streamed)"
     print(f"  {verdict(big['cycles'] > 0)} BigWeights rolled at the default --l2: ran bit-exact, {big['cycles']} cycles, "
           f"L2 peak {big['l2']} B; {how}")
+    plain, streamed = npu[()], npu[tuple(WMEM_STREAM)]
+    busy, waited, count, _, _ = hidden_stream(streamed["gen"])
+    wmem_slot = int(re.search(r"iteration j's parameters \((\d+) B\) in slot j % 2 of \(deeploy_stream_WMEM",
+                              (streamed["gen"] / "network" / "Network.c").read_text()).group(1))
+    print(f"\nNPU, microLlama64 rolled, data in L3 ({' '.join(WMEM_STREAM)}: NPU weights streamed into the weight memory):")
+    print(f"  without the weight memory: {plain['cycles']} cycles, L2 peak {plain['l2']} B")
+    print(f"  streamed into it: {streamed['cycles']} cycles, L2 peak {streamed['l2']} B, WMEM {streamed['wmem']} B "
+          f"(2 x {wmem_slot} B NPU weights per iteration); {count} streamed copies, "
+          f"{100 * (1 - waited / busy):.1f}% hidden")
 
 
 if __name__ == "__main__":

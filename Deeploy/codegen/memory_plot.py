@@ -62,6 +62,7 @@ KIND_COLOURS: dict[str, str] = {
     "output tile": "#ff9da7",
     "scratch": "#edc948",
     "staging": "#b07aa1",
+    "streamed": "#79706e",        # a rolled region's parameters, two iterations' worth
     "": "#bab0ac",
 }
 EXTRA_COLOURS = ("#ff9da7", "#9c755f", "#a0cbe8", "#8cd17d", "#d37295", "#fabfd2", "#86bcb6", "#d4a6c8")
