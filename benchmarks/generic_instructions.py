@@ -24,11 +24,19 @@ from Deeploy.compiler import compile_graph  # noqa: E402
 from Deeploy.frontend import assign_input_types, load_npz_arrays, load_onnx, map_arrays  # noqa: E402
 from DeeployTest.testUtils.harness import write_harness  # noqa: E402
 
-CASES = [  # (test folder below the corpus, instructions of the peer's generated code)
+CASES = [  # (test folder below the corpus, or the project's below DeeployTest/; the peer's instructions)
     ("Kernels/Integer/MatMul/Regular", 1.55e6),
     ("Kernels/Integer/Conv/Regular_2D_RQ", 9.71e6),
     ("Models/miniMobileNetv2", 4.09e6),
+    # the project's int8 DS-CNN in the shape of the MLPerf Tiny keyword-spotting network, against the
+    # peer's figure for that network
+    ("DeeployTest/Tests/Models/KWS_DSCNN", 70.26e6),
 ]
+
+
+def case_dir(case: str, corpus: Path) -> Path:
+    """The test folder of a case: the project's own, or one of the corpus."""
+    return REPO / case if case.startswith("DeeployTest/") else corpus / case
 COMPILE_CASE = "Models/microLlama/INT8/microLlama128"
 
 
@@ -67,7 +75,7 @@ def main() -> None:
     print(f"{'network':40s} {'RunNetwork instr':>17s} {'peer':>10s} {'ratio':>6s}")
     with tempfile.TemporaryDirectory() as tmp:
         for k, (case, peer) in enumerate(CASES):
-            n = run_network_instructions(corpus / case, Path(tmp) / str(k))
+            n = run_network_instructions(case_dir(case, corpus), Path(tmp) / str(k))
             print(f"{case:40s} {n:17,d} {peer / 1e6:9.2f}M {n / peer:6.2f}")
         for snapshots in (False, True):
             start = time.perf_counter()

@@ -33,7 +33,7 @@ sys.path.insert(0, str(REPO / "benchmarks"))
 
 from DeeployTest.generators.golden import write_test  # noqa: E402
 from DeeployTest.generators.linear import _matmul  # noqa: E402
-from generic_instructions import CASES, run_network_instructions  # noqa: E402
+from generic_instructions import CASES, case_dir, run_network_instructions  # noqa: E402
 
 CORPUS = REPO.parent / "shared" / "corpus"
 RUNNER = REPO / "DeeployTest" / "testRunner_tiled_siracusa.py"
@@ -114,7 +114,7 @@ def host_counts(work: Path) -> None:
     print("\n== Generic host: RunNetwork instructions (callgrind)")
     print(f"{'network':40s} {'instructions':>13s} {'peer':>10s} {'ratio':>6s}")
     for k, (case, peer) in enumerate(CASES):
-        n = run_network_instructions(CORPUS / case, work / f"host{k}")
+        n = run_network_instructions(case_dir(case, CORPUS), work / f"host{k}")
         print(f"{case:40s} {n:13,d} {peer / 1e6:9.2f}M {n / peer:6.2f}")
 
 
