@@ -26,6 +26,7 @@ from Deeploy.passes.graph_outputs import copy_shared_outputs
 from Deeploy.passes.loop_rolling import LoopRolling, roll_loops
 from Deeploy.passes.manager import run_passes
 from Deeploy.passes.region_schedule import schedule_regions, stack_types
+from Deeploy.passes.region_entry import copy_region_entries
 from Deeploy.targets import get_platform
 from Deeploy.tiling.network import (TiledNetwork, TilingOptions, check_level_limits, spill_constants, staging_budget,
                                      tile_network)
@@ -176,6 +177,8 @@ def compile_graph(graph: Graph, platform: str, out_dir: str | Path, *, source: s
     graph = run_passes(graph, (*target.passes, copy_shared_outputs), log)
     graph, rolled = roll_loops(graph, loop_rolling, log)
     graph = stack_types(schedule_regions(graph))   # each region can run as a loop over one body
+    if tiling is not None and target.tiling is not None and tiling.data_level != target.tiling.tiles.source:
+        copy_region_entries(graph, log)   # inputs outside the arena's level: every iteration alike
     if snapshots:
         save_snapshot(graph, snapshots / "middleware.onnx")
     layers = bind(graph, target, cores)

@@ -26,12 +26,14 @@ class Interval:
 
 def alias_roots(graph: Graph) -> dict[str, str]:
     """Tensor -> tensor whose storage it reuses. A view becomes zero-copy unless its output is
-    a graph output (which owns a dedicated buffer) or its input is a constant."""
+    a graph output (which owns a dedicated buffer), its input is a constant, or the node is marked
+    ``materialize`` (a copy into the arena, e.g. a region's entry: ``passes/region_entry.py``)."""
     root: dict[str, str] = {}
     outputs = set(graph.outputs)
     for node in graph.nodes:
         src, dst = node.inputs[0] if node.inputs else "", node.outputs[0]
-        if get_op(node).alias and dst not in outputs and src and not graph.is_constant(src):
+        if get_op(node).alias and dst not in outputs and src and not graph.is_constant(src) \
+                and not node.attrs.get("materialize"):
             root[dst] = root.get(src, src)
     return root
 
