@@ -193,15 +193,22 @@ def compile_graph(graph: Graph, platform: str, out_dir: str | Path, *, source: s
             tmp, extra_files, graph, layers, plan, target, source, cores, api=api))
         return CompileResult(graph, layers, plan, summary, rolled + notes + list(summary.notes))
     into = target.stream_into(graph, layers, target) if target.stream_into else None
-    plan = plan_memory(graph, [replace(layer, scratch=0, shared_offset=0) for layer in layers],
-                       target.level(target.tiling.tiles.source), target.level(tiling.data_level),
-                       stream=bool(target.tiling.stream_engine), into=into)
+
+    def planned(stream: bool, levels: dict[str, str] | None = None) -> MemoryPlan:
+        return plan_memory(graph, [replace(layer, scratch=0, shared_offset=0) for layer in layers],
+                           target.level(target.tiling.tiles.source), target.level(tiling.data_level),
+                           stream=stream, levels=levels, into=into)
+    plan = planned(bool(target.tiling.stream_engine))
+    if plan.streams and staging_budget(graph, plan, tiling) < 0:   # the double buffers do not fit --l2
+        unstreamed = planned(False)
+        if staging_budget(graph, unstreamed, tiling) >= 0:
+            plan = unstreamed
+            rolled = rolled + [f"parameters in L3 staged tile by tile, not streamed: two iterations' worth do "
+                               f"not fit --l2 {tiling.l2}"]
     moved = spill_constants(graph, plan, tiling) if any(m.name == "L3" for m in target.memory) else []
     more, staged, staged_moved = (moved if target.tiling.stream_engine and graph.regions else []), plan, list(moved)
     while more:   # moved per-iteration constants of a region are streamed: plan again with their double buffers
-        plan = plan_memory(graph, [replace(layer, scratch=0, shared_offset=0) for layer in layers],
-                           target.level(target.tiling.tiles.source), target.level(tiling.data_level),
-                           stream=True, levels={name: "L3" for name in moved}, into=into)
+        plan = planned(True, {name: "L3" for name in moved})
         more = spill_constants(graph, plan, tiling)
         moved += more
     if staged is not plan and staging_budget(graph, plan, tiling) < 0 <= staging_budget(graph, staged, tiling):
