@@ -27,8 +27,8 @@ CASES = [
     ("rv_s8_u8", 8, 10, 12, False, True, True),       # lbu for B, a 4-column edge
     ("rv_u8_u8", 12, 6, 8, True, True, True),
     ("odd_k", 9, 7, 19, False, False, True),          # K odd: C blocks, row and column edges
-    ("narrow_n", 16, 12, 4, False, False, True),      # N = 4, K <= 16: one assembly block per row block
-    ("narrow_n_long_k", 16, 24, 4, False, False, True),   # N < 8, K > 16: C 4 x 4 blocks
+    ("narrow_n", 16, 12, 4, False, False, True),      # N = 4: one assembly block per packed panel
+    ("narrow_n_odd_k", 16, 25, 4, False, False, True),    # N < 8, K odd: C 4 x 4 blocks
     ("gemv", 1, 32, 20, False, False, True),          # one row: 1 x 4 units over the cores
     ("tiny", 2, 3, 3, True, False, True),             # fewer outputs than cores: 1 x 1 units
     ("rv_k2", 8, 2, 16, False, False, True),          # K = 2: no loop iteration after the first pair

@@ -1,8 +1,8 @@
 """Modelled cycles of one GemmRQ call on the cluster (``gemm.inc`` with ``GEMM_REQUANT``) on
 its assembly path, as a formula of the shape and the core count, for cost models.
 
-The path (RV32, int8/uint8 operands, int32 sums, B not transposed, K even, N >= 8 or N >= 4 with
-K <= 16, the packed panel within 1 KiB: K <= 256) cuts the outputs into 4 x 4 blocks; the cores take contiguous
+The path (RV32, int8/uint8 operands, int32 sums, B not transposed, K even, N >= 4, the packed
+panel within 1 KiB: K <= 256) cuts the outputs into 4 x 4 blocks; the cores take contiguous
 shares of the (batch, row block, column block) units; a core packs the 4 rows of A of a row
 block once, when its share enters that row block, and runs that row block's blocks in one
 call. So the slowest core (the one with the most units) costs
@@ -14,14 +14,14 @@ instructions and a taken branch per two steps of k, 87 cycles for 32 multiply-ac
 the constants were fitted (least squares on the relative error) to the calibrated cycle model
 (``timing.py``) on 1-core runs of 4..16 x 2..256 x 4..64 operands in L1: UNIT (the sums out of
 the registers, the requantised store of 16 outputs), PANEL_PER_K (packing 4 values of A) and
-FIXED (fork, set-up, join). Shapes off the path (edges, K odd, N < 8 with K > 16, fewer units
-than cores) return None.
+FIXED (fork, set-up, join). Shapes off the path (edges, K odd, N < 4, fewer units than cores)
+return None.
 
 ``gemm_rq_estimate`` extends it to every shape for the tiler (``GemmTileCycles``, the
 ``kernel_cycles`` of Siracusa's tiling parameters): M and N rounded up to whole blocks and K to
 even, and at most one unit per core when there are fewer than cores. Measured on 1 core
 (calibrated model, K = 64, N = 64): 22 rows 294050 cycles against 292465 for 24 (edge rows cost
-about a block row); N = 4, K = 64 on the C blocks 8201 against 9000 estimated (8 cores)."""
+about a block row)."""
 
 from __future__ import annotations
 
@@ -33,10 +33,10 @@ from typing import Mapping
 __all__ = ["FIXED", "UNIT", "UNIT_PER_K", "PANEL_PER_K", "gemm_rq_cycles", "gemm_rq_estimate", "GemmTileCycles",
            "gemm_tile_model"]
 
-FIXED = 302.0
+FIXED = 328.0
 UNIT = 181.0
-UNIT_PER_K = 44.5
-PANEL_PER_K = 20.6
+UNIT_PER_K = 44.6
+PANEL_PER_K = 10.7
 
 
 def _blocks_cycles(batch: int, m: int, n: int, k: int, cores: int) -> float:
@@ -56,7 +56,7 @@ def _blocks_cycles(batch: int, m: int, n: int, k: int, cores: int) -> float:
 def gemm_rq_cycles(batch: int, m: int, n: int, k: int, cores: int) -> float | None:
     """Modelled kernel cycles of GemmRQ on ``batch`` x (m x k @ k x n) int8 operands in L1 on
     ``cores`` cores, or None when the call leaves the 4 x 4 assembly path somewhere."""
-    if m % 4 or n % 4 or n < (4 if k <= 16 else 8) or k % 2 or not 2 <= k <= 256:
+    if m % 4 or n % 4 or n < 4 or k % 2 or not 2 <= k <= 256:
         return None
     if batch * m // 4 * (n // 4) < cores:
         return None
