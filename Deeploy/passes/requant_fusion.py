@@ -5,6 +5,8 @@ registered with ``fuse_slots`` (Conv, Gemm, MatMul, Add, iGELU, iHardswish); and
 
 from __future__ import annotations
 
+import numpy as np
+
 from Deeploy.ir.graph import Graph, Node
 from Deeploy.ops import op_named
 from Deeploy.ops.fused import FUSABLE, fused_name
@@ -14,6 +16,16 @@ from Deeploy.passes._engine import Rule, RuleSet, apply_rules, chain
 __all__ = ["fuse_requant", "REQUANT_FUSION"]
 
 
+def _trailing(shape, out) -> bool:
+    """The operand is a scalar, or the output's trailing dims broadcast over its leading ones
+    (so the fused kernel reads it with a period)."""
+    if int(np.prod(shape, dtype=np.int64)) == 1:
+        return True
+    dims = [1] * (len(out) - len(shape)) + list(shape)
+    k = next((i for i, d in enumerate(dims) if d != 1), len(dims))
+    return dims[k:] == list(out[k:])
+
+
 def _wide_output_feeds_x(graph: Graph, chain: list[Node]) -> str | None:
     op, rqs = chain
     if rqs.inputs[0] != op.outputs[0]:
@@ -21,9 +33,9 @@ def _wide_output_feeds_x(graph: Graph, chain: list[Node]) -> str | None:
     if len(op.outputs) != 1:
         return "the op has several outputs"
     if op.op == "Add":
-        size = graph.tensors[op.outputs[0]].size
-        if any(graph.tensors[i].size not in (1, size) for i in op.inputs):
-            return "a broadcasting Add stays unfused"
+        out = graph.tensors[op.outputs[0]].shape
+        if not all(_trailing(graph.tensors[i].shape, out) for i in op.inputs):
+            return "an Add broadcasting other than over leading axes stays unfused"
     if op.op in ("Gemm", "MatMul"):
         # the fused GEMM indexes mul/add over its flattened (batch, rows, columns) product
         gemm = op.params or op_named(op.op).parse(op, graph)   # made by this pass: not yet inferred

@@ -81,12 +81,15 @@ def test_rules_that_do_not_apply_say_why(tmp_path):
     assert any("add is not zero" in m for m in messages)
 
 
-def test_broadcasting_add_stays_unfused(tmp_path):
+@pytest.mark.parametrize("b_shape, fused", [((1, 4), True), ((3, 1), False)])
+def test_add_broadcasting_over_leading_axes_fuses(tmp_path, b_shape, fused):
+    """(1, 4) onto (3, 4) repeats along the leading axis (the fused kernel reads it with a
+    period); (3, 1) broadcasts along the last axis and stays unfused."""
     r, c = _rqs("s", "y", "rq")
     nodes = [helper.make_node("Add", ["x", "b"], ["s"], name="add"), r]
-    ops = _lower(tmp_path, nodes, [_const("b", RNG.integers(-9, 9, (1, 4)))] + c, [3, 4], [3, 4],
+    ops = _lower(tmp_path, nodes, [_const("b", RNG.integers(-9, 9, b_shape))] + c, [3, 4], [3, 4],
                  RNG.integers(-128, 128, (3, 4)))
-    assert ops == ["Add", "RequantShift"]
+    assert ops == (["RequantizedAdd"] if fused else ["Add", "RequantShift"])
 
 
 NETWORKS = network_dirs(DEEPLOY_TEST, "Tests/Models") + network_dirs(

@@ -38,6 +38,8 @@
  *   outer, channels, inner: the output's view
  *   a_stride: 1: a per element, 0: scalar
  *   b_stride: 1: b per element, 0: scalar
+ *   a_period, b_period: a broadcast operand (the output's trailing dims) repeats every period
+ *     elements; 0: none
  *   mul_per_channel, add_per_channel: 1: per channel, 0: scalar
  *   shift, lo, hi: requantisation shift and output bounds
  *   p0, p1, p2: the op's constants
@@ -45,9 +47,9 @@
 #define DEEPLOY_PROTOTYPE_AddRQ \
     static void KERNEL(const TA *restrict a, const TB *restrict b, const TM *restrict mul, \
                        const TAD *restrict add, TY *restrict y, uint32_t outer, uint32_t channels, \
-                       uint32_t inner, uint32_t a_stride, uint32_t b_stride, \
-                       uint32_t mul_per_channel, uint32_t add_per_channel, uint32_t shift, \
-                       int32_t lo, int32_t hi, int64_t p0, int64_t p1, int64_t p2)
+                       uint32_t inner, uint32_t a_stride, uint32_t b_stride, uint32_t a_period, \
+                       uint32_t b_period, uint32_t mul_per_channel, uint32_t add_per_channel, \
+                       uint32_t shift, int32_t lo, int32_t hi, int64_t p0, int64_t p1, int64_t p2)
 
 /* ConvHWC (conv2d_hwc.inc): 2-D convolution in channels-last layout, one image per call; kernel
  * taps in the padding are skipped.
@@ -200,6 +202,8 @@
  *   outer, channels, inner: the output's view
  *   a_stride: 1: a per element, 0: scalar
  *   b_stride: 1: b per element, 0: scalar
+ *   a_period, b_period: a broadcast operand (the output's trailing dims) repeats every period
+ *     elements; 0: none
  *   mul_per_channel, add_per_channel: 1: per channel, 0: scalar
  *   shift, lo, hi: requantisation shift and output bounds
  *   p0, p1, p2: the op's constants
@@ -207,9 +211,9 @@
 #define DEEPLOY_PROTOTYPE_iGELU_RQ \
     static void KERNEL(const TA *restrict a, const TB *restrict b, const TM *restrict mul, \
                        const TAD *restrict add, TY *restrict y, uint32_t outer, uint32_t channels, \
-                       uint32_t inner, uint32_t a_stride, uint32_t b_stride, \
-                       uint32_t mul_per_channel, uint32_t add_per_channel, uint32_t shift, \
-                       int32_t lo, int32_t hi, int64_t p0, int64_t p1, int64_t p2)
+                       uint32_t inner, uint32_t a_stride, uint32_t b_stride, uint32_t a_period, \
+                       uint32_t b_period, uint32_t mul_per_channel, uint32_t add_per_channel, \
+                       uint32_t shift, int32_t lo, int32_t hi, int64_t p0, int64_t p1, int64_t p2)
 
 /* iHardswish_RQ (ihardswish_rq.inc): iHardswish (p0 = one_over_six, p1 = three, p2 = six): v = x *
  * (clip(x + three, 0, six) * one_over_six). Then y = clip((v * mul + add + 2^(shift-1)) >> shift,
@@ -228,6 +232,8 @@
  *   outer, channels, inner: the output's view
  *   a_stride: 1: a per element, 0: scalar
  *   b_stride: 1: b per element, 0: scalar
+ *   a_period, b_period: a broadcast operand (the output's trailing dims) repeats every period
+ *     elements; 0: none
  *   mul_per_channel, add_per_channel: 1: per channel, 0: scalar
  *   shift, lo, hi: requantisation shift and output bounds
  *   p0, p1, p2: the op's constants
@@ -235,8 +241,8 @@
 #define DEEPLOY_PROTOTYPE_iHardswish_RQ \
     static void KERNEL(const TA *restrict a, const TB *restrict b, const TM *restrict mul, \
                        const TAD *restrict add, TY *restrict y, uint32_t outer, uint32_t channels, \
-                       uint32_t inner, uint32_t a_stride, uint32_t b_stride, \
-                       uint32_t mul_per_channel, uint32_t add_per_channel, uint32_t shift, \
-                       int32_t lo, int32_t hi, int64_t p0, int64_t p1, int64_t p2)
+                       uint32_t inner, uint32_t a_stride, uint32_t b_stride, uint32_t a_period, \
+                       uint32_t b_period, uint32_t mul_per_channel, uint32_t add_per_channel, \
+                       uint32_t shift, int32_t lo, int32_t hi, int64_t p0, int64_t p1, int64_t p2)
 
 #endif /* DEEPLOY_KERNELS_PULPOPEN_H */

@@ -1,0 +1,77 @@
+"""An Add broadcasting over leading axes fuses with its RequantShift on Siracusa (the fused
+kernel reads the smaller operand with a period: eltwise_rq.inc), scalar requantisation runs as
+one row split over the cores, per-channel requantisation by rows or within rows; an Add
+broadcasting along a middle axis stays unfused. Operands at the int8 extremes; outputs must match
+the reference interpreter's goldens bit-exactly on Generic and on Siracusa with 1 and 8 cores."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from Deeploy.binding import bind
+from Deeploy.frontend import assign_input_types, infer_graph, load_npz_arrays, load_onnx, map_arrays
+from Deeploy.passes.manager import run_passes
+from Deeploy.targets import get_platform
+from DeeployTest.generators.builder import Net
+from DeeployTest.generators.golden import write_test
+from DeeployTest.test_suite.kernel_cases import needs_qemu, run_generic, run_siracusa
+
+
+def _extremes(rng, shape):
+    v = rng.integers(-128, 128, size=shape)
+    v.flat[0], v.flat[-1] = -128, 127
+    return v
+
+
+def _add_rq(a_shape, b_shape, mul=65536, shift=16, channels=None):
+    """Add(a, b) -> RequantShift; ``channels``: a per-channel multiplier of that shape."""
+    def build(rng):
+        net = Net("Add")
+        a = net.input("input_0", _extremes(rng, a_shape))
+        b = net.input("input_1", _extremes(rng, b_shape))
+        s = net.node("Add", [a, b], name="sum")
+        m = mul if channels is None else rng.integers(mul // 2, mul, size=channels)
+        net.output(net.rqs(s, m, 3, shift, name="rqs"))
+        return net
+    return build
+
+
+CASES = [  # name, build, fused on Siracusa
+    ("trailing_b_scalar_rq", _add_rq((2, 3, 8), (3, 8)), True),           # period 24 across core spans
+    ("trailing_a_scalar_rq", _add_rq((5, 7), (3, 5, 7), 3000, 9), True),  # the first operand repeats
+    ("trailing_b_channels_in_rows", _add_rq((2, 3, 8), (8,), channels=(1, 3, 1)), True),   # 6 rows < 8 cores
+    ("trailing_b_channels_by_row", _add_rq((4, 4, 16), (16,), channels=(1, 4, 1)), True),  # 16 rows
+    ("middle_broadcast_unfused", _add_rq((3, 4, 8), (3, 1, 8)), False),
+]
+
+
+@pytest.fixture(params=CASES, ids=[c[0] for c in CASES])
+def case(request, tmp_path):
+    name, build, fused = request.param
+    folder = tmp_path / name
+    write_test(build(np.random.default_rng(7)), folder)
+    return folder, fused
+
+
+def test_fused_when_the_operand_repeats(case):
+    folder, fused = case
+    platform = get_platform("Siracusa")
+    graph = load_onnx(folder / "network.onnx")
+    npz = folder / "inputs.npz"
+    assign_input_types(graph, map_arrays(npz, load_npz_arrays(npz), graph.inputs, graph, "input"))
+    infer_graph(graph)
+    graph = run_passes(graph, platform.passes)
+    ops = [layer.node.op for layer in bind(graph, platform, 8)]
+    assert ("RequantizedAdd" in ops) == fused, ops
+    assert ("Add" in ops) != fused, ops
+
+
+def test_generic(case, capsys):
+    run_generic(case[0], capsys)
+
+
+@needs_qemu
+@pytest.mark.parametrize("cores", [1, 8])
+def test_siracusa(case, cores, capsys):
+    run_siracusa(case[0], cores, capsys)
