@@ -10,7 +10,7 @@ import json
 import numpy as np
 import pytest
 
-from Deeploy.targets.siracusa.gemm_cycles import gemm_rq_cycles
+from Deeploy.targets.siracusa.gemm_cycles import UNIT, UNIT_WIDE, gemm_rq_cycles
 from Deeploy.tiling.network import TilingOptions
 from DeeployTest.generators.golden import write_test
 from DeeployTest.generators.linear import _matmul
@@ -22,7 +22,8 @@ TILED = cluster_runner("Siracusa", "TEST_SIRACUSA_TILED")
 L1 = 200_000   # every operand fits: one tile, the kernel runs once on L1 data
 
 
-def _kernel_cycles(tmp_path, m: int, k: int, n: int, cores: int, capsys) -> float:
+def _kernel_cycles(tmp_path, m: int, k: int, n: int, cores: int, capsys) -> tuple[float, str]:
+    """The kernel phase's cycles and the kernel's name (its last type: TACC)."""
     test = tmp_path / "net"
     write_test(_matmul(np.random.default_rng(1), (m, k), (k, n), const_b=True, rq=True), test)
     gen = tmp_path / "gen"
@@ -34,16 +35,16 @@ def _kernel_cycles(tmp_path, m: int, k: int, n: int, cores: int, capsys) -> floa
     assert code == 0 and "Errors: 0 out of" in out, out
     layer = next(e for e in json.loads((gen / "profile.json").read_text())["layers"]
                  if e["op"] == "RequantizedMatMul")
-    return sum(t["kernel"] for t in layer["tiles"] if t["level"] == "L1")
+    return sum(t["kernel"] for t in layer["tiles"] if t["level"] == "L1"), layer["kernel"]
 
 
 @pytest.mark.parametrize("m,k,n,cores", [(64, 64, 64, 8), (32, 48, 64, 8), (24, 32, 16, 8), (64, 128, 32, 8),
                                          (12, 32, 24, 1), (8, 100, 40, 1), (64, 4, 64, 8), (32, 16, 4, 8), (64, 64, 4, 8)])
 def test_formula_within_ten_percent(m, k, n, cores, tmp_path, capsys):
-    predicted = gemm_rq_cycles(1, m, n, k, cores)
+    measured, kernel = _kernel_cycles(tmp_path, m, k, n, cores, capsys)
+    predicted = gemm_rq_cycles(1, m, n, k, cores, UNIT_WIDE if kernel.endswith("_s64") else UNIT)
     assert predicted is not None
-    measured = _kernel_cycles(tmp_path, m, k, n, cores, capsys)
-    assert abs(predicted - measured) <= 0.10 * measured, (predicted, measured)
+    assert abs(predicted - measured) <= 0.10 * measured, (predicted, measured, kernel)
 
 
 def test_off_path_shapes_have_no_formula():

@@ -34,6 +34,7 @@ CASES = [
     ("rv_k2", 8, 2, 16, False, False, True),          # K = 2: no loop iteration after the first pair
     ("rv_clip", 8, 4, 16, False, False, SATURATE),    # the clip's off-range path, both bounds
     ("rv_clip_u8", 8, 6, 12, True, False, dict(SATURATE, signed=False)),   # uint8 output
+    ("rv_rq_row", 12, 8, 16, False, False, dict(SATURATE, axis=0)),   # mul/add per row, clipped
     ("plain", 10, 16, 24, False, False, False),       # int32 output: Generic's plain GEMM
     ("plain_u8", 6, 5, 9, True, True, False),
 ]

@@ -7,15 +7,17 @@ shares of the (batch, row block, column block) units; a core packs the 4 rows of
 block once, when its share enters that row block, and runs that row block's blocks in one
 call. So the slowest core (the one with the most units) costs
 
-    FIXED + units * (UNIT + UNIT_PER_K * K) + row_blocks * PANEL_PER_K * K
+    FIXED + units * (unit + UNIT_PER_K * K) + row_blocks * PANEL_PER_K * K
 
-with row_blocks the row blocks its share touches. UNIT_PER_K is about the assembly loop (85
-instructions and a taken branch per two steps of k, 87 cycles for 32 multiply-accumulates);
-the constants were fitted (least squares on the relative error) to the calibrated cycle model
-(``timing.py``) on 1-core runs of 4..16 x 2..256 x 4..64 operands in L1: UNIT (the sums out of
-the registers, the requantised store of 16 outputs), PANEL_PER_K (packing 4 values of A) and
-FIXED (fork, set-up, join). Shapes off the path (edges, K odd, N < 4, fewer units than cores)
-return None.
+with row_blocks the row blocks its share touches and ``unit`` the block's store of 16 outputs:
+UNIT in the assembly (int32 requantisation, 8-bit outputs, no C), UNIT_C in C (C added, or
+wider outputs), UNIT_WIDE with an int64 requantisation (``TACC``). UNIT_PER_K is about the
+assembly loop (85 instructions and a taken branch per two steps of k, 87 cycles for 32
+multiply-accumulates); the constants were fitted (least squares on the relative error) to the
+calibrated cycle model (``timing.py``) on 1-core runs of 4..16 x 2..256 x 4..64 operands in L1
+(UNIT_C before the assembly store existed): PANEL_PER_K (packing 4 values of A) and FIXED
+(fork, set-up, join). Shapes off the path (edges, K odd, N < 4, fewer units than cores) return
+None.
 
 ``gemm_rq_estimate`` extends it to every shape for the tiler (``GemmTileCycles``, the
 ``kernel_cycles`` of Siracusa's tiling parameters): M and N rounded up to whole blocks and K to
@@ -30,16 +32,18 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Mapping
 
-__all__ = ["FIXED", "UNIT", "UNIT_PER_K", "PANEL_PER_K", "gemm_rq_cycles", "gemm_rq_estimate", "GemmTileCycles",
-           "gemm_tile_model"]
+__all__ = ["FIXED", "UNIT", "UNIT_C", "UNIT_WIDE", "UNIT_PER_K", "PANEL_PER_K", "gemm_rq_cycles",
+           "gemm_rq_estimate", "GemmTileCycles", "gemm_tile_model"]
 
-FIXED = 328.0
-UNIT = 181.0
-UNIT_PER_K = 44.6
-PANEL_PER_K = 10.7
+FIXED = 332.0
+UNIT = 125.0
+UNIT_C = 181.0
+UNIT_WIDE = 619.0
+UNIT_PER_K = 43.2
+PANEL_PER_K = 11.2
 
 
-def _blocks_cycles(batch: int, m: int, n: int, k: int, cores: int) -> float:
+def _blocks_cycles(batch: int, m: int, n: int, k: int, cores: int, unit: float) -> float:
     """The formula on whole 4 x 4 blocks (m, n multiples of 4), any number of units."""
     row_blocks, col_blocks = batch * m // 4, n // 4
     units = row_blocks * col_blocks
@@ -49,49 +53,56 @@ def _blocks_cycles(batch: int, m: int, n: int, k: int, cores: int) -> float:
         lo, hi = min(core * share, units), min(core * share + share, units)
         if lo < hi:
             touched = (hi - 1) // col_blocks - lo // col_blocks + 1
-            worst = max(worst, (hi - lo) * (UNIT + UNIT_PER_K * k) + touched * PANEL_PER_K * k)
+            worst = max(worst, (hi - lo) * (unit + UNIT_PER_K * k) + touched * PANEL_PER_K * k)
     return FIXED + worst
 
 
-def gemm_rq_cycles(batch: int, m: int, n: int, k: int, cores: int) -> float | None:
+def gemm_rq_cycles(batch: int, m: int, n: int, k: int, cores: int, unit: float = UNIT) -> float | None:
     """Modelled kernel cycles of GemmRQ on ``batch`` x (m x k @ k x n) int8 operands in L1 on
-    ``cores`` cores, or None when the call leaves the 4 x 4 assembly path somewhere."""
+    ``cores`` cores with the block store ``unit``, or None when the call leaves the 4 x 4
+    assembly path somewhere."""
     if m % 4 or n % 4 or n < 4 or k % 2 or not 2 <= k <= 256:
         return None
     if batch * m // 4 * (n // 4) < cores:
         return None
-    return _blocks_cycles(batch, m, n, k, cores)
+    return _blocks_cycles(batch, m, n, k, cores, unit)
 
 
 @lru_cache(maxsize=65536)
-def gemm_rq_estimate(batch: int, m: int, n: int, k: int, cores: int) -> float:
+def gemm_rq_estimate(batch: int, m: int, n: int, k: int, cores: int, unit: float = UNIT) -> float:
     """``gemm_rq_cycles`` where the call is on the assembly path, else the formula on the shape
     rounded up to whole blocks and even K (see the module docstring)."""
-    exact = gemm_rq_cycles(batch, m, n, k, cores)
+    exact = gemm_rq_cycles(batch, m, n, k, cores, unit)
     if exact is not None:
         return exact
-    return _blocks_cycles(batch, -(-m // 4) * 4, -(-n // 4) * 4, k + k % 2, cores)
+    return _blocks_cycles(batch, -(-m // 4) * 4, -(-n // 4) * 4, k + k % 2, cores, unit)
 
 
 @dataclass(frozen=True)
 class GemmTileCycles:
     """Compute cycles of one tile (extents of the dims B, M, N) of a GemmRQ layer with reduction
-    ``k`` on ``cores`` cores: a LayerSpec's ``tile_cycles``."""
+    ``k`` on ``cores`` cores and the block store ``unit``: a LayerSpec's ``tile_cycles``."""
 
     k: int
     cores: int
+    unit: float = UNIT
 
     def __call__(self, ext: Mapping[str, int]) -> int:
-        return math.ceil(gemm_rq_estimate(ext.get("B", 1), ext["M"], ext["N"], self.k, self.cores))
+        return math.ceil(gemm_rq_estimate(ext.get("B", 1), ext["M"], ext["N"], self.k, self.cores, self.unit))
 
 
 def gemm_tile_model(node, graph, cores: int) -> GemmTileCycles | None:
     """The tile cycles of a requantised GEMM/MatMul layer whose kernel is the int8 GemmRQ (A and
     B 8-bit, B not transposed); None for the others (the tiler's ops model)."""
+    from Deeploy.ops.bounds import accumulator_type, gemm_sum_bound
+    from Deeploy.targets.siracusa.bindings import _rq_bound
     from Deeploy.tiling.ops._common import base_operands
-    p, (a, b, _), rq = base_operands(node)
+    p, (a, b, c), rq = base_operands(node)
     if not rq or p.trans_b:
         return None
     if any(graph.tensors[t].dtype is None or graph.tensors[t].dtype.nbytes != 1 for t in (a, b)):
         return None
-    return GemmTileCycles(p.k, cores)
+    if accumulator_type(_rq_bound(gemm_sum_bound, node, graph)).nbytes > 4:
+        return GemmTileCycles(p.k, cores, UNIT_WIDE)
+    in_assembly = c is None and graph.tensors[node.outputs[0]].dtype.nbytes == 1
+    return GemmTileCycles(p.k, cores, UNIT if in_assembly else UNIT_C)
