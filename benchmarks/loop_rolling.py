@@ -65,6 +65,7 @@ def run(network: str, level: str | None, rolled: bool, profile: bool = False, np
     code = re.search(r"^Code: \.text (\d+) B, \.rodata (\d+) B", out, re.M)
     wmem = re.search(r"^Memory: .*?WMEM (\d+) B", out, re.M)
     return dict(gen=gen, text=int(code.group(1)), rodata=int(code.group(2)), wmem=int(wmem.group(1)) if wmem else 0,
+                loop=re.search(r"(\d+ iterations of \d+ layers run as one loop)", out),
                 l2=int(re.search(r"^Memory: .*?L2 (\d+) B", out, re.M).group(1)),
                 arena=int(re.search(r"arena (\d+) B", out).group(1)),
                 cycles=int(re.search(r"^Runtime: (\d+) cycles", out, re.M).group(1)))
@@ -167,8 +168,9 @@ def main() -> None:
     slot = stream_slot(big["gen"])
     how = f"parameters streamed, {slot} B per iteration" if slot else \
         "parameters moved to L3 staged tile by tile (two iterations' worth do not fit L2: not streamed)"
-    print(f"  {verdict(big['cycles'] > 0)} BigWeights rolled at the default --l2: ran bit-exact, {big['cycles']} cycles, "
-          f"L2 peak {big['l2']} B; {how}")
+    loop = big["loop"].group(1) if big["loop"] else "NOT rolled"
+    print(f"  {verdict(big['cycles'] > 0 and big['loop'] is not None)} BigWeights rolled at the default --l2: ran "
+          f"bit-exact, {loop}, {big['cycles']} cycles, L2 peak {big['l2']} B; {how}")
     plain, streamed = npu[()], npu[tuple(WMEM_STREAM)]
     busy, waited, count, _, _ = hidden_stream(streamed["gen"])
     wmem_slot = int(re.search(r"iteration j's parameters \((\d+) B\) in slot j % 2 of \(deeploy_stream_WMEM",

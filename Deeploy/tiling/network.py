@@ -9,6 +9,7 @@ from dataclasses import dataclass, replace
 from Deeploy.binding import Layer
 from Deeploy.errors import DeeployError, TilingError
 from Deeploy.ir.graph import Graph
+from Deeploy.ir.region import InputKind, body_inputs
 from Deeploy.memory.planner import BufferKind, MemoryPlan
 from Deeploy.tiling.families import RuleContext, layer_spec
 from Deeploy.tiling.params import PlatformTiling, TilingParams, l3_to_l2_params
@@ -103,21 +104,26 @@ def _data_bytes(graph: Graph, plan: MemoryPlan, level: str = "L2") -> int:
 def spill_constants(graph: Graph, plan: MemoryPlan, options: TilingOptions) -> list[str]:
     """Without an explicit ``--defaultMemLevel``: if the activations and the data in L2 exceed
     ``--l2``, move constants to L3, the largest first, until the rest fits with ``--l1`` bytes
-    left for the L2 tiles of the moved ones. Changes ``plan``; returns the names moved."""
+    left for the L2 tiles of the moved ones; a region's per-iteration constant moves with the
+    same constant of every other iteration (the iterations stay alike, so the region still rolls).
+    Changes ``plan``; returns the names moved."""
     if options.default_level is not None:
         return []
+    family = {t: f for region in graph.regions for b in body_inputs(graph, region)
+              if b.kind == InputKind.PER_ITERATION for f in [tuple(dict.fromkeys(b.tensors))] for t in f}
     need = plan.arena_size + _data_bytes(graph, plan)
     moved = []
     for t in sorted(graph.constants(), key=lambda t: (-t.nbytes, t.name)):
         if need + (options.l1 if moved else 0) <= options.l2:
             break
-        if plan.placements[t.name].level != "L2" or plan.placements[t.name].kind == BufferKind.STREAMED:
-            continue
-        for name, p in list(plan.placements.items()):
-            if p.root == t.name:
-                plan.placements[name] = replace(p, level="L3")
-        need -= t.nbytes
-        moved.append(t.name)
+        for c in family.get(t.name, (t.name,)):
+            if plan.placements[c].level != "L2" or plan.placements[c].kind == BufferKind.STREAMED:
+                continue
+            for name, p in list(plan.placements.items()):
+                if p.root == c:
+                    plan.placements[name] = replace(p, level="L3")
+            need -= graph.tensors[c].nbytes
+            moved.append(c)
     return moved
 
 
