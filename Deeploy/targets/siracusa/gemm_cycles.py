@@ -12,7 +12,7 @@ call. So the slowest core (the one with the most units) costs
 with row_blocks the row blocks its share touches and ``unit`` the block's store of 16 outputs:
 UNIT in the assembly (int32 requantisation, 8-bit outputs, no C), UNIT_C in C (C added, or
 wider outputs), UNIT_WIDE with an int64 requantisation (``TACC``). UNIT_PER_K is about the
-assembly loop (85 instructions and a taken branch per two steps of k, 87 cycles for 32
+assembly loop (167 instructions and a taken branch per four steps of k, 169 cycles for 64
 multiply-accumulates); the constants were fitted (least squares on the relative error) to the
 calibrated cycle model (``timing.py``) on 1-core runs of 4..16 x 2..256 x 4..64 operands in L1
 (UNIT_C before the assembly store existed): PANEL_PER_K (packing 4 values of A) and FIXED
@@ -35,12 +35,12 @@ from typing import Mapping
 __all__ = ["FIXED", "UNIT", "UNIT_C", "UNIT_WIDE", "UNIT_PER_K", "PANEL_PER_K", "gemm_rq_cycles",
            "gemm_rq_estimate", "GemmTileCycles", "gemm_tile_model"]
 
-FIXED = 332.0
-UNIT = 125.0
+FIXED = 328.0
+UNIT = 130.0
 UNIT_C = 181.0
-UNIT_WIDE = 619.0
-UNIT_PER_K = 43.2
-PANEL_PER_K = 11.2
+UNIT_WIDE = 606.0
+UNIT_PER_K = 42.1
+PANEL_PER_K = 11.1
 
 
 def _blocks_cycles(batch: int, m: int, n: int, k: int, cores: int, unit: float) -> float:
