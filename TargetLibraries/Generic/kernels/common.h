@@ -62,6 +62,19 @@ static inline float deeploy_f32_id(float f) {
 #define DEEPLOY_F32(v) _Generic((v), deeploy_bf16_t: deeploy_bf16_to_f32, default: deeploy_f32_id)(v)
 #define DEEPLOY_AS(T, f) _Generic((T){0}, deeploy_bf16_t: deeploy_f32_to_bf16, default: deeploy_f32_id)(f)
 
+/* p[i] = v for an integer element type, stored through the unsigned type of its width: GCC
+ * keeps narrow signed values sign-extended in registers and would extend each clipped value
+ * before a byte or halfword store that ignores the upper bits. */
+#define DEEPLOY_STORE(p, i, v)                                                                     \
+    do {                                                                                           \
+        if (sizeof(*(p)) == 1)                                                                     \
+            ((uint8_t *)(p))[i] = (uint8_t)(v);                                                    \
+        else if (sizeof(*(p)) == 2)                                                                \
+            ((uint16_t *)(p))[i] = (uint16_t)(v);                                                  \
+        else                                                                                       \
+            (p)[i] = (__typeof__(*(p)))(v);                                                        \
+    } while (0)
+
 /* A 32-bit word that may alias any object (word-at-a-time copies of packed narrow elements). */
 typedef uint32_t __attribute__((may_alias)) deeploy_word_t;
 
