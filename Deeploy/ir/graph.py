@@ -203,3 +203,12 @@ class Graph:
 
     def node_names(self) -> Iterable[str]:
         return (n.name for n in self.nodes)
+
+    def unique_node_name(self, base: str) -> str:
+        """``base``, or ``base_<k>`` with the least k, that no node of the graph is called."""
+        taken = set(self.node_names())
+        name, k = base, 0
+        while name in taken:
+            k += 1
+            name = f"{base}_{k}"
+        return name

@@ -14,7 +14,6 @@ __all__ = ["copy_shared_outputs"]
 @on_copy
 def copy_shared_outputs(graph: Graph, log=None) -> bool:
     seen: set[str] = set(graph.inputs)
-    node_names = set(graph.node_names())
     modified = False
     for k, name in enumerate(graph.outputs):
         if name not in seen and not graph.is_constant(name):
@@ -22,12 +21,7 @@ def copy_shared_outputs(graph: Graph, log=None) -> bool:
             continue
         t = graph.tensors[name]
         copy = graph.add_tensor(f"{name}_out{k}", t.shape, t.dtype)
-        node_name, n = f"output_copy_{k}", 0
-        while node_name in node_names:
-            n += 1
-            node_name = f"output_copy_{k}_{n}"
-        node_names.add(node_name)
-        graph.nodes.append(Node(node_name, "Identity", [name], [copy]))
+        graph.nodes.append(Node(graph.unique_node_name(f"output_copy_{k}"), "Identity", [name], [copy]))
         graph.outputs[k] = copy
         seen.add(copy)
         modified = True

@@ -17,7 +17,6 @@ __all__ = ["copy_region_entries"]
 def copy_region_entries(graph: Graph, log=None) -> list[str]:
     """Inserts the copies (changes ``graph``); returns the graph inputs copied."""
     inputs, copied = set(graph.inputs), []
-    names = set(graph.node_names())
     for region in graph.regions:
         entries = sorted({b.tensors[0] for b in body_inputs(graph, region)
                           if b.kind == InputKind.CARRIED and b.tensors[0] in inputs})
@@ -26,11 +25,7 @@ def copy_region_entries(graph: Graph, log=None) -> list[str]:
         for name in entries:
             t = graph.tensors[name]
             copy = graph.add_tensor(f"{name}_entry", t.shape, t.dtype)
-            node_name, n = f"{region.name}_entry_copy", 0
-            while node_name in names:
-                n += 1
-                node_name = f"{region.name}_entry_copy_{n}"
-            names.add(node_name)
+            node_name = graph.unique_node_name(f"{region.name}_entry_copy")
             for node in graph.nodes:
                 if node.name in first:
                     node.inputs = [copy if x == name else x for x in node.inputs]
