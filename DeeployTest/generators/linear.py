@@ -25,6 +25,8 @@ def _gemm(rng, a_shape, b_shape, c_shape=None, rq=None, ort=True, **attrs):
         y = net.calib_rqs(y, axis=-1, vec_shape=(net.shape(y)[-1],), offset_rng=rng)
     elif rq == "scalar":
         y = net.calib_rqs(y, offset_rng=rng)
+    elif isinstance(rq, dict):   # scalar, with the RequantShift's calibration options
+        y = net.calib_rqs(y, offset_rng=rng, **rq)
     net.output(y)
     return net
 

@@ -2,7 +2,7 @@
 fused) on the shapes and operand types that select their different paths: Siracusa's assembly
 4 x 4 blocks over a packed panel (int8 or uint8 A and B, K even, at least two column blocks),
 the C 2 x 8 and 4 x 4 blocks, the 1 x 4 / 1 x 1 edges and small-tile splits, C added in the
-block store or in the general one, and the host's dot-product path. Outputs must match the reference interpreter's goldens bit-exactly on Generic and
+assembly store (a per-column add), the C block store or the general one, and the host's dot-product path. Outputs must match the reference interpreter's goldens bit-exactly on Generic and
 on Siracusa with 1 and 8 cores."""
 
 from __future__ import annotations
@@ -38,13 +38,34 @@ CASES = [
     ("plain", 10, 16, 24, False, False, False),       # int32 output: Generic's plain GEMM
     ("plain_u8", 6, 5, 9, True, True, False),
 ]
-# Gemm with C (id, A shape, B shape, C shape, requantisation: None, "scalar", "row" or "col")
+# Gemm with C (id, A shape, B shape, C shape, requantisation: None, "scalar", "row", "col" or
+# scalar with calibration options)
 GEMM_CASES = [
     ("gemm_bias_rq", (16, 32), (32, 16), (16,), "scalar"),   # assembly path, C per column
+    ("gemm_bias_rq_clip", (16, 24), (24, 16), (16,), SATURATE),    # int64 requantisation, clipped
     ("gemm_bias_rq_row", (8, 16), (16, 24), (24,), "row"),    # mul/add per row
     ("gemm_bias_rq_col", (8, 16), (16, 24), (24,), "col"),    # mul/add per column: the general store
     ("gemm_matrix_c", (12, 8), (8, 16), (12, 16), None),      # C a matrix, int32 output
 ]
+
+# Gemm with an int8 C and a scalar requantisation small enough for int32 (TACC), so C goes into
+# the assembly store's per-column add (id, M, K, N, C shape, mul, add, shift, signed output);
+# the outputs clip at both bounds
+BIAS_CASES = [
+    ("bias_asm", 16, 24, 16, (16,), 3, -7, 8, True),
+    ("bias_asm_u8", 16, 12, 12, (12,), 2, 100, 7, False),
+    ("bias_asm_scalar_c", 8, 16, 16, (1,), 1, 0, 7, True),      # one C for every output
+]
+
+
+def _bias_net(rng, m, k, n, c_shape, mul, add, shift, signed) -> Net:
+    net = Net("Gemm")
+    a = net.input("input", ints_in(rng, -128, 127, (m, k)))
+    ins = [a, net.const(weights(rng, (k, n)), "Gemm.weight"),
+           net.const(rng.integers(-128, 128, size=c_shape), "Gemm.bias")]
+    y = net.node("Gemm", ins, {"alpha": 1.0, "beta": 1.0, "transA": 0, "transB": 0})
+    net.output(net.rqs(y, mul, add, shift, signed=signed))
+    return net
 
 
 def _net(rng, m, k, n, a_unsigned, b_unsigned, requant) -> Net:
@@ -59,12 +80,18 @@ def _net(rng, m, k, n, a_unsigned, b_unsigned, requant) -> Net:
     return net
 
 
-@pytest.fixture(params=CASES + GEMM_CASES, ids=[c[0] for c in CASES + GEMM_CASES])
+ALL = CASES + GEMM_CASES + BIAS_CASES
+
+
+@pytest.fixture(params=ALL, ids=[c[0] for c in ALL])
 def case_dir(request, tmp_path):
     name, *shape = request.param
     folder = tmp_path / name
     rng = np.random.default_rng(7)
-    net = _net(rng, *shape) if len(shape) == 6 else _gemm(rng, shape[0], shape[1], shape[2], rq=shape[3])
+    if len(shape) == 8:
+        net = _bias_net(rng, *shape)
+    else:
+        net = _net(rng, *shape) if len(shape) == 6 else _gemm(rng, shape[0], shape[1], shape[2], rq=shape[3])
     write_test(net, folder)
     return folder
 
