@@ -121,3 +121,50 @@ def test_exact_division_matches_c_division(tmp_path):
     run = subprocess.run([str(tmp_path / "check")], capture_output=True, text=True)
     assert run.returncode == 0, run.stdout
     assert run.stdout.strip() == "0 mismatches"
+
+
+_DIVISOR_CHECK = r"""
+#include <stdio.h>
+#include <stdlib.h>
+#include "integer_math.h"
+/* deeploy_divisor (32-bit arithmetic) against the 64-bit definition, for d in each [lo, hi] */
+int main(int argc, char **argv) {
+    unsigned bad = 0;
+    for (int i = 1; i + 1 < argc; i += 2) {
+        const uint64_t lo = strtoull(argv[i], 0, 0), hi = strtoull(argv[i + 1], 0, 0);
+        for (uint64_t d = lo; d <= hi; d++) {
+            const deeploy_divisor_t v = deeploy_divisor((uint32_t)d);
+            const uint32_t c = d > 1 ? 32 - (uint32_t)__builtin_clz((uint32_t)d - 1) : 0;
+            const uint32_t m = (uint32_t)((((uint64_t)1 << (31 + c)) + d - 1) / d);
+            if ((v.c != c || v.m != m) && bad++ < 5)
+                printf("d=%llu: m=%u c=%u, not m=%u c=%u\n", (unsigned long long)d, v.m, v.c, m, c);
+        }
+    }
+    printf("%u mismatches\n", bad);
+    return bad != 0;
+}
+"""
+
+
+def _check_divisor(tmp_path, ranges):
+    src = tmp_path / "divisor.c"
+    src.write_text(_DIVISOR_CHECK)
+    subprocess.run(["cc", "-O2", "-I", str(_KERNELS), str(src), "-o", str(tmp_path / "divisor")], check=True)
+    run = subprocess.run([str(tmp_path / "divisor"), *(str(v) for r in ranges for v in r)],
+                         capture_output=True, text=True)
+    assert run.returncode == 0, run.stdout
+    assert run.stdout.strip() == "0 mismatches"
+
+
+@pytest.mark.skipif(shutil.which("cc") is None, reason="no host C compiler")
+def test_divisor_in_32_bits_matches_64_bit_formula(tmp_path):
+    """Every d up to 2^22, the neighbourhood of every power of two, and the top of the range."""
+    near_powers = [(max(1, (1 << k) - 300), (1 << k) + 300) for k in range(22, 31)]
+    _check_divisor(tmp_path, [(1, 1 << 22), *near_powers, ((1 << 31) - (1 << 20), 1 << 31)])
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("cc") is None, reason="no host C compiler")
+def test_divisor_in_32_bits_every_d(tmp_path):
+    """Exhaustive: every divisor 1 <= d <= 2^31 (about 20 s)."""
+    _check_divisor(tmp_path, [(1, 1 << 31)])

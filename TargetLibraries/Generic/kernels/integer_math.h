@@ -69,12 +69,53 @@ typedef struct {
     uint32_t m, c;
 } deeploy_divisor_t;
 
+/* Leading zeros of v != 0, in 32-bit compares and shifts (no libgcc call on cores without clz). */
+static inline uint32_t deeploy_clz32(uint32_t v) {
+    uint32_t n = 0;
+    if (v < ((uint32_t)1 << 16)) { n += 16; v <<= 16; }
+    if (v < ((uint32_t)1 << 24)) { n += 8; v <<= 8; }
+    if (v < ((uint32_t)1 << 28)) { n += 4; v <<= 4; }
+    if (v < ((uint32_t)1 << 30)) { n += 2; v <<= 2; }
+    return v < ((uint32_t)1 << 31) ? n + 1 : n;
+}
+
+/* floor((2^63 - 1) / v) for a normalised v (2^31 < v < 2^32): Knuth's algorithm D with 16-bit
+ * digits (Hacker's Delight divlu), two 32-bit divisions, no 64-bit arithmetic. The dividend's
+ * high word 2^31 - 1 is below v, so the quotient fits 32 bits. */
+static inline uint32_t deeploy_div63(uint32_t v) {
+    const uint32_t b = (uint32_t)1 << 16, u1 = 0x7fffffffu, vn1 = v >> 16, vn0 = v & 0xffffu;
+    uint32_t q1 = u1 / vn1;
+    __asm__("" : "+r"(q1)); /* the remainder from q1 (a multiply), not a second division */
+    uint32_t rhat = u1 - q1 * vn1;
+    while (q1 >= b || q1 * vn0 > ((rhat << 16) | 0xffffu)) {
+        q1--;
+        rhat += vn1;
+        if (rhat >= b)
+            break;
+    }
+    const uint32_t un21 = (u1 << 16) + 0xffffu - q1 * v; /* the partial remainder, < v */
+    uint32_t q0 = un21 / vn1;
+    __asm__("" : "+r"(q0));
+    rhat = un21 - q0 * vn1;
+    while (q0 >= b || q0 * vn0 > ((rhat << 16) | 0xffffu)) {
+        q0--;
+        rhat += vn1;
+        if (rhat >= b)
+            break;
+    }
+    return (q1 << 16) | q0;
+}
+
+/* m = ceil(2^(31+c) / d) in 32-bit arithmetic: a power of two gives 2^31; otherwise
+ * 2^(c-1) < d < 2^c and with v = d << (32 - c) (normalised) m = ceil(2^63 / v) =
+ * floor((2^63 - 1) / v) + 1. Checked against the 64-bit formula for every d in
+ * test_softmax_transpose_kernels.py. */
 static inline deeploy_divisor_t deeploy_divisor(uint32_t d) {
     deeploy_divisor_t v = {0, 0};
     if (d == 0 || d > ((uint32_t)1 << 31))
         return v;
-    v.c = d > 1 ? 32 - (uint32_t)__builtin_clz(d - 1) : 0;
-    v.m = (uint32_t)((((uint64_t)1 << (31 + v.c)) + d - 1) / d);
+    v.c = d > 1 ? 32 - deeploy_clz32(d - 1) : 0;
+    v.m = (d & (d - 1)) == 0 ? (uint32_t)1 << 31 : deeploy_div63(d << (32 - v.c)) + 1;
     return v;
 }
 
