@@ -1,6 +1,6 @@
 """Requantised operators made by the lowering passes: ``Op -> RequantShift`` fused into one
 node ``Requantized<Op>`` whose inputs are Op's inputs followed by RequantShift's mul and add,
-and whose attributes are Op's plus RequantShift's (div, n_levels(_out), signed). Every op
+and whose attributes are Op's plus RequantShift's (div, n_levels_out, signed). Every op
 registered with ``fuse_slots`` gets its fused form here."""
 
 from __future__ import annotations
@@ -32,7 +32,11 @@ def fused_name(base_op: str) -> str:
 
 
 def _base_node(node: Node, base_op: str) -> Node:
-    attrs = {k: v for k, v in node.attrs.items() if k not in REQUANT_ATTRS}
+    """The base op's node: without the requantisation's attributes. A fused node with
+    ``n_levels_out`` (as the fusion pass writes it) keeps ``n_levels`` for its base op (iSoftmax's
+    output levels); without, ``n_levels`` is the requantisation's."""
+    own = {"n_levels"} if "n_levels_out" in node.attrs else set()
+    attrs = {k: v for k, v in node.attrs.items() if k not in REQUANT_ATTRS or k in own}
     return Node(node.name, base_op, node.inputs[:-2], node.outputs, attrs, node.domain)
 
 

@@ -137,7 +137,7 @@ def _itapartialmax_cases(rng):
 
 register(OpDef("iSoftmax", _isoftmax_parse, lambda p, ins: [(p.shape, UINT8)],
                _isoftmax_reference, _softmax_cost,
-               traits=frozenset({Trait.ROWWISE}), tiling="softmax",
+               traits=frozenset({Trait.ROWWISE}), tiling="softmax", fuse_slots=0,
                magnitude=output_type_magnitudes,
                examples=_isoftmax_cases, value_attrs=frozenset({"coeffA", "coeffB", "coeffC", "log2"})))
 

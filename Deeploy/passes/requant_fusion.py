@@ -1,6 +1,6 @@
 """Requantisation fusion, so the wide intermediate never goes to memory:
 ``Op(x...) -> RequantShift(mul, add)  =>  RequantizedOp(x..., mul, add)`` for every op
-registered with ``fuse_slots`` (Conv, Gemm, MatMul, Add, iGELU, iHardswish); and, first,
+registered with ``fuse_slots`` (Conv, Gemm, MatMul, Add, iGELU, iHardswish, iSoftmax); and, first,
 ``MatMul(x, W) -> Add(const bias)  =>  Gemm(x, W, bias)`` when the bias broadcasts per column."""
 
 from __future__ import annotations
@@ -26,6 +26,24 @@ def _trailing(shape, out) -> bool:
     return dims[k:] == list(out[k:])
 
 
+def _row_constants(graph: Graph, out, consts) -> str | None:
+    """The fused softmax reads mul and add per row (and along it) as numpy broadcasts onto its
+    output, over at most three row dims."""
+    for name in consts:
+        shape = tuple(graph.tensors[name].shape)
+        if int(np.prod(shape, dtype=np.int64)) == 1:
+            continue
+        try:
+            fits = len(shape) <= len(out) and tuple(np.broadcast_shapes(shape, tuple(out))) == tuple(out)
+        except ValueError:
+            fits = False
+        if not fits:
+            return "the requantisation constants do not broadcast onto the softmax output"
+        if len(out) > 4:
+            return "per-channel requantisation of a softmax with more than three row dims stays unfused"
+    return None
+
+
 def _wide_output_feeds_x(graph: Graph, chain: list[Node]) -> str | None:
     op, rqs = chain
     if rqs.inputs[0] != op.outputs[0]:
@@ -36,6 +54,10 @@ def _wide_output_feeds_x(graph: Graph, chain: list[Node]) -> str | None:
         out = graph.tensors[op.outputs[0]].shape
         if not all(_trailing(graph.tensors[i].shape, out) for i in op.inputs):
             return "an Add broadcasting other than over leading axes stays unfused"
+    if op.op == "iSoftmax":
+        reason = _row_constants(graph, graph.tensors[op.outputs[0]].shape, rqs.inputs[1:])
+        if reason:
+            return reason
     if op.op in ("Gemm", "MatMul"):
         # the fused GEMM indexes mul/add over its flattened (batch, rows, columns) product
         gemm = op.params or op_named(op.op).parse(op, graph)   # made by this pass: not yet inferred
@@ -48,7 +70,11 @@ def _wide_output_feeds_x(graph: Graph, chain: list[Node]) -> str | None:
 def _fuse(graph: Graph, chain: list[Node]) -> list[Node]:
     op, rqs = chain
     attrs = dict(op.attrs)
-    attrs.update(rqs.attrs)
+    rq_attrs = dict(rqs.attrs)
+    levels = rq_attrs.pop("n_levels", None)    # as n_levels_out: the op's own n_levels stays its own
+    if levels is not None:
+        rq_attrs.setdefault("n_levels_out", levels)
+    attrs.update(rq_attrs)
     inputs = op.inputs + [""] * (op_named(op.op).fuse_slots - len(op.inputs))
     return [Node(op.name, fused_name(op.op), inputs + rqs.inputs[1:], rqs.outputs, attrs, rqs.domain)]
 

@@ -20,7 +20,7 @@ from Deeploy.tiling.ops.data import concat_rule, gather_rule, pad_rule, slice_ru
 from Deeploy.tiling.ops.gemm import gemm_rule
 from Deeploy.tiling.ops.npu import npu_restrict, npu_rule
 from Deeploy.tiling.ops.pointwise import binary_rule, fused_eltwise_rule, quant_rule, requant_rule, unary_rule, view_rule
-from Deeploy.tiling.ops.rows import norm_rule, reduce_rule, softmax_rule
+from Deeploy.tiling.ops.rows import norm_rule, reduce_rule, requantized_softmax_rule, softmax_rule
 from Deeploy.tiling.spec import LayerSpec
 
 __all__ = ["TileFamily", "FAMILIES", "family_of", "layer_spec", "RuleContext"]
@@ -44,6 +44,7 @@ FAMILIES: dict[str, TileFamily] = {
     "requantized_broadcast": TileFamily(fused_eltwise_rule, r.same),
     "requantized_pointwise": TileFamily(fused_eltwise_rule, r.same),
     "softmax": TileFamily(softmax_rule, r.rows),
+    "requantized_softmax": TileFamily(requantized_softmax_rule, r.rows),
     "norm": TileFamily(norm_rule, r.rows),
     "channels": TileFamily(channel_rule, r.channels),        # per-sample / per-channel float norms and pools
     "whole": TileFamily(whole_rule, r.same),                 # one tile (losses over the whole batch)

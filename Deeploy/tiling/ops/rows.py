@@ -2,7 +2,8 @@
 tiled (whole rows per tile).
 
 * iSoftmax, ITAMax, ITAPartialMax: each output row needs the maximum and the sum of its whole
-  row (ITAPartialMax streams column groups but still rescales the whole row at the end).
+  row (ITAPartialMax streams column groups but still rescales the whole row at the end);
+  RequantizediSoftmax as iSoftmax, its mul and add broadcast onto x and tiled with it.
 * iLayerNorm, iRMSNorm: mean / root mean square over the last axis; weight and bias broadcast
   onto x and are tiled with it. iNoNorm is affine per element (no reduction), yet its last axis
   (the normalised axis of the op family) is kept whole too, as specified for the norms.
@@ -21,7 +22,7 @@ from Deeploy.tiling.ops._common import (ABSENT, BCAST, FULL, RuleContext, axis_s
                                         zero_copy_spec)
 from Deeploy.tiling.spec import INPUT, OUTPUT, LayerSpec
 
-__all__ = ["softmax_rule", "norm_rule", "reduce_rule"]
+__all__ = ["softmax_rule", "requantized_softmax_rule", "norm_rule", "reduce_rule"]
 
 
 def _row_names(rank: int) -> dict[int, str]:
@@ -57,6 +58,11 @@ def _last_axis_only(node: Node) -> None:
 def softmax_rule(node: Node, graph: Graph, ctx: RuleContext) -> LayerSpec:
     _last_axis_only(node)
     return _row_spec(node, graph, ctx, "reduced axis")
+
+
+def requantized_softmax_rule(node: Node, graph: Graph, ctx: RuleContext) -> LayerSpec:
+    """iSoftmax fused with its RequantShift: mul and add broadcast onto the rows, tiled with x."""
+    return _row_spec(node, graph, ctx, "reduced axis", node.inputs[-2:])
 
 
 def norm_rule(node: Node, graph: Graph, ctx: RuleContext) -> LayerSpec:

@@ -84,7 +84,11 @@ def _isoftmax_exp_range(p, span: int):
 
 
 def _isoftmax_plan(node, graph):
-    p, xt = node.params, graph.tensors[node.inputs[0]].dtype
+    return _isoftmax_tacc(node.params, graph.tensors[node.inputs[0]].dtype)
+
+
+def _isoftmax_tacc(p, xt):
+    """TACC of an iSoftmax with params ``p`` on inputs of type ``xt``, or why it cannot run."""
     if xt.bits > 32:
         return f"input type {xt} is wider than 32 bits"
     if p.log2 >= 2**31:
@@ -122,6 +126,37 @@ def _isoftmax_table_bytes(node, graph):
         return 0
     n = _isoftmax_plan(node, graph)[0][1].nbytes
     return -(-(256 * n + n - 1) // 8) * 8
+
+
+def _isoftmax_rq_plan(node, graph):
+    p, (x, mul, add) = node.params, node.inputs
+    tacc = _isoftmax_tacc(p.base, graph.tensors[x].dtype)
+    if isinstance(tacc, str):
+        return tacc
+    if _nl_rows(p.base.shape, [graph.tensors[mul].shape, graph.tensors[add].shape]) is None:
+        return "mul/add broadcast needs more than 3 row dimensions"
+    bound = (p.base.n_levels - 1) * max_abs(graph, mul) + max_abs(graph, add) + (1 << p.rq.shift)
+    trq = _typed(TRQ=(bound, p.rq.shift))
+    return trq if isinstance(trq, str) else tacc + trq
+
+
+def isoftmax_rq_table(elements: int, mul_size: int, add_size: int) -> bool:
+    """Whether a requantised iSoftmax call tabulates its outputs (scalar mul and add, a call
+    large enough to pay for the table)."""
+    return mul_size == 1 and add_size == 1 and elements >= ISOFTMAX_TABLE_MIN_ELEMENTS
+
+
+def _isoftmax_rq_bytes(node, graph):
+    """Shared: the e(d) table as for iSoftmax, then the outputs of every softmax value
+    (isoftmax_rq.inc); nothing when the call uses neither. Optional as for iSoftmax."""
+    x, mul, add = (graph.tensors[i] for i in node.inputs)
+    table = isoftmax_uses_table(x.dtype.bits, x.size)
+    outputs = isoftmax_rq_table(x.size, mul.size, add.size)
+    if not (table or outputs):
+        return 0
+    n = _isoftmax_rq_plan(node, graph)[0][1].nbytes
+    levels = node.params.base.n_levels * graph.tensors[node.outputs[0]].dtype.nbytes
+    return -(-((256 * n if table else 0) + n - 1 + (levels if outputs else 0)) // 8) * 8
 
 
 def _itamax_plan(node, graph):
@@ -239,6 +274,28 @@ def _row_strides(name: str, what: str) -> tuple:
             param(f"uint32_t {name}cs", f"${{{name}s[3]}}", f"{what}'s step along a row (0 or 1)"))
 
 
+_ISOFTMAX_RQ_CALL = Signature(
+    "iSoftmax fused with its RequantShift: v as iSoftmax, y = clip((v * mul + add + 2^(shift-1)) >> shift, "
+    "lo, hi); mul and add broadcast onto the rows. With scratch the e(d) table (lut_size = 256) and, for "
+    "scalar mul and add, the output of every v (rq_table = 1) are tabulated in it; without, computed directly.",
+    (param("const TIN *restrict x", _X, "input"), param("const TM *restrict mul", "${x[1].ptr}", "multiplier"),
+     param("const TA *restrict add", "${x[2].ptr}", "offset"), param("TOUT *restrict y", _Y, "output"),
+     param("void *scratch", '${shared if table or outputs else "NULL"}', "the shared tables, or NULL"),
+     _ROW_LAYOUT, _row_strides("m", "mul"), _row_strides("ad", "add"),
+     param("int64_t a", "${p.base.coeff_a}"), param("int64_t b", "${p.base.coeff_b}"),
+     param("int64_t c", "${p.base.coeff_c}", "exp polynomial coefficients"),
+     param("uint32_t log2", "${p.base.log2}", "the exp's log2 constant"),
+     param("uint32_t levels_m1", "${p.base.n_levels - 1}", "softmax levels - 1"),
+     param("uint32_t lut_size", "${256 if table else 0}", "256 with the e(d) table, else 0"),
+     param("uint32_t rq_table", "${int(outputs)}", "1: the outputs tabulated"),
+     param("uint32_t shift", "${p.rq.shift}"), param("int32_t lo", "${p.rq.lo}"),
+     param("int32_t hi", "${p.rq.hi}", "requantisation shift and output bounds")),
+    setup=_NL_IMPORTS + """<%! from Deeploy.targets.generic.bindings.nonlinear import isoftmax_rq_table, isoftmax_uses_table %>\
+<% table = shared != "NULL" and isoftmax_uses_table(x[0].dtype.bits, x[0].size)
+outputs = shared != "NULL" and isoftmax_rq_table(x[0].size, x[1].size, x[2].size)
+r, (ms, ads) = _nl_rows(x[0].shape, [x[1].shape, x[2].shape]) %>""",
+    types={"TACC": "as iSoftmax", "TRQ": "v * mul + add + rounding: int32_t or int64_t"})
+
 _ILAYERNORM_CALL = Signature(
     "iLayerNorm over rows of `width` (specs/integer-ops.md): y = clip((trunc((x - mean) * w / std) + bias) "
     ">> shift, lo, hi); w and bias broadcast onto x.",
@@ -301,6 +358,9 @@ _INT_DIV_CALL = Signature(
 NONLINEAR_KERNELS: dict[str, tuple[Kernel, ...]] = {
     "iSoftmax": (_nl_kernel("iSoftmax", "isoftmax.inc", _ISOFTMAX_CALL, ("TIN", "TOUT"), _isoftmax_plan,
                             shared=_isoftmax_table_bytes, scratch_optional=True),),
+    "RequantizediSoftmax": (_nl_kernel("iSoftmax_RQ", "isoftmax_rq.inc", _ISOFTMAX_RQ_CALL,
+                                       ("TIN", "TM", "TA", "TOUT"), _isoftmax_rq_plan,
+                                       shared=_isoftmax_rq_bytes, scratch_optional=True),),
     "ITAMax": (_nl_kernel("ITAMax", "itamax.inc", _ITAMAX_CALL, ("TIN", "TOUT"), _itamax_plan),),
     "ITAPartialMax": (_nl_kernel("ITAPartialMax", "itapartialmax.inc", _ITAPARTIALMAX_CALL, ("TIN", "TOUT"),
                                  _itapartialmax_plan),),
