@@ -58,6 +58,19 @@ def gemm_batch(rng):
 
 
 # ---- MatMul --------------------------------------------------------------------------------
+def gemm_int8_bias_rq(rng, m, k, n, c_shape, mul, add, shift, signed=True, c_max=128):
+    """Gemm with a C (shape c_shape, values in [-c_max, c_max): int8 by default) and a scalar
+    RequantShift (mul, add, shift) small enough for 32-bit requantisation arithmetic: GemmRQ's
+    bias path in the assembly store."""
+    net = Net("Gemm")
+    a = net.input("input", ints_in(rng, -128, 127, (m, k)))
+    ins = [a, net.const(weights(rng, (k, n)), "Gemm.weight"),
+           net.const(rng.integers(-c_max, c_max, size=c_shape), "Gemm.bias")]
+    y = net.node("Gemm", ins, {"alpha": 1.0, "beta": 1.0, "transA": 0, "transB": 0})
+    net.output(net.rqs(y, mul, add, shift, signed=signed))
+    return net
+
+
 def _matmul(rng, a_shape, b_shape, const_b=False, bias=False, rq=False):
     net = Net("MatMul")
     a = net.input("input_0", s8(rng, a_shape))

@@ -22,10 +22,11 @@ TILED = cluster_runner("Siracusa", "TEST_SIRACUSA_TILED")
 L1 = 200_000   # every operand fits: one tile, the kernel runs once on L1 data
 
 
-def _kernel_cycles(tmp_path, m: int, k: int, n: int, cores: int, capsys) -> tuple[float, str]:
-    """The kernel phase's cycles and the kernel's name (its last type: TACC)."""
+def _kernel_cycles(tmp_path, m: int, k: int, n: int, cores: int, capsys, net=None) -> tuple[float, str]:
+    """The kernel phase's cycles and the kernel's name (its last type: TACC) of the GEMM layer of
+    ``net`` (default: an int8 MatMul with its RequantShift)."""
     test = tmp_path / "net"
-    write_test(_matmul(np.random.default_rng(1), (m, k), (k, n), const_b=True, rq=True), test)
+    write_test(net or _matmul(np.random.default_rng(1), (m, k), (k, n), const_b=True, rq=True), test)
     gen = tmp_path / "gen"
     args = argparse.Namespace(test=str(test), verbose=False, skipgen=False, skipsim=False, gen_dir=str(gen),
                               cores=cores, l1=L1, l2=TilingOptions.l2, defaultMemLevel="L2", doublebuffer=False,
@@ -34,7 +35,7 @@ def _kernel_cycles(tmp_path, m: int, k: int, n: int, cores: int, capsys) -> tupl
     out = capsys.readouterr().out
     assert code == 0 and "Errors: 0 out of" in out, out
     layer = next(e for e in json.loads((gen / "profile.json").read_text())["layers"]
-                 if e["op"] == "RequantizedMatMul")
+                 if e["op"] in ("RequantizedMatMul", "RequantizedGemm"))
     return sum(t["kernel"] for t in layer["tiles"] if t["level"] == "L1"), layer["kernel"]
 
 

@@ -13,7 +13,7 @@ import pytest
 
 from DeeployTest.generators.builder import Net
 from DeeployTest.generators.golden import write_test
-from DeeployTest.generators.linear import _gemm
+from DeeployTest.generators.linear import _gemm, gemm_int8_bias_rq
 from DeeployTest.generators.registry import ints_in, weights
 from DeeployTest.test_suite.kernel_cases import needs_qemu, run_generic, run_siracusa
 
@@ -49,23 +49,15 @@ GEMM_CASES = [
 ]
 
 # Gemm with an int8 C and a scalar requantisation small enough for int32 (TACC), so C goes into
-# the assembly store's per-column add (id, M, K, N, C shape, mul, add, shift, signed output);
+# the assembly store (id, M, K, N, C shape, mul, add, shift, signed output[, C's bound]);
 # the outputs clip at both bounds
 BIAS_CASES = [
     ("bias_asm", 16, 24, 16, (16,), 3, -7, 8, True),
     ("bias_asm_u8", 16, 12, 12, (12,), 2, 100, 7, False),
     ("bias_asm_scalar_c", 8, 16, 16, (1,), 1, 0, 7, True),      # one C for every output
+    ("bias_asm_c16", 16, 16, 16, (16,), 1, 3, 8, True, 2000),   # int16 C: lh
+    ("bias_asm_c32", 16, 16, 16, (16,), 1, -5, 9, True, 40000),   # int32 C: lw
 ]
-
-
-def _bias_net(rng, m, k, n, c_shape, mul, add, shift, signed) -> Net:
-    net = Net("Gemm")
-    a = net.input("input", ints_in(rng, -128, 127, (m, k)))
-    ins = [a, net.const(weights(rng, (k, n)), "Gemm.weight"),
-           net.const(rng.integers(-128, 128, size=c_shape), "Gemm.bias")]
-    y = net.node("Gemm", ins, {"alpha": 1.0, "beta": 1.0, "transA": 0, "transB": 0})
-    net.output(net.rqs(y, mul, add, shift, signed=signed))
-    return net
 
 
 def _net(rng, m, k, n, a_unsigned, b_unsigned, requant) -> Net:
@@ -88,8 +80,8 @@ def case_dir(request, tmp_path):
     name, *shape = request.param
     folder = tmp_path / name
     rng = np.random.default_rng(7)
-    if len(shape) == 8:
-        net = _bias_net(rng, *shape)
+    if len(shape) >= 8:
+        net = gemm_int8_bias_rq(rng, *shape)
     else:
         net = _net(rng, *shape) if len(shape) == 6 else _gemm(rng, shape[0], shape[1], shape[2], rq=shape[3])
     write_test(net, folder)
