@@ -10,10 +10,10 @@ import json
 import numpy as np
 import pytest
 
-from Deeploy.targets.siracusa.gemm_cycles import UNIT, UNIT_WIDE, gemm_rq_cycles
+from Deeploy.targets.siracusa.gemm_cycles import UNIT, UNIT_BIAS, UNIT_C, UNIT_WIDE, gemm_rq_cycles
 from Deeploy.tiling.network import TilingOptions
 from DeeployTest.generators.golden import write_test
-from DeeployTest.generators.linear import _matmul
+from DeeployTest.generators.linear import _matmul, gemm_int8_bias_rq
 from DeeployTest.testUtils.runner import run_test
 from DeeployTest.testUtils.siracusa_runner import cluster_runner
 from DeeployTest.test_suite.test_siracusa_networks import pytestmark  # noqa: F401
@@ -46,6 +46,19 @@ def test_formula_within_ten_percent(m, k, n, cores, tmp_path, capsys):
     predicted = gemm_rq_cycles(1, m, n, k, cores, UNIT_WIDE if kernel.endswith("_s64") else UNIT)
     assert predicted is not None
     assert abs(predicted - measured) <= 0.10 * measured, (predicted, measured, kernel)
+
+
+@pytest.mark.parametrize("m,k,n,cores", [(32, 48, 32, 8), (12, 32, 24, 1), (64, 128, 16, 8)])
+def test_bias_formula_within_ten_percent(m, k, n, cores, tmp_path, capsys):
+    """A Gemm with an int8 C per column: C added in the assembly store (UNIT_BIAS)."""
+    shift = int(np.log2(np.sqrt(k) * 74 * 74 / 40))   # outputs of about 40 (few clipped)
+    net = gemm_int8_bias_rq(np.random.default_rng(2), m, k, n, (n,), 1, -7, shift)
+    measured, kernel = _kernel_cycles(tmp_path, m, k, n, cores, capsys, net)
+    assert kernel.endswith("_s32"), kernel
+    predicted = gemm_rq_cycles(1, m, n, k, cores, UNIT_BIAS)
+    assert abs(predicted - measured) <= 0.10 * measured, (predicted, measured, kernel)
+    # nearer the assembly store's cost than the C store's: C went into the assembly
+    assert abs(predicted - measured) < abs(gemm_rq_cycles(1, m, n, k, cores, UNIT_C) - measured)
 
 
 def test_off_path_shapes_have_no_formula():

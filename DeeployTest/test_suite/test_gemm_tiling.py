@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 
-from Deeploy.targets.siracusa.gemm_cycles import UNIT, UNIT_C, GemmTileCycles, gemm_rq_estimate
+from Deeploy.targets.siracusa.gemm_cycles import UNIT, UNIT_BIAS, GemmTileCycles, gemm_rq_estimate
 from Deeploy.targets.siracusa.platform import VIRTUAL_PLATFORM_L1
 from Deeploy.tiling import evaluate, layer_spec, solve_spec
 from Deeploy.tiling.costs import compute_cycles
@@ -36,8 +36,8 @@ def test_gemm_layers_cost_the_kernel_formula():
         k, unit = spec.tile_cycles.k, spec.tile_cycles.unit
         assert compute_cycles(spec, full, VIRTUAL_PLATFORM_L1) == math.ceil(
             gemm_rq_estimate(full["B"], full["M"], full["N"], k, VIRTUAL_PLATFORM_L1.cores, unit))
-        # the linear layers add a bias in C; the attention MatMuls store in the assembly
-        assert unit == (UNIT_C if node.op == "RequantizedGemm" else UNIT), node.name
+        # the linear layers add their int8 bias in the assembly store; the attention MatMuls have none
+        assert unit == (UNIT_BIAS if node.op == "RequantizedGemm" else UNIT), node.name
         rows = {m: spec.tile_cycles({"B": 1, "M": m, "N": 64}) for m in (20, 22, 24)}
         assert rows[22] == rows[24] > rows[20], (node.name, rows)
 

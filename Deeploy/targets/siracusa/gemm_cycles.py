@@ -10,12 +10,14 @@ call. So the slowest core (the one with the most units) costs
     FIXED + units * (unit + UNIT_PER_K * K) + row_blocks * PANEL_PER_K * K
 
 with row_blocks the row blocks its share touches and ``unit`` the block's store of 16 outputs:
-UNIT in the assembly (int32 requantisation, 8-bit outputs, no C), UNIT_C in C (C added, or
-wider outputs), UNIT_WIDE with an int64 requantisation (``TACC``). UNIT_PER_K is about the
+UNIT in the assembly (int32 requantisation, 8-bit outputs, no C), UNIT_BIAS in the assembly
+with C added (C the same in every row, alpha = beta = 1, mul and add the same in every row),
+UNIT_C in C (any other C, or wider outputs), UNIT_WIDE with an int64 requantisation (``TACC``). UNIT_PER_K is about the
 assembly loop (167 instructions and a taken branch per four steps of k, 169 cycles for 64
 multiply-accumulates); the constants were fitted (least squares on the relative error) to the
 calibrated cycle model (``timing.py``) on 1-core runs of 4..16 x 2..256 x 4..64 operands in L1
-(UNIT_C before the assembly store existed): PANEL_PER_K (packing 4 values of A) and FIXED
+(UNIT_BIAS and UNIT_C: a Gemm with an int8 C per column, 16x64x64 and 8x32x32 on 1 core,
+64x64x64 on 8, 17 and 93 cycles per block above UNIT): PANEL_PER_K (packing 4 values of A) and FIXED
 (fork, set-up, join). Shapes off the path (edges, K odd, N < 4, fewer units than cores) return
 None.
 
@@ -32,12 +34,13 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Mapping
 
-__all__ = ["FIXED", "UNIT", "UNIT_C", "UNIT_WIDE", "UNIT_PER_K", "PANEL_PER_K", "gemm_rq_cycles",
+__all__ = ["FIXED", "UNIT", "UNIT_BIAS", "UNIT_C", "UNIT_WIDE", "UNIT_PER_K", "PANEL_PER_K", "gemm_rq_cycles",
            "gemm_rq_estimate", "GemmTileCycles", "gemm_tile_model"]
 
 FIXED = 328.0
 UNIT = 130.0
-UNIT_C = 181.0
+UNIT_BIAS = 147.0
+UNIT_C = 223.0
 UNIT_WIDE = 606.0
 UNIT_PER_K = 42.1
 PANEL_PER_K = 11.1
@@ -95,7 +98,7 @@ def gemm_tile_model(node, graph, cores: int) -> GemmTileCycles | None:
     """The tile cycles of a requantised GEMM/MatMul layer whose kernel is the int8 GemmRQ (A and
     B 8-bit, B not transposed); None for the others (the tiler's ops model)."""
     from Deeploy.ops.bounds import accumulator_type, gemm_sum_bound
-    from Deeploy.targets.siracusa.bindings import _rq_bound
+    from Deeploy.targets.siracusa.bindings import _gemm_rq_strides, _rq_bound
     from Deeploy.tiling.ops._common import base_operands
     p, (a, b, c), rq = base_operands(node)
     if not rq or p.trans_b:
@@ -104,5 +107,13 @@ def gemm_tile_model(node, graph, cores: int) -> GemmTileCycles | None:
         return None
     if accumulator_type(_rq_bound(gemm_sum_bound, node, graph)).nbytes > 4:
         return GemmTileCycles(p.k, cores, UNIT_WIDE)
-    in_assembly = c is None and graph.tensors[node.outputs[0]].dtype.nbytes == 1
-    return GemmTileCycles(p.k, cores, UNIT if in_assembly else UNIT_C)
+    if graph.tensors[node.outputs[0]].dtype.nbytes != 1:
+        return GemmTileCycles(p.k, cores, UNIT_C)
+    if c is None:
+        return GemmTileCycles(p.k, cores, UNIT)
+    fp = node.params
+    rows_alike = all(_gemm_rq_strides(fp, per)[1:] == (0, 0)
+                     for per in (fp.rq.mul_per_channel, fp.rq.add_per_channel))
+    bias_in_assembly = (rows_alike and p.c_rows == 1 and p.alpha == 1 and p.beta == 1
+                        and graph.tensors[c].dtype.nbytes in (1, 2, 4))
+    return GemmTileCycles(p.k, cores, UNIT_BIAS if bias_in_assembly else UNIT_C)
