@@ -12,13 +12,14 @@ call. So the slowest core (the one with the most units) costs
 with row_blocks the row blocks its share touches and ``unit`` the block's store of 16 outputs:
 UNIT in the assembly (int32 requantisation, 8-bit outputs, no C), UNIT_BIAS in the assembly
 with C added (C the same in every row, alpha = beta = 1, mul and add the same in every row),
-UNIT_C in C (any other C, or wider outputs), UNIT_WIDE with an int64 requantisation (``TACC``). UNIT_PER_K is about the
+UNIT_C in C (any other C, or wider outputs), UNIT_WIDE with an int64 requantisation
+(``TACC``); mul and add the same in every row are loaded once per block. UNIT_PER_K is about the
 assembly loop (167 instructions and a taken branch per four steps of k, 169 cycles for 64
 multiply-accumulates); the constants were fitted (least squares on the relative error) to the
 calibrated cycle model (``timing.py``) on 1-core runs of 4..16 x 2..256 x 4..64 operands in L1
-(UNIT_BIAS and UNIT_C: a Gemm with an int8 C per column, 16x64x64 and 8x32x32 on 1 core,
-64x64x64 on 8, 17 and 93 cycles per block above UNIT): PANEL_PER_K (packing 4 values of A) and FIXED
-(fork, set-up, join). Shapes off the path (edges, K odd, N < 4, fewer units than cores) return
+(UNIT, UNIT_BIAS and UNIT_C on MatMuls and Gemms with an int8 C per column, 16x64x64 and
+8x32x32 on 1 core, 64x64x64 on 8): PANEL_PER_K (packing 4 values of A) and FIXED (fork,
+set-up, join). Shapes off the path (edges, K odd, N < 4, fewer units than cores) return
 None.
 
 ``gemm_rq_estimate`` extends it to every shape for the tiler (``GemmTileCycles``, the
@@ -38,7 +39,7 @@ __all__ = ["FIXED", "UNIT", "UNIT_BIAS", "UNIT_C", "UNIT_WIDE", "UNIT_PER_K", "P
            "gemm_rq_estimate", "GemmTileCycles", "gemm_tile_model"]
 
 FIXED = 328.0
-UNIT = 130.0
+UNIT = 127.0
 UNIT_BIAS = 147.0
 UNIT_C = 223.0
 UNIT_WIDE = 606.0
