@@ -1,0 +1,108 @@
+"""iSoftmax followed by a RequantShift fuses into RequantizediSoftmax on Siracusa (isoftmax_rq.inc):
+scalar requantisation (the outputs tabulated, or computed per element on small calls), per-row and
+per-column mul/add, unsigned outputs, a RequantShift with plain n_levels next to a softmax with
+its own n_levels, int16 inputs (no e(d) table), int64 softmax intermediates, clipping at both
+ends; and the pairs that stay unfused (the softmax output read by another node too, a flat
+per-channel constant that does not broadcast onto the rows). Outputs must match the reference
+interpreter's goldens bit-exactly on Generic, on Siracusa with 1 and 8 cores, and tiled."""
+
+from __future__ import annotations
+
+import argparse
+
+import numpy as np
+import pytest
+
+from Deeploy.binding import bind
+from Deeploy.frontend import assign_input_types, infer_graph, load_npz_arrays, load_onnx, map_arrays
+from Deeploy.passes.manager import run_passes
+from Deeploy.targets import get_platform
+from Deeploy.tiling.network import TilingOptions
+from DeeployTest.generators.builder import Net, tensor_attr
+from DeeployTest.generators.golden import write_test
+from DeeployTest.generators.integer import isoftmax_attrs
+from DeeployTest.generators.registry import ints_in
+from DeeployTest.testUtils.runner import run_test
+from DeeployTest.testUtils.siracusa_runner import cluster_runner
+from DeeployTest.test_suite.kernel_cases import needs_qemu, run_generic, run_siracusa
+
+TILED = cluster_runner("Siracusa", "TEST_SIRACUSA_TILED")
+L1 = 4000   # several tiles of rows for the larger cases
+
+# e * levels_m1 beyond 2^31: the kernel's int64 path
+_WIDE = {"coeffA": 1, "coeffB": 4000, "coeffC": 2**24, "log2": 2000, "n_levels": 256}
+
+
+def _softmax_rq(shape, mul=3000, add=-200, shift=10, attrs=None, lo=-128, hi=127, signed=True,
+                style="tensor", also_output=False):
+    """iSoftmax -> RequantShift; ``mul``/``add``: scalars or the shapes of random per-channel
+    constants; ``also_output``: the softmax output is a graph output too (unfused)."""
+    def build(rng):
+        net = Net("iSoftmax")
+        x = net.input("input", ints_in(rng, lo, hi, shape))
+        s = net.node("iSoftmax", [x], attrs or isoftmax_attrs(96), name="softmax")
+        m = mul if np.isscalar(mul) else rng.integers(-4000, 8000, size=mul)
+        a = add if np.isscalar(add) else rng.integers(-3000, 3000, size=add)
+        net.output(net.rqs(s, m, a, shift, signed=signed, attr_style=style, name="rqs"))
+        if also_output:
+            net.output(s)
+        return net
+    return build
+
+
+CASES = [  # name, build, fused on Siracusa
+    ("scalar_table", _softmax_rq((2, 3, 40)), True),                             # 240 elements: tabulated
+    ("scalar_clips_both_ends", _softmax_rq((4, 64), mul=300, add=-20000, shift=6), True),
+    ("scalar_small_direct", _softmax_rq((3, 20)), True),                         # < 128 elements: computed
+    ("per_row", _softmax_rq((2, 5, 16), mul=(2, 5, 1), add=(2, 5, 1)), True),
+    ("per_column", _softmax_rq((6, 24), mul=(24,), add=(1, 24)), True),
+    ("per_row_mul_scalar_add_int16", _softmax_rq((3, 4, 12), mul=(3, 1, 1), lo=-3000, hi=3000), True),
+    ("unsigned_n_levels_plain", _softmax_rq((4, 40), mul=900, add=100, shift=9, signed=False, style="int",
+                                            attrs={**isoftmax_attrs(127), "n_levels": tensor_attr(128)}), True),
+    ("int64_softmax", _softmax_rq((3, 50), mul=(3, 1), add=5, shift=8, attrs=_WIDE), True),
+    ("softmax_also_an_output", _softmax_rq((2, 30), also_output=True), False),
+    ("flat_channels_axis_1", _softmax_rq((1, 4, 32), mul=(4, 1, 1)), False),
+]
+
+
+@pytest.fixture(params=CASES, ids=[c[0] for c in CASES])
+def case(request, tmp_path):
+    name, build, fused = request.param
+    folder = tmp_path / name
+    write_test(build(np.random.default_rng(11)), folder)
+    return folder, fused
+
+
+def test_fused_when_the_softmax_feeds_only_the_requantisation(case):
+    folder, fused = case
+    platform = get_platform("Siracusa")
+    graph = load_onnx(folder / "network.onnx")
+    npz = folder / "inputs.npz"
+    assign_input_types(graph, map_arrays(npz, load_npz_arrays(npz), graph.inputs, graph, "input"))
+    infer_graph(graph)
+    graph = run_passes(graph, platform.passes)
+    ops = [layer.node.op for layer in bind(graph, platform, 8)]
+    assert ("RequantizediSoftmax" in ops) == fused, ops
+    assert ("iSoftmax" in ops) != fused and ("RequantShift" in ops) != fused, ops
+
+
+def test_generic(case, capsys):
+    run_generic(case[0], capsys)
+
+
+@needs_qemu
+@pytest.mark.parametrize("cores", [1, 8])
+def test_siracusa(case, cores, capsys):
+    run_siracusa(case[0], cores, capsys)
+
+
+@needs_qemu
+def test_siracusa_tiled(case, capsys):
+    folder = case[0]
+    args = argparse.Namespace(test=str(folder), verbose=False, skipgen=False, skipsim=False,
+                              gen_dir=str(folder / "tiled"), cores=8, l1=L1, l2=TilingOptions.l2,
+                              defaultMemLevel="L2", doublebuffer=True, profileTiling=None, plotMemAlloc=False,
+                              timeout=None)
+    code = run_test(args, TILED, {"cores": 8, "tiling": TilingOptions(L1, TilingOptions.l2, "L2", True)})
+    out = capsys.readouterr().out
+    assert code == 0 and "Errors: 0 out of" in out, out
