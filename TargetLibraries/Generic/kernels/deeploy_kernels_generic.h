@@ -1166,6 +1166,47 @@
                        uint32_t width, int64_t a, int64_t b, int64_t c, uint32_t log2, \
                        uint32_t levels_m1, uint32_t lut_size)
 
+/* iSoftmax_RQ (isoftmax_rq.inc): iSoftmax fused with its RequantShift: v as iSoftmax, y = clip((v *
+ * mul + add + 2^(shift-1)) >> shift, lo, hi); mul and add broadcast onto the rows. With scratch the
+ * e(d) table (lut_size = 256) and, for scalar mul and add, the output of every v (rq_table = 1) are
+ * tabulated in it; without, computed directly.
+ *
+ * Type macros:
+ *   TIN, TM, TA, TOUT: the element types of the node's operands, in order (inputs, then outputs)
+ *   TACC: as iSoftmax
+ *   TRQ: v * mul + add + rounding: int32_t or int64_t
+ * Scratch:
+ *   shared (the shared argument; Deeploy.targets.generic.bindings.nonlinear._isoftmax_rq_bytes):
+ *     Shared: the e(d) table as for iSoftmax, then the outputs of every softmax value
+ *     (isoftmax_rq.inc); nothing when the call uses neither. Optional as for iSoftmax.
+ *   optional: given NULL, the kernel runs without it, more slowly.
+ * Arguments:
+ *   x: input
+ *   mul: multiplier
+ *   add: offset
+ *   y: output
+ *   scratch: the shared tables, or NULL
+ *   r0, r1, r2: row dims (1-padded)
+ *   width: row length (the last axis)
+ *   ms0, ms1, ms2: mul's element strides over the row dims
+ *   mcs: mul's step along a row (0 or 1)
+ *   ads0, ads1, ads2: add's element strides over the row dims
+ *   adcs: add's step along a row (0 or 1)
+ *   a, b, c: exp polynomial coefficients
+ *   log2: the exp's log2 constant
+ *   levels_m1: softmax levels - 1
+ *   lut_size: 256 with the e(d) table, else 0
+ *   rq_table: 1: the outputs tabulated
+ *   shift, lo, hi: requantisation shift and output bounds
+ */
+#define DEEPLOY_PROTOTYPE_iSoftmax_RQ \
+    static void KERNEL(const TIN *restrict x, const TM *restrict mul, const TA *restrict add, \
+                       TOUT *restrict y, void *scratch, uint32_t r0, uint32_t r1, uint32_t r2, \
+                       uint32_t width, uint32_t ms0, uint32_t ms1, uint32_t ms2, uint32_t mcs, \
+                       uint32_t ads0, uint32_t ads1, uint32_t ads2, uint32_t adcs, int64_t a, \
+                       int64_t b, int64_t c, uint32_t log2, uint32_t levels_m1, uint32_t lut_size, \
+                       uint32_t rq_table, uint32_t shift, int32_t lo, int32_t hi)
+
 /* ITAMax (itamax.inc): ITAMax: base-2 integer softmax over rows of `width` (specs/integer-ops.md).
  *
  * Type macros:
