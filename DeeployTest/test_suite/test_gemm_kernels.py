@@ -57,6 +57,7 @@ BIAS_CASES = [
     ("bias_asm_scalar_c", 8, 16, 16, (1,), 1, 0, 7, True),      # one C for every output
     ("bias_asm_c16", 16, 16, 16, (16,), 1, 3, 8, True, 2000),   # int16 C: lh
     ("bias_asm_c32", 16, 16, 16, (16,), 1, -5, 9, True, 40000),   # int32 C: lw
+    ("bias_c_matrix", 16, 16, 16, (16, 16), 3, -7, 8, True),   # C per row too: the C block store
 ]
 
 

@@ -70,3 +70,23 @@ def test_formula_keeps_roomy_tiles_and_rounds_tight_ones_to_blocks():
             assert formula_choice.total_cycles <= same.total_cycles
             changed += formula_choice.tile_sizes != ops_choice.tile_sizes
     assert changed > 0
+
+
+def test_block_store_cost_follows_where_c_is_added(tmp_path):
+    """A Gemm with a C the same in every row (per column or one value) is priced with the
+    assembly store with C (UNIT_BIAS), a C matrix with the C store (UNIT_C), no C with UNIT."""
+    import numpy as np
+
+    from Deeploy.targets.siracusa.gemm_cycles import UNIT_C, gemm_tile_model
+    from DeeployTest.generators.golden import write_test
+    from DeeployTest.generators.linear import _matmul, gemm_int8_bias_rq
+
+    rng = np.random.default_rng(3)
+    nets = {UNIT_BIAS: gemm_int8_bias_rq(rng, 16, 24, 16, (16,), 3, -7, 8),
+            UNIT_C: gemm_int8_bias_rq(rng, 16, 24, 16, (16, 16), 3, -7, 8),
+            UNIT: _matmul(rng, (16, 24), (24, 16), const_b=True, rq=True)}
+    for unit, net in nets.items():
+        write_test(net, tmp_path / str(unit))
+        graph = lowered(tmp_path / str(unit))
+        node, = _gemm_layers(graph)
+        assert gemm_tile_model(node, graph, VIRTUAL_PLATFORM_L1.cores).unit == unit, node.op
