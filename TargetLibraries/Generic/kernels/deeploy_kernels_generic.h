@@ -1143,12 +1143,13 @@
  * Type macros:
  *   TIN, TOUT: the element types of the node's operands, in order (inputs, then outputs)
  *   TACC: uint32_t when e * levels_m1 < 2^31 and the row sums fit 32 bits, else int64_t
+ *   TE: the e(d) table's entries: uint16_t when every e fits, else TACC
  * Scratch:
  *   shared (the shared argument; Deeploy.targets.generic.bindings.nonlinear._isoftmax_table_bytes):
- *     Shared by the cores: the e(d) table (256 TACC entries, plus alignment slack: the kernel
- *     aligns it), rounded up to 8, when this call uses one (isoftmax.inc); else nothing. The call
- *     is the whole layer, or one tile of it when tiled: small tiles need no scratch. Without
- *     scratch (a NULL ``shared``) the kernel computes every e directly, so the table is optional.
+ *     Shared by the cores: the e(d) table (256 TE entries, plus alignment slack: the kernel aligns
+ *     it), rounded up to 8, when this call uses one (isoftmax.inc); else nothing. The call is the
+ *     whole layer, or one tile of it when tiled: small tiles need no scratch. Without scratch (a
+ *     NULL ``shared``) the kernel computes every e directly, so the table is optional.
  *   optional: given NULL, the kernel runs without it, more slowly.
  * Arguments:
  *   x: input
@@ -1174,6 +1175,7 @@
  * Type macros:
  *   TIN, TM, TA, TOUT: the element types of the node's operands, in order (inputs, then outputs)
  *   TACC: as iSoftmax
+ *   TE: as iSoftmax
  *   TRQ: v * mul + add + rounding: int32_t or int64_t
  * Scratch:
  *   shared (the shared argument; Deeploy.targets.generic.bindings.nonlinear._isoftmax_rq_bytes):

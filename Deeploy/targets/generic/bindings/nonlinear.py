@@ -3,7 +3,7 @@ softmaxes, norms, activations and divisions."""
 
 from __future__ import annotations
 
-from Deeploy.ir.dtypes import INT32, INT64, UINT32
+from Deeploy.ir.dtypes import INT32, INT64, UINT16, UINT32
 from Deeploy.targets.platform import Kernel
 from Deeploy.targets.signature import Signature, param, params
 from Deeploy.targets.generic.bindings.strides import broadcast_operands
@@ -88,7 +88,8 @@ def _isoftmax_plan(node, graph):
 
 
 def _isoftmax_tacc(p, xt):
-    """TACC of an iSoftmax with params ``p`` on inputs of type ``xt``, or why it cannot run."""
+    """TACC (row sums, e * levels_m1) and TE (the e(d) table's entries: uint16_t when every e
+    fits) of an iSoftmax with params ``p`` on inputs of type ``xt``, or why it cannot run."""
     if xt.bits > 32:
         return f"input type {xt} is wider than 32 bits"
     if p.log2 >= 2**31:
@@ -100,10 +101,12 @@ def _isoftmax_tacc(p, xt):
         return "exp intermediates exceed int64"
     width, levels = p.shape[-1], p.n_levels - 1
     if emax * levels < 2**31 and emax * width < 2**32:
-        return (("TACC", UINT32),)
-    if emax * max(levels, width) < 2**63:
-        return (("TACC", INT64),)
-    return "row sums exceed int64"
+        tacc = UINT32
+    elif emax * max(levels, width) < 2**63:
+        tacc = INT64
+    else:
+        return "row sums exceed int64"
+    return (("TACC", tacc), ("TE", UINT16 if emax < 2**16 else tacc))
 
 
 # The e(d) table of 8-bit inputs costs 256 exp evaluations (shared by the cores); without it
@@ -117,14 +120,14 @@ def isoftmax_uses_table(bits: int, elements: int) -> bool:
 
 
 def _isoftmax_table_bytes(node, graph):
-    """Shared by the cores: the e(d) table (256 TACC entries, plus alignment slack: the kernel
+    """Shared by the cores: the e(d) table (256 TE entries, plus alignment slack: the kernel
     aligns it), rounded up to 8, when this call uses one (isoftmax.inc); else nothing. The call
     is the whole layer, or one tile of it when tiled: small tiles need no scratch. Without
     scratch (a NULL ``shared``) the kernel computes every e directly, so the table is optional."""
     x = graph.tensors[node.inputs[0]]
     if not isoftmax_uses_table(x.dtype.bits, x.size):
         return 0
-    n = _isoftmax_plan(node, graph)[0][1].nbytes
+    n = _isoftmax_plan(node, graph)[1][1].nbytes
     return -(-(256 * n + n - 1) // 8) * 8
 
 
@@ -154,7 +157,7 @@ def _isoftmax_rq_bytes(node, graph):
     outputs = isoftmax_rq_table(x.size, mul.size, add.size)
     if not (table or outputs):
         return 0
-    n = _isoftmax_rq_plan(node, graph)[0][1].nbytes
+    n = _isoftmax_rq_plan(node, graph)[1][1].nbytes
     levels = node.params.base.n_levels * graph.tensors[node.outputs[0]].dtype.nbytes
     return -(-((256 * n if table else 0) + n - 1 + (levels if outputs else 0)) // 8) * 8
 
@@ -253,7 +256,8 @@ _ISOFTMAX_CALL = Signature(
      param("uint32_t lut_size", "${256 if table else 0}", "256 with a table, else 0")),
     setup="""<%! from Deeploy.targets.generic.bindings.nonlinear import isoftmax_uses_table %>\
 <% table = shared != "NULL" and isoftmax_uses_table(x[0].dtype.bits, x[0].size) %>""",
-    types={"TACC": "uint32_t when e * levels_m1 < 2^31 and the row sums fit 32 bits, else int64_t"})
+    types={"TACC": "uint32_t when e * levels_m1 < 2^31 and the row sums fit 32 bits, else int64_t",
+           "TE": "the e(d) table's entries: uint16_t when every e fits, else TACC"})
 
 _ITAMAX_CALL = Signature(
     "ITAMax: base-2 integer softmax over rows of `width` (specs/integer-ops.md).",
@@ -294,7 +298,7 @@ _ISOFTMAX_RQ_CALL = Signature(
 <% table = shared != "NULL" and isoftmax_uses_table(x[0].dtype.bits, x[0].size)
 outputs = shared != "NULL" and isoftmax_rq_table(x[0].size, x[1].size, x[2].size)
 r, (ms, ads) = _nl_rows(x[0].shape, [x[1].shape, x[2].shape]) %>""",
-    types={"TACC": "as iSoftmax", "TRQ": "v * mul + add + rounding: int32_t or int64_t"})
+    types={"TACC": "as iSoftmax", "TE": "as iSoftmax", "TRQ": "v * mul + add + rounding: int32_t or int64_t"})
 
 _ILAYERNORM_CALL = Signature(
     "iLayerNorm over rows of `width` (specs/integer-ops.md): y = clip((trunc((x - mean) * w / std) + bias) "
