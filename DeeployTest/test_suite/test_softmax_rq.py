@@ -4,7 +4,8 @@ per-column mul/add, unsigned outputs, a RequantShift with plain n_levels next to
 its own n_levels, int16 inputs (no e(d) table), int64 softmax intermediates, clipping at both
 ends; and the pairs that stay unfused (the softmax output read by another node too, a flat
 per-channel constant that does not broadcast onto the rows). Outputs must match the reference
-interpreter's goldens bit-exactly on Generic, on Siracusa with 1 and 8 cores, and tiled."""
+interpreter's goldens bit-exactly on Generic, on Siracusa with 1 and 8 cores, and tiled; a
+RequantizediSoftmax node written in the file runs on Generic through the same kernel."""
 
 from __future__ import annotations
 
@@ -63,6 +64,24 @@ CASES = [  # name, build, fused on Siracusa
     ("softmax_also_an_output", _softmax_rq((2, 30), also_output=True), False),
     ("flat_channels_axis_1", _softmax_rq((1, 4, 32), mul=(4, 1, 1)), False),
 ]
+
+
+def _fused_node(rng):
+    """A RequantizediSoftmax node as written in a file (Generic runs no fusion pass): per-row mul."""
+    net = Net("RequantizediSoftmax")
+    x = net.input("input", ints_in(rng, -128, 127, (4, 3, 48)))
+    mul, add = net.const(rng.integers(500, 4000, size=(4, 1, 1)), "mul"), net.const(np.array(-100), "add")
+    attrs = {**isoftmax_attrs(64), "div": tensor_attr(2**9), "n_levels_out": tensor_attr(256),
+             "signed": tensor_attr(1)}
+    net.output(net.node("RequantizediSoftmax", [x, mul, add], attrs, ort=False))
+    return net
+
+
+def test_generic_fused_node_from_a_file(tmp_path, capsys):
+    folder = tmp_path / "fused_node"
+    write_test(_fused_node(np.random.default_rng(5)), folder)
+    run_generic(folder, capsys)
+    assert "iSoftmax_RQ_" in (folder / "generic" / "network" / "Network.c").read_text()
 
 
 @pytest.fixture(params=CASES, ids=[c[0] for c in CASES])
