@@ -1,5 +1,5 @@
-"""Running one generated kernel test folder bit-exactly on Generic and on Siracusa (the kernel
-path tests share these)."""
+"""Running one generated kernel test folder bit-exactly on Generic and on Siracusa, and lowering
+it for a platform (the kernel path tests share these)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,11 @@ from pathlib import Path
 
 import pytest
 
+from Deeploy.binding import bind
+from Deeploy.frontend import assign_input_types, infer_graph, load_npz_arrays, load_onnx, map_arrays
+from Deeploy.ir.graph import Graph
+from Deeploy.passes.manager import run_passes
+from Deeploy.targets import get_platform
 from DeeployTest.testRunner_generic import GENERIC
 from DeeployTest.testUtils.runner import run_test
 from DeeployTest.testUtils.siracusa_runner import cluster_runner
@@ -35,3 +40,17 @@ def run_siracusa(case_dir: Path, cores: int, capsys) -> None:
                               gen_dir=str(case_dir / f"siracusa{cores}"), cores=cores, profileUntiled=False,
                               timeout=None)
     _check(run_test(args, SIRACUSA, {"cores": cores}), capsys.readouterr().out)
+
+
+def lowered(case_dir: Path, platform: str) -> Graph:
+    """The test folder's graph with its sample inputs' types, after ``platform``'s passes."""
+    graph = load_onnx(case_dir / "network.onnx")
+    npz = case_dir / "inputs.npz"
+    assign_input_types(graph, map_arrays(npz, load_npz_arrays(npz), graph.inputs, graph, "input"))
+    infer_graph(graph)
+    return run_passes(graph, get_platform(platform).passes)
+
+
+def bound_ops(case_dir: Path, platform: str, cores: int = 8) -> list[str]:
+    """The op of every layer the test folder's network binds to on ``platform``."""
+    return [layer.node.op for layer in bind(lowered(case_dir, platform), get_platform(platform), cores)]

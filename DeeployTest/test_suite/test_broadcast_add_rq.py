@@ -9,13 +9,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from Deeploy.binding import bind
-from Deeploy.frontend import assign_input_types, infer_graph, load_npz_arrays, load_onnx, map_arrays
-from Deeploy.passes.manager import run_passes
-from Deeploy.targets import get_platform
 from DeeployTest.generators.builder import Net
 from DeeployTest.generators.golden import write_test
-from DeeployTest.test_suite.kernel_cases import needs_qemu, run_generic, run_siracusa
+from DeeployTest.test_suite.kernel_cases import bound_ops, needs_qemu, run_generic, run_siracusa
 
 
 def _extremes(rng, shape):
@@ -56,13 +52,7 @@ def case(request, tmp_path):
 
 def test_fused_when_the_operand_repeats(case):
     folder, fused = case
-    platform = get_platform("Siracusa")
-    graph = load_onnx(folder / "network.onnx")
-    npz = folder / "inputs.npz"
-    assign_input_types(graph, map_arrays(npz, load_npz_arrays(npz), graph.inputs, graph, "input"))
-    infer_graph(graph)
-    graph = run_passes(graph, platform.passes)
-    ops = [layer.node.op for layer in bind(graph, platform, 8)]
+    ops = bound_ops(folder, "Siracusa")
     assert ("RequantizedAdd" in ops) == fused, ops
     assert ("Add" in ops) != fused, ops
 

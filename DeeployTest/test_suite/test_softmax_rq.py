@@ -14,10 +14,6 @@ import argparse
 import numpy as np
 import pytest
 
-from Deeploy.binding import bind
-from Deeploy.frontend import assign_input_types, infer_graph, load_npz_arrays, load_onnx, map_arrays
-from Deeploy.passes.manager import run_passes
-from Deeploy.targets import get_platform
 from Deeploy.tiling.network import TilingOptions
 from DeeployTest.generators.builder import Net, tensor_attr
 from DeeployTest.generators.golden import write_test
@@ -25,7 +21,7 @@ from DeeployTest.generators.integer import isoftmax_attrs
 from DeeployTest.generators.registry import ints_in
 from DeeployTest.testUtils.runner import run_test
 from DeeployTest.testUtils.siracusa_runner import cluster_runner
-from DeeployTest.test_suite.kernel_cases import needs_qemu, run_generic, run_siracusa
+from DeeployTest.test_suite.kernel_cases import bound_ops, needs_qemu, run_generic, run_siracusa
 
 TILED = cluster_runner("Siracusa", "TEST_SIRACUSA_TILED")
 L1 = 4000   # several tiles of rows for the larger cases
@@ -94,13 +90,7 @@ def case(request, tmp_path):
 
 def test_fused_when_the_softmax_feeds_only_the_requantisation(case):
     folder, fused = case
-    platform = get_platform("Siracusa")
-    graph = load_onnx(folder / "network.onnx")
-    npz = folder / "inputs.npz"
-    assign_input_types(graph, map_arrays(npz, load_npz_arrays(npz), graph.inputs, graph, "input"))
-    infer_graph(graph)
-    graph = run_passes(graph, platform.passes)
-    ops = [layer.node.op for layer in bind(graph, platform, 8)]
+    ops = bound_ops(folder, "Siracusa")
     assert ("RequantizediSoftmax" in ops) == fused, ops
     assert ("iSoftmax" in ops) != fused and ("RequantShift" in ops) != fused, ops
 

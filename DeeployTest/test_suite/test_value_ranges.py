@@ -11,13 +11,11 @@ import numpy as np
 import pytest
 
 from Deeploy.binding import bind
-from Deeploy.frontend import assign_input_types, infer_graph, load_npz_arrays, load_onnx, map_arrays
 from Deeploy.ops.bounds import value_range
-from Deeploy.passes.manager import run_passes
 from Deeploy.targets import get_platform
 from DeeployTest.generators.builder import Net
 from DeeployTest.generators.golden import write_test
-from DeeployTest.test_suite.kernel_cases import needs_qemu, run_generic, run_siracusa
+from DeeployTest.test_suite.kernel_cases import lowered, needs_qemu, run_generic, run_siracusa
 
 _SHIFT = 24
 
@@ -74,24 +72,16 @@ def case(request, tmp_path):
     return folder, acc
 
 
-def _graph(folder, platform):
-    graph = load_onnx(folder / "network.onnx")
-    npz = folder / "inputs.npz"
-    assign_input_types(graph, map_arrays(npz, load_npz_arrays(npz), graph.inputs, graph, "input"))
-    infer_graph(graph)
-    return run_passes(graph, platform.passes)
-
-
 def test_sum_and_product_ranges(tmp_path):
     write_test(_add_rqs(FITS)(np.random.default_rng(5)), tmp_path / "add")
-    graph = _graph(tmp_path / "add", get_platform("Generic"))
+    graph = lowered(tmp_path / "add", "Generic")
     assert value_range(graph, "sum_output_0") == (-256, 256)
     assert value_range(graph, "input_0") == (-128, 127)
     write_test(_wide_input_rqs(np.random.default_rng(5)), tmp_path / "wide")
-    graph = _graph(tmp_path / "wide", get_platform("Generic"))
+    graph = lowered(tmp_path / "wide", "Generic")
     assert value_range(graph, "input_0") == (-2**31, 2**31 - 1)
     write_test(_mul_transpose_rqs(np.random.default_rng(5)), tmp_path / "mul")
-    graph = _graph(tmp_path / "mul", get_platform("Generic"))
+    graph = lowered(tmp_path / "mul", "Generic")
     assert value_range(graph, "prod_output_0") == (-16384, 16384)
     turned = next(n for n in graph.nodes if n.op == "Transpose").outputs[0]
     assert value_range(graph, turned) == (-16384, 16384)
@@ -100,8 +90,7 @@ def test_sum_and_product_ranges(tmp_path):
 @pytest.mark.parametrize("platform", ["Generic", "Siracusa"])
 def test_accumulator_follows_the_bound(case, platform):
     folder, acc = case
-    graph = _graph(folder, get_platform(platform))
-    layers = bind(graph, get_platform(platform), 8)
+    layers = bind(lowered(folder, platform), get_platform(platform), 8)
     variants = [layer.variant for layer in layers if layer.node.op == "RequantShift"]
     assert variants and all(v.endswith("_" + acc) for v in variants), variants
 
