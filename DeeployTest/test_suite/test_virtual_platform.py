@@ -284,7 +284,7 @@ def test_dma_misuse_is_reported(tmp_path):
         proc = subprocess.run(cmd, capture_output=True, text=True)
         assert proc.returncode == 0, proc.stdout + proc.stderr
     expected = {0: "cluster DMA copies between L2 and L1: destination in level 2, source in level 2",
-                1: "L3 DMA copies between L3 and L2: destination in level 1",
+                1: "L3 DMA copies between L3 and L2 (or into the weight memory, level 4): destination in level 1",
                 2: "core 0 waits for DMA transfer 1 of engine 0, but has issued fewer"}
     for case, msg in expected.items():
         run = run_elf(tmp_path / "build" / f"misuse{case}", 1, timeout=30)
