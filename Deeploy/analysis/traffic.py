@@ -8,18 +8,20 @@ loop of the runtime (``TargetLibraries/PULPOpen/src/deeploy_tiling.c``) issues i
   L2 staging buffer was refilled), and every output tile is written back: bytes of the tiled
   level's source, ``tiles.source`` (L2).
 
-An empty box moves nothing. The result is independent of any timing: it follows from the
-schedule alone."""
+An empty box moves nothing. Before its tiles, the layer's tables (``deeploy_abi.h``: the layer,
+its per-dim arrays, its operands and their axes) are copied into L1 from the level of the
+tiles' source. The result is independent of any timing: it follows from the schedule alone."""
 
 from __future__ import annotations
 
 import itertools
 import math
 
+from Deeploy.runtime.abi import TILE_AXIS, TILE_OPERAND, TILED_LAYER
 from Deeploy.tiling.schedule import TileSchedule
 from Deeploy.tiling.spec import Operand, tile_ranges
 
-__all__ = ["schedule_traffic"]
+__all__ = ["schedule_traffic", "table_bytes"]
 
 
 def _box(op: Operand, ranges: dict[str, tuple[int, int]]) -> tuple[tuple[int, int], ...]:
@@ -39,6 +41,15 @@ def _l2_tiles(sched: TileSchedule) -> list[dict[str, tuple[int, int]]]:
             for js in itertools.product(*(range(len(o)) for o in outer))]
 
 
+def table_bytes(sched: TileSchedule) -> int:
+    """Bytes of the layer's tables the tile loop copies into L1: the layer; per dim its order
+    (1 byte), size, L2 and L1 tile, class radix and class-array pointer (4 bytes each); the
+    operands and their axes."""
+    dims = len(sched.dims)
+    return (TILED_LAYER.size() + dims * (1 + 5 * 4) + len(sched.slots) * TILE_OPERAND.size()
+            + sum(len(s.operand.axes) for s in sched.slots) * TILE_AXIS.size())
+
+
 def schedule_traffic(sched: TileSchedule, source: str = "L2", staging_source: str = "L3") -> dict[str, int]:
     """Bytes moved between ``source`` and the tiled level (L1 tiles) and between
     ``staging_source`` and ``source`` (L2 tiles of operands in L3), over the whole layer."""
@@ -46,7 +57,7 @@ def schedule_traffic(sched: TileSchedule, source: str = "L2", staging_source: st
     l2_spans = _l2_tiles(sched)
     staged_box: dict[int, tuple] = {}
     held: dict[int, tuple] = {}
-    near = far = 0
+    near, far = table_bytes(sched), 0
     current = None
     for j2, _cls, ranges in sched.tiles():
         if j2 != current:

@@ -169,6 +169,12 @@ class CField:
     def declaration(self) -> str:
         return self.decl.format(self.name + (f"[{self.count_c or self.count}]" if self.count else "")) + ";"
 
+    def scalar_bytes(self) -> int:
+        """Bytes (and alignment) of one value on RV32 (ILP32): pointers 4, else its integer type."""
+        if "*" in self.decl:
+            return 4
+        return _INT_BYTES[self.decl.split()[0]]
+
 
 @dataclass(frozen=True)
 class CStruct:
@@ -185,6 +191,19 @@ class CStruct:
             raise ValueError(f"{self.c_name}: members {sorted(set(names) - set(values))} missing, "
                              f"{sorted(set(values) - set(names))} unknown")
         return "{" + ", ".join(_c_value(values[f.name], f) for f in self.fields) + "}"
+
+
+    def size(self) -> int:
+        """``sizeof`` the struct on RV32 (ILP32): members at their natural alignment."""
+        offset, align = 0, 1
+        for f in self.fields:
+            b = f.scalar_bytes()
+            offset = -(-offset // b) * b + b * max(f.count, 1)
+            align = max(align, b)
+        return -(-offset // align) * align
+
+
+_INT_BYTES = {f"{sign}int{bits}_t": bits // 8 for sign in ("", "u") for bits in (8, 16, 32)}
 
 
 def _c_value(value: object, f: CField) -> str:

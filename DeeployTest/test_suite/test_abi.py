@@ -99,6 +99,11 @@ LAYOUT = {
 }
 
 
+def test_struct_sizes_are_the_rv32_layout():
+    from Deeploy.runtime.abi import TILE_STRUCTS
+    assert {t.c_name: t.size() for t in TILE_STRUCTS} == {name: size for name, (size, _) in LAYOUT.items()}
+
+
 @pytest.mark.skipif(RV_GCC is None, reason="RISC-V gcc missing: run bash toolchain/install.sh")
 def test_tile_structs_keep_their_rv32_layout(tmp_path):
     checks = ["#include <stddef.h>", '#include "deeploy_abi.h"']

@@ -28,7 +28,7 @@ typedef struct {
 } op_state_t;
 
 /* Core 0's bookkeeping, in L1 next to the tiles it describes, and an L1 copy of the layer's
- * description (generated tables are constants in L2, where every access is slow). */
+ * description (generated tables are constants in L2, where every core access is slow). */
 static op_state_t state[DEEPLOY_TILE_MAX_OPERANDS] DEEPLOY_L1;
 static deeploy_tiled_layer_t layer_l1 DEEPLOY_L1;
 static deeploy_tile_operand_t operands_l1[DEEPLOY_TILE_MAX_OPERANDS] DEEPLOY_L1;
@@ -38,20 +38,29 @@ static int32_t size_l1[DEEPLOY_TILE_MAX_DIMS] DEEPLOY_L1;
 static int32_t l2_tile_l1[DEEPLOY_TILE_MAX_DIMS] DEEPLOY_L1;
 static int32_t l1_tile_l1[DEEPLOY_TILE_MAX_DIMS] DEEPLOY_L1;
 static uint32_t radix_l1[DEEPLOY_TILE_MAX_DIMS] DEEPLOY_L1;
+static const uint16_t *dim_class_l1[DEEPLOY_TILE_MAX_DIMS] DEEPLOY_L1;
 
+static deeploy_dma_t fetch(void *dst, const void *src, uint32_t bytes) {
+  return deeploy_dma_copy(DEEPLOY_DMA_CLUSTER, dst, src, bytes);
+}
+
+/* The L1 copy, moved by the cluster DMA in three rounds (the layer; its arrays; the operands'
+ * axes), each waiting for the pointers the next one follows: a few transfers instead of a core
+ * load from L2 per word (Deeploy/analysis/traffic.py counts their bytes). */
 static const deeploy_tiled_layer_t *to_l1(const deeploy_tiled_layer_t *src) {
   deeploy_tiled_layer_t *L = &layer_l1;
-  *L = *src;
-  for (int d = 0; d < src->ndims; d++) {
-    order_l1[d] = src->order[d];
-    size_l1[d] = src->size[d];
-    l2_tile_l1[d] = src->l2_tile[d];
-    l1_tile_l1[d] = src->l1_tile[d];
-    radix_l1[d] = src->class_radix[d];
-  }
-  for (int o = 0; o < src->noperands; o++) {
-    operands_l1[o] = src->operands[o];
-    for (int k = 0; k < src->operands[o].rank; k++) axes_l1[o][k] = src->operands[o].axes[k];
+  deeploy_dma_wait(DEEPLOY_DMA_CLUSTER, fetch(L, src, sizeof *L));
+  const uint32_t n = L->ndims, m = L->noperands;
+  fetch(order_l1, L->order, n);
+  fetch(size_l1, L->size, n * sizeof(int32_t));
+  fetch(l2_tile_l1, L->l2_tile, n * sizeof(int32_t));
+  fetch(l1_tile_l1, L->l1_tile, n * sizeof(int32_t));
+  fetch(radix_l1, L->class_radix, n * sizeof(uint32_t));
+  fetch(dim_class_l1, L->dim_class, n * sizeof(uint16_t *));
+  fetch(operands_l1, L->operands, m * sizeof(deeploy_tile_operand_t));
+  deeploy_dma_wait_all(DEEPLOY_DMA_CLUSTER);
+  for (uint32_t o = 0; o < m; o++) {
+    fetch(axes_l1[o], operands_l1[o].axes, operands_l1[o].rank * sizeof(deeploy_tile_axis_t));
     operands_l1[o].axes = axes_l1[o];
   }
   L->order = order_l1;
@@ -59,7 +68,9 @@ static const deeploy_tiled_layer_t *to_l1(const deeploy_tiled_layer_t *src) {
   L->l2_tile = l2_tile_l1;
   L->l1_tile = l1_tile_l1;
   L->class_radix = radix_l1;
+  L->dim_class = dim_class_l1;
   L->operands = operands_l1;
+  deeploy_dma_wait_all(DEEPLOY_DMA_CLUSTER);
   return L;
 }
 
