@@ -237,22 +237,57 @@ static deeploy_dma_t load_input(const deeploy_tile_operand_t *op, op_state_t *s,
 
 static deeploy_dma_t later(deeploy_dma_t a, deeploy_dma_t b) { return a > b ? a : b; }
 
-/* The dim ranges of L1 tile q of the L2 tile [lo2, hi2), and its class. */
-static uint32_t l1_tile(const deeploy_tiled_layer_t *L, uint32_t q, const int32_t *lo2, const int32_t *hi2,
-                        const int32_t *j, int32_t *lo, int32_t *hi) {
-  uint32_t cls = 0;
-  for (int k = L->ndims - 1; k >= 0; k--) {
-    int d = L->order[k];
-    int32_t t = L->l1_tile[d];
-    uint32_t m = (uint32_t)((hi2[d] - lo2[d] + t - 1) / t);
-    uint32_t i = q % m;
-    q /= m;
-    lo[d] = lo2[d] + (int32_t)i * t;
-    hi[d] = lo[d] + t < hi2[d] ? lo[d] + t : hi2[d];
-    uint32_t per_l2 = (uint32_t)((L->l2_tile[d] + t - 1) / t);
-    cls += L->dim_class[d][(uint32_t)j[d] * per_l2 + i] * L->class_radix[d];
+/* The L1 tiles of one L2 tile [lo2, hi2), walked in loop order like an odometer (no divisions
+ * per tile): per dim the number of tiles, the current tile's index and the classes along it. */
+typedef struct {
+  uint32_t count[DEEPLOY_TILE_MAX_DIMS], at[DEEPLOY_TILE_MAX_DIMS];
+  const uint16_t *cls[DEEPLOY_TILE_MAX_DIMS];
+} walk_t;
+
+/* L1 tiles per L2 tile along each dim (the class arrays' stride), set once per layer. */
+static uint32_t per_l2_l1[DEEPLOY_TILE_MAX_DIMS] DEEPLOY_L1;
+
+/* Starts the walk at the first L1 tile (lo, hi) of L2 tile j = [lo2, hi2); returns the tile count. */
+static uint32_t walk_start(const deeploy_tiled_layer_t *L, walk_t *w, const int32_t *lo2, const int32_t *hi2,
+                           const int32_t *j, int32_t *lo, int32_t *hi) {
+  uint32_t tiles = 1;
+  for (int d = 0; d < L->ndims; d++) {
+    const int32_t t = L->l1_tile[d];
+    w->count[d] = (uint32_t)((hi2[d] - lo2[d] + t - 1) / t);
+    w->at[d] = 0;
+    w->cls[d] = L->dim_class[d] + (uint32_t)j[d] * per_l2_l1[d];
+    lo[d] = lo2[d];
+    hi[d] = lo2[d] + t < hi2[d] ? lo2[d] + t : hi2[d];
+    tiles *= w->count[d];
   }
+  return tiles;
+}
+
+/* The class of the walk's current tile (the classes are L2 constants: one load per dim). */
+static uint32_t walk_class(const deeploy_tiled_layer_t *L, const walk_t *w) {
+  uint32_t cls = 0;
+  for (int d = 0; d < L->ndims; d++) cls += w->cls[d][w->at[d]] * L->class_radix[d];
   return cls;
+}
+
+/* Steps the walk to the next tile, updating (lo, hi) of the dims that move; returns their mask. */
+static uint32_t walk_next(const deeploy_tiled_layer_t *L, walk_t *w, const int32_t *lo2, const int32_t *hi2,
+                          int32_t *lo, int32_t *hi) {
+  uint32_t changed = 0;
+  for (int k = L->ndims - 1; k >= 0; k--) {
+    const int d = L->order[k];
+    const int32_t t = L->l1_tile[d];
+    if (++w->at[d] < w->count[d]) {
+      lo[d] += t;
+      hi[d] = lo[d] + t < hi2[d] ? lo[d] + t : hi2[d];
+      return changed | 1u << d;
+    }
+    if (w->count[d] > 1) changed |= 1u << d;
+    w->at[d] = 0;
+    lo[d] = lo2[d];
+    hi[d] = lo2[d] + t < hi2[d] ? lo2[d] + t : hi2[d];
+  }
+  return changed;
 }
 
 /* A resident input (copies 0: it lives where the engine reads it, e.g. a weight memory) is never
@@ -352,7 +387,9 @@ static void run_deferred_tiles(const deeploy_tiled_layer_t *L, uint32_t tiles, c
   int32_t plo[DEEPLOY_TILE_MAX_DIMS], phi[DEEPLOY_TILE_MAX_DIMS];
   int32_t nlo[DEEPLOY_TILE_MAX_DIMS], nhi[DEEPLOY_TILE_MAX_DIMS];
   deeploy_tile_t tile;
-  uint32_t cls = l1_tile(L, 0, lo2, hi2, j, lo, hi), changed = ~0u;
+  walk_t w;
+  walk_start(L, &w, lo2, hi2, j, lo, hi);
+  uint32_t cls = walk_class(L, &w), changed = ~0u;
   deeploy_dma_t ready = load_inputs(L, lo, hi, LOAD_ALL, changed);
   L->engine_sync(DEEPLOY_TILE_SYNC_DEFER);
   for (uint32_t q = 0; q < tiles; q++) {
@@ -370,9 +407,9 @@ static void run_deferred_tiles(const deeploy_tiled_layer_t *L, uint32_t tiles, c
     if (last) store_outputs(L, lo, hi, 0);
     ready = DEEPLOY_DMA_NONE;
     if (!last) {
-      cls = l1_tile(L, q + 1, lo2, hi2, j, nlo, nhi);
-      changed = 0;
-      for (int d = 0; d < L->ndims; d++) changed |= (uint32_t)(nlo[d] != lo[d]) << d;
+      for (int d = 0; d < L->ndims; d++) nlo[d] = lo[d], nhi[d] = hi[d];
+      changed = walk_next(L, &w, lo2, hi2, nlo, nhi);
+      cls = walk_class(L, &w);
       ready = load_inputs(L, nlo, nhi, PREFETCH, changed);
     }
     DEEPLOY_MARKER(DEEPLOY_MARK_TILE_END);
@@ -387,16 +424,16 @@ static void run_deferred_tiles(const deeploy_tiled_layer_t *L, uint32_t tiles, c
 }
 
 static void run_l1_tiles(const deeploy_tiled_layer_t *L, const int32_t *lo2, const int32_t *hi2, const int32_t *j) {
-  uint32_t tiles = 1;
-  for (int d = 0; d < L->ndims; d++) tiles *= (uint32_t)((hi2[d] - lo2[d] + L->l1_tile[d] - 1) / L->l1_tile[d]);
+  int32_t lo[DEEPLOY_TILE_MAX_DIMS], hi[DEEPLOY_TILE_MAX_DIMS];
+  walk_t w;
+  const uint32_t tiles = walk_start(L, &w, lo2, hi2, j, lo, hi);
   if (deferrable(L, tiles)) {
     run_deferred_tiles(L, tiles, lo2, hi2, j);
     return;
   }
-  int32_t lo[DEEPLOY_TILE_MAX_DIMS], hi[DEEPLOY_TILE_MAX_DIMS];
   int32_t nlo[DEEPLOY_TILE_MAX_DIMS], nhi[DEEPLOY_TILE_MAX_DIMS];
   deeploy_tile_t tile;
-  uint32_t cls = l1_tile(L, 0, lo2, hi2, j, lo, hi);
+  uint32_t cls = walk_class(L, &w);
   deeploy_dma_t ready = DEEPLOY_DMA_NONE;
   uint32_t changed = ~0u, next_changed = 0;   /* dims whose range differs from the previous tile */
   if (L->double_buffer) ready = load_inputs(L, lo, hi, LOAD_ALL, changed);
@@ -409,9 +446,9 @@ static void run_l1_tiles(const deeploy_tiled_layer_t *L, const int32_t *lo2, con
     tile.cls = cls;
     uint32_t ncls = 0;
     if (q + 1 < tiles) {
-      ncls = l1_tile(L, q + 1, lo2, hi2, j, nlo, nhi);
-      next_changed = 0;
-      for (int d = 0; d < L->ndims; d++) next_changed |= (uint32_t)(nlo[d] != lo[d]) << d;
+      for (int d = 0; d < L->ndims; d++) nlo[d] = lo[d], nhi[d] = hi[d];
+      next_changed = walk_next(L, &w, lo2, hi2, nlo, nhi);
+      ncls = walk_class(L, &w);
       if (L->double_buffer) ready = load_inputs(L, nlo, nhi, PREFETCH, next_changed);
     }
     DEEPLOY_MARKER(DEEPLOY_MARK_TILE_KERNEL);
@@ -445,18 +482,26 @@ void deeploy_run_tiled(const deeploy_tiled_layer_t *layer) {
     staged |= L->operands[o].in_l3;
     staged_out |= L->operands[o].in_l3 && L->operands[o].output;
   }
-  uint32_t outer = 1;
-  for (int d = 0; d < L->ndims; d++) outer *= (uint32_t)((L->size[d] + L->l2_tile[d] - 1) / L->l2_tile[d]);
+  /* the L2 tiles, walked like the L1 tiles: j is the L2 tile's index along each dim */
+  uint32_t outer = 1, n2[DEEPLOY_TILE_MAX_DIMS];
   int32_t lo2[DEEPLOY_TILE_MAX_DIMS], hi2[DEEPLOY_TILE_MAX_DIMS], j[DEEPLOY_TILE_MAX_DIMS];
+  for (int d = 0; d < L->ndims; d++) {
+    const int32_t t2 = L->l2_tile[d];
+    n2[d] = (uint32_t)((L->size[d] + t2 - 1) / t2);
+    per_l2_l1[d] = (uint32_t)((t2 + L->l1_tile[d] - 1) / L->l1_tile[d]);
+    outer *= n2[d];
+    j[d] = lo2[d] = 0;
+    hi2[d] = t2 < L->size[d] ? t2 : L->size[d];
+  }
   for (uint32_t q2 = 0; q2 < outer; q2++) {
-    uint32_t q = q2;
-    for (int k = L->ndims - 1; k >= 0; k--) {
-      int d = L->order[k];
-      uint32_t n = (uint32_t)((L->size[d] + L->l2_tile[d] - 1) / L->l2_tile[d]);
-      j[d] = (int32_t)(q % n);
-      q /= n;
-      lo2[d] = j[d] * L->l2_tile[d];
-      hi2[d] = lo2[d] + L->l2_tile[d] < L->size[d] ? lo2[d] + L->l2_tile[d] : L->size[d];
+    for (int k = L->ndims - 1; q2 && k >= 0; k--) {
+      const int d = L->order[k];
+      const int32_t t2 = L->l2_tile[d];
+      const int wrap = (uint32_t)++j[d] == n2[d];
+      if (wrap) j[d] = 0;
+      lo2[d] = j[d] * t2;
+      hi2[d] = lo2[d] + t2 < L->size[d] ? lo2[d] + t2 : L->size[d];
+      if (!wrap) break;
     }
     if (staged) {
       DEEPLOY_MARKER(DEEPLOY_MARK_STAGE_INPUT);
