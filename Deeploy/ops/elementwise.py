@@ -70,7 +70,7 @@ _GROWTH = {"Add": lambda a, b: a + b, "Sub": lambda a, b: a + b, "Mul": lambda a
 
 for _name, _fn in (("Add", np.add), ("Sub", np.subtract), ("Mul", np.multiply)):
     register(OpDef(_name, _binary_parse, _binary_infer, lambda p, xs, fn=_fn: [fn(xs[0], xs[1])], _binary_cost,
-                   traits=_BINARY, tiling="broadcast", fuse_slots=0 if _name == "Add" else None, examples=binary_cases,
+                   traits=_BINARY, tiling="broadcast", fuse_slots=0 if _name in ("Add", "Mul") else None, examples=binary_cases,
                    magnitude=lambda p, b, ins, outs, grow=_GROWTH[_name]: [grow(b[0], b[1])]))
 
 

@@ -1,6 +1,6 @@
 """Requantisation fusion, so the wide intermediate never goes to memory:
 ``Op(x...) -> RequantShift(mul, add)  =>  RequantizedOp(x..., mul, add)`` for every op
-registered with ``fuse_slots`` (Conv, Gemm, MatMul, Add, iGELU, iHardswish, iSoftmax); and, first,
+registered with ``fuse_slots`` (Conv, Gemm, MatMul, Add, Mul, iGELU, iHardswish, iSoftmax); and, first,
 ``MatMul(x, W) -> Add(const bias)  =>  Gemm(x, W, bias)`` when the bias broadcasts per column."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from Deeploy.ir.graph import Graph, Node
-from Deeploy.ops import op_named
+from Deeploy.ops import Trait, op_named
 from Deeploy.ops.fused import FUSABLE, fused_name
 from Deeploy.ops.requant import channel_strides
 from Deeploy.passes._engine import Rule, RuleSet, apply_rules, chain
@@ -50,10 +50,10 @@ def _wide_output_feeds_x(graph: Graph, chain: list[Node]) -> str | None:
         return "the op's output is RequantShift's mul or add, not its x"
     if len(op.outputs) != 1:
         return "the op has several outputs"
-    if op.op == "Add":
+    if Trait.BROADCASTING in op_named(op.op).traits:
         out = graph.tensors[op.outputs[0]].shape
         if not all(_trailing(graph.tensors[i].shape, out) for i in op.inputs):
-            return "an Add broadcasting other than over leading axes stays unfused"
+            return f"an {op.op} broadcasting other than over leading axes stays unfused"
     if op.op == "iSoftmax":
         reason = _row_constants(graph, graph.tensors[op.outputs[0]].shape, rqs.inputs[1:])
         if reason:

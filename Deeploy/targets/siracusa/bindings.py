@@ -163,7 +163,7 @@ def _eltwise_call(doc: str, constants: tuple[str, str, str], unary: bool = False
          param("int32_t hi", "${rq.hi}", "requantisation shift and output bounds"),
          param("int64_t p0", constants[0]), param("int64_t p1", constants[1]),
          param("int64_t p2", constants[2], "the op's constants")),
-        setup='<% rq = p.rq; size = y[0].size; b = x[1] if p.base_op == "Add" else x[0] %>',
+        setup=f'<% rq = p.rq; size = y[0].size; b = x[{0 if unary else 1}] %>',
         types={"TB": "TA (a unary op: the source defines it)"} if unary else {})
 
 
@@ -186,6 +186,9 @@ SIRACUSA_BINDINGS: dict[str, tuple[Kernel, ...]] = {
     "RequantizedAdd": (Kernel("AddRQ", "add_rq.inc", _eltwise_call("Add: v = a + b.", ("0", "0", "0")),
                               ("TA", "TB", "TM", "TAD", "TY"),
                               accepts=_rq_accepts(lambda n, g: max_abs(g, n.inputs[0]) + max_abs(g, n.inputs[1]))),),
+    "RequantizedMul": (Kernel("MulRQ", "mul_rq.inc", _eltwise_call("Mul: v = a * b.", ("0", "0", "0")),
+                              ("TA", "TB", "TM", "TAD", "TY"),
+                              accepts=_rq_accepts(lambda n, g: max_abs(g, n.inputs[0]) * max_abs(g, n.inputs[1]))),),
     "RequantizediGELU": (Kernel("iGELU_RQ", "igelu_rq.inc", _eltwise_call(
                                     "iGELU (p0 = b, p1 = one): v = x * ((one + L) >> 1) as in igelu.inc.",
                                     ("${p.base.b}", "${p.base.one}", "0"), unary=True),

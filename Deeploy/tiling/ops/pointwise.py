@@ -3,7 +3,7 @@ size 1 on their broadcast axes, per-channel requantisation constants are tiled a
 channel axes), and the zero-copy views.
 
 Add/Sub/Mul/IntegerDiv (broadcasting), RequantShift (scalar or per-channel mul/add),
-Relu/Clip/iGELU/iHardswish/TrueIntegerDiv, RequantizedAdd/iGELU/iHardswish, and
+Relu/Clip/iGELU/iHardswish/TrueIntegerDiv, RequantizedAdd/Mul/iGELU/iHardswish, and
 Reshape/Flatten/Squeeze/Unsqueeze/Identity: zero copy unless their output is a graph output or
 their input a constant (``memory.lifetimes.alias_roots``), then a flat copy.
 """
@@ -66,7 +66,7 @@ def quant_rule(node: Node, graph: Graph, ctx: RuleContext) -> LayerSpec:
 
 
 def fused_eltwise_rule(node: Node, graph: Graph, ctx: RuleContext) -> LayerSpec:
-    """RequantizedAdd / iGELU / iHardswish: the base op's inputs broadcast onto the output, the
+    """RequantizedAdd / Mul / iGELU / iHardswish: the base op's inputs broadcast onto the output, the
     requantisation's mul/add (last two inputs) per channel of the output."""
     if _empty(graph, node):
         return zero_copy_spec(node, "empty output")

@@ -245,4 +245,32 @@
                        uint32_t b_period, uint32_t mul_per_channel, uint32_t add_per_channel, \
                        uint32_t shift, int32_t lo, int32_t hi, int64_t p0, int64_t p1, int64_t p2)
 
+/* MulRQ (mul_rq.inc): Mul: v = a * b. Then y = clip((v * mul + add + 2^(shift-1)) >> shift, lo, hi)
+ * over the output viewed as [outer, channels, inner].
+ *
+ * Type macros:
+ *   TA, TB, TM, TAD, TY: the element types of the node's operands, in order (inputs, then outputs)
+ * Scratch: none.
+ * Arguments:
+ *   a: first operand
+ *   b: second operand (unary ops: the first again)
+ *   mul: multiplier
+ *   add: offset
+ *   y: output
+ *   outer, channels, inner: the output's view
+ *   a_stride: 1: a per element, 0: scalar
+ *   b_stride: 1: b per element, 0: scalar
+ *   a_period, b_period: a broadcast operand (the output's trailing dims) repeats every period
+ *     elements; 0: none
+ *   mul_per_channel, add_per_channel: 1: per channel, 0: scalar
+ *   shift, lo, hi: requantisation shift and output bounds
+ *   p0, p1, p2: the op's constants
+ */
+#define DEEPLOY_PROTOTYPE_MulRQ \
+    static void KERNEL(const TA *restrict a, const TB *restrict b, const TM *restrict mul, \
+                       const TAD *restrict add, TY *restrict y, uint32_t outer, uint32_t channels, \
+                       uint32_t inner, uint32_t a_stride, uint32_t b_stride, uint32_t a_period, \
+                       uint32_t b_period, uint32_t mul_per_channel, uint32_t add_per_channel, \
+                       uint32_t shift, int32_t lo, int32_t hi, int64_t p0, int64_t p1, int64_t p2)
+
 #endif /* DEEPLOY_KERNELS_PULPOPEN_H */

@@ -1,6 +1,6 @@
-"""An Add broadcasting over leading axes fuses with its RequantShift on Siracusa (the fused
-kernel reads the smaller operand with a period: eltwise_rq.inc), scalar requantisation runs as
-one row split over the cores, per-channel requantisation by rows or within rows; an Add
+"""An Add or Mul broadcasting over leading axes fuses with its RequantShift on Siracusa (the
+fused kernel reads the smaller operand with a period: eltwise_rq.inc), scalar requantisation runs
+as one row split over the cores, per-channel requantisation by rows or within rows; one
 broadcasting along a middle axis stays unfused. Operands at the int8 extremes; outputs must match
 the reference interpreter's goldens bit-exactly on Generic and on Siracusa with 1 and 8 cores."""
 
@@ -20,13 +20,13 @@ def _extremes(rng, shape):
     return v
 
 
-def _add_rq(a_shape, b_shape, mul=65536, shift=16, channels=None):
-    """Add(a, b) -> RequantShift; ``channels``: a per-channel multiplier of that shape."""
+def _add_rq(a_shape, b_shape, mul=65536, shift=16, channels=None, op="Add"):
+    """op(a, b) -> RequantShift; ``channels``: a per-channel multiplier of that shape."""
     def build(rng):
-        net = Net("Add")
+        net = Net(op)
         a = net.input("input_0", _extremes(rng, a_shape))
         b = net.input("input_1", _extremes(rng, b_shape))
-        s = net.node("Add", [a, b], name="sum")
+        s = net.node(op, [a, b], name="sum")
         m = mul if channels is None else rng.integers(mul // 2, mul, size=channels)
         net.output(net.rqs(s, m, 3, shift, name="rqs"))
         return net
@@ -39,6 +39,12 @@ CASES = [  # name, build, fused on Siracusa
     ("trailing_b_channels_in_rows", _add_rq((2, 3, 8), (8,), channels=(1, 3, 1)), True),   # 6 rows < 8 cores
     ("trailing_b_channels_by_row", _add_rq((4, 4, 16), (16,), channels=(1, 4, 1)), True),  # 16 rows
     ("middle_broadcast_unfused", _add_rq((3, 4, 8), (3, 1, 8)), False),
+    # Mul: products of int8 extremes (16384), with a multiplier that takes them near 2^31;
+    # per-channel; a broadcast along a middle axis
+    ("mul_same_shape", _add_rq((4, 6, 8), (4, 6, 8), 300, 8, op="Mul"), True),
+    ("mul_trailing_b_near_2_31", _add_rq((2, 3, 8), (3, 8), 120000, 22, op="Mul"), True),
+    ("mul_trailing_b_channels", _add_rq((4, 4, 16), (16,), 600, 10, channels=(1, 4, 1), op="Mul"), True),
+    ("mul_middle_broadcast_unfused", _add_rq((3, 4, 8), (3, 1, 8), 300, 8, op="Mul"), False),
 ]
 
 
@@ -47,14 +53,14 @@ def case(request, tmp_path):
     name, build, fused = request.param
     folder = tmp_path / name
     write_test(build(np.random.default_rng(7)), folder)
-    return folder, fused
+    return folder, fused, "Mul" if name.startswith("mul") else "Add"
 
 
 def test_fused_when_the_operand_repeats(case):
-    folder, fused = case
+    folder, fused, op = case
     ops = bound_ops(folder, "Siracusa")
-    assert ("RequantizedAdd" in ops) == fused, ops
-    assert ("Add" in ops) != fused, ops
+    assert ("Requantized" + op in ops) == fused, ops
+    assert (op in ops) != fused, ops
 
 
 def test_generic(case, capsys):
