@@ -39,6 +39,10 @@ CASES = [  # name, build, fused on Siracusa
     ("trailing_b_channels_in_rows", _add_rq((2, 3, 8), (8,), channels=(1, 3, 1)), True),   # 6 rows < 8 cores
     ("trailing_b_channels_by_row", _add_rq((4, 4, 16), (16,), channels=(1, 4, 1)), True),  # 16 rows
     ("middle_broadcast_unfused", _add_rq((3, 4, 8), (3, 1, 8)), False),
+    # at least two outputs per key (a + b: 511 keys) with scalar mul and add: outputs tabulated,
+    # also clipped at both ends
+    ("trailing_b_tabulated", _add_rq((4, 16, 32), (16, 32)), True),
+    ("same_shape_tabulated_clipped", _add_rq((2, 32, 32), (2, 32, 32), 65536, 14), True),
     # Mul: products of int8 extremes (16384), with a multiplier that takes them near 2^31;
     # per-channel; a broadcast along a middle axis
     ("mul_same_shape", _add_rq((4, 6, 8), (4, 6, 8), 300, 8, op="Mul"), True),
@@ -71,3 +75,18 @@ def test_generic(case, capsys):
 @pytest.mark.parametrize("cores", [1, 8])
 def test_siracusa(case, cores, capsys):
     run_siracusa(case[0], cores, capsys)
+
+
+def test_tabulated_when_every_key_has_two_outputs():
+    from types import SimpleNamespace as NS
+    from Deeploy.ir.dtypes import INT8, INT16, UINT8
+    from Deeploy.targets.siracusa.bindings import KEY_INPUT, KEY_SUM, eltwise_table
+    scalar, channels = NS(mul_per_channel=False, add_per_channel=False), NS(mul_per_channel=True, add_per_channel=False)
+    s8, u8, s16 = NS(dtype=INT8), NS(dtype=UINT8), NS(dtype=INT16)
+    assert eltwise_table(scalar, [s8, s8], 1022, KEY_SUM) == (-256, 511)
+    assert eltwise_table(scalar, [u8, s8], 1022, KEY_SUM) == (-128, 511)
+    assert eltwise_table(scalar, [s8, s8], 1021, KEY_SUM) is None       # too few outputs
+    assert eltwise_table(scalar, [s8], 512, KEY_INPUT) == (-128, 256)
+    assert eltwise_table(scalar, [s16, s8], 1 << 20, KEY_SUM) is None   # 16-bit operand
+    assert eltwise_table(channels, [s8, s8], 4096, KEY_SUM) is None     # per-channel mul
+    assert eltwise_table(scalar, [s8, s8], 4096, None) is None          # no key (Mul)

@@ -140,9 +140,47 @@ _GEMM_RQ_CALL = Signature(
     types=_RQ_TYPES)
 
 
-def _eltwise_call(doc: str, constants: tuple[str, str, str], unary: bool = False) -> Signature:
+# What the output of an element-wise requantised op depends on, which its source names ELT_KEY:
+# the sum of its operands (Add) or its input (a unary op); a product (Mul) has too many values.
+KEY_SUM, KEY_INPUT = "sum", "input"
+
+
+def eltwise_table(rq, operands, size: int, key: str | None) -> tuple[int, int] | None:
+    """(lowest key, number of keys) when an element-wise requantised call tabulates its outputs
+    (eltwise_rq.inc): its output depends on one key (``key``) of 8-bit integer ``operands``, mul
+    and add are scalars, and the call has at least two outputs per key; else None."""
+    if key is None or rq.mul_per_channel or rq.add_per_channel:
+        return None
+    types = [t.dtype for t in (operands if key == KEY_SUM else operands[:1])]
+    if any(not d.is_integer or d.bits != 8 for d in types):
+        return None
+    lo, keys = sum(d.min for d in types), sum(d.max - d.min for d in types) + 1
+    return (lo, keys) if size >= 2 * keys else None
+
+
+def _eltwise_table_bytes(key: str | None):
+    """Shared scratch of the call's output table, when it has one."""
+    def rule(node, graph):
+        """The output table: one output per key (eltwise_table), rounded up to 8 bytes."""
+        y = graph.tensors[node.outputs[0]]
+        tab = eltwise_table(node.params.rq, [graph.tensors[i] for i in node.inputs[:-2] if i], y.size, key)
+        return -(-tab[1] * y.dtype.nbytes // 8) * 8 if tab else 0
+    return rule
+
+
+def _eltwise_kernel(name: str, source: str, types: tuple[str, ...], call: Signature, bound,
+                    key: str | None) -> Kernel:
+    """An element-wise requantised kernel whose calls may tabulate their outputs by ``key``."""
+    return Kernel(name, source, call, types, accepts=_rq_accepts(bound),
+                  shared_scratch=_eltwise_table_bytes(key), scratch_optional=True)
+
+
+def _eltwise_call(doc: str, constants: tuple[str, str, str], unary: bool = False,
+                  key: str | None = None) -> Signature:
     """An elementwise op fused with its RequantShift (eltwise_rq.inc); ``constants``: Mako
-    fragments of the op's p0..p2; ``unary``: the source defines TB as TA."""
+    fragments of the op's p0..p2; ``unary``: the source defines TB as TA; ``key``: what its
+    output depends on, when its source tabulates (ELT_KEY)."""
+    operands = "x[:1]" if unary else "x[:2]"
     return Signature(
         doc + " Then y = clip((v * mul + add + 2^(shift-1)) >> shift, lo, hi) over the output viewed as "
         "[outer, channels, inner].",
@@ -162,8 +200,13 @@ def _eltwise_call(doc: str, constants: tuple[str, str, str], unary: bool = False
          param("uint32_t shift", "${rq.shift}"), param("int32_t lo", "${rq.lo}"),
          param("int32_t hi", "${rq.hi}", "requantisation shift and output bounds"),
          param("int64_t p0", constants[0]), param("int64_t p1", constants[1]),
-         param("int64_t p2", constants[2], "the op's constants")),
-        setup=f'<% rq = p.rq; size = y[0].size; b = x[{0 if unary else 1}] %>',
+         param("int64_t p2", constants[2], "the op's constants"),
+         param("void *scratch", '${shared if tab else "NULL"}', "the shared output table, or NULL"),
+         param("int32_t key_lo", "${tab[0] if tab else 0}", "the table's lowest key"),
+         param("uint32_t keys", "${tab[1] if tab else 0}", "keys in the table; 0: no table (outputs computed)")),
+        setup="<%! from Deeploy.targets.siracusa.bindings import eltwise_table %>"
+              f"<% rq = p.rq; size = y[0].size; b = x[{0 if unary else 1}]; "
+              f"tab = eltwise_table(rq, {operands}, size, {key!r}) if shared != 'NULL' else None %>",
         types={"TB": "TA (a unary op: the source defines it)"} if unary else {})
 
 
@@ -183,24 +226,23 @@ SIRACUSA_BINDINGS: dict[str, tuple[Kernel, ...]] = {
                                extra_types=_rq_types(conv_sum_bound)),),
     "RequantizedGemm": (_GEMM_RQ,),
     "RequantizedMatMul": (_GEMM_RQ,),
-    "RequantizedAdd": (Kernel("AddRQ", "add_rq.inc", _eltwise_call("Add: v = a + b.", ("0", "0", "0")),
-                              ("TA", "TB", "TM", "TAD", "TY"),
-                              accepts=_rq_accepts(lambda n, g: max_abs(g, n.inputs[0]) + max_abs(g, n.inputs[1]))),),
-    "RequantizedMul": (Kernel("MulRQ", "mul_rq.inc", _eltwise_call("Mul: v = a * b.", ("0", "0", "0")),
-                              ("TA", "TB", "TM", "TAD", "TY"),
-                              accepts=_rq_accepts(lambda n, g: max_abs(g, n.inputs[0]) * max_abs(g, n.inputs[1]))),),
-    "RequantizediGELU": (Kernel("iGELU_RQ", "igelu_rq.inc", _eltwise_call(
-                                    "iGELU (p0 = b, p1 = one): v = x * ((one + L) >> 1) as in igelu.inc.",
-                                    ("${p.base.b}", "${p.base.one}", "0"), unary=True),
-                                ("TA", "TM", "TAD", "TY"),
-                                accepts=_rq_accepts(lambda n, g: igelu_bound(n.params.base, max_abs(g, n.inputs[0])))),),
-    "RequantizediHardswish": (Kernel("iHardswish_RQ", "ihardswish_rq.inc",
-                                     _eltwise_call(
-                                         "iHardswish (p0 = one_over_six, p1 = three, p2 = six): v = x * "
-                                         "(clip(x + three, 0, six) * one_over_six).",
-                                         ("${p.base.one_over_six}", "${p.base.three}", "${p.base.six}"),
-                                         unary=True),
-                                     ("TA", "TM", "TAD", "TY"),
-                                     accepts=_rq_accepts(
-                                         lambda n, g: ihardswish_bound(n.params.base, max_abs(g, n.inputs[0])))),),
+    "RequantizedAdd": (_eltwise_kernel("AddRQ", "add_rq.inc", ("TA", "TB", "TM", "TAD", "TY"),
+                                       _eltwise_call("Add: v = a + b.", ("0", "0", "0"), key=KEY_SUM),
+                                       lambda n, g: max_abs(g, n.inputs[0]) + max_abs(g, n.inputs[1]), KEY_SUM),),
+    "RequantizedMul": (_eltwise_kernel("MulRQ", "mul_rq.inc", ("TA", "TB", "TM", "TAD", "TY"),
+                                       _eltwise_call("Mul: v = a * b.", ("0", "0", "0")),
+                                       lambda n, g: max_abs(g, n.inputs[0]) * max_abs(g, n.inputs[1]), None),),
+    "RequantizediGELU": (_eltwise_kernel("iGELU_RQ", "igelu_rq.inc", ("TA", "TM", "TAD", "TY"), _eltwise_call(
+                                             "iGELU (p0 = b, p1 = one): v = x * ((one + L) >> 1) as in igelu.inc.",
+                                             ("${p.base.b}", "${p.base.one}", "0"), unary=True, key=KEY_INPUT),
+                                         lambda n, g: igelu_bound(n.params.base, max_abs(g, n.inputs[0])),
+                                         KEY_INPUT),),
+    "RequantizediHardswish": (_eltwise_kernel("iHardswish_RQ", "ihardswish_rq.inc", ("TA", "TM", "TAD", "TY"),
+                                              _eltwise_call(
+                                                  "iHardswish (p0 = one_over_six, p1 = three, p2 = six): v = x * "
+                                                  "(clip(x + three, 0, six) * one_over_six).",
+                                                  ("${p.base.one_over_six}", "${p.base.three}", "${p.base.six}"),
+                                                  unary=True, key=KEY_INPUT),
+                                              lambda n, g: ihardswish_bound(n.params.base, max_abs(g, n.inputs[0])),
+                                              KEY_INPUT),),
 }

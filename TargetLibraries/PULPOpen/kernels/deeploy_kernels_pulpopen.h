@@ -28,7 +28,10 @@
  *
  * Type macros:
  *   TA, TB, TM, TAD, TY: the element types of the node's operands, in order (inputs, then outputs)
- * Scratch: none.
+ * Scratch:
+ *   shared (the shared argument; Deeploy.targets.siracusa.bindings.rule): The output table: one
+ *     output per key (eltwise_table), rounded up to 8 bytes.
+ *   optional: given NULL, the kernel runs without it, more slowly.
  * Arguments:
  *   a: first operand
  *   b: second operand (unary ops: the first again)
@@ -43,13 +46,17 @@
  *   mul_per_channel, add_per_channel: 1: per channel, 0: scalar
  *   shift, lo, hi: requantisation shift and output bounds
  *   p0, p1, p2: the op's constants
+ *   scratch: the shared output table, or NULL
+ *   key_lo: the table's lowest key
+ *   keys: keys in the table; 0: no table (outputs computed)
  */
 #define DEEPLOY_PROTOTYPE_AddRQ \
     static void KERNEL(const TA *restrict a, const TB *restrict b, const TM *restrict mul, \
                        const TAD *restrict add, TY *restrict y, uint32_t outer, uint32_t channels, \
                        uint32_t inner, uint32_t a_stride, uint32_t b_stride, uint32_t a_period, \
                        uint32_t b_period, uint32_t mul_per_channel, uint32_t add_per_channel, \
-                       uint32_t shift, int32_t lo, int32_t hi, int64_t p0, int64_t p1, int64_t p2)
+                       uint32_t shift, int32_t lo, int32_t hi, int64_t p0, int64_t p1, int64_t p2, \
+                       void *scratch, int32_t key_lo, uint32_t keys)
 
 /* ConvHWC (conv2d_hwc.inc): 2-D convolution in channels-last layout, one image per call; kernel
  * taps in the padding are skipped.
@@ -192,7 +199,10 @@
  * Type macros:
  *   TA, TM, TAD, TY: the element types of the node's operands, in order (inputs, then outputs)
  *   TB: TA (a unary op: the source defines it)
- * Scratch: none.
+ * Scratch:
+ *   shared (the shared argument; Deeploy.targets.siracusa.bindings.rule): The output table: one
+ *     output per key (eltwise_table), rounded up to 8 bytes.
+ *   optional: given NULL, the kernel runs without it, more slowly.
  * Arguments:
  *   a: first operand
  *   b: second operand (unary ops: the first again)
@@ -207,13 +217,17 @@
  *   mul_per_channel, add_per_channel: 1: per channel, 0: scalar
  *   shift, lo, hi: requantisation shift and output bounds
  *   p0, p1, p2: the op's constants
+ *   scratch: the shared output table, or NULL
+ *   key_lo: the table's lowest key
+ *   keys: keys in the table; 0: no table (outputs computed)
  */
 #define DEEPLOY_PROTOTYPE_iGELU_RQ \
     static void KERNEL(const TA *restrict a, const TB *restrict b, const TM *restrict mul, \
                        const TAD *restrict add, TY *restrict y, uint32_t outer, uint32_t channels, \
                        uint32_t inner, uint32_t a_stride, uint32_t b_stride, uint32_t a_period, \
                        uint32_t b_period, uint32_t mul_per_channel, uint32_t add_per_channel, \
-                       uint32_t shift, int32_t lo, int32_t hi, int64_t p0, int64_t p1, int64_t p2)
+                       uint32_t shift, int32_t lo, int32_t hi, int64_t p0, int64_t p1, int64_t p2, \
+                       void *scratch, int32_t key_lo, uint32_t keys)
 
 /* iHardswish_RQ (ihardswish_rq.inc): iHardswish (p0 = one_over_six, p1 = three, p2 = six): v = x *
  * (clip(x + three, 0, six) * one_over_six). Then y = clip((v * mul + add + 2^(shift-1)) >> shift,
@@ -222,7 +236,10 @@
  * Type macros:
  *   TA, TM, TAD, TY: the element types of the node's operands, in order (inputs, then outputs)
  *   TB: TA (a unary op: the source defines it)
- * Scratch: none.
+ * Scratch:
+ *   shared (the shared argument; Deeploy.targets.siracusa.bindings.rule): The output table: one
+ *     output per key (eltwise_table), rounded up to 8 bytes.
+ *   optional: given NULL, the kernel runs without it, more slowly.
  * Arguments:
  *   a: first operand
  *   b: second operand (unary ops: the first again)
@@ -237,20 +254,27 @@
  *   mul_per_channel, add_per_channel: 1: per channel, 0: scalar
  *   shift, lo, hi: requantisation shift and output bounds
  *   p0, p1, p2: the op's constants
+ *   scratch: the shared output table, or NULL
+ *   key_lo: the table's lowest key
+ *   keys: keys in the table; 0: no table (outputs computed)
  */
 #define DEEPLOY_PROTOTYPE_iHardswish_RQ \
     static void KERNEL(const TA *restrict a, const TB *restrict b, const TM *restrict mul, \
                        const TAD *restrict add, TY *restrict y, uint32_t outer, uint32_t channels, \
                        uint32_t inner, uint32_t a_stride, uint32_t b_stride, uint32_t a_period, \
                        uint32_t b_period, uint32_t mul_per_channel, uint32_t add_per_channel, \
-                       uint32_t shift, int32_t lo, int32_t hi, int64_t p0, int64_t p1, int64_t p2)
+                       uint32_t shift, int32_t lo, int32_t hi, int64_t p0, int64_t p1, int64_t p2, \
+                       void *scratch, int32_t key_lo, uint32_t keys)
 
 /* MulRQ (mul_rq.inc): Mul: v = a * b. Then y = clip((v * mul + add + 2^(shift-1)) >> shift, lo, hi)
  * over the output viewed as [outer, channels, inner].
  *
  * Type macros:
  *   TA, TB, TM, TAD, TY: the element types of the node's operands, in order (inputs, then outputs)
- * Scratch: none.
+ * Scratch:
+ *   shared (the shared argument; Deeploy.targets.siracusa.bindings.rule): The output table: one
+ *     output per key (eltwise_table), rounded up to 8 bytes.
+ *   optional: given NULL, the kernel runs without it, more slowly.
  * Arguments:
  *   a: first operand
  *   b: second operand (unary ops: the first again)
@@ -265,12 +289,16 @@
  *   mul_per_channel, add_per_channel: 1: per channel, 0: scalar
  *   shift, lo, hi: requantisation shift and output bounds
  *   p0, p1, p2: the op's constants
+ *   scratch: the shared output table, or NULL
+ *   key_lo: the table's lowest key
+ *   keys: keys in the table; 0: no table (outputs computed)
  */
 #define DEEPLOY_PROTOTYPE_MulRQ \
     static void KERNEL(const TA *restrict a, const TB *restrict b, const TM *restrict mul, \
                        const TAD *restrict add, TY *restrict y, uint32_t outer, uint32_t channels, \
                        uint32_t inner, uint32_t a_stride, uint32_t b_stride, uint32_t a_period, \
                        uint32_t b_period, uint32_t mul_per_channel, uint32_t add_per_channel, \
-                       uint32_t shift, int32_t lo, int32_t hi, int64_t p0, int64_t p1, int64_t p2)
+                       uint32_t shift, int32_t lo, int32_t hi, int64_t p0, int64_t p1, int64_t p2, \
+                       void *scratch, int32_t key_lo, uint32_t keys)
 
 #endif /* DEEPLOY_KERNELS_PULPOPEN_H */
