@@ -10,7 +10,7 @@ from dataclasses import replace
 from Deeploy.ops.requant import channel_strides
 from Deeploy.targets.generic.bindings import GENERIC_BINDINGS
 from Deeploy.ir.dtypes import FLOAT32
-from Deeploy.targets.generic.bindings.core import gemm_shape_params, sum_kernel_types
+from Deeploy.targets.generic.bindings.core import gemm_shape_params, output_table, output_table_bytes, sum_kernel_types
 from Deeploy.targets.generic.bindings.floats import _conv_types as _float_conv_types, _floats
 from Deeploy.targets.generic.bindings.nonlinear import igelu_bound, ihardswish_bound
 from Deeploy.targets.platform import Kernel
@@ -146,16 +146,12 @@ KEY_SUM, KEY_INPUT = "sum", "input"
 
 
 def eltwise_table(rq, operands, size: int, key: str | None) -> tuple[int, int] | None:
-    """(lowest key, number of keys) when an element-wise requantised call tabulates its outputs
-    (eltwise_rq.inc): its output depends on one key (``key``) of 8-bit integer ``operands``, mul
-    and add are scalars, and the call has at least two outputs per key; else None."""
-    if key is None or rq.mul_per_channel or rq.add_per_channel:
+    """The output table of an element-wise requantised call (eltwise_rq.inc) whose output depends
+    on ``key`` of its operands (output_table), or None."""
+    if key is None:
         return None
     types = [t.dtype for t in (operands if key == KEY_SUM else operands[:1])]
-    if any(not d.is_integer or d.bits != 8 for d in types):
-        return None
-    lo, keys = sum(d.min for d in types), sum(d.max - d.min for d in types) + 1
-    return (lo, keys) if size >= 2 * keys else None
+    return output_table(rq.mul_per_channel or rq.add_per_channel, types, size)
 
 
 def _eltwise_table_bytes(key: str | None):
@@ -163,8 +159,8 @@ def _eltwise_table_bytes(key: str | None):
     def rule(node, graph):
         """The output table: one output per key (eltwise_table), rounded up to 8 bytes."""
         y = graph.tensors[node.outputs[0]]
-        tab = eltwise_table(node.params.rq, [graph.tensors[i] for i in node.inputs[:-2] if i], y.size, key)
-        return -(-tab[1] * y.dtype.nbytes // 8) * 8 if tab else 0
+        operands = [graph.tensors[i] for i in node.inputs[:-2] if i]
+        return output_table_bytes(eltwise_table(node.params.rq, operands, y.size, key), y.dtype)
     return rule
 
 

@@ -1385,7 +1385,10 @@
  * Type macros:
  *   TIN, TM, TA, TOUT: the element types of the node's operands, in order (inputs, then outputs)
  *   TACC: accumulator: int32_t when x * mul + add + rounding provably fits, else int64_t
- * Scratch: none.
+ * Scratch:
+ *   shared (the shared argument; Deeploy.targets.generic.bindings.core._requant_table_bytes): The
+ *     output table of an 8-bit input (output_table), when the call has one.
+ *   optional: given NULL, the kernel runs without it, more slowly.
  * Arguments:
  *   x: input
  *   mul: multiplier
@@ -1395,12 +1398,15 @@
  *   mul_stride: 1: mul per channel, 0: scalar
  *   add_stride: 1: add per channel, 0: scalar
  *   shift, lo, hi: shift and output bounds
+ *   scratch: the shared output table, or NULL
+ *   key_lo: the table's lowest input
+ *   keys: inputs in the table; 0: no table (outputs computed)
  */
 #define DEEPLOY_PROTOTYPE_RequantShift \
     static void KERNEL(const TIN *restrict x, const TM *restrict mul, const TA *restrict add, \
                        TOUT *restrict y, uint32_t outer, uint32_t channels, uint32_t inner, \
                        uint32_t mul_stride, uint32_t add_stride, uint32_t shift, int32_t lo, \
-                       int32_t hi)
+                       int32_t hi, void *scratch, int32_t key_lo, uint32_t keys)
 
 /* Slice (slice.inc): y = strided view of x (Slice): output element (i0..i5) reads x[sum ik *
  * strides[k]]; dims padded to 6 with 1.

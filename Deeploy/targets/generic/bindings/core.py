@@ -9,13 +9,40 @@ from Deeploy.targets.signature import Signature, param, params
 from Deeploy.targets.generic.bindings.strides import broadcast_operands, transpose_operands
 from Deeploy.ops.bounds import accumulator_type, conv_sum_bound, gemm_sum_bound, max_abs, wide_reason
 
-__all__ = ["CORE_KERNELS", "sum_kernel_types"]
+__all__ = ["CORE_KERNELS", "output_table", "output_table_bytes", "sum_kernel_types"]
 
 _IMPORTS = "<%! from Deeploy.targets.generic.bindings.strides import broadcast_operands, transpose_operands %>"
 
 def _requant_bound(node, graph) -> int:
     x, mul, add = node.inputs
     return max_abs(graph, x) * max_abs(graph, mul) + max_abs(graph, add) + (1 << node.params.shift)
+
+
+def output_table(per_channel: bool, key_types, size: int) -> tuple[int, int] | None:
+    """(lowest key, number of keys) when a requantising call tabulates its outputs by a key (its
+    input, or the sum of its inputs) of ``key_types``: 8-bit integers, scalar mul and add, and at
+    least two outputs per key; else None. The kernel fills the shared table, then looks up."""
+    if per_channel or any(not d.is_integer or d.bits != 8 for d in key_types):
+        return None
+    lo, keys = sum(d.min for d in key_types), sum(d.max - d.min for d in key_types) + 1
+    return (lo, keys) if size >= 2 * keys else None
+
+
+def output_table_bytes(table, out_type) -> int:
+    """Shared scratch of an output table (one output per key), rounded up to 8 bytes."""
+    return -(-table[1] * out_type.nbytes // 8) * 8 if table else 0
+
+
+def _requant_table(node, graph):
+    """(lowest input, inputs) of the call's output table, or None (output_table)."""
+    x, y = graph.tensors[node.inputs[0]], graph.tensors[node.outputs[0]]
+    p = node.params
+    return output_table(p.mul_per_channel or p.add_per_channel, [x.dtype], y.size)
+
+
+def _requant_table_bytes(node, graph) -> int:
+    """The output table of an 8-bit input (output_table), when the call has one."""
+    return output_table_bytes(_requant_table(node, graph), graph.tensors[node.outputs[0]].dtype)
 
 
 def _requant_accumulator(node, graph):
@@ -113,7 +140,13 @@ _REQUANT_CALL = Signature(
      param("uint32_t mul_stride", "${int(p.mul_per_channel)}", "1: mul per channel, 0: scalar"),
      param("uint32_t add_stride", "${int(p.add_per_channel)}", "1: add per channel, 0: scalar"),
      param("uint32_t shift", "${p.shift}"), param("int32_t lo", "${p.lo}"),
-     param("int32_t hi", "${p.hi}", "shift and output bounds")),
+     param("int32_t hi", "${p.hi}", "shift and output bounds"),
+     param("void *scratch", '${shared if tab else "NULL"}', "the shared output table, or NULL"),
+     param("int32_t key_lo", "${tab[0] if tab else 0}", "the table's lowest input"),
+     param("uint32_t keys", "${tab[1] if tab else 0}", "inputs in the table; 0: no table (outputs computed)")),
+    setup="<%! from Deeploy.targets.generic.bindings.core import output_table %>"
+          "<% tab = output_table(p.mul_per_channel or p.add_per_channel, [x[0].dtype], y[0].size) "
+          "if shared != 'NULL' else None %>",
     types={"TACC": "accumulator: int32_t when x * mul + add + rounding provably fits, else int64_t"})
 
 _IMAGE = "<% img_in = p.ch_in * p.in_hw[0] * p.in_hw[1]; img_out = p.ch_out * p.out_hw[0] * p.out_hw[1] %>"
@@ -200,7 +233,8 @@ CORE_KERNELS: dict[str, tuple[Kernel, ...]] = {
     "Min": (Kernel("Min", "min.inc", _BINARY_CALL, ("TA", "TB", "TY"), _broadcastable,
                    extra_types=_binary_value_type),),
     "RequantShift": (Kernel("RequantShift", "requant_shift.inc", _REQUANT_CALL, ("TIN", "TM", "TA", "TOUT"),
-                            accepts=_requant_fits, extra_types=_requant_accumulator),),
+                            accepts=_requant_fits, extra_types=_requant_accumulator,
+                            shared_scratch=_requant_table_bytes, scratch_optional=True),),
     "Conv": (
         Kernel("DWConv2d", "conv2d_depthwise.inc", _DWCONV_CALL, ("TIN", "TW"),
                accepts=lambda n, g: None if n.params.depthwise else "not depthwise", extra_types=_conv_types),
