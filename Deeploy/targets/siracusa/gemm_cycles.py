@@ -7,19 +7,21 @@ shares of the (batch, row block, column block) units; a core packs the 4 rows of
 block once, when its share enters that row block, and runs that row block's blocks in one
 call. So the slowest core (the one with the most units) costs
 
-    FIXED + units * (unit + UNIT_PER_K * K) + row_blocks * PANEL_PER_K * K
+    FIXED + units * (unit + UNIT_PER_K * K) + row_blocks * (PANEL + PANEL_PER_K * K)
 
 with row_blocks the row blocks its share touches and ``unit`` the block's store of 16 outputs:
 UNIT in the assembly (int32 requantisation, 8-bit outputs, no C), UNIT_BIAS in the assembly
 with C added (C the same in every row, alpha = beta = 1, mul and add the same in every row),
 UNIT_C in C (any other C, or wider outputs), UNIT_WIDE with an int64 requantisation
-(``TACC``); mul and add the same in every row are loaded once per block. UNIT_PER_K is about the
-assembly loop (167 instructions and a taken branch per four steps of k, 169 cycles for 64
-multiply-accumulates); the constants were fitted (least squares on the relative error) to the
-calibrated cycle model (``timing.py``) on 1-core runs of 4..16 x 2..256 x 4..64 operands in L1
-(UNIT, UNIT_BIAS and UNIT_C on MatMuls and Gemms with an int8 C per column, 16x64x64 and
-8x32x32 on 1 core, 64x64x64 on 8): PANEL_PER_K (packing 4 values of A) and FIXED (fork,
-set-up, join). Shapes off the path (edges, K odd, N < 4, fewer units than cores) return
+(``TACC``); mul and add the same in every row are loaded once per block (each also converts
+the block's 16 sums back from float). UNIT_PER_K is about the assembly loop (135 instructions
+and a taken branch per four steps of k: 8 conversions and 16 fused multiply-adds a step, 137
+cycles for 64 multiply-accumulates); the constants were fitted (least squares on the relative
+error) to the calibrated cycle model (``timing.py``) on 17 runs of 4..64 x 2..256 x 4..64
+int8 MatMuls in L1 on 1 and 8 cores (UNIT, UNIT_WIDE) and 4 Gemms with an int8 C per column
+(UNIT_BIAS), all within 3%; UNIT_C is UNIT plus the C store's measured extra
+cost; PANEL_PER_K (packing 4 values of A), PANEL (a row block's call: its set-up and the
+callee-saved float registers the loop uses) and FIXED (fork, set-up, join). Shapes off the path (edges, K odd, N < 4, fewer units than cores) return
 None.
 
 ``gemm_rq_estimate`` extends it to every shape for the tiler (``GemmTileCycles``, the
@@ -35,16 +37,17 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Mapping
 
-__all__ = ["FIXED", "UNIT", "UNIT_BIAS", "UNIT_C", "UNIT_WIDE", "UNIT_PER_K", "PANEL_PER_K", "gemm_rq_cycles",
+__all__ = ["FIXED", "UNIT", "UNIT_BIAS", "UNIT_C", "UNIT_WIDE", "UNIT_PER_K", "PANEL", "PANEL_PER_K", "gemm_rq_cycles",
            "gemm_rq_estimate", "GemmTileCycles", "gemm_tile_model"]
 
-FIXED = 328.0
-UNIT = 127.0
-UNIT_BIAS = 147.0
-UNIT_C = 223.0
-UNIT_WIDE = 606.0
-UNIT_PER_K = 42.1
-PANEL_PER_K = 11.1
+FIXED = 62.0
+UNIT = 149.0
+UNIT_BIAS = 170.0
+UNIT_C = 245.0
+UNIT_WIDE = 676.0
+UNIT_PER_K = 34.2
+PANEL_PER_K = 9.6
+PANEL = 272.0
 
 
 def _blocks_cycles(batch: int, m: int, n: int, k: int, cores: int, unit: float) -> float:
@@ -57,7 +60,7 @@ def _blocks_cycles(batch: int, m: int, n: int, k: int, cores: int, unit: float) 
         lo, hi = min(core * share, units), min(core * share + share, units)
         if lo < hi:
             touched = (hi - 1) // col_blocks - lo // col_blocks + 1
-            worst = max(worst, (hi - lo) * (unit + UNIT_PER_K * k) + touched * PANEL_PER_K * k)
+            worst = max(worst, (hi - lo) * (unit + UNIT_PER_K * k) + touched * (PANEL + PANEL_PER_K * k))
     return FIXED + worst
 
 
