@@ -31,6 +31,9 @@ CASES = [  # (test folder below the corpus, or the project's below DeeployTest/;
     # the project's int8 DS-CNN in the shape of the MLPerf Tiny keyword-spotting network, against the
     # peer's figure for that network
     ("DeeployTest/Tests/Models/KWS_DSCNN", 70.26e6),
+    # the project's int8 CCT-2 with embedding 128 (about 20M multiply-accumulates; the peer's ICCT
+    # file is not available here: its figure for that compact transformer)
+    ("DeeployTest/Tests/Models/CCT128", 188.45e6),
 ]
 
 
