@@ -1,12 +1,11 @@
 """Siracusa's roofs for the roofline report (``Deeploy/analysis/roofs.py``), derived from the
 virtual platform's cycle model (``TIMING``, ``timing.TimingModel``: parameters and sources):
 
-- cluster peak: the cores are plain RV32IMAFC without SIMD or multiply-accumulate instructions,
-  so every counted op (a MAC counts 2: a ``mul`` and an ``add``) takes at least one instruction,
-  and a core retires at most one instruction per ``base_cpi`` cycles: ``cores / base_cpi`` ops
-  per cycle (float layers: ``fmadd.s`` does a MAC in one instruction, so twice that). Measured
-  layers reach about a third of it (loads, address arithmetic and loop control are instructions
-  too), which the tiler's ``ops_per_cycle`` (2.5 for 8 cores) reflects;
+- cluster peak: the cores are plain RV32IMAFC without SIMD; the most ops an instruction does is
+  one multiply-accumulate (2 counted ops: ``fmadd.s``, which the int8 GEMM also uses for its
+  exact integer sums), and a core retires at most one instruction per ``base_cpi`` cycles:
+  ``2 * cores / base_cpi`` ops per cycle. Measured layers reach less (loads, conversions,
+  address arithmetic and loop control are instructions too);
 - tiled layers: their tiles come through a DMA engine, one queue for both directions: the
   cluster DMA at ``dma_bandwidth`` bytes per cycle (L2 <-> L1), the L3 DMA at
   ``l3_dma_bandwidth`` (L3 <-> L2);
@@ -26,12 +25,9 @@ WORD = 4   # bytes of the widest integer load/store of RV32
 
 def cluster_peak(layer, graph, cores: int) -> Roof:
     n = cores if layer.engine.forked else 1
-    tensors = [graph.tensors[t] for t in (*layer.node.inputs, *layer.node.outputs) if t]
-    per_insn = 2 if any(t.dtype.is_float for t in tensors) else 1
-    what = "fmadd.s: 2 ops per instruction" if per_insn == 2 else "1 op per instruction"
-    return Roof(f"{layer.engine.name} ({n} core{'s' if n != 1 else ''}{', float' if per_insn == 2 else ''})",
-                n * per_insn / TIMING.base_cpi,
-                f"{n} RV32IMAFC core{'s' if n != 1 else ''} without SIMD, {what}, CPI {TIMING.base_cpi:g}")
+    return Roof(f"{layer.engine.name} ({n} core{'s' if n != 1 else ''})", 2 * n / TIMING.base_cpi,
+                f"{n} RV32IMAFC core{'s' if n != 1 else ''} without SIMD, one multiply-accumulate (fmadd.s: "
+                f"2 ops) per instruction, CPI {TIMING.base_cpi:g}")
 
 
 def cluster_bandwidth(level: str, tiled: bool, layer=None) -> Roof:
