@@ -164,10 +164,11 @@ def _eltwise_table_bytes(key: str | None):
     return rule
 
 
-def _eltwise_kernel(name: str, source: str, types: tuple[str, ...], call: Signature, bound,
-                    key: str | None) -> Kernel:
-    """An element-wise requantised kernel whose calls may tabulate their outputs by ``key``."""
-    return Kernel(name, source, call, types, accepts=_rq_accepts(bound),
+def _eltwise_kernel(name: str, source: str, types: tuple[str, ...], doc: str, constants: tuple[str, str, str],
+                    bound, unary: bool = False, key: str | None = None) -> Kernel:
+    """An element-wise requantised kernel (``_eltwise_call``) whose calls may tabulate their
+    outputs by ``key``; ``bound``: |v| of the op (its requantisation must fit int64)."""
+    return Kernel(name, source, _eltwise_call(doc, constants, unary, key), types, accepts=_rq_accepts(bound),
                   shared_scratch=_eltwise_table_bytes(key), scratch_optional=True)
 
 
@@ -222,23 +223,20 @@ SIRACUSA_BINDINGS: dict[str, tuple[Kernel, ...]] = {
                                extra_types=_rq_types(conv_sum_bound)),),
     "RequantizedGemm": (_GEMM_RQ,),
     "RequantizedMatMul": (_GEMM_RQ,),
-    "RequantizedAdd": (_eltwise_kernel("AddRQ", "add_rq.inc", ("TA", "TB", "TM", "TAD", "TY"),
-                                       _eltwise_call("Add: v = a + b.", ("0", "0", "0"), key=KEY_SUM),
-                                       lambda n, g: max_abs(g, n.inputs[0]) + max_abs(g, n.inputs[1]), KEY_SUM),),
-    "RequantizedMul": (_eltwise_kernel("MulRQ", "mul_rq.inc", ("TA", "TB", "TM", "TAD", "TY"),
-                                       _eltwise_call("Mul: v = a * b.", ("0", "0", "0")),
-                                       lambda n, g: max_abs(g, n.inputs[0]) * max_abs(g, n.inputs[1]), None),),
-    "RequantizediGELU": (_eltwise_kernel("iGELU_RQ", "igelu_rq.inc", ("TA", "TM", "TAD", "TY"), _eltwise_call(
-                                             "iGELU (p0 = b, p1 = one): v = x * ((one + L) >> 1) as in igelu.inc.",
-                                             ("${p.base.b}", "${p.base.one}", "0"), unary=True, key=KEY_INPUT),
+    "RequantizedAdd": (_eltwise_kernel("AddRQ", "add_rq.inc", ("TA", "TB", "TM", "TAD", "TY"), "Add: v = a + b.",
+                                       ("0", "0", "0"), lambda n, g: max_abs(g, n.inputs[0]) + max_abs(g, n.inputs[1]),
+                                       key=KEY_SUM),),
+    "RequantizedMul": (_eltwise_kernel("MulRQ", "mul_rq.inc", ("TA", "TB", "TM", "TAD", "TY"), "Mul: v = a * b.",
+                                       ("0", "0", "0"), lambda n, g: max_abs(g, n.inputs[0]) * max_abs(g, n.inputs[1])),),
+    "RequantizediGELU": (_eltwise_kernel("iGELU_RQ", "igelu_rq.inc", ("TA", "TM", "TAD", "TY"),
+                                         "iGELU (p0 = b, p1 = one): v = x * ((one + L) >> 1) as in igelu.inc.",
+                                         ("${p.base.b}", "${p.base.one}", "0"),
                                          lambda n, g: igelu_bound(n.params.base, max_abs(g, n.inputs[0])),
-                                         KEY_INPUT),),
+                                         unary=True, key=KEY_INPUT),),
     "RequantizediHardswish": (_eltwise_kernel("iHardswish_RQ", "ihardswish_rq.inc", ("TA", "TM", "TAD", "TY"),
-                                              _eltwise_call(
-                                                  "iHardswish (p0 = one_over_six, p1 = three, p2 = six): v = x * "
-                                                  "(clip(x + three, 0, six) * one_over_six).",
-                                                  ("${p.base.one_over_six}", "${p.base.three}", "${p.base.six}"),
-                                                  unary=True, key=KEY_INPUT),
+                                              "iHardswish (p0 = one_over_six, p1 = three, p2 = six): v = x * "
+                                              "(clip(x + three, 0, six) * one_over_six).",
+                                              ("${p.base.one_over_six}", "${p.base.three}", "${p.base.six}"),
                                               lambda n, g: ihardswish_bound(n.params.base, max_abs(g, n.inputs[0])),
-                                              KEY_INPUT),),
+                                              unary=True, key=KEY_INPUT),),
 }
