@@ -13,6 +13,7 @@ from Deeploy.targets.siracusa.bindings import SIRACUSA_BINDINGS
 from Deeploy.targets.siracusa.execute import run_program
 from Deeploy.targets.siracusa.linker import l1_reserved_bytes, linker_script
 from Deeploy.targets.siracusa.timing import TimingModel
+from Deeploy.targets.siracusa.conv_cycles import conv_tile_model
 from Deeploy.targets.siracusa.gemm_cycles import gemm_tile_model
 from Deeploy.tiling.params import PlatformTiling, TilingParams
 
@@ -55,10 +56,12 @@ SIRACUSA_L1 = TilingParams(capacity=64000, alignment=4, dma_bytes_per_cycle=int(
 # set-up, waits and the fork, measured with --profileTiling on microLlama64_parallel's GEMMs
 # ((layer cycles - kernel cycles) / tiles: 1962 at --l1 8000, with the tables copied by DMA).
 # The requantised GEMM/MatMul layers' tiles are costed with the GemmRQ kernel's cycle formula
-# (Deeploy/targets/siracusa/gemm_cycles.py: 4 x 4 blocks, remainders, per-call cost).
+# (Deeploy/targets/siracusa/gemm_cycles.py: 4 x 4 blocks, remainders, per-call cost), the
+# requantised channels-last convolutions' with theirs (conv_cycles.py).
 VIRTUAL_PLATFORM_L1 = replace(SIRACUSA_L1, ops_per_cycle=2.5, tile_loop_cycles=2000,
                               kernel_cycles=(("RequantizedMatMul", gemm_tile_model),
-                                             ("RequantizedGemm", gemm_tile_model)))
+                                             ("RequantizedGemm", gemm_tile_model),
+                                             ("RequantizedConv", conv_tile_model)))
 
 # L2 tiles of data in L3 (HyperRAM behind the uDMA), with the platform's L3 DMA engine (TimingModel
 # l3_dma_*; spec "Memories and DMA": L3): 1 B/cycle, 14 cycles set-up per transfer, every row its
