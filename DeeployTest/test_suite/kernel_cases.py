@@ -1,9 +1,11 @@
-"""Running one generated kernel test folder bit-exactly on Generic and on Siracusa, and lowering
-it for a platform (the kernel path tests share these)."""
+"""Running one generated kernel test folder bit-exactly on Generic and on Siracusa, measuring a
+kernel's modelled cycles on one tile, and lowering it for a platform (the kernel path tests
+share these)."""
 
 from __future__ import annotations
 
 import argparse
+import json
 import shutil
 from pathlib import Path
 
@@ -14,11 +16,15 @@ from Deeploy.frontend import assign_input_types, infer_graph, load_npz_arrays, l
 from Deeploy.ir.graph import Graph
 from Deeploy.passes.manager import run_passes
 from Deeploy.targets import get_platform
+from Deeploy.tiling.network import TilingOptions
+from DeeployTest.generators.golden import write_test
 from DeeployTest.testRunner_generic import GENERIC
 from DeeployTest.testUtils.runner import run_test
 from DeeployTest.testUtils.siracusa_runner import cluster_runner
 
 SIRACUSA = cluster_runner("Siracusa", "TEST_SIRACUSA")
+TILED = cluster_runner("Siracusa", "TEST_SIRACUSA_TILED")
+ONE_TILE_L1 = 200_000   # every operand fits: one tile, the kernel runs once on L1 data
 needs_qemu = pytest.mark.skipif(
     shutil.which("qemu-system-riscv32") is None or shutil.which("riscv64-unknown-elf-gcc") is None,
     reason="RISC-V toolchain or QEMU missing: run bash toolchain/install.sh")
@@ -40,6 +46,21 @@ def run_siracusa(case_dir: Path, cores: int, capsys) -> None:
                               gen_dir=str(case_dir / f"siracusa{cores}"), cores=cores, profileUntiled=False,
                               timeout=None)
     _check(run_test(args, SIRACUSA, {"cores": cores}), capsys.readouterr().out)
+
+
+def one_tile_kernel(net, ops: tuple[str, ...], cores: int, folder: Path, capsys) -> tuple[float, str]:
+    """The kernel phase's modelled cycles and the kernel's name of the first layer of ``net``
+    whose op is one of ``ops``, run bit-exactly tiled on Siracusa at an L1 where it is one tile
+    (written and generated below ``folder``)."""
+    test, gen = folder / "net", folder / "gen"
+    write_test(net, test)
+    tiling = TilingOptions(ONE_TILE_L1, TilingOptions.l2, "L2", False)
+    args = argparse.Namespace(test=str(test), verbose=False, skipgen=False, skipsim=False, gen_dir=str(gen),
+                              cores=cores, l1=tiling.l1, l2=tiling.l2, defaultMemLevel="L2", doublebuffer=False,
+                              profileTiling="all", plotMemAlloc=False, timeout=None)
+    _check(run_test(args, TILED, {"cores": cores, "tiling": tiling}), capsys.readouterr().out)
+    layer = next(e for e in json.loads((gen / "profile.json").read_text())["layers"] if e["op"] in ops)
+    return sum(t["kernel"] for t in layer["tiles"] if t["level"] == "L1"), layer["kernel"]
 
 
 def lowered(case_dir: Path, platform: str) -> Graph:

@@ -4,39 +4,21 @@ within 10%."""
 
 from __future__ import annotations
 
-import argparse
-import json
 
 import numpy as np
 import pytest
 
 from Deeploy.targets.siracusa.gemm_cycles import UNIT, UNIT_BIAS, UNIT_C, UNIT_WIDE, gemm_rq_cycles
-from Deeploy.tiling.network import TilingOptions
-from DeeployTest.generators.golden import write_test
 from DeeployTest.generators.linear import _matmul, gemm_int8_bias_rq
-from DeeployTest.testUtils.runner import run_test
-from DeeployTest.testUtils.siracusa_runner import cluster_runner
+from DeeployTest.test_suite.kernel_cases import one_tile_kernel
 from DeeployTest.test_suite.test_siracusa_networks import pytestmark  # noqa: F401
-
-TILED = cluster_runner("Siracusa", "TEST_SIRACUSA_TILED")
-L1 = 200_000   # every operand fits: one tile, the kernel runs once on L1 data
 
 
 def _kernel_cycles(tmp_path, m: int, k: int, n: int, cores: int, capsys, net=None) -> tuple[float, str]:
     """The kernel phase's cycles and the kernel's name (its last type: TACC) of the GEMM layer of
     ``net`` (default: an int8 MatMul with its RequantShift)."""
-    test = tmp_path / "net"
-    write_test(net or _matmul(np.random.default_rng(1), (m, k), (k, n), const_b=True, rq=True), test)
-    gen = tmp_path / "gen"
-    args = argparse.Namespace(test=str(test), verbose=False, skipgen=False, skipsim=False, gen_dir=str(gen),
-                              cores=cores, l1=L1, l2=TilingOptions.l2, defaultMemLevel="L2", doublebuffer=False,
-                              profileTiling="all", plotMemAlloc=False, timeout=None)
-    code = run_test(args, TILED, {"cores": cores, "tiling": TilingOptions(L1, TilingOptions.l2, "L2", False)})
-    out = capsys.readouterr().out
-    assert code == 0 and "Errors: 0 out of" in out, out
-    layer = next(e for e in json.loads((gen / "profile.json").read_text())["layers"]
-                 if e["op"] in ("RequantizedMatMul", "RequantizedGemm"))
-    return sum(t["kernel"] for t in layer["tiles"] if t["level"] == "L1"), layer["kernel"]
+    net = net or _matmul(np.random.default_rng(1), (m, k), (k, n), const_b=True, rq=True)
+    return one_tile_kernel(net, ("RequantizedMatMul", "RequantizedGemm"), cores, tmp_path, capsys)
 
 
 @pytest.mark.parametrize("m,k,n,cores", [(64, 64, 64, 8), (32, 48, 64, 8), (24, 32, 16, 8), (64, 128, 32, 8),

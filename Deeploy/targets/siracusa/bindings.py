@@ -177,7 +177,6 @@ def _eltwise_call(doc: str, constants: tuple[str, str, str], unary: bool = False
     """An elementwise op fused with its RequantShift (eltwise_rq.inc); ``constants``: Mako
     fragments of the op's p0..p2; ``unary``: the source defines TB as TA; ``key``: what its
     output depends on, when its source tabulates (ELT_KEY)."""
-    operands = "x[:1]" if unary else "x[:2]"
     return Signature(
         doc + " Then y = clip((v * mul + add + 2^(shift-1)) >> shift, lo, hi) over the output viewed as "
         "[outer, channels, inner].",
@@ -203,7 +202,7 @@ def _eltwise_call(doc: str, constants: tuple[str, str, str], unary: bool = False
          param("uint32_t keys", "${tab[1] if tab else 0}", "keys in the table; 0: no table (outputs computed)")),
         setup="<%! from Deeploy.targets.siracusa.bindings import eltwise_table %>"
               f"<% rq = p.rq; size = y[0].size; b = x[{0 if unary else 1}]; "
-              f"tab = eltwise_table(rq, {operands}, size, {key!r}) if shared != 'NULL' else None %>",
+              f"tab = eltwise_table(rq, x[:-2], size, {key!r}) if shared != 'NULL' else None %>",
         types={"TB": "TA (a unary op: the source defines it)"} if unary else {})
 
 

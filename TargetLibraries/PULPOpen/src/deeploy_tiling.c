@@ -380,16 +380,14 @@ static int deferrable(const deeploy_tiled_layer_t *L, uint32_t tiles) {
 /* Deferred tiles (an engine with a job queue, deeploy_tiling.h): tile q's kernel programs its
  * work and returns; the loop then waits only for tile q-1's work, writes tile q-1's outputs back
  * and prefetches tile q+1's inputs into the slots tile q-1 used, while tile q's work runs. The
- * last tile waits for everything and writes both tiles back. */
-static void run_deferred_tiles(const deeploy_tiled_layer_t *L, uint32_t tiles, const int32_t *lo2, const int32_t *hi2,
-                               const int32_t *j) {
-  int32_t lo[DEEPLOY_TILE_MAX_DIMS], hi[DEEPLOY_TILE_MAX_DIMS];
+ * last tile waits for everything and writes both tiles back. The walk w starts at the first tile,
+ * (lo, hi). */
+static void run_deferred_tiles(const deeploy_tiled_layer_t *L, walk_t *w, uint32_t tiles, const int32_t *lo2,
+                               const int32_t *hi2, int32_t *lo, int32_t *hi) {
   int32_t plo[DEEPLOY_TILE_MAX_DIMS], phi[DEEPLOY_TILE_MAX_DIMS];
   int32_t nlo[DEEPLOY_TILE_MAX_DIMS], nhi[DEEPLOY_TILE_MAX_DIMS];
   deeploy_tile_t tile;
-  walk_t w;
-  walk_start(L, &w, lo2, hi2, j, lo, hi);
-  uint32_t cls = walk_class(L, &w), changed = ~0u;
+  uint32_t cls = walk_class(L, w), changed = ~0u;
   deeploy_dma_t ready = load_inputs(L, lo, hi, LOAD_ALL, changed);
   L->engine_sync(DEEPLOY_TILE_SYNC_DEFER);
   for (uint32_t q = 0; q < tiles; q++) {
@@ -408,8 +406,8 @@ static void run_deferred_tiles(const deeploy_tiled_layer_t *L, uint32_t tiles, c
     ready = DEEPLOY_DMA_NONE;
     if (!last) {
       for (int d = 0; d < L->ndims; d++) nlo[d] = lo[d], nhi[d] = hi[d];
-      changed = walk_next(L, &w, lo2, hi2, nlo, nhi);
-      cls = walk_class(L, &w);
+      changed = walk_next(L, w, lo2, hi2, nlo, nhi);
+      cls = walk_class(L, w);
       ready = load_inputs(L, nlo, nhi, PREFETCH, changed);
     }
     DEEPLOY_MARKER(DEEPLOY_MARK_TILE_END);
@@ -428,7 +426,7 @@ static void run_l1_tiles(const deeploy_tiled_layer_t *L, const int32_t *lo2, con
   walk_t w;
   const uint32_t tiles = walk_start(L, &w, lo2, hi2, j, lo, hi);
   if (deferrable(L, tiles)) {
-    run_deferred_tiles(L, tiles, lo2, hi2, j);
+    run_deferred_tiles(L, &w, tiles, lo2, hi2, lo, hi);
     return;
   }
   int32_t nlo[DEEPLOY_TILE_MAX_DIMS], nhi[DEEPLOY_TILE_MAX_DIMS];
