@@ -132,6 +132,14 @@ class Graph:
             n.inputs = [new if i == old else i for i in n.inputs]
         self.outputs = [new if o == old else o for o in self.outputs]
 
+    def remove_dead_nodes(self) -> bool:
+        """Drop nodes whose outputs nobody reads or exposes; True if any was dropped."""
+        used = set(self.outputs) | {i for n in self.nodes for i in n.inputs}
+        live = [n for n in self.nodes if any(o in used for o in n.outputs)]
+        removed = len(live) != len(self.nodes)
+        self.nodes = live
+        return removed
+
     def remove_unused(self) -> None:
         """Drop tensors nobody produces, consumes or exposes."""
         used = set(self.inputs) | set(self.outputs)

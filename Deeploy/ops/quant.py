@@ -1,7 +1,11 @@
 """QuantizeLinear and DequantizeLinear, the joints of mixed graphs: a float tensor becomes an
 integer one (``saturate(round_half_even(x / scale) + zero_point)``, the zero point's type,
 uint8 without one) and back (``(x - zero_point) * scale`` in float32). Scale and zero point are a
-scalar or one value per channel of ``axis``."""
+scalar or one value per channel of ``axis``. RequantizeLinear, the requantisation of a QDQ group
+lowered to integer kernels (``passes/qdq.py``), takes an integer accumulator back to 8 bits the way
+onnxruntime's integer kernels do: ``saturate(round_half_even(float32(x) * scale) + zero_point)``,
+the product in float32, scale scalar or numpy-broadcast per channel, the zero point a scalar; int8
+output, uint8 with ``signed=0``."""
 
 from __future__ import annotations
 
@@ -10,10 +14,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from Deeploy.errors import OpError
-from Deeploy.ir.dtypes import FLOAT32, UINT8, float_result
+from Deeploy.ir.dtypes import FLOAT32, INT8, UINT8, float_result
 from Deeploy.ops._attrs import attr_int, in_tensor, normalize_axis, require_inputs
-from Deeploy.ops.examples import F32, I8, U8, Case, act, const, frand, rand
+from Deeploy.ops.examples import F32, I8, I32, U8, Case, act, const, frand, rand
 from Deeploy.ops._registry import Cost, OpDef, Trait, register
+from Deeploy.ops.requant import channel_layout
 
 __all__ = ["QuantParams"]
 
@@ -83,6 +88,28 @@ def _dequant_reference(p, xs):
     return [((x - zp).astype(np.float32) * scale).reshape(p.shape)]
 
 
+def _requant_parse(node, graph):
+    require_inputs(node, 3)
+    x, scale, zp = (graph.tensors[i] for i in node.inputs)
+    if x.dtype.is_float or not scale.dtype.is_float:
+        raise OpError(node, f"requantizes an integer tensor by a float scale, got {x.dtype} and {scale.dtype}")
+    out = INT8 if attr_int(node, "signed", 1) else UINT8
+    if zp.dtype.is_float or zp.size != 1 or (zp.is_constant and not out.min <= int(zp.value.reshape(-1)[0]) <= out.max):
+        raise OpError(node, f"the zero point must be a scalar {out} value")
+    _, channels, inner = channel_layout(node, tuple(x.shape), [scale.shape])
+    return QuantParams(tuple(x.shape), channels, inner, True, out.min, out.max)
+
+
+def _requant_infer(p, ins):
+    return [(p.shape, INT8 if p.lo < 0 else UINT8)]
+
+
+def _requant_reference(p, xs):
+    x = _view(p, xs[0]).astype(np.float32) * p.per_channel(xs[1].astype(np.float32))   # float32 product
+    q = np.round(x).astype(np.float64) + xs[2].reshape(-1)[0]
+    return [np.clip(q, p.lo, p.hi).astype(np.int64).reshape(p.shape)]
+
+
 def _cost(p, ins, outs):
     return Cost(ops=2 * outs[0].size, bytes=ins[0].nbytes + outs[0].nbytes)
 
@@ -103,7 +130,17 @@ def _dequant_cases(rng):
                                        const(np.array([128, 0, 10], U8))), dict(axis=1), out_type="float32")]
 
 
+def _requant_cases(rng):
+    return [Case("per_channel_uint8", (act(rand(rng, [1, 4, 3, 3], -2**14, 2**14), I32),
+                                       const(np.array([0.01, 0.003, 0.02, 0.0005], F32).reshape(4, 1, 1)),
+                                       const(np.array(3, U8))), dict(signed=0), out_type="uint8"),
+            Case("scalar_int8_ties", (act(np.arange(-300, 300, dtype=np.int64), I32), const(np.array(0.5, F32)),
+                                      const(np.array(-5, I8))), out_type="int8")]
+
+
 register(OpDef("QuantizeLinear", _quant_parse, _quant_infer, _quant_reference, _cost,
                traits=frozenset({Trait.STANDARD, Trait.ELEMENTWISE}), tiling="quant", examples=_quant_cases))
 register(OpDef("DequantizeLinear", _quant_parse, _dequant_infer, _dequant_reference, _cost,
                traits=frozenset({Trait.STANDARD, Trait.ELEMENTWISE}), tiling="quant", examples=_dequant_cases))
+register(OpDef("RequantizeLinear", _requant_parse, _requant_infer, _requant_reference, _cost,
+               traits=frozenset({Trait.ELEMENTWISE}), tiling="requant", examples=_requant_cases))

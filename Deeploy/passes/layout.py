@@ -108,21 +108,13 @@ def _simplify_once(graph: Graph, log) -> bool:
     return False
 
 
-def _remove_dead(graph: Graph) -> bool:
-    used = set(graph.outputs) | {i for n in graph.nodes for i in n.inputs}
-    live = [n for n in graph.nodes if any(o in used for o in n.outputs)]
-    removed = len(live) != len(graph.nodes)
-    graph.nodes = live
-    return removed
-
-
 @on_copy
 def simplify_transposes(graph: Graph, log=None) -> bool:
     from Deeploy.frontend.type_inference import infer_graph
     modified = False
     while True:
         changed = _simplify_once(graph, log)
-        changed = _remove_dead(graph) or changed
+        changed = graph.remove_dead_nodes() or changed
         if not changed:
             return modified
         modified = True

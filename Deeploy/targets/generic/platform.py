@@ -1,6 +1,7 @@
 """The Generic platform: portable C for the host, one unbounded memory."""
 
 from Deeploy.passes.constant_folding import fold_constants
+from Deeploy.passes.qdq import lower_qdq
 from Deeploy.targets.generic.bindings import GENERIC_BINDINGS
 from Deeploy.targets.platform import MemoryLevel, Platform
 
@@ -11,7 +12,7 @@ GENERIC = Platform(
     libraries=("Generic",),
     memory=(MemoryLevel("L2", None, alignment=4),),
     bindings=GENERIC_BINDINGS,
-    passes=(fold_constants,),
+    passes=(lower_qdq, fold_constants),
     default_level="L2",
     cmake_platform="Generic",
 )

@@ -5,6 +5,7 @@ from dataclasses import replace
 
 from Deeploy.passes.constant_folding import fold_constants
 from Deeploy.passes.div_folding import fold_integer_division
+from Deeploy.passes.qdq import lower_qdq
 from Deeploy.passes.layout import convs_to_channels_last, simplify_transposes
 from Deeploy.passes.reductions import split_float_reductions
 from Deeploy.passes.requant_fusion import fuse_requant
@@ -22,6 +23,7 @@ __all__ = ["SIRACUSA", "PLATFORM", "SIRACUSA_PASSES", "SIRACUSA_L1", "VIRTUAL_PL
 KiB, MiB = 1024, 1024 * 1024
 
 SIRACUSA_PASSES = (
+    lower_qdq,                 # QDQ groups => integer ops + RequantizeLinear
     fold_constants,
     fold_integer_division,     # TrueIntegerDiv -> RequantShift  =>  RequantShift
     fuse_requant,              # Op -> RequantShift  =>  RequantizedOp

@@ -28,6 +28,19 @@ def _flat_or_broadcast(c: np.ndarray, x_shape):
     return lambda idx: flat[idx[1]]
 
 
+def naive_requantize_linear(xs, attrs):
+    """onnxruntime's requantisation: the float32 product x * scale, rounded half to even, plus the
+    zero point, saturated to int8 (uint8 with signed=0)."""
+    x, scale, zp = xs
+    info = np.iinfo(np.int8 if num(attrs.get("signed", 1)) else np.uint8)
+    s = np.broadcast_to(scale.astype(np.float32), x.shape)
+    y = np.zeros(x.shape, dtype=np.int64)
+    for idx in np.ndindex(*x.shape):
+        product = np.float32(x[idx]) * s[idx]          # one IEEE float32 multiplication
+        y[idx] = clip(round(float(product)) + int(zp.reshape(-1)[0]), info.min, info.max)
+    return y
+
+
 def naive_requant_shift(xs, attrs):
     x, mul, add = xs
     div = num(attrs["div"])
@@ -233,6 +246,7 @@ ORACLES = {
     "RMSNorm": naive_rmsnorm,
     "SoftmaxGrad": naive_softmax_grad,
     "RequantShift": naive_requant_shift,
+    "RequantizeLinear": naive_requantize_linear,
     "iSoftmax": naive_isoftmax,
     "ITAMax": naive_itamax,
     "ITAPartialMax": naive_itapartialmax,

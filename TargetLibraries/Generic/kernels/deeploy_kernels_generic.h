@@ -1379,6 +1379,27 @@
                        const uint32_t ks[3], const uint32_t red[3], const uint32_t rs[3], \
                        uint32_t inner, uint32_t divisor, int32_t shift)
 
+/* RequantizeLinear (requantize_linear.inc): y = clip(round_half_even((float)x * scale[c]) + zp, lo,
+ * hi), the product in float32, over x viewed as [outer][channels][inner] (a QDQ group's
+ * requantisation, as onnxruntime's integer kernels do it).
+ *
+ * Type macros:
+ *   T, TS, TZ, TY: the element types of the node's operands, in order (inputs, then outputs)
+ * Scratch: none.
+ * Arguments:
+ *   x: input
+ *   scale: scale per channel
+ *   zp: zero point (scalar)
+ *   y: output
+ *   n: elements
+ *   channels, inner: x's view
+ *   lo, hi: the output type's range
+ */
+#define DEEPLOY_PROTOTYPE_RequantizeLinear \
+    static void KERNEL(const T *restrict x, const TS *restrict scale, const TZ *restrict zp, \
+                       TY *restrict y, uint32_t n, uint32_t channels, uint32_t inner, int32_t lo, \
+                       int32_t hi)
+
 /* RequantShift (requant_shift.inc): y = clip((x * mul + add + 2^(shift-1)) >> shift, lo, hi) over x
  * viewed as [outer, channels, inner].
  *

@@ -108,6 +108,15 @@ _BINARY_CALL = Signature(
     types={"TV": "the type the operation is computed in: int32_t, or int64_t when an operand or the output "
                  "holds values beyond int32"})
 
+_REQUANTIZE_LINEAR_CALL = Signature(
+    "y = clip(round_half_even((float)x * scale[c]) + zp, lo, hi), the product in float32, over x viewed as "
+    "[outer][channels][inner] (a QDQ group's requantisation, as onnxruntime's integer kernels do it).",
+    (param("const T *restrict x", _X, "input"), param("const TS *restrict scale", "${x[1].ptr}", "scale per channel"),
+     param("const TZ *restrict zp", "${x[2].ptr}", "zero point (scalar)"), param("TY *restrict y", _Y, "output"),
+     param("uint32_t n", "${y[0].size}", "elements"), param("uint32_t channels", "${p.channels}"),
+     param("uint32_t inner", "${p.inner}", "x's view"), param("int32_t lo", "${p.lo}"),
+     param("int32_t hi", "${p.hi}", "the output type's range")))
+
 _COPY_CALL = Signature(
     "Copy of a buffer (a view op whose output needs its own storage); nothing is called when the output "
     "aliases the input.",
@@ -235,6 +244,8 @@ CORE_KERNELS: dict[str, tuple[Kernel, ...]] = {
     "RequantShift": (Kernel("RequantShift", "requant_shift.inc", _REQUANT_CALL, ("TIN", "TM", "TA", "TOUT"),
                             accepts=_requant_fits, extra_types=_requant_accumulator,
                             shared_scratch=_requant_table_bytes, scratch_optional=True),),
+    "RequantizeLinear": (Kernel("RequantizeLinear", "requantize_linear.inc", _REQUANTIZE_LINEAR_CALL,
+                                ("T", "TS", "TZ", "TY"), floats=(FLOAT32,)),),
     "Conv": (
         Kernel("DWConv2d", "conv2d_depthwise.inc", _DWCONV_CALL, ("TIN", "TW"),
                accepts=lambda n, g: None if n.params.depthwise else "not depthwise", extra_types=_conv_types),

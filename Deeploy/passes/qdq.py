@@ -1,0 +1,192 @@
+"""QDQ lowering: the DequantizeLinear/QuantizeLinear groups of a statically quantized ONNX model
+(onnxruntime's ``quantize_static``, QDQ format) run as integer kernels and compute what
+onnxruntime's integer kernels (QLinearConv, QGemm, QLinearMatMul) compute:
+
+- ``DQ(x), DQ(w)[, DQ(b)] -> Conv -> Q  =>  [Pad(x, zp_x)] -> Conv(x, w, b') -> RequantizeLinear``,
+  likewise Gemm and MatMul (a MatMul with a zero point on x becomes a Gemm for its bias): int8
+  weights stay int8, the sums are int32, x's zero point is folded into the bias
+  (``b' = b - zp_x * sum(w)``; a padded convolution pads x with its zero point), and the sums are
+  requantised by ``scale[c] = x_scale * w_scale[c] / y_scale`` in float32 (ops/quant.py);
+- ``Relu -> Q`` whose zero point is its type's minimum  =>  ``Q`` (the saturation is the Relu);
+- ``DQ -> op -> Q`` of a data movement op with the same scale and zero point  =>  the op on the
+  integers.
+
+A group whose weights are not constant with zero points 0, or whose activations are not
+per-tensor, stays float (verbose mode says why). Dequantizers nobody reads any more are dropped.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from Deeploy.ir.graph import Graph, Node, Tensor
+from Deeploy.ops import registered_ops
+from Deeploy.ops._attrs import attr_float, attr_int
+from Deeploy.passes._engine import Pattern, Rule, RuleSet, apply_rules, chain
+
+__all__ = ["lower_qdq", "QDQ_LOWERING"]
+
+DQ, Q = "DequantizeLinear", "QuantizeLinear"
+_MOVES = ("Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose", "MaxPool", "Gather", "Slice")
+
+
+def _const(graph: Graph, name: str) -> np.ndarray | None:
+    return graph.tensors[name].value if graph.is_constant(name) else None
+
+
+def _zero_point(graph: Graph, node: Node) -> int:
+    """The scalar zero point of a Q/DQ node (0 without one)."""
+    return int(_const(graph, node.inputs[2]).reshape(-1)[0]) if len(node.inputs) > 2 and node.inputs[2] else 0
+
+
+def _per_tensor(graph: Graph, node: Node | None, op: str) -> str | None:
+    """Why ``node`` is not a per-tensor ``op`` with constant scale and zero point (None if it is)."""
+    if node is None or node.op != op:
+        return f"not a {op}"
+    consts = [_const(graph, i) for i in node.inputs[1:] if i]
+    if any(c is None for c in consts):
+        return f"{node.op} '{node.name}' has a scale or zero point that is not constant"
+    if any(c.size != 1 for c in consts):
+        return f"{node.op} '{node.name}' is per channel (activations are quantized per tensor)"
+    bits = graph.tensors[node.inputs[0] if op == DQ else node.outputs[0]].dtype.bits
+    return None if bits == 8 else f"{node.op} '{node.name}' is not 8-bit"
+
+
+def _weights(graph: Graph, node: Node | None, axis: int) -> str | None:
+    """Why ``node`` is not a DQ of constant integer weights with zero points 0 and a scale per
+    tensor or along ``axis``."""
+    if node is None or node.op != DQ or _const(graph, node.inputs[0]) is None:
+        return "the weights are not a DequantizeLinear of a constant"
+    consts = [_const(graph, i) for i in node.inputs[1:] if i]
+    if any(c is None for c in consts):
+        return f"{node.op} '{node.name}' has a scale or zero point that is not constant"
+    if len(consts) > 1 and np.any(consts[1] != 0):
+        return f"{node.op} '{node.name}' has non-zero weight zero points"
+    if consts[0].size > 1 and attr_int(node, "axis", 1) % len(graph.tensors[node.inputs[0]].shape) != axis:
+        return f"{node.op} '{node.name}' is per channel along another axis than the output channels"
+    return None
+
+
+def _bias(graph: Graph, node: Node | None) -> str | None:
+    """Why ``node`` is not a DQ of constant integers with zero point 0 (onnxruntime adds them to the sums)."""
+    zp = node and (_const(graph, node.inputs[2]) if len(node.inputs) > 2 and node.inputs[2] else np.zeros(1))
+    if node is None or node.op != DQ or _const(graph, node.inputs[0]) is None \
+            or graph.tensors[node.inputs[0]].dtype.is_float or zp is None or np.any(zp != 0):
+        return "the bias is not a DequantizeLinear of constant integers with zero point 0"
+    return None
+
+
+def _weight_axis(op: Node, graph: Graph) -> int:
+    """The weight axis of the output channels."""
+    if op.op == "Gemm":
+        return 0 if attr_int(op, "transB", 0) else 1
+    return 0 if op.op == "Conv" else len(graph.tensors[op.inputs[1]].shape) - 1
+
+
+def _group(graph: Graph, matched: list[Node]) -> str | None:
+    op, q = matched
+    if q.inputs[0] != op.outputs[0]:
+        return "the op's output is not the quantizer's input"
+    producers = graph.producers()
+    parts = [producers.get(i) for i in op.inputs]
+    reason = _per_tensor(graph, parts[0], DQ) or _per_tensor(graph, q, Q) \
+        or _weights(graph, parts[1], _weight_axis(op, graph))
+    if reason:
+        return reason
+    if len(parts) > 2 and op.inputs[2] and _bias(graph, parts[2]):
+        return _bias(graph, parts[2])
+    if op.op == "Gemm" and (attr_float(op, "alpha", 1.0) != 1.0 or attr_float(op, "beta", 1.0) != 1.0):
+        return "Gemm with alpha or beta other than 1"
+    if op.op == "MatMul" and (len(graph.tensors[op.inputs[1]].shape) != 2
+                              or (_zero_point(graph, parts[0]) and len(graph.tensors[op.inputs[0]].shape) > 3)):
+        return "MatMul of constant weights needs a rank-2 B (and, with a zero point on A, a rank-2 or -3 A)"
+    return None
+
+
+def _lower(graph: Graph, matched: list[Node]) -> list[Node]:
+    op, q = matched
+    producers = graph.producers()
+    x_dq, w_dq = producers[op.inputs[0]], producers[op.inputs[1]]
+    b_dq = producers[op.inputs[2]] if len(op.inputs) > 2 and op.inputs[2] else None
+    x, w = x_dq.inputs[0], w_dq.inputs[0]
+    zx, wv = _zero_point(graph, x_dq), graph.tensors[w].value.astype(np.int64)
+    axis = _weight_axis(op, graph)
+    channels = wv.shape[axis]
+    bias = graph.tensors[b_dq.inputs[0]].value.astype(np.int64).reshape(-1) if b_dq else np.zeros(channels, np.int64)
+    bias = bias - zx * np.moveaxis(wv, axis, 0).reshape(channels, -1).sum(axis=1)
+    attrs, nodes, kind = dict(op.attrs), [], op.op
+    if op.op == "Conv" and zx and any(op.params.pads):
+        top, left, bottom, right = op.params.pads
+        pads = [0, 0, top, left, 0, 0, bottom, right] if op.params.dims == 2 else [0, 0, left, 0, 0, right]
+        x_dtype = graph.tensors[x].dtype
+        fill = graph.unique_name(f"{op.name}.zero_point")
+        graph.tensors[fill] = Tensor(fill, (), x_dtype, np.array(zx))
+        padded = graph.add_tensor(f"{x}_padded")
+        nodes.append(Node(f"{op.name}_pad", "Pad", [x, graph.add_constant(f"{op.name}.pads", np.array(pads)), fill],
+                          [padded]))
+        x = padded
+        attrs.pop("auto_pad", None)
+        attrs["pads"] = [0] * (2 * op.params.dims)
+    if op.op == "MatMul" and zx:
+        kind = "Gemm"
+    inputs = [x, w]
+    if b_dq or zx:
+        inputs.append(graph.add_constant(f"{op.name}.bias", bias))
+    acc = graph.add_tensor(f"{op.outputs[0]}_int")
+    nodes.append(Node(op.name, kind, inputs, [acc], attrs, op.domain))
+    xs, ys = (graph.tensors[n.inputs[1]].value.astype(np.float32).reshape(-1)[0] for n in (x_dq, q))
+    scale = (xs * graph.tensors[w_dq.inputs[1]].value.astype(np.float32).reshape(-1)) / ys    # float32, as onnxruntime
+    if scale.size > 1 and op.op == "Conv":
+        scale = scale.reshape((-1,) + (1,) * op.params.dims)
+    y_type = graph.tensors[q.outputs[0]].dtype
+    zp = q.inputs[2] if len(q.inputs) > 2 and q.inputs[2] else graph.add_constant(f"{q.name}.zero_point", np.array(0))
+    nodes.append(Node(q.name, "RequantizeLinear", [acc, graph.add_constant(f"{q.name}.scale", scale.astype(np.float32)), zp],
+                      q.outputs, {"signed": int(y_type.min < 0)}))
+    return nodes
+
+
+def _relu_saturates(graph: Graph, matched: list[Node]) -> str | None:
+    relu, q = matched
+    if q.inputs[0] != relu.outputs[0] or _per_tensor(graph, q, Q):
+        return "not a per-tensor quantizer of the Relu's output"
+    if _zero_point(graph, q) != graph.tensors[q.outputs[0]].dtype.min:
+        return "the zero point is not its type's minimum"
+    return None
+
+
+def _drop_relu(graph: Graph, matched: list[Node]) -> list[Node]:
+    relu, q = matched
+    return [Node(q.name, Q, [relu.inputs[0]] + q.inputs[1:], q.outputs, dict(q.attrs), q.domain)]
+
+
+def _same_quantization(graph: Graph, matched: list[Node]) -> str | None:
+    dq, op, q = matched
+    if op.inputs[0] != dq.outputs[0] or q.inputs[0] != op.outputs[0] or len(op.outputs) != 1:
+        return "the op does not move the dequantized tensor into the quantizer"
+    if _per_tensor(graph, dq, DQ) or _per_tensor(graph, q, Q):
+        return "not per-tensor quantizers"
+    if graph.tensors[dq.inputs[0]].dtype != graph.tensors[q.outputs[0]].dtype \
+            or _const(graph, dq.inputs[1]).reshape(-1)[0] != _const(graph, q.inputs[1]).reshape(-1)[0] \
+            or _zero_point(graph, dq) != _zero_point(graph, q):
+        return "the quantizers differ in type, scale or zero point"
+    return None
+
+
+def _move_integers(graph: Graph, matched: list[Node]) -> list[Node]:
+    dq, op, q = matched
+    return [Node(op.name, op.op, [dq.inputs[0]] + op.inputs[1:], q.outputs, dict(op.attrs), op.domain)]
+
+
+QDQ_LOWERING = RuleSet("qdq", (
+    Rule("relu_quantize", chain("Relu", Q), _relu_saturates, _drop_relu),
+    *(Rule(f"{op.lower()}_qdq", Pattern(Q, (Pattern(op),)), _group, _lower) for op in ("Conv", "Gemm", "MatMul")),
+    *(Rule(f"{op.lower()}_integers", Pattern(Q, (Pattern(op, (Pattern(DQ),)),)), _same_quantization, _move_integers)
+      for op in _MOVES if op in registered_ops()),
+))
+
+
+def lower_qdq(graph: Graph, log=None) -> tuple[Graph, bool]:
+    work, modified = apply_rules(graph, QDQ_LOWERING, log)
+    if modified:
+        work.remove_dead_nodes()
+    return work, modified
