@@ -1,0 +1,136 @@
+"""QDQ models from onnxruntime's ``quantize_static`` run as integer kernels (passes/qdq.py) and match
+onnxruntime bit for bit on Generic and Siracusa (untiled and tiled).
+
+The models are quantized with ``reduce_range`` (7-bit weights): on x86 CPUs without VNNI,
+onnxruntime's u8s8 kernels (which it also uses for int8 activations) saturate pairs of products
+to int16, so with 8-bit weights its own results are not the integer sums; 7-bit weights cannot
+saturate, and onnxruntime documents them as the remedy."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
+
+from Deeploy.cli import main
+from Deeploy.frontend import assign_input_types, load_onnx
+from Deeploy.frontend.type_inference import infer_graph
+from Deeploy.passes.manager import run_passes
+from Deeploy.passes.qdq import lower_qdq
+from Deeploy.reference import run_reference
+from DeeployTest.test_suite.test_siracusa_networks import pytestmark as needs_qemu
+
+X_SHAPE = [1, 8, 16, 16]
+
+
+def _cnn(rng, head: str) -> onnx.ModelProto:
+    """Conv 8->16 -> Relu -> Conv 16->16 -> Relu -> Flatten -> Gemm (or MatMul) to 10."""
+    def w(name, shape):
+        return numpy_helper.from_array((rng.standard_normal(shape) * 0.3).astype(np.float32), name)
+    inits = [w("w1", [16, 8, 3, 3]), w("b1", [16]), w("w2", [16, 16, 1, 3]), w("b2", [16])]
+    nodes = [helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], pads=[1, 1, 1, 1]),
+             helper.make_node("Relu", ["c1"], ["r1"]),
+             helper.make_node("Conv", ["r1", "w2", "b2"], ["c2"], pads=[0, 1, 0, 1], strides=[2, 1]),
+             helper.make_node("Relu", ["c2"], ["r2"]),
+             helper.make_node("Flatten", ["r2"], ["f"])]
+    if head == "Gemm":
+        inits += [w("wg", [10, 16 * 8 * 16]), w("bg", [10])]
+        nodes.append(helper.make_node("Gemm", ["f", "wg", "bg"], ["y"], transB=1))
+    else:
+        inits.append(w("wg", [16 * 8 * 16, 10]))
+        nodes.append(helper.make_node("MatMul", ["f", "wg"], ["y"]))
+    graph = helper.make_graph(nodes, "cnn", [helper.make_tensor_value_info("x", TensorProto.FLOAT, X_SHAPE)],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 10])], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    return model
+
+
+class _RandomData(CalibrationDataReader):
+    def __init__(self, rng):
+        self.batches = iter([{"x": rng.standard_normal(X_SHAPE).astype(np.float32)} for _ in range(8)])
+
+    def get_next(self):
+        return next(self.batches, None)
+
+
+def _quantized(tmp_path, activations: str, head: str = "Gemm") -> str:
+    rng = np.random.default_rng(3)
+    onnx.save(_cnn(rng, head), tmp_path / "float.onnx")
+    path = tmp_path / "network.onnx"
+    quantize_static(str(tmp_path / "float.onnx"), str(path), _RandomData(rng), quant_format=QuantFormat.QDQ,
+                    per_channel=True, reduce_range=True, weight_type=QuantType.QInt8,
+                    activation_type=QuantType.QInt8 if activations == "int8" else QuantType.QUInt8)
+    return str(path)
+
+
+def _validate(capsys, *argv) -> str:
+    code = main(["validate", *map(str, argv)])
+    out = capsys.readouterr()
+    text = out.out + out.err
+    assert code == 0, text
+    assert "reference vs onnxruntime: worst error 0, 0 of 10 elements" in text, text
+    assert re.search(r"^Errors: 0 out of 10 \(float outputs: worst abs error 0\.000e0", text, re.M), text
+    return text
+
+
+def _lowered(path: str):
+    graph = load_onnx(path)
+    assign_input_types(graph)
+    infer_graph(graph)
+    return run_passes(graph, [lower_qdq])
+
+
+@pytest.mark.parametrize("activations", ["int8", "uint8"])
+@pytest.mark.parametrize("head", ["Gemm", "MatMul"])
+def test_qdq_groups_become_integer_kernels(tmp_path, activations, head):
+    """Convolutions and the GEMM run on int8 weights with integer sums; only the network's input
+    quantizer and output dequantizer stay float."""
+    graph = _lowered(_quantized(tmp_path, activations, head))
+    ops = [n.op for n in graph.nodes]
+    assert ops.count("QuantizeLinear") == 1 and ops.count("DequantizeLinear") == 1, ops
+    assert ops.count("RequantizeLinear") == 3, ops
+    for node in graph.nodes:
+        if node.op in ("Conv", "Gemm", "MatMul"):
+            x, w = (graph.tensors[i] for i in node.inputs[:2])
+            assert str(x.dtype) == activations and str(w.dtype) == "int8" and w.is_constant, node
+            assert not graph.tensors[node.outputs[0]].dtype.is_float, node
+
+
+@pytest.mark.parametrize("activations", ["int8", "uint8"])
+@pytest.mark.parametrize("head", ["Gemm", "MatMul"])
+def test_qdq_cnn_bit_exact_with_onnxruntime_on_generic(tmp_path, capsys, activations, head):
+    _validate(capsys, _quantized(tmp_path, activations, head), "--platform", "Generic")
+
+
+@needs_qemu
+@pytest.mark.parametrize("activations", ["int8", "uint8"])
+def test_qdq_cnn_bit_exact_with_onnxruntime_on_siracusa(tmp_path, capsys, activations):
+    path = _quantized(tmp_path, activations)
+    _validate(capsys, path, "--platform", "Siracusa")
+    _validate(capsys, path, "--platform", "Siracusa", "--l1", "12000")
+
+
+def test_uint8_zero_point_of_zero_saturates_at_zero(tmp_path):
+    """A uint8 zero point 0 keeps its type: QuantizeLinear of negative values gives 0 (not a
+    negative int8), as in onnxruntime."""
+    nodes = [helper.make_node("QuantizeLinear", ["x", "s", "zp"], ["q"]),
+             helper.make_node("DequantizeLinear", ["q", "s", "zp"], ["y"])]
+    inits = [numpy_helper.from_array(np.array(0.1, np.float32), "s"),
+             numpy_helper.from_array(np.array(0, np.uint8), "zp")]
+    graph = helper.make_graph(nodes, "q", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [6])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [6])], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    onnx.save(model, tmp_path / "q.onnx")
+    x = np.array([-3.0, -0.26, -0.05, 0.0, 0.26, 30.0], np.float32)
+    want = ort.InferenceSession(str(tmp_path / "q.onnx"), providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    loaded = load_onnx(tmp_path / "q.onnx")
+    assign_input_types(loaded, {"x": x})
+    infer_graph(loaded)
+    assert str(loaded.tensors["q"].dtype) == "uint8"
+    np.testing.assert_array_equal(run_reference(loaded, {"x": x})["y"], want)
