@@ -132,6 +132,11 @@ def _compile(args) -> None:
     print(f"compiled {onnx_path} for {args.platform} in {time.perf_counter() - start:.2f} s -> {out}/")
     print(f"  layers:     {s.layers}")
     print("  kernels:    " + ", ".join(f"{k} x{n}" for k, n in sorted(kernels.items())))
+    if args.verbose:
+        floats = [f"{layer.node.name} ({layer.node.op})" for layer in result.layers
+                  if any(result.graph.tensors[t].dtype.is_float and not result.graph.is_constant(t)
+                         for t in layer.node.inputs + layer.node.outputs if t)]
+        print("  float:      " + (", ".join(floats) or "none"))
     print(f"  constants:  {s.const_bytes} B")
     print(f"  activations: arena {s.arena_size} B (lower bound, peak of live bytes: {s.lower_bound} B)")
     print(f"  inputs+outputs: {s.io_bytes} B")

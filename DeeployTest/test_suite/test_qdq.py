@@ -134,3 +134,11 @@ def test_uint8_zero_point_of_zero_saturates_at_zero(tmp_path):
     infer_graph(loaded)
     assert str(loaded.tensors["q"].dtype) == "uint8"
     np.testing.assert_array_equal(run_reference(loaded, {"x": x})["y"], want)
+
+
+def test_verbose_summary_lists_the_float_layers(tmp_path, capsys):
+    code = main(["compile", _quantized(tmp_path, "uint8"), "--platform", "Generic", "-o", str(tmp_path / "out"), "-v"])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    float_lines = [line for line in out.splitlines() if line.startswith("  float:")]
+    assert float_lines == ["  float:      x_QuantizeLinear (QuantizeLinear), y_DequantizeLinear (DequantizeLinear)"], out
