@@ -142,3 +142,20 @@ def test_verbose_summary_lists_the_float_layers(tmp_path, capsys):
     assert code == 0, out
     float_lines = [line for line in out.splitlines() if line.startswith("  float:")]
     assert float_lines == ["  float:      x_QuantizeLinear (QuantizeLinear), y_DequantizeLinear (DequantizeLinear)"], out
+
+
+def test_relu_before_a_quantizer_at_its_minimum_is_the_saturation(tmp_path, capsys):
+    """DQ -> Conv -> Relu -> Q with Q's zero point at -128: the Relu drops (as in onnxruntime) and
+    the group runs as integers, bit-exact with onnxruntime."""
+    model = onnx.load(_quantized(tmp_path, "int8"))
+    conv = next(n for n in model.graph.node if n.op_type == "Conv")
+    zero_point = next(i for i in model.graph.initializer if i.name == f"{conv.output[0]}_zero_point")
+    assert numpy_helper.to_array(zero_point) == -128
+    conv.output[0], relu_out = conv.output[0] + "_conv", conv.output[0]
+    model.graph.node.insert(list(model.graph.node).index(conv) + 1,
+                            helper.make_node("Relu", [conv.output[0]], [relu_out]))
+    path = tmp_path / "relu.onnx"
+    onnx.save(model, path)
+    graph = _lowered(str(path))
+    assert "Relu" not in [n.op for n in graph.nodes] and [n.op for n in graph.nodes].count("RequantizeLinear") == 3
+    _validate(capsys, path, "--platform", "Generic")
