@@ -140,8 +140,8 @@ def _lower(graph: Graph, matched: list[Node]) -> list[Node]:
         scale = scale.reshape((-1,) + (1,) * op.params.dims)
     y_type = graph.tensors[q.outputs[0]].dtype
     zp = q.inputs[2] if len(q.inputs) > 2 and q.inputs[2] else graph.add_constant(f"{q.name}.zero_point", np.array(0))
-    nodes.append(Node(q.name, "RequantizeLinear", [acc, graph.add_constant(f"{q.name}.scale", scale.astype(np.float32)), zp],
-                      q.outputs, {"signed": int(y_type.min < 0)}))
+    scale = graph.add_constant(f"{q.name}.scale", scale.astype(np.float32))
+    nodes.append(Node(q.name, "RequantizeLinear", [acc, scale, zp], q.outputs, {"signed": int(y_type.min < 0)}))
     return nodes
 
 

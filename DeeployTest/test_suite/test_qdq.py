@@ -141,7 +141,8 @@ def test_verbose_summary_lists_the_float_layers(tmp_path, capsys):
     out = capsys.readouterr().out
     assert code == 0, out
     float_lines = [line for line in out.splitlines() if line.startswith("  float:")]
-    assert float_lines == ["  float:      x_QuantizeLinear (QuantizeLinear), y_DequantizeLinear (DequantizeLinear)"], out
+    want = "  float:      x_QuantizeLinear (QuantizeLinear), y_DequantizeLinear (DequantizeLinear)"
+    assert float_lines == [want], out
 
 
 def test_relu_before_a_quantizer_at_its_minimum_is_the_saturation(tmp_path, capsys):
