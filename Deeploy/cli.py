@@ -108,6 +108,7 @@ def _platform_options(args) -> dict | None:
 def _compile(args) -> None:
     from Deeploy.compiler import compile_graph
     from Deeploy.frontend import assign_input_types
+    from Deeploy.frontend.onnx_loader import integer_semantics
     from Deeploy.passes.loop_flags import loop_rolling_options
     from Deeploy.tiling.flags import tiling_options
 
@@ -117,8 +118,7 @@ def _compile(args) -> None:
         roofs_of(args.platform)   # a platform without a cycle model is refused before anything is written
     onnx_path, graph, values = _load(args)
     testbench = _testbench(args, graph, values, onnx_path) if args.emit_testbench else None
-    for note in assign_input_types(graph, values, _input_types(args.input_type)):
-        print("note:", note)
+    assign_input_types(graph, values, _input_types(args.input_type))
     out = Path(args.output)
     with _snapshot_folder(out.with_name(out.name + "_states") if args.snapshots else None) as states:
         result = compile_graph(graph, args.platform, out, source=onnx_path.name, snapshot_dir=states,
@@ -131,6 +131,7 @@ def _compile(args) -> None:
     kernels = collections.Counter(layer.variant for layer in result.layers)
     print(f"compiled {onnx_path} for {args.platform} in {time.perf_counter() - start:.2f} s -> {out}/")
     print(f"  layers:     {s.layers}")
+    print(f"  integers:   {integer_semantics(result.graph)}")
     print("  kernels:    " + ", ".join(f"{k} x{n}" for k, n in sorted(kernels.items())))
     if args.verbose:
         floats = [f"{layer.node.name} ({layer.node.op})" for layer in result.layers
@@ -170,8 +171,7 @@ def _analyze(args) -> None:
             raise DeeployError("--roofline has a text and a JSON form (--json), not CSV: drop --csv")
         roofs_of(args.platform)
     onnx_path, graph, values = _load(args, say)
-    for note in assign_input_types(graph, values, _input_types(args.input_type)):
-        say(f"note: {note}")
+    assign_input_types(graph, values, _input_types(args.input_type))
     if args.roofline:
         from Deeploy.analysis.roofline import build_roofline, format_roofline, layer_work
         from Deeploy.analyze import compile_for_report

@@ -133,11 +133,9 @@ def compile_network(onnx_path: str | Path, platform: str, out_dir: str | Path, *
     Snapshots of the graph after each stage go to ``snapshot_dir`` if given.
     """
     graph = load_onnx(onnx_path)
-    notes = assign_input_types(graph, input_values, input_types)
-    result = compile_graph(graph, platform, out_dir, source=Path(onnx_path).name,
-                           snapshot_dir=snapshot_dir, cores=cores, tiling=tiling, log=log)
-    result.notes[:0] = notes
-    return result
+    assign_input_types(graph, input_values, input_types)
+    return compile_graph(graph, platform, out_dir, source=Path(onnx_path).name,
+                         snapshot_dir=snapshot_dir, cores=cores, tiling=tiling, log=log)
 
 
 def compile_graph(graph: Graph, platform: str, out_dir: str | Path, *, source: str = "network.onnx",

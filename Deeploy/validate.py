@@ -116,8 +116,7 @@ def validate(model: str | Path, platform: str, *, inputs: str | Path | None = No
     if inputs or samples.is_file():
         values = map_arrays(samples, load_npz_arrays(samples), graph.inputs, graph, "input")
         say(f"inputs from {samples}")
-    for note in assign_input_types(graph, values, input_types):
-        say(f"note: {note}")
+    assign_input_types(graph, values, input_types)
     if values is None:
         values = random_inputs(graph, seed)
         say(f"inputs: random values of the input types (seed {seed})")

@@ -5,7 +5,13 @@ listed as graph inputs, duplicate opset imports and missing node names.
 Float networks: a file whose float-declared constants hold a non-integer value is a float
 network and loads as one (float-declared tensors float32, bfloat16-declared ones bfloat16,
 integer-declared ones keep their integer type); otherwise float-declared tensors are integers
-(fake-float) unless the sample inputs hold non-integer values (``promote_to_float``)."""
+(fake-float) unless the sample inputs hold non-integer values (``promote_to_float``).
+
+Integer semantics (``integer_semantics``): a file that declares no tensor float, or a float
+network, follows ONNX: every integer-declared input and constant keeps its declared type and
+integer arithmetic wraps around in it. A QuantLib-style file (an integer network with
+float-declared tensors) keeps the rules of specs/integer-ops.md: types come from values and
+sums widen."""
 
 from __future__ import annotations
 
@@ -17,10 +23,11 @@ import onnx
 from onnx import numpy_helper
 
 from Deeploy.errors import FrontendError
-from Deeploy.ir.dtypes import ALL_DTYPES, BFLOAT16, FLOAT32, FLOAT_ONNX_TYPES, dtype_of_onnx
+from Deeploy.ir.dtypes import ALL_DTYPES, BFLOAT16, FLOAT32, FLOAT_ONNX_TYPES, DType, dtype_by_name, dtype_of_onnx
 from Deeploy.ir.graph import NAME_SCOPES_KEY, Graph, Node, Tensor
 
-__all__ = ["load_onnx", "integer_values", "integer_valued", "data_values", "promote_to_float", "is_float_graph", "ACCEPTED_DOMAINS"]
+__all__ = ["load_onnx", "integer_values", "integer_valued", "data_values", "promote_to_float", "is_float_graph",
+           "use_onnx_integers", "integer_semantics", "ACCEPTED_DOMAINS"]
 
 ACCEPTED_DOMAINS = ("", "ai.onnx", "PACTOps", "ai.onnx.contrib", "com.microsoft")
 
@@ -64,7 +71,26 @@ def promote_to_float(graph: Graph) -> None:
             t.set_value(np.asarray(t.value).astype(np.float32))
         elif not t.is_constant and t.dtype is None:
             t.dtype = FLOAT32
+    use_onnx_integers(graph)
 
+
+def use_onnx_integers(graph: Graph) -> None:
+    """Give ``graph`` ONNX integer semantics: its integer-declared inputs and constants take
+    their declared types (never narrowed from their values) and integer ops wrap in them."""
+    graph.onnx_integers = True
+    for name, dtype in graph.int_declared.items():
+        t = graph.tensors.get(name)
+        if t is not None and t.is_constant:
+            t.set_value(t.value, dtype)
+        elif t is not None:
+            t.dtype = dtype
+
+
+def integer_semantics(graph: Graph) -> str:
+    """Which rules the graph's integers follow, in one line for the compile summary."""
+    if graph.onnx_integers:
+        return "ONNX (integer-declared tensors keep their types; arithmetic wraps in them)"
+    return "QuantLib (float-declared tensors hold integers: types from values, sums widen)"
 
 
 def integer_values(array: np.ndarray, what: str) -> np.ndarray:
@@ -156,10 +182,13 @@ def load_onnx(path: str | Path) -> Graph:
     tensors: dict[str, Tensor] = {}
     raw: dict[str, tuple[np.ndarray, str]] = {}   # constants as stored, with what they are
     declared_float: set[str] = set()
+    declared_int: dict[str, DType] = {}
     for init in g.initializer:
         raw[init.name] = (_initializer_array(init), f"{path}: initializer '{init.name}'")
         if init.data_type in FLOAT_ONNX_TYPES:
             declared_float.add(init.name)
+        elif dtype_of_onnx(init.data_type) is not None:
+            declared_int[init.name] = dtype_of_onnx(init.data_type)
 
     inputs = []
     for vi in g.input:
@@ -168,6 +197,8 @@ def load_onnx(path: str | Path) -> Graph:
         elem = vi.type.tensor_type.elem_type
         if elem in FLOAT_ONNX_TYPES:
             declared_float.add(vi.name)
+        elif dtype_of_onnx(elem) is not None:
+            declared_int[vi.name] = dtype_of_onnx(elem)
         declared = dtype_of_onnx(elem)
         inferred = elem in (onnx.TensorProto.FLOAT, onnx.TensorProto.DOUBLE, onnx.TensorProto.INT64)
         declared = None if inferred else declared  # fake-float and int64 inputs: typed from values
@@ -193,6 +224,8 @@ def load_onnx(path: str | Path) -> Graph:
             raw[proto.output[0]] = (value, f"{path}: Constant node '{name}'")
             if _is_float_array(value):
                 declared_float.add(proto.output[0])
+            elif value.dtype.kind in "iu":
+                declared_int[proto.output[0]] = dtype_by_name(value.dtype.name)
             continue
         if proto.domain not in ACCEPTED_DOMAINS:
             unsupported_domains.append(f"{proto.op_type} ('{name}', domain '{proto.domain}')")
@@ -230,7 +263,8 @@ def load_onnx(path: str | Path) -> Graph:
         if tensors[vi.name].shape is None and dims is not None and all(d.HasField("dim_value") for d in dims):
             tensors[vi.name].shape = tuple(int(d.dim_value) for d in dims)
 
-    graph = Graph(g.name or path.stem, tensors, nodes, inputs, outputs, float_declared=frozenset(declared_float))
+    graph = Graph(g.name or path.stem, tensors, nodes, inputs, outputs, float_declared=frozenset(declared_float),
+                  int_declared=declared_int)
     graph.topological_sort()
     for t in graph.tensors.values():
         if t.is_constant:
@@ -242,4 +276,6 @@ def load_onnx(path: str | Path) -> Graph:
             graph.tensors[zp] = Tensor(zp, graph.tensors[zp].shape, stored_type, raw[zp][0])
     if as_float:
         promote_to_float(graph)
+    elif not declared_float:
+        use_onnx_integers(graph)
     return graph

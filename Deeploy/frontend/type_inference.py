@@ -1,6 +1,7 @@
-"""Shape and type inference: input types come from sample values (the declared FLOAT type of
-integer (fake-float) files says nothing; a float network keeps its float inputs float), every
-node's output from its operator's rule."""
+"""Shape and type inference: input types come from the file's integer types under ONNX integer
+semantics, else from sample values (the declared FLOAT type of integer (fake-float) files says
+nothing; a float network keeps its float inputs float), every node's output from its operator's
+rule."""
 
 from __future__ import annotations
 
@@ -16,37 +17,42 @@ __all__ = ["assign_input_types", "infer_graph"]
 
 
 def assign_input_types(graph: Graph, values: dict[str, np.ndarray] | None = None,
-                       overrides: dict[str, DType] | None = None) -> list[str]:
+                       overrides: dict[str, DType] | None = None) -> None:
     """Give every graph input a type.
 
-    A graph whose float-declared inputs receive non-integer sample values, or a float type by
-    override, becomes a float network (``promote_to_float``). Priority: an explicit override,
-    then a float network's float-declared type, then the smallest type holding the sample
-    ``values``, then the integer type declared in the file, then int8. Returns notes on inputs
-    that fell back to the default, for the caller to show.
+    A graph whose float-declared inputs receive non-integer sample values, a float type by
+    override, or feed a QuantizeLinear (the model quantizes them itself) becomes a float network
+    (``promote_to_float``). Priority: an explicit override, then a float network's float-declared
+    type, then a type the file declares under ONNX integer semantics (never narrowed), then the
+    smallest type holding the sample ``values``, then the integer type declared in the file (int8
+    for an empty input). A float-declared input of an integer network with none of these is a
+    FrontendError naming ``--input-type``.
     """
     values, overrides = values or {}, overrides or {}
-    notes = []
     for unknown in set(overrides) - set(graph.inputs):
         raise FrontendError(f"type override for '{unknown}', which is not a graph input "
                             f"(inputs: {', '.join(graph.inputs)})")
     fractional = any(not integer_valued(v) for k, v in values.items() if k in graph.float_declared)
-    if fractional or any(t.is_float for t in overrides.values()):
+    quantized = {n.inputs[0] for n in graph.nodes if n.op == "QuantizeLinear"} & graph.float_declared
+    if fractional or any(t.is_float for t in overrides.values()) or quantized & set(graph.inputs):
         promote_to_float(graph)
     as_float = is_float_graph(graph)
     for name in graph.inputs:
         t = graph.tensors[name]
         if name in overrides:
             t.dtype = overrides[name]
-        elif as_float and name in graph.float_declared:
+        elif as_float and name in graph.float_declared or graph.onnx_integers and name in graph.int_declared:
             continue
         elif name in values and values[name].size:
             t.dtype = dtype_of_values(values[name])
+        elif name in graph.int_declared:
+            t.dtype = graph.int_declared[name]
+        elif t.dtype is None and not t.size:
+            t.dtype = INT8   # an empty input holds no values
         elif t.dtype is None:
-            t.dtype = INT8
-            notes.append(f"input '{name}' assumed int8 (no sample values, declared as float; for a float "
-                         f"network give --input-type {name}=float32)")
-    return notes
+            raise FrontendError(f"input '{name}' is declared float in an integer network and no sample values "
+                                f"give its integer type: give --input-type {name}=uint8 (or int8, int16, ...; "
+                                f"{name}=float32 for a float network) or sample inputs (--inputs)")
 
 
 def infer_graph(graph: Graph) -> None:
@@ -79,7 +85,8 @@ def infer_graph(graph: Graph) -> None:
                                                 if graph.is_constant(i) else None for i in node.inputs])
             for name, value in zip(node.outputs, values):
                 if name:
-                    graph.tensors[name].set_value(stored(value, graph.tensors[name].dtype))
+                    t = graph.tensors[name]
+                    t.set_value(stored(value, t.dtype), t.dtype if graph.onnx_integers else None)
                     folded.add(name)
             continue
         kept.append(node)

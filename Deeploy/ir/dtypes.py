@@ -11,7 +11,7 @@ import onnx
 __all__ = ["DType", "INT8", "UINT8", "INT16", "UINT16", "INT32", "UINT32", "INT64", "UINT64",
            "FLOAT32", "BFLOAT16", "ALL_DTYPES", "smallest_int_type", "widest", "dtype_by_name",
            "dtype_of_values", "dtype_of_onnx", "onnx_elem_type", "computed", "stored", "float_result",
-           "FLOAT_ONNX_TYPES"]
+           "wrapped", "FLOAT_ONNX_TYPES"]
 
 
 @dataclass(frozen=True)
@@ -155,6 +155,15 @@ def stored(values: np.ndarray, dtype: DType) -> np.ndarray:
     if dtype == BFLOAT16:
         return values.astype(np.float32).astype(BFLOAT16.numpy).astype(np.float32)
     return values.astype(np.float32)
+
+
+def wrapped(values: np.ndarray, dtype: DType) -> np.ndarray:
+    """Integer ``values`` (int64) wrapped around into ``dtype``'s range, as ONNX integer arithmetic
+    does (two's complement, modulo 2^bits)."""
+    values = np.asarray(values, dtype=np.int64)
+    if dtype.bits >= 64:
+        return values
+    return (values - dtype.min) % (1 << dtype.bits) + dtype.min
 
 
 def float_result(*types: DType | None) -> DType | None:

@@ -35,9 +35,9 @@ class Tensor:
         if self.value is not None and self.dtype is not None:
             self.value = np.asarray(self.value).astype(self.dtype.numpy, copy=False)
 
-    def set_value(self, value: np.ndarray) -> None:
-        """Make this tensor the constant ``value``, typed by its values."""
-        self.dtype = dtype_of_values(value)
+    def set_value(self, value: np.ndarray, dtype: DType | None = None) -> None:
+        """Make this tensor the constant ``value`` of type ``dtype``, by default typed by its values."""
+        self.dtype = dtype or dtype_of_values(value)
         self.value = np.asarray(value).astype(self.dtype.numpy, copy=False)
 
     @property
@@ -82,6 +82,8 @@ class Graph:
     outputs: list[str]
     regions: list[Region] = field(default_factory=list)   # blocks that run as one unit, N times
     float_declared: frozenset[str] = frozenset()   # tensors the file declares float (ONNX FLOAT, DOUBLE, BFLOAT16)
+    int_declared: dict[str, DType] = field(default_factory=dict)   # inputs and constants the file declares integer
+    onnx_integers: bool = False   # integer ops follow ONNX semantics (onnx_loader.integer_semantics)
 
     # ---- queries -------------------------------------------------------------------------
     def tensor(self, name: str) -> Tensor:
@@ -153,7 +155,8 @@ class Graph:
         (constant values are shared: they are never written in place)."""
         nodes = [replace(n, inputs=list(n.inputs), outputs=list(n.outputs), attrs=dict(n.attrs)) for n in self.nodes]
         return Graph(self.name, {k: replace(t) for k, t in self.tensors.items()}, nodes, list(self.inputs),
-                     list(self.outputs), list(self.regions), self.float_declared)
+                     list(self.outputs), list(self.regions), self.float_declared, self.int_declared,
+                     self.onnx_integers)
 
     # ---- order and checks ----------------------------------------------------------------
     def topological_sort(self) -> None:

@@ -1,6 +1,8 @@
 """Binary ops with numpy broadcasting: Add, Sub, Mul (integer outputs int32, int64 when an operand
 holds values beyond int32); Max, Min (outputs the narrowest type holding both inputs' values).
-With a float operand they compute in float32 and output the float type (``float_result``)."""
+Under ONNX integer semantics (``Graph.onnx_integers``) both operands have one integer type, which
+the output keeps: Add, Sub and Mul wrap around in it. With a float operand they compute in
+float32 and output the float type (``float_result``)."""
 
 from __future__ import annotations
 
@@ -8,7 +10,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from Deeploy.ir.dtypes import INT32, INT64, float_result, widest
+from Deeploy.errors import OpError
+from Deeploy.ir.dtypes import INT32, INT64, DType, float_result, widest, wrapped
 from Deeploy.ops._attrs import broadcast_shape, require_inputs
 from Deeploy.ops.bounds import all_integer, value_bounds
 from Deeploy.ops.examples import F32, I32, Case, act, const, frand, rand
@@ -19,15 +22,23 @@ __all__ = ["BinaryParams"]
 
 @dataclass(frozen=True)
 class BinaryParams:
-    """Output shape of a broadcasting binary op."""
+    """Output shape of a broadcasting binary op; ``onnx_type``: the integer type of both operands
+    and the output under ONNX integer semantics (None: the op widens)."""
 
     shape: tuple[int, ...]
+    onnx_type: DType | None = None
 
 
 def _binary_parse(node, graph):
     require_inputs(node, 2)
-    shapes = [graph.tensors[i].shape for i in node.inputs]
-    return BinaryParams(broadcast_shape(node, shapes))
+    ins = [graph.tensors[i] for i in node.inputs]
+    shape = broadcast_shape(node, [t.shape for t in ins])
+    if not graph.onnx_integers or not all(t.dtype.is_integer for t in ins):
+        return BinaryParams(shape)
+    if ins[0].dtype != ins[1].dtype:
+        raise OpError(node, f"operands '{ins[0].name}' ({ins[0].dtype}) and '{ins[1].name}' ({ins[1].dtype}) "
+                      "differ in type; ONNX requires one type: Cast one of them")
+    return BinaryParams(shape, ins[0].dtype)
 
 
 def _beyond_int32(t) -> bool:
@@ -41,6 +52,8 @@ def _binary_infer(p: BinaryParams, ins):
     floating = float_result(*(t.dtype for t in ins))
     if floating is not None:
         return [(p.shape, floating)]
+    if p.onnx_type is not None:
+        return [(p.shape, p.onnx_type)]
     wide = all_integer(ins) and any(_beyond_int32(t) for t in ins)
     return [(p.shape, INT64 if wide else INT32)]
 
@@ -68,8 +81,16 @@ _BINARY = frozenset({Trait.STANDARD, Trait.ELEMENTWISE, Trait.BROADCASTING})
 
 _GROWTH = {"Add": lambda a, b: a + b, "Sub": lambda a, b: a + b, "Mul": lambda a, b: a * b}
 
+def _arithmetic(fn):
+    """The reference of Add, Sub or Mul: exact, or wrapped around in the ONNX integer type."""
+    def reference(p: BinaryParams, xs):
+        y = fn(xs[0], xs[1])
+        return [y if p.onnx_type is None else wrapped(y, p.onnx_type)]
+    return reference
+
+
 for _name, _fn in (("Add", np.add), ("Sub", np.subtract), ("Mul", np.multiply)):
-    register(OpDef(_name, _binary_parse, _binary_infer, lambda p, xs, fn=_fn: [fn(xs[0], xs[1])], _binary_cost,
+    register(OpDef(_name, _binary_parse, _binary_infer, _arithmetic(_fn), _binary_cost,
                    traits=_BINARY, tiling="broadcast", fuse_slots=0 if _name in ("Add", "Mul") else None, examples=binary_cases,
                    magnitude=lambda p, b, ins, outs, grow=_GROWTH[_name]: [grow(b[0], b[1])]))
 
@@ -78,7 +99,7 @@ def _extremum_infer(p: BinaryParams, ins):
     floating = float_result(*(t.dtype for t in ins))
     if floating is not None:
         return [(p.shape, floating)]
-    return [(p.shape, widest(ins[0].dtype, ins[1].dtype))]
+    return [(p.shape, p.onnx_type or widest(ins[0].dtype, ins[1].dtype))]
 
 
 for _name, _fn in (("Max", np.maximum), ("Min", np.minimum)):

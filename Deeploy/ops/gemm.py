@@ -1,5 +1,6 @@
 """Gemm (transA/transB, alpha/beta, rank-3 batched A) and MatMul (batched, broadcast):
-int32 output, int64 when the proven bound of the sums exceeds int32 (ops/_bounds.py)."""
+int32 output, int64 when the proven bound of the sums exceeds int32 (ops/_bounds.py); under ONNX
+integer semantics (``Graph.onnx_integers``) the operands' type, the sums wrapping around in it."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from Deeploy.errors import OpError
-from Deeploy.ir.dtypes import INT32, float_result
+from Deeploy.ir.dtypes import INT32, DType, float_result, wrapped
 from Deeploy.ops._attrs import attr_float, attr_int, broadcast_shape, require_inputs
 from Deeploy.ops.bounds import all_integer, check_int64, magnitude_by_reference, matmul_bound, sum_type
 from Deeploy.ops.examples import I32, F32, Case, act, const, frand, rand
@@ -23,6 +24,7 @@ class MatMulParams:
 
     a_batched/b_batched say whether A/B advance with the batch (else they are shared).
     ``c_shape`` is the bias broadcast to the output's last two dims ((0, 0) without bias).
+    ``onnx_type``: the integer type of the operands and the output under ONNX integer semantics.
     """
 
     batch: int
@@ -39,6 +41,7 @@ class MatMulParams:
     c_rows: int = 0
     c_cols: int = 0
     c_batched: bool = False
+    onnx_type: DType | None = None
 
 
 def _batch_layout(node, a_shape, b_shape, m, n):
@@ -110,6 +113,8 @@ def _mm_checked(node, graph, p: MatMulParams) -> MatMulParams:
         if not -2**31 <= value < 2**31:
             raise OpError(node, f"{name}={value} does not fit the kernels' int32 parameter")
     ins = [graph.tensors[i] if i else None for i in node.inputs]
+    if all_integer(ins) and graph.onnx_integers:
+        return replace(p, onnx_type=ins[0].dtype)
     if all_integer(ins):
         check_int64(node, _mm_bound(p, ins), "the product sums", ins)
     return p
@@ -120,6 +125,8 @@ def _mm_infer(p: MatMulParams, ins):
     floating = float_result(*(t.dtype for t in ins if t is not None))
     if floating is not None:
         return [(p.out_shape, floating)]
+    if p.onnx_type is not None:
+        return [(p.out_shape, p.onnx_type)]
     return [(p.out_shape, sum_type(_mm_bound(p, ins)) if all_integer(ins) else INT32)]
 
 
@@ -134,10 +141,11 @@ def _gemm_reference(p: MatMulParams, xs):
         if len(xs) > 2 and xs[2] is not None:
             y = y + p.beta * xs[2].astype(np.float64)
         return [y.astype(np.float32).reshape(p.out_shape)]
-    y = p.alpha * np.matmul(a, b)
-    if len(xs) > 2 and xs[2] is not None:
-        y = y + p.beta * xs[2]
-    return [y.reshape(p.out_shape)]
+    with np.errstate(over="ignore"):   # int64 arithmetic is modulo 2^64, so wrapping is exact
+        y = p.alpha * np.matmul(a, b)
+        if len(xs) > 2 and xs[2] is not None:
+            y = y + p.beta * xs[2]
+    return [(y if p.onnx_type is None else wrapped(y, p.onnx_type)).reshape(p.out_shape)]
 
 
 def _mm_cost(p: MatMulParams, ins, outs):
@@ -175,9 +183,10 @@ def _matmul_cases(rng):
 
 register(OpDef("MatMul", _matmul_parse, _mm_infer, _gemm_reference, _mm_cost,
                traits=frozenset({Trait.STANDARD}), tiling="gemm", fuse_slots=3,
-               magnitude=magnitude_by_reference(_gemm_reference),
+               magnitude=magnitude_by_reference(_gemm_reference, lambda p: replace(p, onnx_type=None)),
                examples=_matmul_cases))
 register(OpDef("Gemm", _gemm_parse, _mm_infer, _gemm_reference, _mm_cost,
                traits=frozenset({Trait.STANDARD}), tiling="gemm", fuse_slots=3,
-               magnitude=magnitude_by_reference(_gemm_reference, lambda p: replace(p, alpha=abs(p.alpha), beta=abs(p.beta))),
+               magnitude=magnitude_by_reference(_gemm_reference, lambda p: replace(p, alpha=abs(p.alpha), beta=abs(p.beta),
+                                                                                   onnx_type=None)),
                examples=_gemm_cases))

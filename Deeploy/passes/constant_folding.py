@@ -25,8 +25,8 @@ def fold_constants(graph: Graph, log=None) -> bool:
                                                           if graph.is_constant(i) else None for i in node.inputs])
             for name, value in zip(node.outputs, values):
                 t = graph.tensors[name]
-                value = stored(value, t.dtype)
-                t.set_value(value.astype(t.dtype.numpy) if t.dtype.is_float else value)
+                keep = t.dtype.is_float or graph.onnx_integers   # else typed by its values
+                t.set_value(stored(value, t.dtype), t.dtype if keep else None)
             modified = True
             if log:
                 log(f"  fold_constants: {node!r} evaluated at compile time")

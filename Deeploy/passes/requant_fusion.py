@@ -50,6 +50,8 @@ def _wide_output_feeds_x(graph: Graph, chain: list[Node]) -> str | None:
         return "the op's output is RequantShift's mul or add, not its x"
     if len(op.outputs) != 1:
         return "the op has several outputs"
+    if getattr(op.params, "onnx_type", None) is not None:
+        return f"the {op.op} wraps around in {op.params.onnx_type} (ONNX integer semantics)"
     if Trait.BROADCASTING in op_named(op.op).traits:
         out = graph.tensors[op.outputs[0]].shape
         if not all(_trailing(graph.tensors[i].shape, out) for i in op.inputs):

@@ -106,8 +106,7 @@ def _generate(test_dir: Path, rp: RunnerPlatform, stage: Path, log, compile_opti
                         graph.inputs, graph, "input")
     write_testbench = testbench_writer(graph, inputs, test_dir / "outputs.npz", runs=rp.harness_runs,
                                        section=rp.harness_section)
-    for note in assign_input_types(graph, inputs):
-        print("note:", note)
+    assign_input_types(graph, inputs)
     result = compile_graph(graph, rp.platform, stage / "network", snapshot_dir=stage / "deeployStates",
                            log=log, **(compile_options or {}))
     for note in result.notes:

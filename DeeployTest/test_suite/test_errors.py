@@ -43,7 +43,7 @@ def test_unsupported_ops_are_all_listed(tmp_path: Path):
              helper.make_node("Foo", ["c"], ["y"], name="foo2")]
     onnx.save(_model(nodes, [_vi("x", [1, 4])], [_vi("y", [4, 1])]), tmp_path / "m.onnx")
     out = tmp_path / "out"
-    proc = _deeploy("compile", tmp_path / "m.onnx", "-o", out)
+    proc = _deeploy("compile", tmp_path / "m.onnx", "-o", out, "--input-type", "x=int8")
     _assert_one_line_error(proc, "Foo", "'foo1'", "'foo2'", "Bar", "'bar1'")
     assert "transpose" not in proc.stderr
     assert not out.exists()
@@ -64,7 +64,7 @@ def test_bad_attribute_names_the_node_and_keeps_old_output(tmp_path: Path):
     out = tmp_path / "out"
     out.mkdir()
     (out / "keep.txt").write_text("previous result")
-    proc = _deeploy("compile", tmp_path / "m.onnx", "-o", out)
+    proc = _deeploy("compile", tmp_path / "m.onnx", "-o", out, "--input-type", "x=int8")
     _assert_one_line_error(proc, "the_conv", "Conv", "group=3")
     assert (out / "keep.txt").read_text() == "previous result"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["m.onnx", "out"]

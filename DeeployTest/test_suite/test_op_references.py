@@ -168,9 +168,10 @@ def test_matches_spec_formula(op, case, tmp_path):
 def test_bad_node_raises_op_error(label, op, operands, attrs, fragment, tmp_path):
     name = f"bad_{label}"
     path = tmp_path / "model.onnx"
-    onnx.save(build_model(op, Case(label, operands, attrs), node_name=name), path)
+    case = Case(label, operands, attrs)
+    onnx.save(build_model(op, case, node_name=name), path)
     graph = load_onnx(path)
-    assign_input_types(graph)
+    assign_input_types(graph, {name: data_values(v, name) for name, v in activations(case).items()})
     with pytest.raises(OpError, match=fragment) as excinfo:
         infer_graph(graph)
     assert excinfo.value.node.name == name

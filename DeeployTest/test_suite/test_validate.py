@@ -12,6 +12,7 @@ import pytest
 
 from Deeploy.cli import main
 from Deeploy.frontend import assign_input_types, load_onnx
+from Deeploy.ir.dtypes import INT8
 from Deeploy.validate import random_inputs
 from DeeployTest.test_suite.conftest import CORPUS, DEEPLOY_TEST
 from DeeployTest.test_suite.test_siracusa_networks import pytestmark as needs_qemu
@@ -65,11 +66,13 @@ def test_siracusa_untiled_and_tiled(corpus, capsys):
 def test_random_inputs_are_seeded(corpus, tmp_path, capsys):
     """Without inputs.npz the inputs are random values of the input types, the same per seed."""
     shutil.copy(INT_ADD / "network.onnx", tmp_path / "network.onnx")
-    code, out = _validate(capsys, tmp_path / "network.onnx", "--seed", "3")
+    graph = load_onnx(tmp_path / "network.onnx")
+    types = {name: INT8 for name in graph.inputs}   # FLOAT-declared integers: the types are ours to give
+    code, out = _validate(capsys, tmp_path / "network.onnx", "--seed", "3",
+                          *(f"--input-type={name}=int8" for name in types))
     _passes(code, out)
     assert "random values of the input types (seed 3)" in out and "reference vs outputs.npz" not in out
-    graph = load_onnx(tmp_path / "network.onnx")
-    assign_input_types(graph)
+    assign_input_types(graph, overrides=types)
     a, b, c = random_inputs(graph, 3), random_inputs(graph, 3), random_inputs(graph, 4)
     for name in graph.inputs:
         t = graph.tensors[name]

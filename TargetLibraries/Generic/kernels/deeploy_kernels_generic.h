@@ -29,7 +29,7 @@
  * Type macros:
  *   TA, TB, TY: the element types of the node's operands, in order (inputs, then outputs)
  *   TV: the type the operation is computed in: int32_t, or int64_t when an operand or the output
- *     holds values beyond int32
+ *     holds values beyond int32; uint32_t or uint64_t for an Add, Sub or Mul that wraps
  * Scratch: none.
  * Arguments:
  *   a: first operand
@@ -173,7 +173,7 @@
  * Type macros:
  *   TA, TB, TY: the element types of the node's operands, in order (inputs, then outputs)
  *   TV: the type the operation is computed in: int32_t, or int64_t when an operand or the output
- *     holds values beyond int32
+ *     holds values beyond int32; uint32_t or uint64_t for an Add, Sub or Mul that wraps
  * Scratch: none.
  * Arguments:
  *   a: first operand
@@ -411,7 +411,7 @@
  * Type macros:
  *   TA, TB, TY: the element types of the node's operands, in order (inputs, then outputs)
  *   TV: the type the operation is computed in: int32_t, or int64_t when an operand or the output
- *     holds values beyond int32
+ *     holds values beyond int32; uint32_t or uint64_t for an Add, Sub or Mul that wraps
  * Scratch: none.
  * Arguments:
  *   a: first operand
@@ -542,7 +542,8 @@
  *   TA, TB: the element types of the node's operands, in order (inputs, then outputs)
  *   TC: C's type (int32_t when there is none)
  *   TY: the output's type
- *   TSUM: accumulator: int32_t, or int64_t when the proven bound of alpha * sum + beta * C needs it
+ *   TSUM: accumulator: int32_t, or int64_t when the proven bound of alpha * sum + beta * C needs
+ *     it; uint32_t or uint64_t when the sums wrap (ONNX integer semantics)
  * Scratch: none.
  * Arguments:
  *   A: M x K (K x M if transA)
@@ -619,7 +620,7 @@
  * Type macros:
  *   TA, TB, TY: the element types of the node's operands, in order (inputs, then outputs)
  *   TV: the type the operation is computed in: int32_t, or int64_t when an operand or the output
- *     holds values beyond int32
+ *     holds values beyond int32; uint32_t or uint64_t for an Add, Sub or Mul that wraps
  * Scratch: none.
  * Arguments:
  *   a: first operand
@@ -666,7 +667,7 @@
  * Type macros:
  *   TA, TB, TY: the element types of the node's operands, in order (inputs, then outputs)
  *   TV: the type the operation is computed in: int32_t, or int64_t when an operand or the output
- *     holds values beyond int32
+ *     holds values beyond int32; uint32_t or uint64_t for an Add, Sub or Mul that wraps
  * Scratch: none.
  * Arguments:
  *   a: first operand
@@ -688,7 +689,7 @@
  * Type macros:
  *   TA, TB, TY: the element types of the node's operands, in order (inputs, then outputs)
  *   TV: the type the operation is computed in: int32_t, or int64_t when an operand or the output
- *     holds values beyond int32
+ *     holds values beyond int32; uint32_t or uint64_t for an Add, Sub or Mul that wraps
  * Scratch: none.
  * Arguments:
  *   a: first operand
@@ -747,7 +748,7 @@
  * Type macros:
  *   TA, TB, TY: the element types of the node's operands, in order (inputs, then outputs)
  *   TV: the type the operation is computed in: int32_t, or int64_t when an operand or the output
- *     holds values beyond int32
+ *     holds values beyond int32; uint32_t or uint64_t for an Add, Sub or Mul that wraps
  * Scratch: none.
  * Arguments:
  *   a: first operand
@@ -886,7 +887,7 @@
  * Type macros:
  *   TA, TB, TY: the element types of the node's operands, in order (inputs, then outputs)
  *   TV: the type the operation is computed in: int32_t, or int64_t when an operand or the output
- *     holds values beyond int32
+ *     holds values beyond int32; uint32_t or uint64_t for an Add, Sub or Mul that wraps
  * Scratch: none.
  * Arguments:
  *   a: first operand
@@ -982,7 +983,8 @@
  *   TA, TB: the element types of the node's operands, in order (inputs, then outputs)
  *   TC: C's type (int32_t when there is none)
  *   TY: the output's type
- *   TSUM: accumulator: int32_t, or int64_t when the proven bound of alpha * sum + beta * C needs it
+ *   TSUM: accumulator: int32_t, or int64_t when the proven bound of alpha * sum + beta * C needs
+ *     it; uint32_t or uint64_t when the sums wrap (ONNX integer semantics)
  * Scratch: none.
  * Arguments:
  *   A: M x K (K x M if transA)
@@ -1249,7 +1251,7 @@
  * Type macros:
  *   TA, TB, TY: the element types of the node's operands, in order (inputs, then outputs)
  *   TV: the type the operation is computed in: int32_t, or int64_t when an operand or the output
- *     holds values beyond int32
+ *     holds values beyond int32; uint32_t or uint64_t for an Add, Sub or Mul that wraps
  * Scratch: none.
  * Arguments:
  *   a: first operand
@@ -1294,7 +1296,7 @@
  * Type macros:
  *   TA, TB, TY: the element types of the node's operands, in order (inputs, then outputs)
  *   TV: the type the operation is computed in: int32_t, or int64_t when an operand or the output
- *     holds values beyond int32
+ *     holds values beyond int32; uint32_t or uint64_t for an Add, Sub or Mul that wraps
  * Scratch: none.
  * Arguments:
  *   a: first operand
@@ -1316,7 +1318,7 @@
  * Type macros:
  *   TA, TB, TY: the element types of the node's operands, in order (inputs, then outputs)
  *   TV: the type the operation is computed in: int32_t, or int64_t when an operand or the output
- *     holds values beyond int32
+ *     holds values beyond int32; uint32_t or uint64_t for an Add, Sub or Mul that wraps
  * Scratch: none.
  * Arguments:
  *   a: first operand
@@ -1451,7 +1453,7 @@
  * Type macros:
  *   TA, TB, TY: the element types of the node's operands, in order (inputs, then outputs)
  *   TV: the type the operation is computed in: int32_t, or int64_t when an operand or the output
- *     holds values beyond int32
+ *     holds values beyond int32; uint32_t or uint64_t for an Add, Sub or Mul that wraps
  * Scratch: none.
  * Arguments:
  *   a: first operand

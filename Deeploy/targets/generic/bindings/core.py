@@ -3,7 +3,7 @@ GEMM/MatMul, Transpose and the zero-copy views."""
 
 from __future__ import annotations
 
-from Deeploy.ir.dtypes import BFLOAT16, FLOAT32, INT32, INT64
+from Deeploy.ir.dtypes import BFLOAT16, FLOAT32, INT32, INT64, UINT32, UINT64
 from Deeploy.targets.platform import Kernel
 from Deeploy.targets.signature import Signature, param, params
 from Deeploy.targets.generic.bindings.strides import broadcast_operands, transpose_operands
@@ -58,12 +58,15 @@ def sum_kernel_types(optional: str, output: str, sum_bound):
     """Extra type macros of a GEMM or convolution kernel after its two operands: ``optional``
     (the optional third input's type, int32 when absent), ``output`` (the output's type) and
     TSUM, the accumulator: int32 when ``sum_bound(node, graph)`` fits, else int64 (the ops
-    reject nodes whose sums could exceed int64)."""
+    reject nodes whose sums could exceed int64); uint32 or uint64 when the sums wrap around
+    (ONNX integer semantics), the output keeping their low bits."""
     def extra(node, graph):
         third = node.inputs[2] if len(node.inputs) > 2 else ""
+        onnx_type = getattr(node.params, "onnx_type", None)
+        wrap = None if onnx_type is None else UINT64 if onnx_type.bits > 32 else UINT32
         return ((optional, graph.tensors[third].dtype if third else INT32),
                 (output, graph.tensors[node.outputs[0]].dtype),
-                ("TSUM", accumulator_type(sum_bound(node, graph))))
+                ("TSUM", wrap or accumulator_type(sum_bound(node, graph))))
     return extra
 
 
@@ -73,9 +76,12 @@ _conv_types = sum_kernel_types("TB", "TOUT", conv_sum_bound)
 
 def _binary_value_type(node, graph):
     """TV, the type a binary kernel computes in: int32, or int64 when an operand or the output
-    holds values beyond int32."""
-    wide = any(max_abs(graph, i) >= 2**31 for i in node.inputs)
-    wide = wide or graph.tensors[node.outputs[0]].dtype.bits > 32
+    holds values beyond int32; an Add, Sub or Mul that wraps (ONNX integer semantics) computes
+    modulo 2^32 or 2^64 in uint32 or uint64, and the store keeps the output type's low bits."""
+    out_wide = graph.tensors[node.outputs[0]].dtype.bits > 32
+    if node.op in ("Add", "Sub", "Mul") and node.params.onnx_type is not None:
+        return (("TV", UINT64 if out_wide else UINT32),)
+    wide = out_wide or any(max_abs(graph, i) >= 2**31 for i in node.inputs)
     return (("TV", INT64 if wide else INT32),)
 
 
@@ -106,7 +112,7 @@ _BINARY_CALL = Signature(
      params("uint32_t sb#", "${sb[#]}", 4, "element strides of b over d0..d3 (0 on broadcast dims)")),
     setup=_IMPORTS + "<% dims, (sa, sb) = broadcast_operands(y[0].shape, [x[0].shape, x[1].shape]) %>",
     types={"TV": "the type the operation is computed in: int32_t, or int64_t when an operand or the output "
-                 "holds values beyond int32"})
+                 "holds values beyond int32; uint32_t or uint64_t for an Add, Sub or Mul that wraps"})
 
 _REQUANTIZE_LINEAR_CALL = Signature(
     "y = clip(round_half_even((float)x * scale[c]) + zp, lo, hi), the product in float32, over x viewed as "
@@ -217,7 +223,8 @@ _GEMM_CALL = Signature(
      param("const TC *restrict C", _OPTIONAL_C, "or NULL"), param("TY *restrict Y", _Y, "batch x M x N"),
      *gemm_shape_params("p", "TSUM")),
     types={"TC": "C's type (int32_t when there is none)", "TY": "the output's type",
-           "TSUM": "accumulator: int32_t, or int64_t when the proven bound of alpha * sum + beta * C needs it"})
+           "TSUM": "accumulator: int32_t, or int64_t when the proven bound of alpha * sum + beta * C needs it; "
+                   "uint32_t or uint64_t when the sums wrap (ONNX integer semantics)"})
 
 
 def _conv_patch_bytes(node, graph):
