@@ -1,6 +1,7 @@
 """Gemm (transA/transB, alpha/beta, rank-3 batched A) and MatMul (batched, broadcast):
 int32 output, int64 when the proven bound of the sums exceeds int32 (ops/_bounds.py); under ONNX
-integer semantics (``Graph.onnx_integers``) the operands' type, the sums wrapping around in it."""
+integer semantics (``Graph.onnx_integers``) with 32/64-bit operands (ONNX's integer types of these ops)
+the operands' type, the sums wrapping around in it; narrower operands (a lowered QDQ group) sum exactly."""
 
 from __future__ import annotations
 
@@ -113,8 +114,8 @@ def _mm_checked(node, graph, p: MatMulParams) -> MatMulParams:
         if not -2**31 <= value < 2**31:
             raise OpError(node, f"{name}={value} does not fit the kernels' int32 parameter")
     ins = [graph.tensors[i] if i else None for i in node.inputs]
-    if all_integer(ins) and graph.onnx_integers:
-        return replace(p, onnx_type=ins[0].dtype)
+    if all_integer(ins) and graph.onnx_integers and ins[0].dtype.bits >= 32:
+        return replace(p, onnx_type=ins[0].dtype)   # ONNX's integer MatMul/Gemm types: 32 and 64 bits
     if all_integer(ins):
         check_int64(node, _mm_bound(p, ins), "the product sums", ins)
     return p
