@@ -16,6 +16,7 @@ from Deeploy.errors import DeeployError
 from Deeploy.binding import Layer, bind, check_supported
 from Deeploy.codegen.api import NetworkApi
 from Deeploy.codegen.emit import EmitSummary, emit_project
+from Deeploy.codegen.project_files import check_cmake_path
 from Deeploy.frontend import assign_input_types, infer_graph, load_onnx
 from Deeploy.ir.dtypes import DType
 from Deeploy.ir.graph import Graph
@@ -156,6 +157,7 @@ def compile_graph(graph: Graph, platform: str, out_dir: str | Path, *, source: s
     [...], "wmem_size": n}`` for Siracusa_w_neureka. ``loop_rolling``: record the repeated blocks
     it asks for as regions of the graph (``passes/loop_rolling.py``), one note per region."""
     api = NetworkApi(name)
+    check_cmake_path(out_dir, "output folder")
     target = get_platform(platform)
     if platform_options:
         if target.configure is None:
