@@ -304,6 +304,39 @@ WIDE_CASES = {
 }
 
 
+# ---- GEMMs over an empty reduction (K = 0): the result is C, or zeros, then any requantisation --
+
+def _empty_k(folder: Path, op: str, requantise: bool) -> Path:
+    """x[:, 0:0] (int8, [2, 0]) times a [0, 3] weight: zeros, plus Gemm's bias."""
+    x = _ints((2, 4), -128, 127)
+    consts = {"w": np.zeros((0, 3)), "starts": np.array([0]), "ends": np.array([0]), "axes": np.array([1])}
+    nodes = [helper.make_node("Slice", ["x", "starts", "ends", "axes"], ["xs"], name="slice")]
+    acc = np.zeros((2, 3), np.int64)
+    if op == "Gemm":
+        consts["c"] = _ints((3,), -1000, 1000)
+        nodes.append(helper.make_node("Gemm", ["xs", "w", "c"], ["acc"], name="gemm", beta=3.0))
+        acc = acc + 3 * consts["c"]
+    else:
+        nodes.append(helper.make_node("MatMul", ["xs", "w"], ["acc"], name="mm"))
+    expected = acc
+    if requantise:
+        consts.update(mul=np.array([5]), add=np.array([-40]))
+        nodes.append(_requant_node("acc", "y", 4))
+        expected = requant(acc, 5, -40, 4)
+    else:
+        nodes[-1].output[0] = "y"
+    return save_case(folder, nodes, {"x": x}, ["y"], consts, expected=[expected], shapes={"y": [2, 3]})
+
+
+EMPTY_K_CASES = {f"{op.lower()}{'_requant' if rq else ''}": (lambda f, op=op, rq=rq: _empty_k(f, op, rq))
+                 for op in ("MatMul", "Gemm") for rq in (False, True)}
+
+
+@pytest.mark.parametrize("case", sorted(EMPTY_K_CASES))
+def test_empty_reduction_generic(case, tmp_path, capsys):
+    run_generic(EMPTY_K_CASES[case](tmp_path / case), capsys)
+
+
 @pytest.mark.parametrize("case", sorted(WIDE_CASES))
 def test_wide_sums_generic(case, tmp_path, capsys):
     run_generic(WIDE_CASES[case](tmp_path / case), capsys)
