@@ -178,3 +178,40 @@ def test_external_data_shorter_than_declared(tmp_path: Path):
     proc = _deeploy("compile", tmp_path / "m.onnx", "-o", tmp_path / "out")
     _assert_one_line_error(proc, "m.onnx", "initializer 'w'", "[64]")
     assert not (tmp_path / "out").exists()
+
+
+def _relu_graph(shape):
+    return [_relu("x", "y", "relu")], [_vi("x", shape)], []
+
+
+def _pad_graph(pad):
+    pads = numpy_helper.from_array(np.array([0, pad, 0, 0], np.int64), "p")
+    return [helper.make_node("Pad", ["x", "p"], ["y"], name="the_pad")], [_vi("x", [1, 4])], [pads]
+
+
+def _conv_graph(pad):
+    w = numpy_helper.from_array(np.ones((1, 1, 1, 1), np.float32), "w")
+    conv = helper.make_node("Conv", ["x", "w"], ["y"], name="the_conv", kernel_shape=[1, 1], pads=[pad, 0, pad, 0],
+                            strides=[2 * pad, 1])
+    return [conv], [_vi("x", [1, 1, 4, 4])], [w]
+
+
+# (id, graph, platform, expected words): sizes that wrapped in the generated C's uint32_t
+SIZE_CASES = [
+    ("bytes-2^32", _relu_graph([2**31, 2]), "Generic", ("'x'", "graph input", "2^32")),
+    ("elements-2^64", _relu_graph([2**32, 2**32]), "Generic", ("'x'", "[4294967296, 4294967296]")),
+    ("bytes-2^32-siracusa", _relu_graph([2**31, 2]), "Siracusa", ("'x'", "Siracusa", "2^32")),
+    ("pad-2^40", _pad_graph(2**40), "Generic", ("'y'", "'the_pad'", "2^32")),
+    ("conv-pads-2^33", _conv_graph(2**33), "Generic", ("'the_conv'", "pads", "2^32")),
+]
+
+
+@pytest.mark.parametrize("graph,platform,needles", [c[1:] for c in SIZE_CASES], ids=[c[0] for c in SIZE_CASES])
+def test_sizes_beyond_the_address_space_are_refused(tmp_path: Path, graph, platform, needles):
+    nodes, inputs, inits = graph
+    onnx.save(_model(nodes, inputs, [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], inits),
+              tmp_path / "m.onnx")
+    proc = _deeploy("compile", tmp_path / "m.onnx", "-o", tmp_path / "out", "--platform", platform,
+                    "--input-type", "x=int8")
+    _assert_one_line_error(proc, *needles)
+    assert not (tmp_path / "out").exists()
