@@ -12,10 +12,11 @@ from typing import Callable
 
 import numpy as np
 
-from Deeploy.errors import DeeployError
+from Deeploy.errors import DeeployError, GraphError, OpError
 from Deeploy.binding import Layer, bind, check_supported
 from Deeploy.codegen.api import NetworkApi
 from Deeploy.codegen.emit import EmitSummary, emit_project
+from Deeploy.codegen.project_files import check_cmake_path
 from Deeploy.frontend import assign_input_types, infer_graph, load_onnx
 from Deeploy.ir.dtypes import DType
 from Deeploy.ir.graph import Graph
@@ -121,6 +122,32 @@ def _emit(folder: Path, extra_files, graph: Graph, layers, plan, target, source,
     return summary
 
 
+_WINDOW_ATTRS = ("pads", "strides", "dilations", "kernel_shape", "output_padding", "output_shape")
+
+
+def check_sizes(graph: Graph, target) -> None:
+    """Refuse what the target cannot address (``Platform.address_bits``): a tensor's dimension,
+    element count or byte size, or a window attribute (pads, strides...), instead of a size that
+    wraps in the generated C."""
+    bits = target.address_bits
+    limit = 1 << bits
+    for node in graph.nodes:
+        for attr in _WINDOW_ATTRS:
+            values = node.attrs.get(attr)
+            if isinstance(values, (list, tuple)) and any(abs(int(v)) >= limit for v in values):
+                raise OpError(node, f"{attr} {list(values)} are beyond what platform {target.name} addresses "
+                                    f"(below 2^{bits})")
+    producers = graph.producers()
+    for t in graph.tensors.values():
+        if t.shape is not None and t.dtype is not None and max((*t.shape, t.size, t.nbytes)) >= limit:
+            node = producers.get(t.name)
+            what = (f"output of node '{node.name}' ({node.op})" if node else
+                    "graph input" if t.name in graph.inputs else "constant")
+            raise GraphError(f"tensor '{t.name}' ({what}) of shape {list(t.shape)}, {t.nbytes} bytes, is beyond "
+                             f"what platform {target.name} addresses (dimensions, elements and bytes below "
+                             f"2^{bits}); split the network or shrink the tensor")
+
+
 def compile_network(onnx_path: str | Path, platform: str, out_dir: str | Path, *,
                     input_values: dict[str, np.ndarray] | None = None,
                     input_types: dict[str, DType] | None = None,
@@ -154,6 +181,7 @@ def compile_graph(graph: Graph, platform: str, out_dir: str | Path, *, source: s
     [...], "wmem_size": n}`` for Siracusa_w_neureka. ``loop_rolling``: record the repeated blocks
     it asks for as regions of the graph (``passes/loop_rolling.py``), one note per region."""
     api = NetworkApi(name)
+    check_cmake_path(out_dir, "output folder")
     target = get_platform(platform)
     if platform_options:
         if target.configure is None:
@@ -169,6 +197,7 @@ def compile_graph(graph: Graph, platform: str, out_dir: str | Path, *, source: s
         check_level_limits(tiling, target.memory)
     check_supported(graph, target)
     infer_graph(graph)
+    check_sizes(graph, target)
     snapshots = Path(snapshot_dir) if snapshot_dir else None
     if snapshots:
         save_snapshot(graph, snapshots / "frontend.onnx")

@@ -13,6 +13,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from Deeploy.analysis.sizes import code_line, memory_line, network_library
+from Deeploy.codegen.project_files import check_cmake_path
 from Deeploy.errors import BuildError, DeeployError
 from Deeploy.manifest import MANIFEST_FILE, read_manifest
 from Deeploy.targets import get_platform
@@ -65,6 +66,9 @@ def run_output(folder: str | Path, build_dir: str | Path | None = None, *, timeo
     """Build ``folder`` (into ``build_dir``, default ``<folder>/build``), run its testbench and
     print its output; the exit status (0: every output element matched)."""
     folder = Path(folder).resolve()
+    check_cmake_path(folder, "output folder")
+    if build_dir is not None:
+        check_cmake_path(build_dir, "--build-dir")
     if not (folder / MANIFEST_FILE).is_file():
         raise DeeployError(f"'{folder}' is not a compiled output folder (no {MANIFEST_FILE}); "
                            "create one with `deeploy compile net.onnx -o <folder> --emit-testbench`")

@@ -31,6 +31,9 @@ class NetworkApi:
         if self.name is not None and not _IDENT.fullmatch(self.name):
             raise DeeployError(f"--name '{self.name}' is not a C identifier (letters, digits and _, "
                                f"not starting with a digit), e.g. --name kws")
+        if self.name is not None and self.name != DEFAULT_NAME and re.fullmatch(r"deeploy(_.*)?", self.name, re.I):
+            raise DeeployError(f"--name '{self.name}' would give names of the runtime's own (deeploy_..., "
+                               f"DEEPLOY_...); choose another, e.g. --name kws")
         if self.name == DEFAULT_NAME:
             object.__setattr__(self, "name", None)
 

@@ -65,6 +65,8 @@ class BufferNames:
         taken: set[str] = set()
         for name in sorted(n for n, p in plan.placements.items() if p.kind in _STORED):
             base = "c_" + (re.sub(r"[^0-9A-Za-z_]", "_", name).strip("_") or "t")   # ASCII C identifier
+            while base.startswith(f"{io_prefix}_"):   # never one of the exported names (--name c)
+                base = "c" + base
             ident, k = base, 0
             while ident in taken:
                 k += 1

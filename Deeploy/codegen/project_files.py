@@ -5,17 +5,27 @@ linker script. They are copies of the shipped files (``Deeploy.resources``), nev
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
+from Deeploy.errors import DeeployError
 from Deeploy.resources import cmake_dir
 from Deeploy.targets.platform import Platform
 
-__all__ = ["write_platform_files", "LINKER_SCRIPT", "RUNTIME_FOLDER", "CMAKE_FOLDER"]
+__all__ = ["write_platform_files", "check_cmake_path", "LINKER_SCRIPT", "RUNTIME_FOLDER", "CMAKE_FOLDER"]
 
 CMAKE_FOLDER = "cmake"
 RUNTIME_FOLDER = "runtime"
 LINKER_SCRIPT = "link.ld"
+
+
+def check_cmake_path(path: str | Path, what: str) -> None:
+    """Refuse a folder CMake cannot configure: ';' splits its lists, '"' ends its strings."""
+    bad = sorted({c for c in os.path.abspath(path) if c in ';"\n'})
+    if bad:
+        raise DeeployError(f"{what} '{path}' contains {' '.join(repr(c) for c in bad)}, which CMake cannot take "
+                           "in a path; choose a folder without them")
 
 
 def write_platform_files(platform: Platform, out_dir: Path) -> None:

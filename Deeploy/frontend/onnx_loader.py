@@ -108,8 +108,18 @@ def integer_values(array: np.ndarray, what: str) -> np.ndarray:
     return array.astype(np.int64)
 
 
-def _initializer_array(init: onnx.TensorProto) -> np.ndarray:
-    array = numpy_helper.to_array(init)
+def _tensor_array(proto: onnx.TensorProto, what: str) -> np.ndarray:
+    """The values of a stored tensor, or a FrontendError naming ``what`` when its data do not
+    match its declared shape and type (external data shorter than declared, say)."""
+    try:
+        return numpy_helper.to_array(proto)
+    except (ValueError, TypeError, OSError) as exc:
+        raise FrontendError(f"{what} of shape {list(proto.dims)} does not hold its declared data "
+                            f"({type(exc).__name__}: {exc})") from None
+
+
+def _initializer_array(init: onnx.TensorProto, path: Path) -> np.ndarray:
+    array = _tensor_array(init, f"{path}: initializer '{init.name}'")
     if init.data_type == onnx.TensorProto.BFLOAT16 and array.dtype != BFLOAT16.numpy:
         array = np.asarray(array).astype(np.uint16).view(BFLOAT16.numpy)   # raw bit patterns
     return array
@@ -155,15 +165,15 @@ def _declared_shape(value_info: onnx.ValueInfoProto, path: Path) -> tuple[int, .
     return tuple(dims)
 
 
-def _constant_node_value(node: onnx.NodeProto, path: Path) -> np.ndarray:
+def _constant_node_value(node: onnx.NodeProto, name: str, path: Path) -> np.ndarray:
     for attr in node.attribute:
         if attr.name == "value":
-            return numpy_helper.to_array(attr.t)
+            return _tensor_array(attr.t, f"{path}: Constant node '{name}'")
         if attr.name in ("value_int", "value_float"):
             return np.asarray(onnx.helper.get_attribute_value(attr))
         if attr.name in ("value_ints", "value_floats"):
             return np.asarray(list(onnx.helper.get_attribute_value(attr)))
-    raise FrontendError(f"{path}: Constant node '{node.name}' has no supported value attribute")
+    raise FrontendError(f"{path}: Constant node '{name}' has no supported value attribute")
 
 
 def load_onnx(path: str | Path) -> Graph:
@@ -184,7 +194,9 @@ def load_onnx(path: str | Path) -> Graph:
     declared_float: set[str] = set()
     declared_int: dict[str, DType] = {}
     for init in g.initializer:
-        raw[init.name] = (_initializer_array(init), f"{path}: initializer '{init.name}'")
+        if init.name in raw:
+            raise FrontendError(f"{path}: initializer '{init.name}' is defined twice")
+        raw[init.name] = (_initializer_array(init, path), f"{path}: initializer '{init.name}'")
         if init.data_type in FLOAT_ONNX_TYPES:
             declared_float.add(init.name)
         elif dtype_of_onnx(init.data_type) is not None:
@@ -214,13 +226,23 @@ def load_onnx(path: str | Path) -> Graph:
     nodes: list[Node] = []
     taken: set[str] = set()
     unsupported_domains = []
+    # SSA, as onnx.checker requires: every tensor has one definition
+    defined = {**{n: "an initializer" for n in raw}, **{n: "a graph input" for n in inputs}}
     for index, proto in enumerate(g.node):
         name = proto.name or f"{proto.op_type}_{index}"
         while name in taken:
             name = f"{name}_{index}"
         taken.add(name)
+        if not proto.output or not proto.output[0]:
+            raise FrontendError(f"{path}: node '{name}' ({proto.op_type}) has no (named) output; "
+                                "every node must write a tensor")
+        for out in filter(None, proto.output):   # "" is an omitted optional output
+            if out in defined:
+                raise FrontendError(f"{path}: tensor '{out}' written by node '{name}' ({proto.op_type}) is "
+                                    f"already {defined[out]}; give every tensor one definition (SSA)")
+            defined[out] = f"the output of node '{name}'"
         if proto.op_type == "Constant" and proto.domain in ("", "ai.onnx"):
-            value = _constant_node_value(proto, path)
+            value = _constant_node_value(proto, name, path)
             raw[proto.output[0]] = (value, f"{path}: Constant node '{name}'")
             if _is_float_array(value):
                 declared_float.add(proto.output[0])
@@ -232,9 +254,7 @@ def load_onnx(path: str | Path) -> Graph:
         attrs = {a.name: _attribute_value(a) for a in proto.attribute}
         node = Node(name, proto.op_type, list(proto.input), list(proto.output), attrs, proto.domain,
                     scopes=_name_scopes(proto))
-        for out in node.outputs:
-            if out in tensors:
-                raise FrontendError(f"{path}: tensor '{out}' is produced twice (again by '{name}')")
+        for out in filter(None, node.outputs):
             tensors[out] = Tensor(out)
         nodes.append(node)
     if unsupported_domains:

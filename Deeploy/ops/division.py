@@ -1,4 +1,5 @@
-"""Integer divisions (int32 outputs, see specs/integer-ops.md).
+"""Integer divisions (see specs/integer-ops.md): int32 outputs when their proven bound fits,
+else int64 (``ops/bounds.py``); a bound beyond int64 is an OpError.
 
 TrueIntegerDiv divides by a constant: ``x * coeff`` with ``coeff = floor(Delta*eta/(y*eta+eps))``
 computed exactly from the attributes; it is always followed by a RequantShift.
@@ -16,6 +17,7 @@ import numpy as np
 from Deeploy.errors import OpError
 from Deeploy.ir.dtypes import INT32
 from Deeploy.ops._attrs import attr_int, broadcast_shape, require_inputs
+from Deeploy.ops.bounds import all_integer, check_int64, magnitude, sum_type, value_bounds
 from Deeploy.ops.examples import F32, Case, act, rand, tensor_attr
 from Deeploy.ops._registry import Cost, OpDef, Trait, register
 
@@ -57,7 +59,15 @@ def _true_div_parse(node, graph):
     coeff = math.floor(delta * eta / den)
     if abs(coeff) >= 2 ** 31:
         raise OpError(node, f"coefficient Delta*eta/(y*eta+eps) = {coeff} does not fit int32")
-    return TrueIntegerDivParams(tuple(graph.tensors[node.inputs[0]].shape), coeff)
+    x = graph.tensors[node.inputs[0]]
+    if all_integer([x]):
+        check_int64(node, magnitude(x) * abs(coeff), "x * coeff", [x])
+    return TrueIntegerDivParams(tuple(x.shape), coeff)
+
+
+def _true_div_infer(p, ins):
+    """int32, or int64 when |x| * |coeff| can exceed int32."""
+    return [(p.shape, sum_type(magnitude(ins[0]) * abs(p.coeff)) if all_integer(ins) else INT32)]
 
 
 # ---- test records: a few one-node cases per op (DeeployTest/test_suite/test_op_references.py) ----
@@ -87,7 +97,7 @@ def _integer_div_cases(rng):
     ]
 
 
-register(OpDef("TrueIntegerDiv", _true_div_parse, lambda p, ins: [(p.shape, INT32)],
+register(OpDef("TrueIntegerDiv", _true_div_parse, _true_div_infer,
                lambda p, xs: [xs[0] * p.coeff],
                lambda p, ins, outs: Cost(ops=outs[0].size, bytes=ins[0].nbytes + outs[0].nbytes),
                traits=frozenset({Trait.ELEMENTWISE}), tiling="pointwise",
@@ -110,7 +120,24 @@ def _int_div_parse(node, graph):
     require_inputs(node, 2)
     shapes = [graph.tensors[i].shape for i in node.inputs]
     delta, eps, eta = attr_int(node, "Delta"), attr_int(node, "eps"), attr_int(node, "eta", 1)
-    return IntegerDivParams(broadcast_shape(node, shapes), delta, eps, eta)
+    p = IntegerDivParams(broadcast_shape(node, shapes), delta, eps, eta)
+    ins = [graph.tensors[i] for i in node.inputs]
+    if all_integer(ins):
+        check_int64(node, _int_div_bound(p, magnitude(ins[0]), ins[1]), "the quotients", ins)
+    return p
+
+
+def _int_div_bound(p: IntegerDivParams, x_bound: int, y) -> int:
+    """Largest |round(x*Delta*eta / (y*eta + eps))| for |x| <= ``x_bound``: over the smallest
+    |y*eta + eps| that y's range allows (1 when the range reaches 0)."""
+    ends = [v * p.eta + p.eps for v in value_bounds(y)]
+    least = min(abs(e) for e in ends) if min(ends) > 0 or max(ends) < 0 else 1
+    return (2 * x_bound * abs(p.delta * p.eta) + least) // (2 * least)
+
+
+def _int_div_infer(p: IntegerDivParams, ins):
+    """int32, or int64 when the quotients' bound can exceed int32."""
+    return [(p.shape, sum_type(_int_div_bound(p, magnitude(ins[0]), ins[1])) if all_integer(ins) else INT32)]
 
 
 def div_round_half_away(num: np.ndarray, den: np.ndarray) -> np.ndarray:
@@ -133,8 +160,9 @@ def _int_div_reference(p: IntegerDivParams, xs):
     return [np.asarray(np.broadcast_to(out, p.shape), dtype=np.int64)]
 
 
-register(OpDef("IntegerDiv", _int_div_parse, lambda p, ins: [(p.shape, INT32)], _int_div_reference,
+register(OpDef("IntegerDiv", _int_div_parse, _int_div_infer, _int_div_reference,
                lambda p, ins, outs: Cost(ops=5 * outs[0].size,
                                          bytes=sum(t.nbytes for t in ins) + outs[0].nbytes),
                traits=frozenset({Trait.ELEMENTWISE, Trait.BROADCASTING}), tiling="broadcast",
+               magnitude=lambda p, b, ins, outs: [_int_div_bound(p, b[0], ins[1])],
                examples=_integer_div_cases))

@@ -1,11 +1,12 @@
 """QuantizeLinear and DequantizeLinear, the joints of mixed graphs: a float tensor becomes an
 integer one (``saturate(round_half_even(x / scale) + zero_point)``, the zero point's type,
 uint8 without one) and back (``(x - zero_point) * scale`` in float32). Scale and zero point are a
-scalar or one value per channel of ``axis``. RequantizeLinear, the requantisation of a QDQ group
-lowered to integer kernels (``passes/qdq.py``), takes an integer accumulator back to 8 bits the way
-onnxruntime's integer kernels do: ``saturate(round_half_even(float32(x) * scale) + zero_point)``,
-the product in float32, scale scalar or numpy-broadcast per channel, the zero point a scalar; int8
-output, uint8 with ``signed=0``."""
+scalar or one value per channel of ``axis``. A NaN quantizes to the output type's lowest value
+(-128 for int8, 0 for uint8, whatever the zero point), as onnxruntime does; infinities saturate.
+RequantizeLinear, the requantisation of a QDQ group lowered to integer kernels (``passes/qdq.py``),
+takes an integer accumulator back to 8 bits the way onnxruntime's integer kernels do:
+``saturate(round_half_even(float32(x) * scale) + zero_point)``, the product in float32, scale
+scalar or numpy-broadcast per channel, the zero point a scalar; int8 output, uint8 with ``signed=0``."""
 
 from __future__ import annotations
 
@@ -79,6 +80,7 @@ def _quant_reference(p, xs):
     x, scale = _view(p, xs[0].astype(np.float32)), p.per_channel(xs[1].astype(np.float32))
     zp = p.per_channel(xs[2]) if p.has_zero_point else 0
     q = np.round(x / scale).astype(np.float64) + zp       # float32 quotient, rounded half to even
+    q = np.where(np.isnan(q), p.lo, q)                     # NaN gives the lowest value, as onnxruntime
     return [np.clip(q, p.lo, p.hi).astype(np.int64).reshape(p.shape)]
 
 

@@ -110,6 +110,9 @@ class Platform:
     tiling: PlatformTiling | None = None           # tiling cost-model parameters (tiled platforms)
     linker_script: Callable[[Sequence[MemoryLevel]], str] | None = None  # link.ld of a compiled output
     reference_section: str = ""                    # section of a testbench's reference data ('': .rodata)
+    # dimensions, element counts, byte sizes and window attributes stay below 2^address_bits: the
+    # target's address space and the generated C's sizes and indices (uint32_t, also on the host)
+    address_bits: int = 32
     # runs a built program: (path, timeout in s) -> (exit code, output); None: the host runs it
     execute: Callable[[Path, float], tuple[int, str]] | None = None
     # the platform with user options applied (e.g. NPU exclusions); None: it takes no options

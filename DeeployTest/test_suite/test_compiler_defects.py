@@ -292,6 +292,27 @@ def _max_uint32(folder: Path) -> Path:
     return save_case(folder, [node], {"x": x}, ["y"], {"c": c}, expected=[np.maximum(x, c)])
 
 
+def _true_div_requant(folder: Path) -> Path:
+    """TrueIntegerDiv by a coefficient of 2^30 (x * 2^30, beyond int32), then a RequantShift by
+    2^30 that gives x back."""
+    x = _ints((2, 8), -128, 127)
+    nodes = [helper.make_node("TrueIntegerDiv", ["x"], ["q"], name="div", Delta=2**30, eps=0, eta=1, y=1),
+             _requant_node("q", "y", 30)]
+    return save_case(folder, nodes, {"x": x}, ["y"], {"mul": np.array([1]), "add": np.array([0])},
+                     expected=[requant(x * 2**30, 1, 0, 30)])
+
+
+def _integer_div_wide(folder: Path) -> Path:
+    """IntegerDiv with Delta = 2^20 of int16 numerators by int8 denominators: quotients beyond
+    int32, rounded half away from zero (restated in Python integers)."""
+    x, d = _ints((2, 8), -32768, 32767), _ints((2, 8), 1, 100)
+    x[0, :3], d[0, :3] = (32767, -32768, 12345), (1, 1, 2)
+    num, den = [int(v) * 2**20 for v in x.reshape(-1)], [int(v) for v in d.reshape(-1)]
+    q = [(2 * abs(n) + b) // (2 * b) * (-1 if n < 0 else 1) for n, b in zip(num, den)]
+    node = helper.make_node("IntegerDiv", ["x", "d"], ["y"], name="idiv", domain="PACTOps", Delta=2**20, eps=0, eta=1)
+    return save_case(folder, [node], {"x": x, "d": d}, ["y"], expected=[np.array(q, np.int64).reshape(2, 8)])
+
+
 WIDE_CASES = {
     "add_after_wide_matmul": _add_after_wide_matmul,
     "max_uint32": _max_uint32,
@@ -301,7 +322,42 @@ WIDE_CASES = {
     "conv_int16_requant": lambda f: _conv_case(f, True),
     "matmul_int16_requant": _gemm_requant,
     "reduce_sum_int32": _reduce_sum_int32,
+    "true_integer_div_requant": _true_div_requant,
+    "integer_div_wide": _integer_div_wide,
 }
+
+
+# ---- GEMMs over an empty reduction (K = 0): the result is C, or zeros, then any requantisation --
+
+def _empty_k(folder: Path, op: str, requantise: bool) -> Path:
+    """x[:, 0:0] (int8, [2, 0]) times a [0, 3] weight: zeros, plus Gemm's bias."""
+    x = _ints((2, 4), -128, 127)
+    consts = {"w": np.zeros((0, 3)), "starts": np.array([0]), "ends": np.array([0]), "axes": np.array([1])}
+    nodes = [helper.make_node("Slice", ["x", "starts", "ends", "axes"], ["xs"], name="slice")]
+    acc = np.zeros((2, 3), np.int64)
+    if op == "Gemm":
+        consts["c"] = _ints((3,), -1000, 1000)
+        nodes.append(helper.make_node("Gemm", ["xs", "w", "c"], ["acc"], name="gemm", beta=3.0))
+        acc = acc + 3 * consts["c"]
+    else:
+        nodes.append(helper.make_node("MatMul", ["xs", "w"], ["acc"], name="mm"))
+    expected = acc
+    if requantise:
+        consts.update(mul=np.array([5]), add=np.array([-40]))
+        nodes.append(_requant_node("acc", "y", 4))
+        expected = requant(acc, 5, -40, 4)
+    else:
+        nodes[-1].output[0] = "y"
+    return save_case(folder, nodes, {"x": x}, ["y"], consts, expected=[expected], shapes={"y": [2, 3]})
+
+
+EMPTY_K_CASES = {f"{op.lower()}{'_requant' if rq else ''}": (lambda f, op=op, rq=rq: _empty_k(f, op, rq))
+                 for op in ("MatMul", "Gemm") for rq in (False, True)}
+
+
+@pytest.mark.parametrize("case", sorted(EMPTY_K_CASES))
+def test_empty_reduction_generic(case, tmp_path, capsys):
+    run_generic(EMPTY_K_CASES[case](tmp_path / case), capsys)
 
 
 @pytest.mark.parametrize("case", sorted(WIDE_CASES))

@@ -12,7 +12,9 @@ import subprocess
 from pathlib import Path
 
 import numpy as np
+import onnx
 import pytest
+from onnx import TensorProto, helper, numpy_helper
 
 from Deeploy.cli import main
 from Deeploy.codegen.emit import c_array_body
@@ -81,6 +83,8 @@ def test_default_name_keeps_the_historical_symbols(tmp_path, capsys):
 
 @pytest.mark.parametrize("args, message", [
     (["--name", "2net"], "--name '2net' is not a C identifier"),
+    (["--name", "deeploy"], "--name 'deeploy' would give names of the runtime's own"),
+    (["--name", "Deeploy_kws"], "--name 'Deeploy_kws' would give names of the runtime's own"),
     (["--l1", "8000"], "platform Generic cannot tile"),
     (["--doublebuffer"], "platform Generic cannot tile"),
 ])
@@ -126,3 +130,33 @@ def test_network_h_gives_the_scale_and_zero_point_the_graph_defines(tmp_path, ca
     header = (out / "Network.h").read_text()
     assert "DequantizeLinear 'deq'): scale 0.25, zero point 7" in header
     assert "(QuantizeLinear 'quant'): scale 0.125, zero point -3" in header
+
+
+def test_constants_named_like_the_exported_symbols_build_and_run(tmp_path, capsys):
+    """--name c gives c_RunNetwork, c_inputs...: constants of those names must not take them."""
+    names = ["RunNetwork", "inputs", "InitNetwork", "outputs_bytes"]
+    x = np.arange(-3, 5, dtype=np.float32)
+    consts = [np.arange(8, dtype=np.float32) * (k + 1) for k in range(len(names))]
+    nodes, prev = [], "x"
+    for k, n in enumerate(names):
+        nodes.append(helper.make_node("Add", [prev, n], [f"t{k}"], name=f"add{k}"))
+        prev = f"t{k}"
+    vi = lambda n: helper.make_tensor_value_info(n, TensorProto.FLOAT, [8])  # noqa: E731
+    graph = helper.make_graph(nodes, "g", [vi("x")], [vi(prev)],
+                              [numpy_helper.from_array(c, n) for c, n in zip(consts, names)])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), tmp_path / "network.onnx")
+    np.savez(tmp_path / "inputs.npz", x=x)
+    np.savez(tmp_path / "outputs.npz", x + sum(consts))
+    out = tmp_path / "out"
+    assert main(["compile", str(tmp_path / "network.onnx"), "--name", "c", "-o", str(out), "--emit-testbench"]) == 0
+    assert main(["run", str(out)]) == 0
+    assert "Errors: 0 out of 8" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("folder", ["out;1", 'out"1'], ids=["semicolon", "quote"])
+def test_output_paths_cmake_cannot_take_are_refused(tmp_path, capsys, folder):
+    out = tmp_path / folder
+    assert main(["compile", str(NETWORKS["kws"] / "network.onnx"), "-o", str(out)]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and err.count("\n") == 1 and folder in err and "CMake" in err
+    assert list(tmp_path.iterdir()) == []

@@ -62,6 +62,16 @@ static inline float deeploy_f32_id(float f) {
 #define DEEPLOY_F32(v) _Generic((v), deeploy_bf16_t: deeploy_bf16_to_f32, default: deeploy_f32_id)(v)
 #define DEEPLOY_AS(T, f) _Generic((T){0}, deeploy_bf16_t: deeploy_f32_to_bf16, default: deeploy_f32_id)(f)
 
+/* Maximum and minimum that give NaN when an operand is NaN (ONNX's Max, Min, Clip, Relu as
+ * onnxruntime computes them; fmaxf and fminf return the other operand). */
+static inline float deeploy_fmax(float a, float b) {
+    return a != a || b != b ? a + b : __builtin_fmaxf(a, b);
+}
+
+static inline float deeploy_fmin(float a, float b) {
+    return a != a || b != b ? a + b : __builtin_fminf(a, b);
+}
+
 /* p[i] = v for an integer element type, stored through the unsigned type of its width: GCC
  * keeps narrow signed values sign-extended in registers and would extend each clipped value
  * before a byte or halfword store that ignores the upper bits. */
