@@ -39,6 +39,7 @@ PRODUCTS = ("network", "harness", "deeployStates", "memory_allocation.html", "pr
             "profile.html", RECORD)   # profile files: written by a profiled run, removed when regenerating
 TEST_FILES = ("network.onnx", "inputs.npz", "outputs.npz")
 _RESERVED = ("Tests", "external", "corpus")
+_STAGE, _TRASH = ".generating.", ".replaced."   # temporary folders of a generation inside its folder
 
 
 def gen_dir_for(test_dir: Path, gen_root: str) -> Path:
@@ -185,9 +186,11 @@ class Generation:
         if found and not owned and not (gen / RECORD).is_file():
             raise DeeployError(f"{gen} holds {', '.join(found)} that the test runner did not generate; "
                                "name a new or empty --gen-dir (nothing was changed)")
+        for stale in (*gen.glob(f"{_STAGE}*"), *gen.glob(f"{_TRASH}*")):   # of runs killed before their clean-up
+            shutil.rmtree(stale, ignore_errors=True)                        # (none can run: gen is held)
         self._created = created
         try:
-            self.stage = Path(tempfile.mkdtemp(prefix=".generating.", dir=gen))
+            self.stage = Path(tempfile.mkdtemp(prefix=_STAGE, dir=gen))
         except OSError as exc:
             raise DeeployError(f"cannot create the generated-code folder {gen}: {exc.strerror}") from None
         self.installed = False
@@ -195,7 +198,7 @@ class Generation:
     def install(self, record: dict) -> None:
         """Write the source record and move the staged products into place."""
         (self.stage / RECORD).write_text(json.dumps(record, indent=1) + "\n")
-        trash = Path(tempfile.mkdtemp(prefix=".replaced.", dir=self.gen))
+        trash = Path(tempfile.mkdtemp(prefix=_TRASH, dir=self.gen))
         try:
             for name in PRODUCTS:
                 if (self.gen / name).exists():

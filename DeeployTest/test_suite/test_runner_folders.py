@@ -10,6 +10,7 @@ import re
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -245,4 +246,28 @@ def test_two_runs_of_one_test_at_once_both_succeed(tmp_path):
         assert proc.returncode == 0 and "Errors: 0 out of 64" in out, out + err
     reused = _runner(GENERIC, "-t", test, "--skipgen", "--gen-dir", gen)
     assert reused.returncode == 0 and "Errors: 0 out of 64" in reused.stdout, reused.stdout + reused.stderr
+    assert not [p.name for p in gen.iterdir() if p.name.startswith(".")]
+
+
+def test_a_run_killed_hard_leaves_nothing_after_the_next_run(tmp_path):
+    """kill -9 during a generation skips every clean-up: the next run into the folder removes
+    the stage the killed one left (no run holds the folder any more)."""
+    test, gen = _relu_test(tmp_path / "net"), tmp_path / "gen"
+    assert _runner(GENERIC, "-t", test, "--skipsim", "--gen-dir", gen).returncode == 0
+    code = ("import sys, time, runpy, Deeploy.compiler as c\n"
+            "real = c.emit_project\n"
+            "def slow(*a, **k):\n"
+            "    r = real(*a, **k); print('filled', flush=True); time.sleep(60); return r\n"
+            "c.emit_project = slow\n"
+            "sys.argv = sys.argv[1:]\n"
+            "runpy.run_path(sys.argv[0], run_name='__main__')\n")
+    proc = subprocess.Popen([sys.executable, "-c", code, str(GENERIC), "-t", str(test), "--gen-dir", str(gen)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 120
+    while proc.stdout.readline().strip() != "filled" and time.time() < deadline:
+        pass
+    proc.kill()
+    proc.communicate(timeout=60)
+    assert [p.name for p in gen.iterdir() if p.name.startswith(".")], "the killed run left no stage"
+    assert _runner(GENERIC, "-t", test, "--skipsim", "--gen-dir", gen).returncode == 0
     assert not [p.name for p in gen.iterdir() if p.name.startswith(".")]
