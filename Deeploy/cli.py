@@ -95,9 +95,10 @@ def _compile(args) -> None:
     for note in assign_input_types(graph, values, _input_types(args.input_type)):
         print("note:", note)
     out = Path(args.output)
-    check_replaceable(out)   # as the snapshot folder: both refused before anything is written
-    snapshots = atomic_folder(f"{os.path.abspath(out)}_states", "--snapshots folder") if args.snapshots \
-        else contextlib.nullcontext()
+    snapshots = contextlib.nullcontext()
+    if args.snapshots:   # <output>_states: it and the output are refused before anything is written
+        check_replaceable(out)
+        snapshots = atomic_folder(f"{os.path.abspath(out)}_states", "--snapshots folder")
     with snapshots as states:
         result = compile_graph(graph, args.platform, out, source=onnx_path.name, snapshot_dir=states,
                                cores=args.cores, log=print if args.verbose else None, extra_files=testbench,

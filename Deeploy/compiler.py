@@ -95,9 +95,11 @@ def _remove_stale(out_dir: Path) -> None:
     """Remove the temporary folders that compiles of ``out_dir`` killed before their clean-up left
     (those carrying ``_TEMP_MARK`` of a process of this host that no longer runs)."""
     for tmp in out_dir.parent.glob(f".{glob.escape(out_dir.name)}.*"):
+        if tmp.is_symlink():
+            continue
         try:
             host, pid = (tmp / _TEMP_MARK).read_text().split()
-            if host != socket.gethostname() or tmp.is_symlink():
+            if host != socket.gethostname():
                 continue
             os.kill(int(pid), 0)
         except ProcessLookupError:
