@@ -219,8 +219,9 @@ def test_skipgen_notices_changed_external_data(tmp_path):
     test.mkdir()
     vi = lambda n: helper.make_tensor_value_info(n, TensorProto.FLOAT, [4, 8])  # noqa: E731
     w = (np.arange(32) % 5).reshape(4, 8)
+    weight = numpy_helper.from_array(w.astype(np.float32), "w")
     model = helper.make_model(helper.make_graph([helper.make_node("Add", ["x", "w"], ["y"], name="add")], "g",
-                                                [vi("x")], [vi("y")], [numpy_helper.from_array(w.astype(np.float32), "w")]),
+                                                [vi("x")], [vi("y")], [weight]),
                               opset_imports=[helper.make_opsetid("", 13)])
     onnx.save_model(model, str(test / "network.onnx"), save_as_external_data=True, location="w.bin",
                     size_threshold=0)
