@@ -16,9 +16,7 @@ import argparse
 import collections
 import contextlib
 import os
-import shutil
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -39,29 +37,6 @@ def _input_types(specs: list[str]):
         except ValueError as exc:
             raise DeeployError(f"--input-type '{spec}': {exc}") from None
     return types
-
-
-@contextlib.contextmanager
-def _snapshot_folder(states: Path | None):
-    """A temporary folder for the snapshots, moved to ``states`` only if the compile succeeds
-    (replacing earlier snapshots; a folder holding anything else is refused)."""
-    if states is None:
-        yield None
-        return
-    if states.exists() and (not states.is_dir() or any(p.suffix != ".onnx" for p in states.iterdir())):
-        raise DeeployError(f"--snapshots: '{states}' exists and holds more than snapshots; move it away")
-    try:
-        states.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{states.name}.", dir=states.parent))
-    except OSError as exc:
-        raise DeeployError(f"--snapshots: cannot create '{states}': {exc.strerror}") from None
-    try:
-        yield tmp
-        if states.exists():
-            shutil.rmtree(states)
-        os.replace(tmp, states)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def _testbench(args, graph, values, onnx_path: Path):
@@ -106,7 +81,7 @@ def _platform_options(args) -> dict | None:
 
 
 def _compile(args) -> None:
-    from Deeploy.compiler import compile_graph
+    from Deeploy.compiler import atomic_folder, check_replaceable, compile_graph
     from Deeploy.frontend import assign_input_types
     from Deeploy.frontend.onnx_loader import integer_semantics
     from Deeploy.passes.loop_flags import loop_rolling_options
@@ -120,7 +95,11 @@ def _compile(args) -> None:
     testbench = _testbench(args, graph, values, onnx_path) if args.emit_testbench else None
     assign_input_types(graph, values, _input_types(args.input_type))
     out = Path(args.output)
-    with _snapshot_folder(out.with_name(out.name + "_states") if args.snapshots else None) as states:
+    snapshots = contextlib.nullcontext()
+    if args.snapshots:   # <output>_states: it and the output are refused before anything is written
+        check_replaceable(out)
+        snapshots = atomic_folder(f"{os.path.abspath(out)}_states", "--snapshots folder")
+    with snapshots as states:
         result = compile_graph(graph, args.platform, out, source=onnx_path.name, snapshot_dir=states,
                                cores=args.cores, log=print if args.verbose else None, extra_files=testbench,
                                tiling=tiling_options(args), name=args.name,

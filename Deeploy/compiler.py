@@ -3,12 +3,15 @@ ONNX -> frontend (load, types) -> lowering passes -> binding -> memory plan -> C
 
 from __future__ import annotations
 
+import contextlib
+import glob
 import os
 import shutil
+import socket
 import tempfile
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterator
 
 import numpy as np
 
@@ -32,7 +35,8 @@ from Deeploy.targets import get_platform
 from Deeploy.tiling.network import (TiledNetwork, TilingOptions, check_level_limits, spill_constants, staging_budget,
                                      tile_network)
 
-__all__ = ["CompileResult", "compile_network", "compile_graph", "write_atomically", "OUTPUT_MARK"]
+__all__ = ["CompileResult", "compile_network", "compile_graph", "atomic_folder", "write_atomically",
+           "check_replaceable", "OUTPUT_MARK"]
 
 
 @dataclass
@@ -53,25 +57,28 @@ class CompileResult:
 
 
 OUTPUT_MARK = ".deeploy-output"
-# What older versions wrote without the mark: a folder holding only these is also ours.
-_GENERATED_NAMES = {"Network.c", "Network.h", "CMakeLists.txt", "tiling.json", "manifest.json", "kernels", "include",
-                    "cmake", "runtime", "link.ld", "main.c", "testdata.h"}
+# in a temporary folder beside the output while it is written: the host and process writing it
+_TEMP_MARK = ".deeploy-temporary"
 
 
-def _check_replaceable(out_dir: Path) -> None:
-    """Refuse an output path whose replacement could destroy anything the compiler did not write."""
-    if not out_dir.exists() and not out_dir.is_symlink():
+def check_replaceable(out_dir: Path, what: str = "output folder") -> None:
+    """Refuse an output path whose replacement could destroy anything the compiler did not write:
+    only a folder carrying ``OUTPUT_MARK`` or an empty one is replaced."""
+    out_dir = Path(os.path.abspath(out_dir))
+    if out_dir.is_symlink():
+        raise DeeployError(f"{what} '{out_dir}' is a symbolic link; name a new folder (links are never followed)")
+    if not out_dir.exists():
         return
-    if not out_dir.is_dir() or out_dir.is_symlink():
-        raise DeeployError(f"output '{out_dir}' exists and is not a folder; name a new folder "
+    if not out_dir.is_dir():
+        raise DeeployError(f"{what} '{out_dir}' exists and is not a folder; name a new folder "
                            "(existing files are never overwritten)")
     if Path.cwd().resolve().is_relative_to(out_dir.resolve()):
-        raise DeeployError(f"output folder '{out_dir}' is the working directory or contains it; "
+        raise DeeployError(f"{what} '{out_dir}' is the working directory or contains it; "
                            "name a new folder, e.g. -o out")
     entries = {e.name for e in out_dir.iterdir()}
-    if entries and OUTPUT_MARK not in entries and not entries <= _GENERATED_NAMES:
+    if entries and OUTPUT_MARK not in entries:
         shown = ", ".join(sorted(entries)[:3]) + (", ..." if len(entries) > 3 else "")
-        raise DeeployError(f"output folder '{out_dir}' holds files the compiler did not write ({shown}); "
+        raise DeeployError(f"{what} '{out_dir}' holds files the compiler did not write ({shown}); "
                            "name a new or empty folder (only folders it created are replaced)")
 
 
@@ -81,37 +88,65 @@ def _os_error(exc: OSError, what: str, path: Path) -> DeeployError:
     return DeeployError(f"cannot {what} '{path}': {reason}")
 
 
-def write_atomically(out_dir: Path, fill: Callable[[Path], object]):
-    """Run ``fill`` on a fresh temporary folder beside ``out_dir`` and move it into place only
-    if ``fill`` succeeds, so a failed compilation never leaves a half-written folder. Only a
-    folder the compiler created (it carries ``OUTPUT_MARK``) or an empty one is replaced."""
-    out_dir = Path(out_dir).absolute()
-    _check_replaceable(out_dir)
+def _owner() -> str:
+    return f"{socket.gethostname()} {os.getpid()}"
+
+
+def _remove_stale(out_dir: Path) -> None:
+    """Remove the temporary folders that compiles of ``out_dir`` killed before their clean-up left
+    (those carrying ``_TEMP_MARK`` of a process of this host that no longer runs)."""
+    for tmp in out_dir.parent.glob(f".{glob.escape(out_dir.name)}.*"):
+        if tmp.is_symlink():
+            continue
+        try:
+            host, pid = (tmp / _TEMP_MARK).read_text().split()
+            if host != socket.gethostname():
+                continue
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            shutil.rmtree(tmp, ignore_errors=True)
+        except (OSError, ValueError):   # not ours, or its process still runs (PermissionError)
+            continue
+
+
+@contextlib.contextmanager
+def atomic_folder(out_dir: str | Path, what: str = "output folder") -> Iterator[Path]:
+    """A new folder to fill, moved into place as ``out_dir`` only if the ``with`` block
+    succeeds, so a failed compilation never leaves a half-written folder. Only a folder the
+    compiler created (it carries ``OUTPUT_MARK``) or an empty one is replaced; the new folder's
+    mode follows the umask."""
+    out_dir = Path(os.path.abspath(out_dir))
+    check_replaceable(out_dir, what)
     try:
         out_dir.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=out_dir.parent))
+        _remove_stale(out_dir)
+        work = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=out_dir.parent))
     except OSError as exc:
-        raise _os_error(exc, "create the output folder", out_dir) from None
-    old = None
+        raise _os_error(exc, f"create the {what}", out_dir) from None
     try:
-        result = fill(tmp)
-        (tmp / OUTPUT_MARK).write_text("Written by deeploy; the folder is replaced on the next compile.\n")
+        (work / _TEMP_MARK).write_text(_owner())
+        new, old = work / "new", work / "old"
+        new.mkdir()
+        yield new
+        (new / OUTPUT_MARK).write_text("Written by deeploy; the folder is replaced on the next compile.\n")
         if out_dir.exists():
-            old = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.old.", dir=out_dir.parent))
-            os.replace(out_dir, old / "x")
+            os.replace(out_dir, old)
         try:
-            os.replace(tmp, out_dir)
+            os.replace(new, out_dir)
         except OSError:
-            if old is not None:
-                os.replace(old / "x", out_dir)
+            if old.exists():
+                os.replace(old, out_dir)
             raise
-        return result
     except OSError as exc:
-        raise _os_error(exc, "replace the output folder", out_dir) from None
+        raise _os_error(exc, f"replace the {what}", out_dir) from None
     finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-        if old is not None:
-            shutil.rmtree(old, ignore_errors=True)
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def write_atomically(out_dir: Path, fill: Callable[[Path], object]):
+    """``fill`` a new folder and move it into place as ``out_dir`` (see :func:`atomic_folder`)."""
+    with atomic_folder(out_dir) as folder:
+        return fill(folder)
 
 
 def _emit(folder: Path, extra_files, graph: Graph, layers, plan, target, source, cores, tiled=None,

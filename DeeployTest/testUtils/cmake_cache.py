@@ -30,14 +30,16 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Callable, Iterator
 
+from Deeploy.errors import DeeployError
 from Deeploy.run import generator_args
 
-__all__ = ["configure_and_build", "cache_root", "split_definitions"]
+__all__ = ["BUILD_MARK", "check_build_dir", "configure_and_build", "cache_root", "split_definitions"]
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_ROOT = REPO_ROOT / "DeeployTest" / "TEST_CMAKE_CACHE"
 # cache entries that tell CMake the platform and compiler were already determined for this tree
 _SEED_ENTRIES = ("CMAKE_C_COMPILER", "CMAKE_PLATFORM_INFO_INITIALIZED")
+BUILD_MARK = ".deeploy-build"   # in every build folder configure_and_build makes
 
 Runner = Callable[[list[str], str], subprocess.CompletedProcess]
 """(command, what) -> finished process; the caller reports failures."""
@@ -140,14 +142,25 @@ def _seed(tree: Path, build_dir: Path) -> list[Path]:
     return objects
 
 
+def check_build_dir(build_dir: Path, owned: bool = False) -> None:
+    """Refuse to replace ``build_dir`` unless it is missing, empty, carries ``BUILD_MARK`` (made by
+    :func:`configure_and_build`) or lies in a folder that is wholly the runner's (``owned``)."""
+    ours = owned or (build_dir / BUILD_MARK).is_file() or build_dir.is_dir() and not any(build_dir.iterdir())
+    if build_dir.is_symlink() or build_dir.exists() and not ours:
+        raise DeeployError(f"{build_dir} is a build folder the test runner did not make; move it away or "
+                           "name another --gen-dir (nothing was changed)")
+
+
 def configure_and_build(build_dir: Path, cmake_platform: str, defs: list[str], test_folder: Path,
-                        run: Runner, check: Check, source_dir: Path = REPO_ROOT) -> None:
-    """Configure ``build_dir`` (created afresh) for ``source_dir`` (a compiled output folder, or the
-    top-level project with ``-DPLATFORM``) with ``defs`` and build it; ``defs`` holding paths
-    inside ``test_folder`` are the test's own, the others select the platform build it is
-    configured against."""
+                        run: Runner, check: Check, source_dir: Path = REPO_ROOT, owned: bool = False) -> None:
+    """Configure ``build_dir`` (created afresh, see :func:`check_build_dir` for ``owned``) for
+    ``source_dir`` (a compiled output folder, or the top-level project with ``-DPLATFORM``) with
+    ``defs`` and build it; ``defs`` holding paths inside ``test_folder`` are the test's own, the
+    others select the platform build it is configured against."""
+    check_build_dir(build_dir, owned)
     shutil.rmtree(build_dir, ignore_errors=True)
     build_dir.mkdir(parents=True)
+    (build_dir / BUILD_MARK).write_text("Made by the test runner; replaced on the next build.\n")
     root = cache_root()
     extra: list[str] = []
     if root is not None and not _writable(root):

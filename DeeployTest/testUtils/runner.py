@@ -20,8 +20,8 @@ from Deeploy.run import testbench_status
 from Deeploy.frontend import assign_input_types, load_npz_arrays, load_onnx, map_arrays
 from Deeploy.passes.loop_flags import add_loop_flags, loop_rolling_options
 from Deeploy.manifest import read_manifest
-from DeeployTest.testUtils.gen_folder import Generation, check_reusable, gen_dir_for, source_record
-from DeeployTest.testUtils.cmake_cache import configure_and_build
+from DeeployTest.testUtils.gen_folder import Generation, check_reusable, claimed, gen_dir_for, source_record
+from DeeployTest.testUtils.cmake_cache import check_build_dir, configure_and_build
 from DeeployTest.testUtils.interrupt import raise_on_interrupt
 
 __all__ = ["RunnerPlatform", "base_parser", "resolve_test_dir", "run_test", "main"]
@@ -115,8 +115,9 @@ def _generate(test_dir: Path, rp: RunnerPlatform, stage: Path, log, compile_opti
     return result
 
 
-def _build(test_dir: Path, gen: Path, args: argparse.Namespace, rp: RunnerPlatform) -> Path:
-    """Configure and build the generated test; the path of the test program."""
+def _build(test_dir: Path, gen: Path, args: argparse.Namespace, rp: RunnerPlatform, owned: bool) -> Path:
+    """Configure and build the generated test; the path of the test program (``owned``: ``gen``
+    is wholly the runner's, see ``check_build_dir``)."""
     build_dir = gen / "build"
 
     def check(proc: subprocess.CompletedProcess, what: str) -> None:
@@ -132,7 +133,8 @@ def _build(test_dir: Path, gen: Path, args: argparse.Namespace, rp: RunnerPlatfo
     # the compiled output's own CMake project, as users build it, in a fresh tree configured against
     # the cached platform build (testUtils/cmake_cache.py)
     configure_and_build(build_dir, rp.cmake_platform, rp.prepare(args, gen), gen,
-                        lambda cmd, what: _run(cmd, what, args.verbose), check, source_dir=gen / "network")
+                        lambda cmd, what: _run(cmd, what, args.verbose), check, source_dir=gen / "network",
+                        owned=owned)
     return build_dir / "deeploy_test"
 
 
@@ -141,37 +143,40 @@ def run_test(args: argparse.Namespace, rp: RunnerPlatform, compile_options: dict
 
     A generation or build that fails leaves nothing of its attempt in the generated folder (the
     previous generation stays if the failure came before the new one was complete); once built,
-    the generated code stays, whatever the run gives."""
+    the generated code stays, whatever the run gives. Runs of the same generated folder take turns."""
     test_dir = resolve_test_dir(args.test)
     gen = Path(args.gen_dir).resolve() if args.gen_dir else gen_dir_for(test_dir, rp.gen_root)
     record = source_record(test_dir, rp.platform, compile_options)
-    if args.skipgen:
-        check_reusable(gen, record)
-        binary = _build(test_dir, gen, args, rp)
-    else:
-        start = time.perf_counter()
-        attempt = Generation(gen, owned=not args.gen_dir or _in_runner_area(gen))
-        try:
-            result = _generate(test_dir, rp, attempt.stage, print if args.verbose else None, compile_options)
-            attempt.install(record)
-            if rp.after_compile:
-                rp.after_compile(result, args, gen)
-            s = result.summary
-            print(f"Compiled {test_dir.name} for {rp.platform} in {time.perf_counter() - start:.2f} s: "
-                  f"{s.layers} layers, constants {s.const_bytes} B, arena {s.arena_size} B "
-                  f"(lower bound {s.lower_bound} B)")
-            binary = _build(test_dir, gen, args, rp)
-        except BaseException:
-            if not (getattr(args, "keep_failed", False) and attempt.installed):
-                attempt.discard()
-            raise
-    print(code_line(binary, network_library(binary.parent)))
-    print(memory_line(read_manifest(gen / "network")))
-    if args.skipsim:
-        print("Built", binary)
-        return 0
+    owned = not args.gen_dir or _in_runner_area(gen)
+    with claimed(gen) as created:      # another run of this folder finishes first
+        check_build_dir(gen / "build", owned)
+        if args.skipgen:
+            check_reusable(gen, record)
+            binary = _build(test_dir, gen, args, rp, owned)
+        else:
+            start = time.perf_counter()
+            attempt = Generation(gen, created, owned)
+            try:
+                result = _generate(test_dir, rp, attempt.stage, print if args.verbose else None, compile_options)
+                attempt.install(record)
+                if rp.after_compile:
+                    rp.after_compile(result, args, gen)
+                s = result.summary
+                print(f"Compiled {test_dir.name} for {rp.platform} in {time.perf_counter() - start:.2f} s: "
+                      f"{s.layers} layers, constants {s.const_bytes} B, arena {s.arena_size} B "
+                      f"(lower bound {s.lower_bound} B)")
+                binary = _build(test_dir, gen, args, rp, owned)
+            except BaseException:
+                if not (getattr(args, "keep_failed", False) and attempt.installed):
+                    attempt.discard()
+                raise
+        print(code_line(binary, network_library(binary.parent)))
+        print(memory_line(read_manifest(gen / "network")))
+        if args.skipsim:
+            print("Built", binary)
+            return 0
 
-    code, output = rp.execute(binary, args, gen, getattr(args, "timeout", None) or rp.timeout)
+        code, output = rp.execute(binary, args, gen, getattr(args, "timeout", None) or rp.timeout)
     print(output, end="" if output.endswith("\n") or not output else "\n")
     return testbench_status(code, output)
 

@@ -102,7 +102,7 @@ def test_failed_replacement_restores_nothing_partial(tmp_path: Path, monkeypatch
     real_replace = os.replace
 
     def failing_replace(src, dst):
-        if Path(dst) == out and ".old." not in str(src):  # the new folder cannot move in
+        if Path(dst) == out and Path(src).name != "old":  # the new folder cannot move in
             raise PermissionError(13, "Permission denied")
         return real_replace(src, dst)
 
@@ -146,3 +146,87 @@ def test_interrupt_during_compile_leaves_nothing(project: Path):
     assert err.strip().splitlines() == ["error: interrupted; nothing was written"]
     assert not (project / "out").exists()
     assert not [p for p in project.iterdir() if p.name.startswith(".")]
+
+
+def test_a_users_c_project_is_never_replaced(project: Path):
+    """A folder of the user's own C project (the firmware example: CMakeLists.txt, main.c,
+    include/) carries no mark, so it is refused however its files are named."""
+    firmware = project / "fw"
+    shutil.copytree(DEEPLOY_TEST.parent / "docs" / "examples" / "firmware", firmware)
+    (firmware / "include").mkdir()
+    (firmware / "include" / "board.h").write_text("#define LED 3\n")
+    before = _tree(project)
+    _assert_refused(_deeploy("network.onnx", "-o", "fw", cwd=project), "'", "fw", "did not write")
+    assert _tree(project) == before
+
+
+def _hidden(folder: Path) -> list[str]:
+    return sorted(p.name for p in folder.iterdir() if p.name.startswith("."))
+
+
+def test_snapshots_into_a_symlink_are_refused_before_writing(project: Path):
+    elsewhere = project / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "mine.onnx").write_text("the user's model")
+    (project / "out_states").symlink_to(elsewhere)
+    before = _tree(project)
+    _assert_refused(_deeploy("network.onnx", "-o", "out", "--snapshots", cwd=project), "out_states", "symbolic link")
+    assert _tree(project) == before and not (project / "out").exists() and _hidden(project) == []
+
+
+def test_snapshots_never_delete_a_users_folder_named_like_a_snapshot(project: Path):
+    keep = project / "out_states" / "keep.onnx"
+    keep.mkdir(parents=True)
+    (keep / "data.txt").write_text("mine")
+    before = _tree(project)
+    _assert_refused(_deeploy("network.onnx", "-o", "out", "--snapshots", cwd=project), "out_states")
+    assert _tree(project) == before and not (project / "out").exists() and _hidden(project) == []
+
+
+@pytest.mark.parametrize("output", [".", "..", "/"])
+def test_snapshots_with_an_output_around_the_working_directory_are_refused(project: Path, output: str):
+    before = _tree(project.parent)
+    _assert_refused(_deeploy("network.onnx", "-o", output, "--snapshots", cwd=project), "working directory")
+    assert _tree(project.parent) == before and _hidden(project) == [] and _hidden(project.parent) == []
+
+
+def test_snapshots_are_replaced_on_recompile(project: Path):
+    for _ in range(2):
+        proc = _deeploy("network.onnx", "-o", "out", "--snapshots", cwd=project)
+        assert proc.returncode == 0, proc.stderr
+    assert (project / "out_states" / "frontend.onnx").is_file() and _hidden(project) == []
+
+
+def test_a_compile_killed_hard_leaves_nothing_after_the_next_run(project: Path):
+    """kill -9 skips every clean-up: the next compile to the same output removes the temporary
+    folder the killed one left (its process is gone), never a hidden folder of the user's."""
+    (project / ".out.mine").mkdir()
+    (project / ".out.mine" / "notes.txt").write_text("mine")
+    code = ("import time, Deeploy.compiler as c\n"
+            "real = c.emit_project\n"
+            "def slow(*a, **k):\n"
+            "    r = real(*a, **k); print('filled', flush=True); time.sleep(60); return r\n"
+            "c.emit_project = slow\n"
+            "import sys; from Deeploy.cli import main; sys.exit(main(sys.argv[1:]))\n")
+    for snapshots in ([], ["--snapshots"]):
+        proc = subprocess.Popen([sys.executable, "-c", code, "compile", "network.onnx", "-o", "out", *snapshots],
+                                cwd=project, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        deadline = time.time() + 60
+        while proc.stdout.readline().strip() != "filled" and time.time() < deadline:
+            pass
+        proc.kill()
+        proc.communicate(timeout=60)
+        assert len(_hidden(project)) > 1, "the killed compile left no temporary folder"
+        ok = _deeploy("network.onnx", "-o", "out", *snapshots, cwd=project)
+        assert ok.returncode == 0, ok.stderr
+        assert _hidden(project) == [".out.mine"]
+    assert (project / ".out.mine" / "notes.txt").read_text() == "mine"
+
+
+@pytest.mark.parametrize("umask", [0o022, 0o002])
+def test_output_folders_honour_the_umask(project: Path, umask: int):
+    proc = subprocess.run([sys.executable, "-m", "Deeploy.cli", "compile", "network.onnx", "-o", "out", "--snapshots"],
+                          cwd=project, capture_output=True, text=True, preexec_fn=lambda: os.umask(umask))
+    assert proc.returncode == 0, proc.stderr
+    for folder in ("out", "out_states"):
+        assert (project / folder).stat().st_mode & 0o777 == 0o777 & ~umask, folder

@@ -10,6 +10,7 @@ import re
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -17,6 +18,7 @@ import onnx
 import pytest
 from onnx import TensorProto, helper
 
+from Deeploy.compiler import OUTPUT_MARK
 from DeeployTest.testUtils.gen_folder import gen_dir_for
 from DeeployTest.test_suite.conftest import CORPUS, DEEPLOY_TEST
 
@@ -162,7 +164,7 @@ def test_compile_snapshots_appear_only_when_compilation_succeeds(tmp_path):
     assert sorted(p.name for p in test.iterdir()) == ["inputs.npz", "network.onnx", "notes.txt", "outputs.npz"]
     ok = subprocess.run(deeploy + ["out"], capture_output=True, text=True, cwd=test)
     assert ok.returncode == 0, ok.stderr
-    states = {p.name for p in (test / "out_states").iterdir()}
+    states = {p.name for p in (test / "out_states").iterdir()} - {OUTPUT_MARK}
     assert "frontend.onnx" in states and all(name.endswith(".onnx") for name in states), states
 
 
@@ -197,3 +199,76 @@ def test_user_names_give_ascii_identifiers_and_closed_comments(tmp_path):
                 depth = 1
             elif pair == "*/" and depth:
                 depth = 0
+
+
+def test_a_build_folder_the_runner_did_not_make_is_kept(tmp_path):
+    """--gen-dir u with a build/ of the user's: refused with one line, u untouched."""
+    test, gen = _relu_test(tmp_path / "net"), tmp_path / "u"
+    (gen / "build").mkdir(parents=True)
+    (gen / "build" / "firmware.elf").write_text("the user's program")
+    before = _tree(gen)
+    _one_error(_runner(GENERIC, "-t", test, "--gen-dir", gen), str(gen / "build"), "did not")
+    assert _tree(gen) == before and [p.name for p in gen.iterdir()] == ["build"]
+
+
+def test_skipgen_notices_changed_external_data(tmp_path):
+    """The weights stored beside network.onnx (ONNX external data, w.bin) are part of what
+    --skipgen checks."""
+    from onnx import numpy_helper
+    test, gen = tmp_path / "net", tmp_path / "gen"
+    test.mkdir()
+    vi = lambda n: helper.make_tensor_value_info(n, TensorProto.FLOAT, [4, 8])  # noqa: E731
+    w = (np.arange(32) % 5).reshape(4, 8)
+    weight = numpy_helper.from_array(w.astype(np.float32), "w")
+    model = helper.make_model(helper.make_graph([helper.make_node("Add", ["x", "w"], ["y"], name="add")], "g",
+                                                [vi("x")], [vi("y")], [weight]),
+                              opset_imports=[helper.make_opsetid("", 13)])
+    onnx.save_model(model, str(test / "network.onnx"), save_as_external_data=True, location="w.bin",
+                    size_threshold=0)
+    x = np.arange(32).reshape(4, 8) - 16
+    np.savez(test / "inputs.npz", x)
+    np.savez(test / "outputs.npz", x + w)
+    assert (test / "w.bin").is_file()
+    assert _runner(GENERIC, "-t", test, "--skipsim", "--gen-dir", gen).returncode == 0
+    reused = _runner(GENERIC, "-t", test, "--skipgen", "--gen-dir", gen)
+    assert reused.returncode == 0 and "Errors: 0 out of 64" in reused.stdout, reused.stdout + reused.stderr
+    (test / "w.bin").write_bytes(np.full(32, 2, np.float32).tobytes())
+    _one_error(_runner(GENERIC, "-t", test, "--skipgen", "--gen-dir", gen), "w.bin", "changed")
+
+
+def test_two_runs_of_one_test_at_once_both_succeed(tmp_path):
+    """Runs generating into the same folder take turns: neither fails, and the folder keeps a
+    complete generation that --skipgen reuses."""
+    test, gen = _relu_test(tmp_path / "net"), tmp_path / "gen"
+    cmd = [sys.executable, str(GENERIC), "-t", str(test), "--gen-dir", str(gen)]
+    procs = [subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(3)]
+    for proc in procs:
+        out, err = proc.communicate(timeout=600)
+        assert proc.returncode == 0 and "Errors: 0 out of 64" in out, out + err
+    reused = _runner(GENERIC, "-t", test, "--skipgen", "--gen-dir", gen)
+    assert reused.returncode == 0 and "Errors: 0 out of 64" in reused.stdout, reused.stdout + reused.stderr
+    assert not [p.name for p in gen.iterdir() if p.name.startswith(".")]
+
+
+def test_a_run_killed_hard_leaves_nothing_after_the_next_run(tmp_path):
+    """kill -9 during a generation skips every clean-up: the next run into the folder removes
+    the stage the killed one left (no run holds the folder any more)."""
+    test, gen = _relu_test(tmp_path / "net"), tmp_path / "gen"
+    assert _runner(GENERIC, "-t", test, "--skipsim", "--gen-dir", gen).returncode == 0
+    code = ("import sys, time, runpy, Deeploy.compiler as c\n"
+            "real = c.emit_project\n"
+            "def slow(*a, **k):\n"
+            "    r = real(*a, **k); print('filled', flush=True); time.sleep(60); return r\n"
+            "c.emit_project = slow\n"
+            "sys.argv = sys.argv[1:]\n"
+            "runpy.run_path(sys.argv[0], run_name='__main__')\n")
+    proc = subprocess.Popen([sys.executable, "-c", code, str(GENERIC), "-t", str(test), "--gen-dir", str(gen)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 120
+    while proc.stdout.readline().strip() != "filled" and time.time() < deadline:
+        pass
+    proc.kill()
+    proc.communicate(timeout=60)
+    assert [p.name for p in gen.iterdir() if p.name.startswith(".")], "the killed run left no stage"
+    assert _runner(GENERIC, "-t", test, "--skipsim", "--gen-dir", gen).returncode == 0
+    assert not [p.name for p in gen.iterdir() if p.name.startswith(".")]
