@@ -18,6 +18,7 @@ from Deeploy.codegen.describe import describe_network, idle_reason
 from Deeploy.codegen.project_files import write_platform_files
 from Deeploy.codegen.rolled import roll_regions, stream_code
 from Deeploy.codegen.c_text import c_float, comment_text
+from Deeploy.codegen.c_values import CallParts, render_parts
 from Deeploy.ir.dtypes import BFLOAT16
 from Deeploy.ir.graph import Graph
 from Deeploy.manifest import Manifest
@@ -64,16 +65,22 @@ class EmitSummary:
     notes: tuple[str, ...] = ()   # what became of the graph's regions
 
 
-def render_call(layer: Layer, names: BufferNames) -> str:
+def call_parts(layer: Layer, node, x: list, y: list, scratch: str, shared: str) -> CallParts:
+    """The parts of ``layer``'s kernel call for ``node`` (the layer's node, or a tile node) on the
+    buffers ``x`` and ``y``."""
+    return render_parts(layer.kernel.call, fn=layer.variant, node=node, p=node.params, x=x, y=y,
+                        scratch=scratch, shared=shared)
+
+
+def layer_call_parts(layer: Layer, names: BufferNames) -> CallParts:
     node = layer.node
-    ctx = dict(
-        fn=layer.variant, node=node, p=node.params,
-        x=[names.buf(i) if i else None for i in node.inputs],
-        y=[names.buf(o) for o in node.outputs],
-        scratch=names.scratch(node.name),
-        shared=names.scratch(node.name, layer.shared_offset),
-    )
-    return _template(layer.kernel.call).render(**ctx).strip()
+    return call_parts(layer, node, [names.buf(i) if i else None for i in node.inputs],
+                      [names.buf(o) for o in node.outputs], names.scratch(node.name),
+                      names.scratch(node.name, layer.shared_offset))
+
+
+def render_call(layer: Layer, names: BufferNames) -> str:
+    return "".join(map(str, layer_call_parts(layer, names)))
 
 
 def _tile_context(platform: Platform, tiling) -> dict:
@@ -124,7 +131,7 @@ def emit_project(graph: Graph, layers: list[Layer], plan: MemoryPlan, platform: 
         from Deeploy.codegen.tiled import TiledCode, tiled_layer_code
         tiled = {k: tiled_layer_code(k, layers[k], sched, graph, names, arenas["tile_arena"], arenas["staging_arena"])
                  for k, sched in tiling.schedules.items() if k not in rolled.covered}
-        described = {**tiled, **{k: TiledCode("", "", m) for k, m in rolled.tiled_manifest.items()}}
+        described = {**tiled, **{k: TiledCode("", m) for k, m in rolled.tiled_manifest.items()}}
     calls, idle = [], {}
     for k, layer in enumerate(layers):
         in_tiles = k in tiled or k in rolled.tiled_manifest

@@ -2,14 +2,15 @@
 ``i``. Every operand of a body layer is one C expression in ``i``: the same pointer in every
 iteration (invariant data, and activations the memory plan gives one place in all iterations,
 ``memory/fold.py``), a slice of a per-iteration constant stacked ``[N, ...]``, or an entry of the
-region's pointer table ``deeploy_r<R>_ptr[i][m]``. A body position is rolled only when the code
-of every iteration renders to the same text with these expressions; otherwise the whole region is
-emitted layer by layer (``RolledNetwork.notes`` says why). Tiled layers share one set of tile
-tables; the operand homes that differ per iteration are set before each run."""
+region's pointer table ``deeploy_r<R>_ptr[i][m]``. Each iteration's calls are typed parts
+(``codegen/c_values.py``); an integer or constant array argument that differs per iteration reads
+a table of the region. A body position is rolled only when the parts of every iteration agree
+otherwise; else the whole region is emitted layer by layer (``RolledNetwork.notes`` says why).
+Tiled layers share one set of tile tables; the operand homes that differ per iteration are set
+before each run."""
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -17,12 +18,12 @@ import numpy as np
 from Deeploy.binding import Layer
 from Deeploy.codegen.buffers import Buf, BufferNames, stream_buffer
 from Deeploy.codegen.c_text import comment_text
+from Deeploy.codegen.c_values import CallParts, CArray, Unsigned, Value, c_int
 from Deeploy.codegen.describe import idle_reason
 from Deeploy.ir.graph import Graph
 from Deeploy.manifest import LoopInfo
 from Deeploy.memory.fold import Span, region_spans
 from Deeploy.memory.planner import BufferKind, MemoryPlan
-from Deeploy.runtime.abi import TILE_OPERAND, TILED_LAYER
 
 __all__ = ["RolledRegion", "RolledNetwork", "roll_regions", "stream_code"]
 
@@ -97,25 +98,33 @@ class _Region:
         self.stacks: dict[tuple, tuple] = {}
         self.used: set[str] = set()                 # constants the rolled code refers to one by one
         self.i = f"deeploy_r{r}_i"                  # the iteration running (set by the body)
-        self.values: list[list[int]] = []           # per-iteration numbers of the code (attributes)
-        self.unsigned: list[bool] = []              # each written with a ``u`` suffix
+        # the tables of values that differ per iteration: (integers, unsigned) or arrays (CArray)
+        self.values: list[tuple[list[int], bool] | list[CArray]] = []
 
-    def lift(self, texts: list[str]) -> str | None:
-        """The one text of ``texts`` (one per iteration) where integer literals that differ per
-        iteration read a table ``deeploy_r<R>_v<m>[i]``, or None if they differ otherwise."""
-        if len(set(texts)) == 1:
-            return texts[0]
-        parts = [_NUMBER.split(t) for t in texts]
-        if len({len(p) for p in parts}) != 1:
+    def lift(self, calls: list[CallParts]) -> str | None:
+        """The one C text of ``calls`` (one per iteration) where an integer that differs per
+        iteration reads a table ``deeploy_r<R>_v<m>[i]`` and a constant array that does points
+        at its row of a table ``deeploy_r<R>_v<m>[N][n]``; None if they differ otherwise."""
+        if len({len(c) for c in calls}) != 1:
             return None
         out = []
-        for j, column in enumerate(zip(*parts)):
-            if len(set(column)) == 1:
-                out.append(column[0])
-            elif j % 2 == 1 and len({v.endswith("u") for v in column}) == 1:   # a number, all signed or unsigned
-                self.values.append([int(v.rstrip("u")) for v in column])
-                self.unsigned.append(column[0].endswith("u"))
-                out.append(f"deeploy_r{self.r}_v{len(self.values) - 1}[{self.i}]")
+        for column in zip(*calls):
+            if len({str(v) for v in column}) == 1:
+                out.append(str(column[0]))
+                continue
+            if not all(isinstance(v, Value) for v in column):
+                return None
+            values = [v.v for v in column]
+            table = f"deeploy_r{self.r}_v{len(self.values)}"
+            if all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in values) \
+                    and len({isinstance(v, Unsigned) for v in values}) == 1:   # all signed or unsigned
+                self.values.append(([int(v) for v in values], isinstance(values[0], Unsigned)))
+                out.append(f"{table}[{self.i}]")
+            elif all(isinstance(v, CArray) for v in values) \
+                    and len({(a.ctype, a.name, len(a.values)) for a in values}) == 1:
+                a = values[0]
+                self.values.append(values)
+                out.append(f"const {a.ctype} *const {a.name} = {table}[{self.i}];")
             else:
                 return None
         return "".join(out)
@@ -179,23 +188,19 @@ class _Region:
         return [_IterNames(self.names, x) for x in exprs]
 
 
-def _render(layer: Layer, names: _IterNames) -> str:
-    from Deeploy.codegen.emit import render_call
-    return render_call(layer, names)   # type: ignore[arg-type]
-
-
-def _after_marker(stmts: list[str], stmt: str) -> None:
-    """Insert ``stmt`` first in a layer's statements, after its marker if it has one (so the
-    profiles count it in the layer)."""
-    stmts.insert(1 if stmts and stmts[0].startswith("DEEPLOY_MARK_LAYER") else 0, stmt)
-
-
-def _one(texts: list[str]) -> str | None:
-    return texts[0] if len(set(texts)) == 1 else None
-
-
-# a decimal integer literal (with its unary minus), not part of an identifier or another number
-_NUMBER = re.compile(r"(?<![\w.)\]])(-?\d+u?)(?![\w.])")
+def _tables(r: int, n: int, values: list) -> list[str]:
+    """The C of region ``r``'s tables of per-iteration values (``_Region.values``)."""
+    lines = []
+    for m, v in enumerate(values):
+        if isinstance(v, tuple):
+            ints, unsigned = v
+            bits = 32 if all(-2**31 <= x < 2**31 or unsigned and x < 2**32 for x in ints) else 64
+            ctype = f"{'u' if unsigned else ''}int{bits}_t"   # the literals' C types
+            lines.append(f"static const {ctype} deeploy_r{r}_v{m}[{n}] = {{{', '.join(map(str, ints))}}};")
+        else:
+            rows = ", ".join("{" + ", ".join(map(c_int, a.values or (0,))) + "}" for a in v)
+            lines.append(f"static const {v[0].ctype} deeploy_r{r}_v{m}[{n}][{max(1, len(v[0].values))}] = {{{rows}}};")
+    return lines
 
 
 def _region_code(b: _Region, tiling, arenas: dict) -> tuple[RolledRegion, dict] | str:
@@ -216,59 +221,52 @@ def _region_code(b: _Region, tiling, arenas: dict) -> tuple[RolledRegion, dict] 
             if any(k not in tiling.schedules for k in ks):
                 return f"body position {pos} ({head.node.op}) is tiled in some iterations only"
             from Deeploy.codegen.tiled import tiled_layer_code
+            p = f"deeploy_t{ks[0]}"   # one set of tables for every iteration
             codes = [tiled_layer_code(k, lay, tiling.schedules[k], b.graph, nm, arenas["tile_arena"],
-                                      arenas["staging_arena"]) for lay, k, nm in zip(layers, ks, names)]
+                                      arenas["staging_arena"], prefix=p, writable_ops=True)
+                     for lay, k, nm in zip(layers, ks, names)]
             tiled_manifest.update((k, c.manifest) for k, c in zip(ks, codes))
-            p = f"deeploy_t{ks[0]}"
-            texts = [re.sub(rf"deeploy_t{k}(?!\d)", p, c.definitions) for k, c in zip(ks, codes)]
-            cut = [(t.index(f"static void {p}_kernel("), t.index(f"static const {TILED_LAYER.c_name} {p} =")) for t in texts]
-            tables = _one([t[t.index("\n") + 1:a] + t[z:] for t, (a, z) in zip(texts, cut)])
-            kernel = b.lift([t[a:z] for t, (a, z) in zip(texts, cut)])
-            if tables is None or kernel is None:
+            same = len({(c.tables, c.layer, tuple(j for j, _ in c.calls)) for c in codes}) == 1
+            calls = [b.lift(list(column)) for column in zip(*[[parts for _, parts in c.calls] for c in codes])]
+            if not same or None in calls:
                 return f"body position {pos} ({head.node.op}) has different tile schedules per iteration"
-            ops = f"static const {TILE_OPERAND.c_name} {p}_ops[]"
-            a, z = cut[0]
-            fns.append((texts[0][:a] + kernel + texts[0][z:]).replace(ops, f"static {TILE_OPERAND.c_name} {p}_ops[]"))
+            fns.append(codes[0].definitions(calls))
             slot_of = {s.operand.tensor: s.index for s in tiling.schedules[ks[0]].slots}
             sets = [f"{p}_ops[{slot_of[t]}].home = (uint8_t *){e};" for t, e in names[0].patches.items()]
-            body.append((title, [f"DEEPLOY_MARK_LAYER({ks[0]});", *sets, codes[0].run]))
+            body.append((title, ks[0], [*sets, codes[0].run]))
             continue
         reasons = {idle_reason(lay, b.graph, b.plan) for lay in layers}
         if len(reasons) != 1:
             return f"body position {pos} ({head.node.op}) runs in some iterations only"
         reason = reasons.pop()
         if reason is not None:
-            body.append((title, [f"/* {reason} */"]))
+            body.append((title, None, [f"/* {reason} */"]))
             continue
-        call = b.lift([_render(lay, nm) for lay, nm in zip(layers, names)])
+        from Deeploy.codegen.emit import layer_call_parts
+        call = b.lift([layer_call_parts(lay, nm) for lay, nm in zip(layers, names)])
         if call is None:
             return f"body position {pos} ({head.node.op}) has different code per iteration"
         if head.engine.forked:
             fn = f"deeploy_r{r}_layer_{pos}"
             fns.append(f"static void {fn}(void *arg) {{\n    (void)arg;\n    {call}\n}}")
-            body.append((title, [f"DEEPLOY_MARK_LAYER({ks[0]});", f"deeploy_cluster_fork({fn}, NULL);"]))
-        elif head.engine.runtime:
-            body.append((title, [f"DEEPLOY_MARK_LAYER({ks[0]});", call]))
+            body.append((title, ks[0], [f"deeploy_cluster_fork({fn}, NULL);"]))
         else:
-            body.append((title, [call]))
+            body.append((title, ks[0] if head.engine.runtime else None, [call]))
     lines = [f"/* ---- region {r} '{comment_text(span.name)}': layers {span.start}..{span.end - 1} run as "
              f"{span.iterations} iterations of one body of {span.body} layers ---- */"]
     if b.table:
         rows = ",\n    ".join("{" + ", ".join(col[i] for col in b.table) + "}" for i in range(span.iterations))
         lines.append(f"static void *const deeploy_r{r}_ptr[{span.iterations}][{len(b.table)}] = {{\n    {rows}}};")
-    for m, (values, unsigned) in enumerate(zip(b.values, b.unsigned)):
-        bits = 32 if all(-2**31 <= v < 2**31 or unsigned and v < 2**32 for v in values) else 64
-        ctype = f"{'u' if unsigned else ''}int{bits}_t"   # the literals' C types
-        lines.append(f"static const {ctype} deeploy_r{r}_v{m}[{span.iterations}] = {{{', '.join(map(str, values))}}};")
+    lines += _tables(r, span.iterations, b.values)
     for n, stream in enumerate(b.plan.streams):   # iteration i's parameters arrive, i + 1's start coming
         if stream.span.name == span.name:
             j = f"i + {(span.start - stream.span.start) // span.body}u"
-            for pos, stmts in reversed(sorted(stream_statements(n, stream, j).items())):   # after the marker
-                for stmt in reversed(stmts):
-                    _after_marker(body[pos][1], stmt)
+            for pos, stmts in stream_statements(n, stream, j).items():   # first after the marker
+                body[pos][2][:0] = stmts
     lines.append(f"static uint32_t {b.i};   /* the iteration running */")
     lines += fns
-    stmts = "\n".join(f"    /* {title} */\n" + "\n".join(f"    {s}" for s in ss) for title, ss in body)
+    stmts = "\n".join(f"    /* {title} */\n" + "\n".join(
+        f"    {s}" for s in [f"DEEPLOY_MARK_LAYER({mark});"] * (mark is not None) + ss) for title, mark, ss in body)
     lines.append(f"static void deeploy_r{r}_body(uint32_t i) {{\n    {b.i} = i;\n{stmts}\n}}")
     run = f"for (uint32_t i = 0; i < {span.iterations}u; ++i) {{\n        deeploy_r{r}_body(i);\n    }}"
     return RolledRegion(span, "\n".join(lines), run, list(b.stacks.values()), list(b.stacks)), tiled_manifest

@@ -4,12 +4,14 @@ with the params of that class's tile node (built by the tiler: TileSchedule.clas
 
 from __future__ import annotations
 
+import textwrap
 from dataclasses import dataclass
 
 from Deeploy.binding import Layer
 from Deeploy.codegen.buffers import Buf, BufferNames
 from Deeploy.codegen.c_text import comment_text
-from Deeploy.codegen.emit import _template
+from Deeploy.codegen.c_values import CallParts
+from Deeploy.codegen.emit import call_parts
 from Deeploy.ir.graph import Graph
 from Deeploy.errors import DeeployError
 from Deeploy.runtime.abi import TILE_ARG, TILE_AXIS, TILE_OPERAND, TILED_LAYER, check_tile_limits
@@ -20,12 +22,26 @@ __all__ = ["TiledCode", "tiled_layer_code"]
 
 @dataclass(frozen=True)
 class TiledCode:
-    """Definitions (before RunNetwork), the statement running the layer, and the profile
-    manifest entry (ops of every tile in execution order)."""
+    """The statement running the layer, the profile manifest entry (ops of every tile in execution
+    order), and its definitions (before RunNetwork): a comment, the tables, the tile kernel (one
+    call per tile class: ``calls``, each class's index and call) and the layer."""
 
-    definitions: str
     run: str
     manifest: dict
+    head: str = ""
+    tables: tuple[str, ...] = ()
+    calls: tuple[tuple[int, CallParts], ...] = ()
+    kernel: str = ""          # the tile kernel's first lines, up to its switch over the classes
+    layer: str = ""
+
+    def definitions(self, calls: list[str] | None = None) -> str:
+        """The C of the definitions, with each class's call ``calls`` (default: as rendered)."""
+        if calls is None:
+            calls = ["".join(map(str, parts)) for _, parts in self.calls]
+        cases = [f"    case {index}: {{\n{textwrap.indent(call, ' ' * 8)}\n        break;\n    }}"
+                 for (index, _), call in zip(self.calls, calls)]
+        kernel = self.kernel + "\n".join(cases) + "\n    default:\n        break;\n    }\n}"
+        return "\n".join([self.head, *self.tables, kernel, self.layer])
 
 
 def _c_list(values) -> str:
@@ -39,8 +55,8 @@ def _axis(a, dims: tuple[str, ...]) -> str:
                                       reverse=int(a.reverse), group_q=q, group_r=r))
 
 
-def _render_tile_call(layer: Layer, node, tgraph: Graph, ptrs: dict[str, str], names: BufferNames,
-                      scratch: str, shared: str) -> str:
+def _tile_call(layer: Layer, node, tgraph: Graph, ptrs: dict[str, str], names: BufferNames,
+               scratch: str, shared: str) -> CallParts:
     def buf(name: str) -> Buf:
         if name in ptrs:
             t = tgraph.tensors[name]
@@ -50,24 +66,24 @@ def _render_tile_call(layer: Layer, node, tgraph: Graph, ptrs: dict[str, str], n
             return Buf(name, f"(({t.dtype.ctype} *)0)", tuple(t.shape), t.dtype)
         return names.buf(name)
 
-    ctx = dict(fn=layer.variant, node=node, p=node.params,
-               x=[buf(i) if i else None for i in node.inputs], y=[buf(o) for o in node.outputs],
-               scratch=scratch, shared=shared)
-    return _template(layer.kernel.call).render(**ctx).strip()
+    return call_parts(layer, node, [buf(i) if i else None for i in node.inputs], [buf(o) for o in node.outputs],
+                      scratch, shared)
 
 
 def tiled_layer_code(k: int, layer: Layer, sched: TileSchedule, graph: Graph, names: BufferNames,
-                     l1_arena: str, staging_arena: str, l1_base: int = 0) -> TiledCode:
-    """The C of tiled layer ``k`` (tables prefixed ``deeploy_t<k>_``)."""
-    p = f"deeploy_t{k}"
+                     l1_arena: str, staging_arena: str, l1_base: int = 0, prefix: str | None = None,
+                     writable_ops: bool = False) -> TiledCode:
+    """The C of tiled layer ``k`` (tables prefixed ``prefix``, default ``deeploy_t<k>``; the
+    operand table ``writable_ops`` when homes are set before each run)."""
+    p = prefix or f"deeploy_t{k}"
     spec, dims = sched.spec, sched.dims
     too_big = check_tile_limits(len(dims), [len(s.operand.axes) for s in sched.slots])
     if too_big:
         raise DeeployError(f"layer '{layer.node.name}' ({layer.node.op}) cannot run tiled: {too_big}")
     title = comment_text(f"{layer.node.op} '{layer.node.name}'")
-    lines = [f"/* layer {k}: {title} tiled: {sched.num_tiles} L1 tiles ({sched.l2_tiles()} L2 tiles), "
-             f"{'double' if sched.double_buffer else 'single'}-buffered, L1 {sched.l1_bytes} B */"]
-    ops = []
+    head = (f"/* layer {k}: {title} tiled: {sched.num_tiles} L1 tiles ({sched.l2_tiles()} L2 tiles), "
+            f"{'double' if sched.double_buffer else 'single'}-buffered, L1 {sched.l1_bytes} B */")
+    lines, ops = [], []
     for s in sched.slots:
         o = s.operand
         lines.append(f"static const {TILE_AXIS.c_name} {p}_axes{s.index}[] = {{"
@@ -77,7 +93,8 @@ def tiled_layer_code(k: int, layer: Layer, sched: TileSchedule, graph: Graph, na
         ops.append(TILE_OPERAND.initializer(dict(
             home=f"(uint8_t *){names.address(o.tensor)}", axes=f"{p}_axes{s.index}", rank=len(o.axes),
             elem=o.elem_bytes, output=int(s.output), in_l3=int(s.in_l3), copies=s.copies, l1=l1, staging=staging)))
-    lines.append(f"static const {TILE_OPERAND.c_name} {p}_ops[] = {{\n    " + ",\n    ".join(ops) + "};")
+    const = "" if writable_ops else "const "
+    lines.append(f"static {const}{TILE_OPERAND.c_name} {p}_ops[] = {{\n    " + ",\n    ".join(ops) + "};")
     for d, classes in enumerate(sched.dim_class):
         lines.append(f"static const uint16_t {p}_cls{d}[] = {{{_c_list(classes)}}};")
     lines.append(f"static const uint16_t *const {p}_cls[] = {{{', '.join(f'{p}_cls{d}' for d in range(len(dims)))}}};")
@@ -92,22 +109,19 @@ def tiled_layer_code(k: int, layer: Layer, sched: TileSchedule, graph: Graph, na
     has_scratch = sched.l1_bytes > sched.scratch_offset   # the tiler may drop an optional scratch
     scratch = f"((void *)({l1_arena} + {scratch_at}))" if has_scratch else "NULL"
     shared = f"((void *)({l1_arena} + {scratch_at + layer.shared_offset}))" if has_scratch else "NULL"
-    cases, class_ops = [], {}
-    for tc in sched.classes:
-        call = _render_tile_call(layer, tc.node, tc.graph, ptrs, names, scratch, shared)
-        class_ops[tc.index] = tc.ops
-        cases.append(f"    case {tc.index}: {{\n        " + call.replace("\n", "\n        ") + "\n        break;\n    }")
+    calls = tuple((tc.index, _tile_call(layer, tc.node, tc.graph, ptrs, names, scratch, shared))
+                  for tc in sched.classes)
+    class_ops = {tc.index: tc.ops for tc in sched.classes}
     arg = TILE_ARG.c_name
     # the tile loop forks every tile's kernel; an engine that is not a cluster (an accelerator
     # programmed by one core) gets its calls from core 0 only
     only_core0 = "" if layer.engine.forked else "    if (DEEPLOY_CORE_ID() != 0) return;\n"
-    lines.append(f"static void {p}_kernel(void *arg) {{\n    const {arg} *tile = (const {arg} *)arg;\n"
-                 f"    (void)tile;\n{only_core0}    switch (tile->cls) {{\n" + "\n".join(cases)
-                 + "\n    default:\n        break;\n    }\n}")
-    lines.append(f"static const {TILED_LAYER.c_name} {p} = " + TILED_LAYER.initializer(dict(
+    kernel = (f"static void {p}_kernel(void *arg) {{\n    const {arg} *tile = (const {arg} *)arg;\n"
+              f"    (void)tile;\n{only_core0}    switch (tile->cls) {{\n")
+    layer_def = f"static const {TILED_LAYER.c_name} {p} = " + TILED_LAYER.initializer(dict(
         ndims=len(dims), noperands=len(sched.slots), double_buffer=int(sched.double_buffer), order=f"{p}_order",
         size=f"{p}_size", l2_tile=f"{p}_l2", l1_tile=f"{p}_l1", dim_class=f"{p}_cls", class_radix=f"{p}_radix",
-        operands=f"{p}_ops", kernel=f"{p}_kernel", engine_sync=layer.engine.tile_sync or "NULL")) + ";")
+        operands=f"{p}_ops", kernel=f"{p}_kernel", engine_sync=layer.engine.tile_sync or "NULL")) + ";"
     tile_ops, l2_ops = [], [0] * sched.l2_tiles()
     for j2, cls, _ in sched.tiles():
         tile_ops.append(class_ops[cls])
@@ -119,4 +133,4 @@ def tiled_layer_code(k: int, layer: Layer, sched: TileSchedule, graph: Graph, na
         "tile_ops": tile_ops, "l2_tile_ops": l2_ops,
         "l1_bytes": sched.l1_bytes, "staging_bytes": sched.staging_bytes, "engine": layer.engine.name,
     }
-    return TiledCode("\n".join(lines), f"deeploy_run_tiled(&{p});", manifest)
+    return TiledCode(f"deeploy_run_tiled(&{p});", manifest, head, tuple(lines), calls, kernel, layer_def)

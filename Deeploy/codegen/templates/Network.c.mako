@@ -75,7 +75,7 @@ const uint32_t ${api.prefix}_outputs_bytes[${max(1, len(outputs))}] = {${", ".jo
 % for k, (title, call, runs) in enumerate(calls):
 % if k in rolled_skip:
 % elif k in tiled:
-${tiled[k].definitions}
+${tiled[k].definitions()}
 
 % elif runs and layers[k].engine.forked:
 static void deeploy_layer_${k}(void *arg) {

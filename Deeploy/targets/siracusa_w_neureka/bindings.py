@@ -22,9 +22,10 @@ _CALL = Signature(
      param("uint32_t H", "${p.plane[0]}"), param("uint32_t W", "${p.plane[1]}", "input plane"),
      param("uint32_t Ki", "${p.cin}"), param("uint32_t Ko", "${p.cout}", "input and output channels"),
      param("uint32_t Ho", "${p.out_plane[0]}"), param("uint32_t Wo", "${p.out_plane[1]}", "output plane"),
-     param("uint32_t pads", "${p.padding_word}u", "the padding register"),
+     param("uint32_t pads", "${U(p.padding_word)}", "the padding register"),
      param("int32_t weight_offset", "${p.weight_offset}", "added to every stored weight"),
-     param("uint32_t conf", "${p.config_word(x[0].dtype.signed)}u", "the config register")),
+     param("uint32_t conf", "${U(p.config_word(x[0].dtype.signed))}", "the config register")),
+    setup="<%! from Deeploy.codegen.c_values import Unsigned as U %>",
     types={"TOUT": "the output's type (int8/uint8 after normquant, else int32)"})
 
 NEUREKA_CONV = Kernel("NeurekaConv", "neureka_conv.inc", _CALL, ("TIN",), engine="neureka",

@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from Deeploy.codegen.c_text import c_float
+from Deeploy.codegen.c_values import CArray, c_int
 from Deeploy.ir.dtypes import BFLOAT16, FLOAT32
 from Deeploy.targets.generic.bindings.strides import merge_strided_dims
 from Deeploy.targets.platform import Kernel
@@ -20,27 +21,14 @@ __all__ = ["DATA_KERNELS"]
 _DM_IMPORTS = "<%! import Deeploy.targets.generic.bindings.data as B %>\n"  # own line: % lines follow
 
 
-def _dm_cint(v: int) -> str:
-    """A C literal of integer ``v`` valid for any int64 value."""
-    v = int(v)
-    if -2**31 < v < 2**31:
-        return str(v)
-    if v == -2**31:
-        return "(-2147483647 - 1)"
-    if v == -2**63:
-        return "(-9223372036854775807LL - 1)"
-    return f"{v}LL" if v < 2**63 else f"{v}ULL"
-
-
 def _dm_cval(dtype, v: int | float) -> str:
     if dtype.is_float:
         return c_float(v)
-    return f"({dtype.ctype}){_dm_cint(v)}"
+    return f"({dtype.ctype}){c_int(v)}"
 
 
-def _dm_array(ctype: str, name: str, values) -> str:
-    values = list(values) or [0]
-    return f"static const {ctype} {name}[{len(values)}] = {{{', '.join(_dm_cint(v) for v in values)}}};"
+def _dm_array(ctype: str, name: str, values) -> CArray:
+    return CArray(ctype, name, tuple(int(v) for v in values))
 
 
 def _dm_strides(shape) -> list[int]:
