@@ -7,6 +7,7 @@ sees a graph that ``verify`` accepts.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field, replace
 from typing import Any, Iterable
 
@@ -46,7 +47,7 @@ class Tensor:
 
     @property
     def size(self) -> int:
-        return int(np.prod(self.shape, dtype=np.int64)) if self.shape is not None else 0
+        return int(math.prod(self.shape)) if self.shape is not None else 0
 
     @property
     def nbytes(self) -> int:
