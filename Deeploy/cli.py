@@ -81,19 +81,22 @@ def _platform_options(args) -> dict | None:
 
 
 def _compile(args) -> None:
-    from Deeploy.compiler import atomic_folder, check_replaceable, compile_graph
+    from Deeploy.compiler import Stages, atomic_folder, check_replaceable, compile_graph
     from Deeploy.frontend import assign_input_types
     from Deeploy.frontend.onnx_loader import integer_semantics
     from Deeploy.passes.loop_flags import loop_rolling_options
     from Deeploy.tiling.flags import tiling_options
 
     start = time.perf_counter()
+    log = print if args.verbose else None
+    stages = Stages(log)
     if args.roofline:
         from Deeploy.analysis.roofs import roofs_of
         roofs_of(args.platform)   # a platform without a cycle model is refused before anything is written
     onnx_path, graph, values = _load(args)
     testbench = _testbench(args, graph, values, onnx_path) if args.emit_testbench else None
     assign_input_types(graph, values, _input_types(args.input_type))
+    stages("load")
     out = Path(args.output)
     snapshots = contextlib.nullcontext()
     if args.snapshots:   # <output>_states: it and the output are refused before anything is written
@@ -101,7 +104,7 @@ def _compile(args) -> None:
         snapshots = atomic_folder(f"{os.path.abspath(out)}_states", "--snapshots folder")
     with snapshots as states:
         result = compile_graph(graph, args.platform, out, source=onnx_path.name, snapshot_dir=states,
-                               cores=args.cores, log=print if args.verbose else None, extra_files=testbench,
+                               cores=args.cores, log=log, extra_files=testbench, stages=stages,
                                tiling=tiling_options(args), name=args.name,
                                platform_options=_platform_options(args), loop_rolling=loop_rolling_options(args))
     for note in result.notes:

@@ -9,6 +9,7 @@ import os
 import shutil
 import socket
 import tempfile
+import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Iterator
@@ -36,7 +37,21 @@ from Deeploy.tiling.network import (TiledNetwork, TilingOptions, check_level_lim
                                      tile_network)
 
 __all__ = ["CompileResult", "compile_network", "compile_graph", "atomic_folder", "write_atomically",
-           "check_replaceable", "OUTPUT_MARK"]
+           "check_replaceable", "OUTPUT_MARK", "Stages"]
+
+
+class Stages:
+    """CPU seconds of the compile stages, one ``log`` line each (``deeploy compile -v``)."""
+
+    def __init__(self, log: Callable[[str], None] | None):
+        self.log, self.last = log, time.process_time()
+
+    def __call__(self, stage: str) -> None:
+        """Close ``stage``: it took the CPU time since the previous one closed."""
+        now = time.process_time()
+        if self.log is not None:
+            self.log(f"stage {stage}: {now - self.last:.3f} s CPU")
+        self.last = now
 
 
 @dataclass
@@ -150,8 +165,8 @@ def write_atomically(out_dir: Path, fill: Callable[[Path], object]):
 
 
 def _emit(folder: Path, extra_files, graph: Graph, layers, plan, target, source, cores, tiled=None,
-          api: NetworkApi | None = None) -> EmitSummary:
-    summary = emit_project(graph, layers, plan, target, folder, source, cores, tiled, api)
+          api: NetworkApi | None = None, stages: Stages | None = None) -> EmitSummary:
+    summary = emit_project(graph, layers, plan, target, folder, source, cores, tiled, api, stages)
     if extra_files is not None:
         extra_files(graph, folder)
     return summary
@@ -194,10 +209,12 @@ def compile_network(onnx_path: str | Path, platform: str, out_dir: str | Path, *
     ``input_values`` (sample inputs by name) decide the integer types of FLOAT-declared inputs.
     Snapshots of the graph after each stage go to ``snapshot_dir`` if given.
     """
+    stages = Stages(log)
     graph = load_onnx(onnx_path)
     assign_input_types(graph, input_values, input_types)
+    stages("load")
     return compile_graph(graph, platform, out_dir, source=Path(onnx_path).name,
-                         snapshot_dir=snapshot_dir, cores=cores, tiling=tiling, log=log)
+                         snapshot_dir=snapshot_dir, cores=cores, tiling=tiling, log=log, stages=stages)
 
 
 def compile_graph(graph: Graph, platform: str, out_dir: str | Path, *, source: str = "network.onnx",
@@ -206,7 +223,7 @@ def compile_graph(graph: Graph, platform: str, out_dir: str | Path, *, source: s
                   log: Callable[[str], None] | None = None,
                   extra_files: Callable[[Graph, Path], None] | None = None,
                   name: str | None = None, platform_options: dict | None = None,
-                  loop_rolling: LoopRolling | None = None) -> CompileResult:
+                  loop_rolling: LoopRolling | None = None, stages: Stages | None = None) -> CompileResult:
     """Compile a loaded graph whose inputs already have types (see ``assign_input_types``).
     ``cores``: cluster cores the code will run on (default: the platform's maximum).
     ``tiling``: run every layer tile by tile out of L1 (cluster platforms with an L1 level).
@@ -214,7 +231,9 @@ def compile_graph(graph: Graph, platform: str, out_dir: str | Path, *, source: s
     into place (e.g. a testbench). ``name``: prefix of the exported C symbols (``NetworkApi``).
     ``platform_options``: the platform's own options (its ``configure``), e.g. ``{"no_npu_for":
     [...], "wmem_size": n}`` for Siracusa_w_neureka. ``loop_rolling``: record the repeated blocks
-    it asks for as regions of the graph (``passes/loop_rolling.py``), one note per region."""
+    it asks for as regions of the graph (``passes/loop_rolling.py``), one note per region.
+    ``stages``: the timer of the stages (a caller's that timed the loading; default: a new one on ``log``)."""
+    stages = stages or Stages(log)
     api = NetworkApi(name)
     check_cmake_path(out_dir, "output folder")
     target = get_platform(platform)
@@ -233,6 +252,7 @@ def compile_graph(graph: Graph, platform: str, out_dir: str | Path, *, source: s
     check_supported(graph, target)
     infer_graph(graph)
     check_sizes(graph, target)
+    stages("type inference")
     snapshots = Path(snapshot_dir) if snapshot_dir else None
     if snapshots:
         save_snapshot(graph, snapshots / "frontend.onnx")
@@ -241,9 +261,11 @@ def compile_graph(graph: Graph, platform: str, out_dir: str | Path, *, source: s
     graph = stack_types(schedule_regions(graph))   # each region can run as a loop over one body
     if tiling is not None and target.tiling is not None and tiling.data_level != target.tiling.tiles.source:
         copy_region_entries(graph, log)   # inputs outside the arena's level: every iteration alike
+    stages("passes")
     if snapshots:
         save_snapshot(graph, snapshots / "middleware.onnx")
     layers = bind(graph, target, cores)
+    stages("binding")
     if snapshots:
         save_snapshot(graph, snapshots / "backend_post_binding.onnx",
                       {layer.node.name: {"kernel": layer.variant, "engine": layer.engine.name}
@@ -251,8 +273,10 @@ def compile_graph(graph: Graph, platform: str, out_dir: str | Path, *, source: s
     if tiling is None:
         plan = plan_memory(graph, layers, target.level(target.default_level))
         notes = target.place_weights(graph, layers, plan, target, None, cores, log) if target.place_weights else []
+        stages("memory planning")
         summary = write_atomically(Path(out_dir), lambda tmp: _emit(
-            tmp, extra_files, graph, layers, plan, target, source, cores, api=api))
+            tmp, extra_files, graph, layers, plan, target, source, cores, api=api, stages=stages))
+        stages("writing")
         return CompileResult(graph, layers, plan, summary, rolled + notes + list(summary.notes))
     into = target.stream_into(graph, layers, target) if target.stream_into else None
 
@@ -279,7 +303,10 @@ def compile_graph(graph: Graph, platform: str, out_dir: str | Path, *, source: s
     moved = [name for name in moved if plan.placements[name].level == "L3"]   # not those now in a weight memory
     notes = rolled + ([f"constants moved to L3 to fit --l2 {tiling.l2}: {', '.join(moved)} "
                        f"(give --defaultMemLevel to place all data yourself)"] if moved else []) + placed
+    stages("memory planning")
     tiled = tile_network(graph, layers, plan, tiling, target.tiling, cores)
+    stages("tiling")
     summary = write_atomically(Path(out_dir), lambda tmp: _emit(
-        tmp, extra_files, graph, layers, plan, target, source, cores, tiled, api))
+        tmp, extra_files, graph, layers, plan, target, source, cores, tiled, api, stages))
+    stages("writing")
     return CompileResult(graph, layers, plan, summary, notes + list(summary.notes), tiled=tiled)

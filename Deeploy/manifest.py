@@ -6,7 +6,7 @@ tiled layers. Code generation returns it and writes it next to the C sources
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, fields
+from dataclasses import dataclass, fields
 from pathlib import Path
 
 from Deeploy.errors import DeeployError
@@ -131,7 +131,7 @@ class Manifest:
         return None
 
     def to_json(self) -> str:
-        return json.dumps({"version": MANIFEST_VERSION, **asdict(self)}, indent=1) + "\n"
+        return json.dumps({"version": MANIFEST_VERSION, **_plain(self)}, indent=1) + "\n"
 
     def write(self, folder: Path) -> Path:
         path = Path(folder) / MANIFEST_FILE
@@ -149,6 +149,17 @@ class Manifest:
         for key, item in parts.items():
             values[key] = tuple(item(**_tuples(entry)) for entry in values[key])
         return cls(**values)
+
+
+def _plain(value):
+    """``value`` with its dataclasses as dicts (``dataclasses.asdict`` without its deep copies)."""
+    if hasattr(value, "__dataclass_fields__"):
+        return {f.name: _plain(getattr(value, f.name)) for f in fields(value)}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    return value
 
 
 def _tuples(entry: dict) -> dict:

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
 from typing import Callable
-
-import numpy as np
 
 from Deeploy.ir.dtypes import DType
 from Deeploy.ir.graph import Graph
@@ -38,7 +37,7 @@ class Buf:
 
     @property
     def size(self) -> int:
-        return int(np.prod(self.shape, dtype=np.int64))
+        return int(math.prod(self.shape))
 
     @property
     def nbytes(self) -> int:

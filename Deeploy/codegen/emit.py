@@ -21,7 +21,7 @@ from Deeploy.codegen.c_text import c_float, comment_text
 from Deeploy.codegen.c_values import CallParts, render_parts
 from Deeploy.ir.dtypes import BFLOAT16
 from Deeploy.ir.graph import Graph
-from Deeploy.manifest import Manifest
+from Deeploy.manifest import MANIFEST_FILE, Manifest
 from Deeploy.memory.planner import MemoryPlan
 from Deeploy.targets.platform import Platform
 
@@ -114,11 +114,12 @@ def _arena_levels(plan: MemoryPlan, arena: str, arenas: dict, tiling, platform: 
 
 
 def emit_project(graph: Graph, layers: list[Layer], plan: MemoryPlan, platform: Platform,
-                 out_dir: Path, source: str, cores: int = 1, tiling=None, api: NetworkApi | None = None
-                 ) -> EmitSummary:
+                 out_dir: Path, source: str, cores: int = 1, tiling=None, api: NetworkApi | None = None,
+                 stages=None) -> EmitSummary:
     """``tiling``: a ``Deeploy.tiling.network.TiledNetwork`` (layers run tile by tile out of L1);
     graph inputs and outputs live in ``plan.data_level``, each constant in its placement's level.
-    ``api``: the exported C names (default: InitNetwork, RunNetwork, DeeployNetwork_*)."""
+    ``api``: the exported C names (default: InitNetwork, RunNetwork, DeeployNetwork_*).
+    ``stages``: the compile's stage timer (``compiler.Stages``), told when the texts are rendered."""
     api = api or NetworkApi()
     arena = f"deeploy_arena_{plan.level.name}"
     names = BufferNames(graph, plan, arena, api.prefix)
@@ -181,14 +182,16 @@ def emit_project(graph: Graph, layers: list[Layer], plan: MemoryPlan, platform: 
                + [io_quantization(graph, b.name, True) for b in outputs],
                cmake_platform=platform.cmake_platform, linker_script=platform.linker_script is not None)
 
-    out_dir.mkdir(parents=True, exist_ok=True)
-    (out_dir / "Network.c").write_text(_file_template("Network.c.mako").render(**ctx))
-    (out_dir / "Network.h").write_text(_file_template("Network.h.mako").render(**ctx))
-    (out_dir / "CMakeLists.txt").write_text(_file_template("CMakeLists.txt.mako").render(**ctx))
+    texts = {name: _file_template(f"{name}.mako").render(**ctx) for name in ("Network.c", "Network.h", "CMakeLists.txt")}
     manifest = describe_network(graph, layers, plan, platform, source, cores, idle, names.referenced | rolled.stacked(), tiling,
                                 described if tiling is not None else {}, unmarked=rolled.unmarked(),
                                 loops=rolled.loops())
-    manifest.write(out_dir)
+    texts[MANIFEST_FILE] = manifest.to_json()
+    if stages is not None:
+        stages("codegen")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    for name, text in texts.items():
+        (out_dir / name).write_text(text)
     kernel_out = out_dir / "kernels"
     kernel_out.mkdir(exist_ok=True)
     for kernel_dir in platform.kernel_dirs:  # sources may include each other: copy all

@@ -85,6 +85,7 @@ class Graph:
     float_declared: frozenset[str] = frozenset()   # tensors the file declares float (ONNX FLOAT, DOUBLE, BFLOAT16)
     int_declared: dict[str, DType] = field(default_factory=dict)   # inputs and constants the file declares integer
     onnx_integers: bool = False   # integer ops follow ONNX semantics (onnx_loader.integer_semantics)
+    _writers: dict[str, tuple[int, Node]] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     # ---- queries -------------------------------------------------------------------------
     def tensor(self, name: str) -> Tensor:
@@ -92,6 +93,18 @@ class Graph:
 
     def producers(self) -> dict[str, Node]:
         return {out: n for n in self.nodes for out in n.outputs}
+
+    def producer(self, name: str) -> Node | None:
+        """The node writing ``name``: None for a graph input, a constant or a name no node writes.
+        An index of the writers (with their positions) answers it; an entry the node list no longer
+        confirms rebuilds the index, so edits of the graph are always seen."""
+        hit = self._writers.get(name)
+        if hit is None or hit[0] >= len(self.nodes) or self.nodes[hit[0]] is not hit[1] or name not in hit[1].outputs:
+            if name in self.inputs or (name in self.tensors and self.tensors[name].is_constant):
+                return None
+            self._writers = {o: (k, n) for k, n in enumerate(self.nodes) for o in n.outputs if o}
+            hit = self._writers.get(name)
+        return hit[1] if hit is not None else None
 
     def consumers(self) -> dict[str, list[Node]]:
         users: dict[str, list[Node]] = {}
@@ -161,29 +174,46 @@ class Graph:
 
     # ---- order and checks ----------------------------------------------------------------
     def topological_sort(self) -> None:
-        """Order nodes so every input is produced before use; stable for sorted graphs."""
+        """Order nodes by levels (a node runs one level after the last producer of its inputs),
+        in their present order within a level: stable for sorted graphs."""
         available = {name for name, t in self.tensors.items() if t.is_constant}
         available.update(self.inputs)
         available.add("")
-        pending = list(self.nodes)
-        ordered: list[Node] = []
-        while pending:
-            ready = [n for n in pending if all(i in available for i in n.inputs)]
-            if not ready:
-                missing = sorted({i for n in pending for i in n.inputs if i not in available
-                                  and i not in {o for m in pending for o in m.outputs}})
-                culprit = pending[0]
-                if missing:
-                    raise GraphError(f"node '{culprit.name}' ({culprit.op}) reads tensor "
-                                     f"'{missing[0]}' that is neither a graph input, a constant nor "
-                                     "produced by any node")
-                raise GraphError(f"the graph has a cycle through node '{culprit.name}' ({culprit.op})")
-            ready_ids = {id(n) for n in ready}
+        waiting: dict[str, list[int]] = {}   # tensor not yet available -> the nodes reading it
+        missing = [0] * len(self.nodes)      # per node: its inputs not yet available
+        ready: list[int] = []
+        for k, n in enumerate(self.nodes):
+            for i in dict.fromkeys(n.inputs):
+                if i not in available:
+                    waiting.setdefault(i, []).append(k)
+                    missing[k] += 1
+            if not missing[k]:
+                ready.append(k)
+        ordered: list[int] = []
+        while ready:
             ordered.extend(ready)
-            pending = [n for n in pending if id(n) not in ready_ids]
-            for n in ready:
-                available.update(n.outputs)
-        self.nodes = ordered
+            level, ready = ready, []
+            for k in level:
+                for o in self.nodes[k].outputs:
+                    if o not in available:
+                        available.add(o)
+                        for user in waiting.pop(o, ()):
+                            missing[user] -= 1
+                            if not missing[user]:
+                                ready.append(user)
+            ready.sort()
+        if len(ordered) < len(self.nodes):
+            done = set(ordered)
+            pending = [n for k, n in enumerate(self.nodes) if k not in done]
+            produced = {o for m in pending for o in m.outputs}
+            unknown = sorted({i for n in pending for i in n.inputs if i not in available and i not in produced})
+            culprit = pending[0]
+            if unknown:
+                raise GraphError(f"node '{culprit.name}' ({culprit.op}) reads tensor "
+                                 f"'{unknown[0]}' that is neither a graph input, a constant nor "
+                                 "produced by any node")
+            raise GraphError(f"the graph has a cycle through node '{culprit.name}' ({culprit.op})")
+        self.nodes = [self.nodes[k] for k in ordered]
 
     def verify(self) -> None:
         """Check the invariants every stage relies on; raises GraphError naming the culprit."""

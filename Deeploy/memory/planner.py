@@ -98,25 +98,58 @@ def align(n: int, a: int) -> int:
     return (n + a - 1) // a * a
 
 
+class _Timeline:
+    """Intervals by the steps they are live, to find those overlapping another without looking
+    at the rest: a segment tree over the steps in which each interval is stored at the O(log n)
+    nodes that cover its steps, and every node counts the intervals stored below it."""
+
+    def __init__(self, steps: int):
+        self.width = 1 << max(0, steps - 1).bit_length()
+        self.at: dict[int, list[int]] = {}   # node -> intervals covering all of its steps
+        self.below: dict[int, int] = {}      # node -> intervals stored in its subtree
+
+    def _visit(self, first: int, last: int, prune: bool):
+        """Nodes (node, covered by [first, last]) whose steps meet [first, last], top down."""
+        stack = [(1, 0, self.width)]
+        while stack:
+            v, lo, hi = stack.pop()
+            if hi <= first or last < lo or (prune and not self.below.get(v)):
+                continue
+            inside = first <= lo and hi - 1 <= last
+            yield v, inside
+            if not inside or prune:
+                mid = (lo + hi) // 2
+                if hi - lo > 1:
+                    stack += ((2 * v, lo, mid), (2 * v + 1, mid, hi))
+
+    def add(self, k: int, first: int, last: int) -> None:
+        for v, inside in self._visit(first, last, False):
+            self.below[v] = self.below.get(v, 0) + 1
+            if inside:
+                self.at.setdefault(v, []).append(k)
+
+    def overlapping(self, first: int, last: int) -> set[int]:
+        return {k for v, _ in self._visit(first, last, True) for k in self.at.get(v, ())}
+
+
 def place_intervals(intervals: list[Interval], alignment: int) -> tuple[list[int], int]:
     """Greedy offset assignment, largest first, each at the lowest gap free during its life.
     Returns the offset of each interval (in the given order) and the total size."""
     order = sorted(range(len(intervals)), key=lambda k: (-intervals[k].size, intervals[k].first,
                                                          intervals[k].name))
     offsets = [0] * len(intervals)
-    placed: list[int] = []
+    placed = _Timeline(max((iv.last + 1 for iv in intervals), default=0))
     total = 0
     for k in order:
         iv = intervals[k]
-        busy = sorted((offsets[j], offsets[j] + intervals[j].size) for j in placed
-                      if intervals[j].overlaps(iv))
+        busy = sorted((offsets[j], offsets[j] + intervals[j].size) for j in placed.overlapping(iv.first, iv.last))
         offset = 0
         for lo, hi in busy:
             if offset + iv.size <= lo:
                 break
             offset = max(offset, align(hi, alignment))
         offsets[k] = offset
-        placed.append(k)
+        placed.add(k, iv.first, iv.last)
         total = max(total, offset + iv.size)
     return offsets, total
 

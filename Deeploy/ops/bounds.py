@@ -105,7 +105,7 @@ def _produced_bound(graph: Graph, name: str, depth: int) -> int | None:
     """The proven largest |value| of ``name`` from the node that writes it: the GEMM/conv/sum
     bounds, the op's magnitude rule on its inputs' proven bounds, or a data-movement op's input
     bound; None when the producer proves nothing tighter than the type."""
-    node = next((n for n in graph.nodes if name in n.outputs), None)
+    node = graph.producer(name)
     if node is None or depth <= 0:
         return None
     if node.op in ("Gemm", "MatMul"):

@@ -97,35 +97,63 @@ def _closed(matched: list[Node], consumers: dict[str, list[Node]], outputs: set[
 
 def apply_rules(graph: Graph, rule_set: RuleSet, log: Callable[[str], None] | None = None
                 ) -> tuple[Graph, bool]:
-    """Apply the rules until none matches; returns (new graph, True) or (``graph``, False)."""
-    work, modified, progress = graph.copy(), False, True
-    while progress:
-        progress = False
-        producers, consumers, outputs = work.producers(), work.consumers(), set(work.outputs)
-        for node in list(work.nodes):
+    """Apply the rules until none matches; returns (new graph, True) or (``graph``, False).
+    The first node, in order, at which a rule applies is replaced; the scan then resumes at the
+    first node the replacement can affect (a matched node or the producer of an input of the
+    matched or new nodes): the nodes before it matched nothing and still match nothing."""
+    work, modified = graph.copy(), False
+    slots = [[n] for n in work.nodes]   # the nodes in order; new nodes take their root's slot
+    slot_of = {id(n): k for k, n in enumerate(work.nodes)}
+    producers, consumers, outputs = work.producers(), work.consumers(), set(work.outputs)
+    k = 0
+    while k < len(slots):
+        found = None
+        for node in slots[k]:
             for rule in rule_set.rules:
                 matched: list[Node] = []
                 if not _match(rule.pattern, node, producers, matched) or not _closed(matched, consumers, outputs):
                     continue
                 reason = rule.check(work, matched)
-                if reason is not None:
-                    if log:
-                        log(f"  {rule_set.name}/{rule.name}: not at '{node.name}': {reason}")
-                    continue
-                replacement = rule.replace(work, matched)
-                for n in replacement:   # new nodes stay in the module the matched nodes came from
-                    n.scopes = n.scopes or matched[-1].scopes
-                at = work.nodes.index(matched[-1])
-                work.nodes[at:at + 1] = replacement
-                for n in matched[:-1]:
-                    work.nodes.remove(n)
+                if reason is None:
+                    found = rule, matched
+                    break
                 if log:
-                    log(f"  {rule_set.name}/{rule.name}: {', '.join(repr(n) for n in matched)} "
-                        f"=> {', '.join(repr(n) for n in replacement)}")
-                modified = progress = True
+                    log(f"  {rule_set.name}/{rule.name}: not at '{node.name}': {reason}")
+            if found:
                 break
-            if progress:
-                break
+        if found is None:
+            k += 1
+            continue
+        rule, matched = found
+        replacement = rule.replace(work, matched)
+        for n in replacement:   # new nodes stay in the module the matched nodes came from
+            n.scopes = n.scopes or matched[-1].scopes
+        root = slot_of[id(matched[-1])]
+        k = min([slot_of[id(n)] for n in matched] + [slot_of[id(producers[i])] for n in matched + replacement
+                                                       for i in n.inputs if i in producers])
+        for n in matched:
+            j = slot_of.pop(id(n))
+            if n is not matched[-1]:
+                slots[j] = [m for m in slots[j] if m is not n]
+            for o in n.outputs:
+                if producers.get(o) is n:
+                    del producers[o]
+            for i in dict.fromkeys(n.inputs):
+                if i:
+                    consumers[i] = [u for u in consumers[i] if u is not n]
+        at = next(j for j, m in enumerate(slots[root]) if m is matched[-1])
+        slots[root][at:at + 1] = replacement
+        for n in replacement:
+            slot_of[id(n)] = root
+            producers.update((o, n) for o in n.outputs)
+            for i in dict.fromkeys(n.inputs):
+                if i:
+                    consumers.setdefault(i, []).append(n)
+        if log:
+            log(f"  {rule_set.name}/{rule.name}: {', '.join(repr(n) for n in matched)} "
+                f"=> {', '.join(repr(n) for n in replacement)}")
+        modified = True
+    work.nodes = [n for slot in slots for n in slot]
     return (work, True) if modified else (graph, False)
 
 
