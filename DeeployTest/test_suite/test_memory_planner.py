@@ -8,6 +8,7 @@ import pytest
 
 from Deeploy.binding import bind
 from Deeploy.frontend import assign_input_types, infer_graph, load_onnx
+from Deeploy.frontend.io_data import load_npz_arrays, map_arrays
 from Deeploy.memory.lifetimes import Interval, alias_roots, lifetimes
 from Deeploy.memory.planner import BufferKind, peak_live_bytes, place_intervals, plan_memory
 from Deeploy.passes.manager import run_passes
@@ -49,7 +50,8 @@ def test_chain_reuses_memory():
 def test_network_plan_is_valid(test_dir):
     platform = get_platform("Generic")
     graph = load_onnx(test_dir / "network.onnx")
-    assign_input_types(graph)
+    npz = test_dir / "inputs.npz"
+    assign_input_types(graph, map_arrays(npz, load_npz_arrays(npz), graph.inputs, graph, "input"))
     infer_graph(graph)
     graph = run_passes(graph, platform.passes)
     layers = bind(graph, platform)
