@@ -13,6 +13,7 @@ import numpy as np
 
 from Deeploy.errors import TilingError
 from Deeploy.ir.graph import Graph, Node
+from Deeploy.tiling.ops.rows import row_start
 from Deeploy.tiling.spec import OUTPUT, AxisMap, LayerSpec, Operand, operand_ranges
 
 __all__ = ["Tile", "Restrict", "same", "rows", "reduce", "conv", "maxpool", "gemm_requant", "transpose", "concat",
@@ -80,10 +81,11 @@ def same(t: Tile) -> None:
 
 
 def rows(t: Tile) -> None:
-    """Softmaxes and norms: the last logical axis must be the original last (whole) axis; an
-    ``axis`` attribute names it."""
+    """Softmaxes and norms: the last logical axis must be the op's (whole) row; an ``axis``
+    attribute names it."""
     x = t.node.inputs[0]
-    if t.graph.tensors[x].shape[-1] == 1:          # dropped from the logical views: put it back
+    shape = t.graph.tensors[x].shape
+    if math.prod(shape[row_start(t.p, shape):]) == 1:   # dropped from the logical views: put it back
         for name in t.operands:
             t.shapes[name] = t.extents(name) + (1,)
     if "axis" in t.attrs:

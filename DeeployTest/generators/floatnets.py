@@ -1,5 +1,6 @@
 """Float32 test networks: a MobileNet-style CNN, a Llama-style decoder layer, a ViT-style
-encoder and a mixed graph (float around an int8 part joined by QuantizeLinear/DequantizeLinear).
+encoder, a compact convolutional transformer exported at opsets 20 and 12, and a mixed graph
+(float around an int8 part joined by QuantizeLinear/DequantizeLinear).
 
 They are written with float32 weights and inputs; the goldens come from onnxruntime on the whole
 model, and the compiler's reference interpreter must agree with them within the float tolerance
@@ -31,8 +32,8 @@ _OPSET = 20   # Gelu is a standard op from opset 20
 class FloatNet:
     """A float32 ONNX graph under construction (shapes tracked by onnx shape inference)."""
 
-    def __init__(self, name: str, rng: np.random.Generator):
-        self.name, self.rng = name, rng
+    def __init__(self, name: str, rng: np.random.Generator, opset: int = _OPSET):
+        self.name, self.rng, self.opset = name, rng, opset
         self.nodes: list[onnx.NodeProto] = []
         self.inits: list[TensorProto] = []
         self.inputs: list[tuple[str, np.ndarray]] = []
@@ -56,6 +57,13 @@ class FloatNet:
         self.inits.append(numpy_helper.from_array(np.asarray(value), name))
         return name
 
+    def constant_node(self, value) -> str:
+        """A ``Constant`` node holding ``value`` (as exporters write small constants)."""
+        out = self._fresh("Constant")
+        value = numpy_helper.from_array(np.asarray(value))
+        self.nodes.append(helper.make_node("Constant", [], [out], name=out, value=value))
+        return out
+
     def weight(self, shape: Sequence[int], fan_in: int | None = None, name: str = "w") -> str:
         fan_in = fan_in or int(np.prod(shape[1:]))
         return self.const((self.rng.standard_normal(shape) / np.sqrt(fan_in)).astype(np.float32), name)
@@ -75,7 +83,7 @@ class FloatNet:
                for n, v in self.inputs]
         outs = [helper.make_tensor_value_info(n, self.output_types[n], None) for n in self.outputs]
         graph = helper.make_graph(self.nodes, self.name, ins, outs, self.inits)
-        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", _OPSET)],
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", self.opset)],
                                   producer_name="DeeployTest/generate_tests.py")
         model.ir_version = 9
         return onnx.shape_inference.infer_shapes(model)
@@ -206,6 +214,89 @@ def vit(rng):
     pooled = net.node("ReduceMean", [norm(x), net.const(np.array([0], np.int64), "axes")], keepdims=1)
     net.output(net.node("Gemm", [pooled, net.weight([dim, 10]), net.const(np.zeros(10, np.float32), "b")]))
     return net
+
+
+def compact_transformer(rng, opset: int) -> FloatNet:
+    """A compact convolutional transformer as exporters write it: conv tokenizer (Conv, Relu,
+    MaxPool), flatten(2) through ``Shape -> Slice -> Concat -> Reshape`` with ``Constant`` nodes,
+    transpose, position embedding, one pre-norm block (2 heads, GELU MLP), sequence pooling
+    (softmax over the tokens of x W), classifier; 49 tokens of 16 channels, batch 1. At opset
+    20 linear layers are MatMul + Add on [1, T, C] and the norm and GELU are ops; at opset 12
+    they are Gemm on the flattened tokens, LayerNormalization and GELU from their formulas, and
+    the softmax over the tokens is a last-axis Softmax between Transposes."""
+    net = FloatNet(f"float_cct_opset{opset}", rng, opset)
+    dim, heads, hidden, tokens = 16, 2, 32, 49
+    hd = dim // heads
+
+    def i64(*values):
+        return net.constant_node(np.array(values, np.int64))
+
+    def f32(value):
+        return net.constant_node(np.array(value, np.float32))
+
+    def reshape_keeping(v, lead: int, *rest: int, like: str | None = None):
+        """v reshaped to the first ``lead`` dims of ``like`` (default v; read through Shape and
+        Slice) + ``rest``."""
+        kept = net.node("Slice", [net.node("Shape", [like or v]), i64(0), i64(lead), i64(0)])
+        return net.node("Reshape", [v, net.node("Concat", [kept, i64(*rest)], axis=0)])
+
+    def linear(v, d_in, d_out):
+        w = net.weight([d_in, d_out], d_in)
+        b = net.const((0.05 * rng.standard_normal(d_out)).astype(np.float32), "b")
+        if opset >= 13:
+            return net.node("Add", [net.node("MatMul", [v, w]), b])
+        rows = net.node("Gemm", [net.node("Reshape", [v, i64(-1, d_in)]), w, b])
+        return reshape_keeping(rows, -1, d_out, like=v)
+
+    def norm(v):
+        w = net.const((1 + 0.1 * rng.standard_normal(dim)).astype(np.float32), "ln_w")
+        b = net.const((0.1 * rng.standard_normal(dim)).astype(np.float32), "ln_b")
+        if opset >= 17:
+            return net.node("LayerNormalization", [v, w, b], axis=-1, epsilon=1e-5)
+        d = net.node("Sub", [v, net.node("ReduceMean", [v], axes=[-1], keepdims=1)])
+        var = net.node("ReduceMean", [net.node("Pow", [d, f32(2.0)])], axes=[-1], keepdims=1)
+        std = net.node("Sqrt", [net.node("Add", [var, f32(1e-5)])])
+        return net.node("Add", [net.node("Mul", [net.node("Div", [d, std]), w]), b])
+
+    def gelu(v):
+        if opset >= 20:
+            return net.node("Gelu", [v])
+        erf = net.node("Erf", [net.node("Div", [v, f32(np.sqrt(2.0))])])
+        return net.node("Mul", [net.node("Mul", [v, net.node("Add", [erf, f32(1.0)])]), f32(0.5)])
+
+    x = net.node("Conv", [net.input("input", [1, 3, 14, 14]), net.weight([dim, 3, 3, 3]),
+                          net.const(np.full(dim, 0.01, np.float32), "b")], kernel_shape=[3, 3], pads=[1] * 4)
+    x = net.node("MaxPool", [net.node("Relu", [x])], kernel_shape=[3, 3], strides=[2, 2], pads=[1] * 4)
+    x = net.node("Transpose", [reshape_keeping(x, 2, -1)], perm=[0, 2, 1])
+    x = net.node("Add", [x, net.const((0.1 * rng.standard_normal((1, tokens, dim))).astype(np.float32), "pos")])
+    h = norm(x)
+    q, k, v = (net.node("Transpose", [reshape_keeping(linear(h, dim, dim), 2, heads, hd)], perm=[0, 2, 1, 3])
+               for _ in range(3))
+    s = net.node("MatMul", [q, net.node("Transpose", [k], perm=[0, 1, 3, 2])])
+    p = net.node("Softmax", [net.node("Mul", [s, f32(1 / np.sqrt(hd))])], axis=-1)
+    o = net.node("Transpose", [net.node("MatMul", [p, v])], perm=[0, 2, 1, 3])
+    x = net.node("Add", [x, linear(reshape_keeping(o, 2, -1), dim, dim)])
+    x = net.node("Add", [x, linear(gelu(linear(norm(x), dim, hidden)), hidden, dim)])
+    x = norm(x)
+    a = linear(x, dim, 1)                                                      # [1, T, 1]
+    if opset >= 13:
+        a = net.node("Softmax", [a], axis=1)
+    else:
+        a = net.node("Transpose", [net.node("Softmax", [net.node("Transpose", [a], perm=[0, 2, 1])], axis=-1)],
+                     perm=[0, 2, 1])
+    pooled = net.node("MatMul", [net.node("Transpose", [a], perm=[0, 2, 1]), x])  # [1, 1, C]
+    net.output(linear(reshape_keeping(pooled, 1, -1), dim, 10))
+    return net
+
+
+@test("Models/Float/CCT_opset20")
+def cct_opset20(rng):
+    return compact_transformer(rng, 20)
+
+
+@test("Models/Float/CCT_opset12")
+def cct_opset12(rng):
+    return compact_transformer(rng, 12)
 
 
 @test("Models/Float/Autoencoder")

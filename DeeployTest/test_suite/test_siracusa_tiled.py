@@ -91,6 +91,7 @@ def expected_l2_bytes(test_dir: Path, level: str) -> int:
 def _run_tiled(test_dir, l1: int, level: str, db: bool, capsys, cores: int, profile: bool,
                platform: str = "Siracusa", platform_options: dict | None = None) -> str:
     name = f"l1_{l1}_{level}_{'db' if db else 'sb'}" + "".join(f"_{k}" for k in sorted(platform_options or {}))
+    name += f"_cores{cores}" if cores != 8 else ""
     folder = f"TEST_{platform.upper()}_TILED"
     gen = DEEPLOY_TEST / folder / name / _id(test_dir)
     args = argparse.Namespace(test=str(test_dir), verbose=False, skipgen=False, skipsim=False, gen_dir=str(gen),
@@ -141,6 +142,26 @@ def test_tiled_network(test_dir, config, capsys):
 @pytest.mark.parametrize("test_dir,config", _cases(FULL, slow=True))
 def test_tiled_network_full(test_dir, config, capsys):
     run_tiled(test_dir, *config, capsys)
+
+
+# compact convolutional transformers exported at opsets 20 and 12 (their sequence pooling is a
+# Softmax over the tokens of [1, T, 1]): on one core at the tightest L1 by default (test_tiled_network
+# runs them on 8 cores), the rest of (l1, level, double buffering, cores) with -m slow
+CCT = [DEEPLOY_TEST / "Tests" / "Models" / "Float" / f"CCT_opset{v}" for v in (20, 12)]
+CCT_DEFAULT = [(8000, "L3", False, 1)]
+CCT_FULL = [c for c in itertools.product((64000, 16000, 8000), ("L2", "L3"), (False, True), (1, 8))
+            if c not in CCT_DEFAULT and not (c[3] == 8 and (c[0], c[1], c[2]) in DEFAULT + FULL)]
+
+
+def _cct_cases(configs, slow: bool = False) -> list:
+    return [pytest.param(d, c, id=f"{_id(d)}-{_config_id(c)}-cores{c[3]}", marks=pytest.mark.slow if slow else ())
+            for d in CCT for c in configs]
+
+
+@pytest.mark.parametrize("test_dir,config", _cct_cases(CCT_DEFAULT) + _cct_cases(CCT_FULL, slow=True))
+def test_tiled_compact_transformer(test_dir, config, capsys):
+    l1, level, db, cores = config
+    run_tiled(test_dir, l1, level, db, capsys, cores=cores)
 
 
 MINI = DEEPLOY_TEST / "Tests" / "Models" / "miniMobileNetv2"

@@ -270,11 +270,16 @@ SINGLE_OPS = {   # cases no test network has: op, x shape, y shape, attributes, 
     "reduce_over_size_1_axes_keepdims": ("ReduceSum", (3, 1, 5), (3, 1, 5), dict(keepdims=1), (("axes", [1]),)),
     "reduce_over_size_1_axes": ("ReduceSum", (3, 1, 5), (3, 5), dict(keepdims=0), (("axes", [1]),)),
     "pad_of_an_empty_input": ("Pad", (0, 3), (2, 5), {}, (("pads", [2, 1, 0, 1]),)),
+    # float: a softmax along an axis followed by size-1 axes normalises that axis, not the last
+    "float_softmax_over_tokens_of_a_column": ("Softmax", (1, 9, 1), (1, 9, 1), dict(axis=1), (), True),
+    "float_softmax_over_rows_before_size_1_axes": ("Softmax", (3, 5, 1, 1), (3, 5, 1, 1), dict(axis=1), (), True),
+    "float_softmax_over_a_size_1_axis": ("Softmax", (4, 1, 1), (4, 1, 1), dict(axis=1), (), True),
 }
 
 
-def _single_op(tmp_path, op, x_shape, y_shape, attrs, constants):
-    """A one-node network after the Siracusa passes, and its golden values."""
+def _single_op(tmp_path, op, x_shape, y_shape, attrs, constants, floats=False):
+    """A one-node network after the Siracusa passes, and its golden values (integer samples, or
+    float ones with ``floats``)."""
     x = helper.make_tensor_value_info("x", TensorProto.FLOAT, list(x_shape))
     y = helper.make_tensor_value_info("y", TensorProto.FLOAT, list(y_shape))
     inits = [helper.make_tensor(n, TensorProto.INT64, [len(v)], v) for n, v in constants]
@@ -284,6 +289,8 @@ def _single_op(tmp_path, op, x_shape, y_shape, attrs, constants):
     onnx.save(model, tmp_path / "m.onnx")
     graph = load_onnx(tmp_path / "m.onnx")
     inputs = {"x": np.random.default_rng(0).integers(-128, 127, size=x_shape, endpoint=True)}
+    if floats:
+        inputs["x"] = (inputs["x"] / 32).astype(np.float32)
     assign_input_types(graph, inputs)
     infer_graph(graph)
     graph = run_passes(graph, SIRACUSA_PASSES)

@@ -9,11 +9,13 @@ tiled (whole rows per tile).
   (the normalised axis of the op family) is kept whole too, as specified for the norms.
 * ReduceSum, ReduceMean, IntegerMean: the reduced axes whole, the kept axes tiled.
 * Float Softmax, LayerNormalization and RMSNorm as the integer ones, when they normalise the last
-  axis only (other forms are refused with a TilingError).
+  axis only, or (Softmax) an axis followed by size-1 axes only (other forms are refused with a
+  TilingError).
 """
 
 from __future__ import annotations
 
+import math
 from typing import Sequence
 
 from Deeploy.errors import TilingError
@@ -22,18 +24,20 @@ from Deeploy.tiling.ops._common import (ABSENT, BCAST, FULL, RuleContext, axis_s
                                         zero_copy_spec)
 from Deeploy.tiling.spec import INPUT, OUTPUT, LayerSpec
 
-__all__ = ["softmax_rule", "requantized_softmax_rule", "norm_rule", "reduce_rule"]
+__all__ = ["softmax_rule", "requantized_softmax_rule", "norm_rule", "reduce_rule", "row_start"]
 
 
-def _row_names(rank: int) -> dict[int, str]:
-    names = {a: "rows" for a in range(rank - 1)}
-    names[rank - 1] = "width"
-    return names
+def row_start(params, shape: Sequence[int]) -> int:
+    """The first axis of the op's rows: the trailing axes holding its ``width`` (ops without
+    one work along the last axis). A softmax along an axis followed by size-1 axes has its
+    rows there, not in the last axis alone."""
+    width = getattr(getattr(params, "base", params), "width", shape[-1] if shape else 1)
+    return next((a for a in range(len(shape) - 1, -1, -1) if math.prod(shape[a:]) == width), 0)
 
 
 def _row_spec(node: Node, graph: Graph, ctx: RuleContext, axis: str, consts: Sequence[str] = ()) -> LayerSpec:
-    """x and y tiled by whole rows: the last axis (``axis`` of the op) stays whole; the constants
-    ``consts`` broadcast onto x and are tiled with it."""
+    """x and y tiled by whole rows: the row (the ``axis`` of the op, from ``row_start`` on)
+    stays whole; the constants ``consts`` broadcast onto x and are tiled with it."""
     x, y = node.inputs[0], node.outputs[0]
     shape = tuple(graph.tensors[x].shape)
     if graph.tensors[y].size == 0:
@@ -41,14 +45,16 @@ def _row_spec(node: Node, graph: Graph, ctx: RuleContext, axis: str, consts: Seq
     full = [FULL] * len(shape)
     ops = [(x, INPUT, full)]
     ops += [(c, INPUT, broadcast_pattern(graph.tensors[c].shape, shape)) for c in consts]
+    start = row_start(node.params, shape)
     return axis_spec(node, graph, ctx, shape, ops + [(y, OUTPUT, full)],
-                     whole={len(shape) - 1: f"the {axis} of {node.op}"},
-                     names=_row_names(len(shape)), parallel="tileable")
+                     whole={a: f"the {axis} of {node.op}" for a in range(start, len(shape))},
+                     names={a: "rows" if a < start else "width" for a in range(len(shape))}, parallel="tileable")
 
 
 def _last_axis_only(node: Node) -> None:
-    """The row rules keep the last axis whole: a softmax along another axis (``inner`` > 1) or a
-    norm over several trailing axes cannot be tiled by them."""
+    """The row rules keep the trailing axes of a row whole: a softmax along an axis followed by
+    more than size-1 axes (``inner`` > 1) or a norm over several trailing axes cannot be tiled
+    by them."""
     p = node.params
     if getattr(p, "inner", 1) != 1 or (hasattr(p, "blocks") and p.width != p.shape[-1]):
         raise TilingError(f"layer '{node.name}' ({node.op}): only the form over the last axis alone is tiled",
