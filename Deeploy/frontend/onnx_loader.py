@@ -18,6 +18,7 @@ from onnx import numpy_helper
 
 from Deeploy.errors import FrontendError
 from Deeploy.ir.dtypes import ALL_DTYPES, BFLOAT16, FLOAT32, FLOAT_ONNX_TYPES, dtype_of_onnx
+from Deeploy.frontend.qoperator import expand_qoperators
 from Deeploy.ir.graph import NAME_SCOPES_KEY, Graph, Node, Tensor
 
 __all__ = ["load_onnx", "integer_values", "integer_valued", "data_values", "promote_to_float", "is_float_graph", "ACCEPTED_DOMAINS"]
@@ -152,6 +153,7 @@ def load_onnx(path: str | Path) -> Graph:
     g = model.graph
     if not g.node:
         raise FrontendError(f"{path}: the graph has no nodes")
+    expand_qoperators(g)
 
     tensors: dict[str, Tensor] = {}
     raw: dict[str, tuple[np.ndarray, str]] = {}   # constants as stored, with what they are
