@@ -150,8 +150,8 @@ def _lower(graph: Graph, matched: list[Node]) -> list[Node]:
                         graph.tensors[b_dq.inputs[0]].value if b_dq else None, acc)
     xs, ys = (graph.tensors[n.inputs[1]].value.astype(np.float32).reshape(-1)[0] for n in (x_dq, q))
     scale = (xs * graph.tensors[w_dq.inputs[1]].value.astype(np.float32).reshape(-1)) / ys    # float32, as onnxruntime
-    if scale.size > 1 and op.op == "Conv":
-        scale = scale.reshape((-1,) + (1,) * op.params.dims)
+    if scale.size > 1 and op.op == "Conv":   # full rank: it follows the layout pass's Transposes
+        scale = scale.reshape((1, -1) + (1,) * op.params.dims)
     y_type = graph.tensors[q.outputs[0]].dtype
     zp = q.inputs[2] if len(q.inputs) > 2 and q.inputs[2] else graph.add_constant(f"{q.name}.zero_point", np.array(0))
     scale = graph.add_constant(f"{q.name}.scale", scale.astype(np.float32))

@@ -212,3 +212,15 @@ def test_relu_before_a_quantizer_at_its_minimum_is_the_saturation(tmp_path, caps
     graph = _lowered(str(path))
     assert "Relu" not in [n.op for n in graph.nodes] and [n.op for n in graph.nodes].count("RequantizeLinear") == 3
     _validate(capsys, path, "--platform", "Generic")
+
+
+@pytest.mark.parametrize("activations", ["int8", "uint8"])
+def test_per_channel_requantisation_lets_the_layout_transposes_cancel(tmp_path, activations):
+    """On Siracusa the convolutions run channels-last: the Transposes around them move through
+    the per-channel RequantizeLinear (its scale transposed along) and the zero-point Pad (its pads
+    permuted) and cancel; only the input's and the one before Flatten stay."""
+    from Deeploy.targets.siracusa.platform import SIRACUSA_PASSES
+    graph = _lowered(_quantized(tmp_path, activations))
+    graph = run_passes(graph, SIRACUSA_PASSES)
+    transposes = [n for n in graph.nodes if n.op == "Transpose"]
+    assert len(transposes) == 2, [repr(n) for n in transposes]
