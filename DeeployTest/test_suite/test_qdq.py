@@ -120,6 +120,33 @@ def test_qoperator_cnn_runs_as_the_qdq_integer_kernels(tmp_path, capsys, activat
     _validate(capsys, path, "--platform", "Generic")
 
 
+def test_qoperator_elementwise_and_pooling_run_float_and_are_listed(tmp_path, capsys):
+    """com.microsoft's QLinearAdd, QLinearSigmoid and QLinearGlobalAveragePool become their QDQ
+    groups, which compute in float (``-v`` lists them)."""
+    rng = np.random.default_rng(0)
+    weight = numpy_helper.from_array((rng.standard_normal([8, 8, 3, 3]) * 0.2).astype(np.float32), "w")
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1]), helper.make_node("Add", ["c", "x"], ["a"]),
+             helper.make_node("Sigmoid", ["a"], ["s"]), helper.make_node("GlobalAveragePool", ["s"], ["y"])]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 8, 8, 8])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 8, 1, 1])], [weight])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    onnx.save(model, tmp_path / "float.onnx")
+    data = iter([{"x": rng.standard_normal([1, 8, 8, 8]).astype(np.float32)} for _ in range(4)])
+    reader = type("Reader", (CalibrationDataReader,), {"get_next": lambda self: next(data, None)})()
+    quantize_static(str(tmp_path / "float.onnx"), str(tmp_path / "q.onnx"), reader, quant_format=QuantFormat.QOperator,
+                    per_channel=True, reduce_range=True, activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8)
+    assert [n.op_type for n in onnx.load(tmp_path / "q.onnx").graph.node][2:5] == \
+        ["QLinearAdd", "QLinearSigmoid", "QLinearGlobalAveragePool"]
+    code = main(["compile", str(tmp_path / "q.onnx"), "--platform", "Generic", "-o", str(tmp_path / "out"), "-v"])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    listed = next(line for line in out.splitlines() if line.startswith("  float:"))
+    for op in ("(Add)", "(Sigmoid)", "(GlobalAveragePool)"):
+        assert op in listed, listed
+    assert "(Conv)" not in listed, listed
+
+
 def _integer_model(tmp_path, op: str, w: np.ndarray, x_shape, y_shape, **attrs) -> str:
     """``op`` (MatMulInteger or ConvInteger) of a uint8 input with zero point 131 and weights ``w``."""
     weights = [numpy_helper.from_array(w, "w")] if w is not None else []
