@@ -49,7 +49,8 @@ def check_supported(graph: Graph, platform: Platform) -> None:
     from Deeploy.ops import Trait, registered_ops
     known = registered_ops()
     missing = [(n.op, n.name) for n in graph.nodes if n.op not in known
-               or not platform.bindings.get(n.op) and not known[n.op].has(Trait.SHAPE_ONLY)]  # shapes fold
+               or not platform.bindings.get(n.op) and not known[n.op].has(Trait.SHAPE_ONLY)   # shapes fold
+               and not known[n.op].has(Trait.LOWERED)]
     if missing:
         raise UnsupportedOpError(platform.name, missing)
 

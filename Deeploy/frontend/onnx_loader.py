@@ -23,6 +23,7 @@ import onnx
 from onnx import numpy_helper
 
 from Deeploy.errors import FrontendError
+from Deeploy.frontend.qoperator import expand_qoperators
 from Deeploy.ir.dtypes import ALL_DTYPES, BFLOAT16, FLOAT32, FLOAT_ONNX_TYPES, DType, dtype_by_name, dtype_of_onnx
 from Deeploy.ir.graph import NAME_SCOPES_KEY, Graph, Node, Tensor
 
@@ -188,6 +189,7 @@ def load_onnx(path: str | Path) -> Graph:
     g = model.graph
     if not g.node:
         raise FrontendError(f"{path}: the graph has no nodes")
+    expand_qoperators(g)
 
     tensors: dict[str, Tensor] = {}
     raw: dict[str, tuple[np.ndarray, str]] = {}   # constants as stored, with what they are

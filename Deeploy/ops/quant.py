@@ -6,19 +6,22 @@ scalar or one value per channel of ``axis``. A NaN quantizes to the output type'
 RequantizeLinear, the requantisation of a QDQ group lowered to integer kernels (``passes/qdq.py``),
 takes an integer accumulator back to 8 bits the way onnxruntime's integer kernels do:
 ``saturate(round_half_even(float32(x) * scale) + zero_point)``, the product in float32, scale
-scalar or numpy-broadcast per channel, the zero point a scalar; int8 output, uint8 with ``signed=0``."""
+scalar or numpy-broadcast per channel, the zero point a scalar; int8 output, uint8 with ``signed=0``.
+MatMulInteger and ConvInteger are MatMul and Conv of ``x - x_zero_point`` and ``w - w_zero_point``
+(a scalar, or one per row of A / column of B / output channel of w) with int32 sums."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from Deeploy.errors import OpError
-from Deeploy.ir.dtypes import FLOAT32, INT8, UINT8, float_result
+from Deeploy.ir.dtypes import FLOAT32, INT8, INT32, UINT8, float_result
 from Deeploy.ops._attrs import attr_int, in_tensor, normalize_axis, require_inputs
+from Deeploy.ops.conv import ConvParams
 from Deeploy.ops.examples import F32, I8, I32, U8, Case, act, const, frand, rand
-from Deeploy.ops._registry import Cost, OpDef, Trait, register
+from Deeploy.ops._registry import Cost, OpDef, Trait, op_named, register
 from Deeploy.ops.requant import channel_layout
 
 __all__ = ["QuantParams"]
@@ -140,6 +143,68 @@ def _requant_cases(rng):
                                       const(np.array(-5, I8))), out_type="int8")]
 
 
+def _base(p) -> OpDef:
+    """The op of ``x - zx`` and ``w - zw`` (its params are the zero-point op's)."""
+    return op_named("Conv" if isinstance(p, ConvParams) else "MatMul")
+
+
+def _integer_parse(node, graph):
+    require_inputs(node, 2, 4)
+    for zp in node.inputs[2:4]:
+        t = graph.tensors[zp] if zp else None
+        if t is not None and (t.dtype.is_float or len(t.shape) > 1):
+            raise OpError(node, f"zero point '{zp}' must be an integer scalar or vector")
+    return op_named(node.op.replace("Integer", "")).parse(replace(node, inputs=node.inputs[:2]), graph)
+
+
+def _integer_infer(p, ins):
+    return [(_base(p).infer(p, ins[:2])[0][0], INT32)]
+
+
+def _centered(p, xs, magnitudes=False):
+    """x - zx and w - zw (``magnitudes``: bounds of their magnitudes from bounds of x, w and the zero points)."""
+    x, w = xs[0].astype(np.int64), xs[1].astype(np.int64)
+    zx, zw = (np.zeros(1, np.int64) if z is None else z.astype(np.int64).reshape(-1) for z in (list(xs) + [None] * 2)[2:4])
+    if isinstance(p, ConvParams):   # zero points per tensor (x) and per output channel (w)
+        zx, zw = zx[0], zw.reshape((-1,) + (1,) * (w.ndim - 1))
+    else:                           # per row of A or per tensor; per column of B or per tensor
+        zx = zx.reshape(-1, 1) if zx.size > 1 else zx[0]
+    return (x + np.abs(zx), w + np.abs(zw)) if magnitudes else (x - zx, w - zw)
+
+
+def _integer_reference(p, xs):
+    return _base(p).reference(p, list(_centered(p, xs)))
+
+
+def _integer_magnitude(p, bounds, ins, outs):
+    args = [None if t is None else np.abs(t.value.astype(np.int64)) if t.is_constant else np.full(t.shape, b, np.int64)
+            for t, b in zip(ins, bounds)]
+    return [int(np.max(np.abs(_base(p).reference(p, list(_centered(p, args, True)))[0]), initial=0))]
+
+
+def _integer_cost(p, ins, outs):
+    return _base(p).cost(p, ins[:2], outs)
+
+
+def _matmul_integer_cases(rng):
+    return [Case("uint8_int8_zero_points", (act(rand(rng, [2, 3, 16], 0, 255), U8), const(rand(rng, [16, 5], -64, 63), I8),
+                                            const(np.array(131, U8)), const(np.array(0, I8))), out_type="int32"),
+            Case("int8_per_column", (act(rand(rng, [4, 8], -128, 127), I8), const(rand(rng, [8, 3], -64, 63), I8),
+                                     const(np.array(-7, I8)), const(np.array([0, 3, -2], I8))), out_type="int32"),
+            Case("no_zero_points", (act(rand(rng, [3, 8], 0, 255), U8), act(rand(rng, [8, 4], 0, 255), U8)), out_type="int32")]
+
+
+def _conv_integer_cases(rng):
+    return [Case("pad_zero_point", (act(rand(rng, [1, 3, 6, 6], 0, 255), U8), const(rand(rng, [4, 3, 3, 3], 0, 255), U8),
+                                    const(np.array(100, U8)), const(np.array(7, U8))), dict(pads=[1, 1, 1, 1]), out_type="int32"),
+            Case("strided_no_zero_points", (act(rand(rng, [1, 2, 7, 5], 0, 255), U8),
+                                            const(rand(rng, [3, 2, 2, 3], 0, 255), U8)), dict(strides=[2, 1]), out_type="int32")]
+
+
+for _name, _cases in (("MatMulInteger", _matmul_integer_cases), ("ConvInteger", _conv_integer_cases)):
+    register(OpDef(_name, _integer_parse, _integer_infer, _integer_reference, _integer_cost,
+                   traits=frozenset({Trait.STANDARD, Trait.LOWERED}), magnitude=_integer_magnitude,
+                   examples=_cases))
 register(OpDef("QuantizeLinear", _quant_parse, _quant_infer, _quant_reference, _cost,
                traits=frozenset({Trait.STANDARD, Trait.ELEMENTWISE}), tiling="quant", examples=_quant_cases))
 register(OpDef("DequantizeLinear", _quant_parse, _dequant_infer, _dequant_reference, _cost,

@@ -4,7 +4,8 @@
   RequantizedConv; the weight Transpose is a constant and folds away;
 - ``Transpose(Transpose(x, p), q)  =>  x`` when q undoes p, else one Transpose;
 - ``Op(Transpose(x, p), ...)  =>  Transpose(Op(x, ...), p)`` for elementwise ops whose other
-  inputs are scalars or transposed by the same p, so that pairs meet and cancel;
+  inputs are scalars, constants of the output's rank (a per-channel scale; transposed along) or
+  transposed by the same p, and for Pad (its pads permuted), so that pairs meet and cancel;
 - dead nodes (outputs nobody reads) are removed.
 """
 
@@ -67,6 +68,25 @@ def _is_scalar(graph: Graph, name: str) -> bool:
     return graph.is_constant(name) and graph.tensors[name].size == 1
 
 
+def _permutable(graph: Graph, name: str, out_shape: tuple[int, ...]) -> bool:
+    """A constant that broadcasts onto the output with the output's rank: it follows a Transpose."""
+    t = graph.tensors[name]
+    return graph.is_constant(name) and len(t.shape) == len(out_shape) \
+        and all(d in (1, o) for d, o in zip(t.shape, out_shape))
+
+
+def _below(graph: Graph, node: Node, inputs: list[str], perm: list[int], log, src: Node) -> None:
+    """Replaces ``node`` by itself on ``inputs`` followed by Transpose(perm)."""
+    inner = graph.add_tensor(f"{node.outputs[0]}_pre_transpose")
+    at = graph.nodes.index(node)
+    graph.nodes[at:at + 1] = [
+        Node(node.name, node.op, inputs, [inner], dict(node.attrs), node.domain),
+        Node(f"{node.name}_transpose", "Transpose", [inner], node.outputs, {"perm": perm}),
+    ]
+    if log:
+        log(f"  transposes: moved {src!r} below {node!r}")
+
+
 def _simplify_once(graph: Graph, log) -> bool:
     producers, consumers, outputs = graph.producers(), graph.consumers(), set(graph.outputs)
     for node in graph.nodes:
@@ -83,8 +103,19 @@ def _simplify_once(graph: Graph, log) -> bool:
                 if log:
                     log(f"  transposes: merged {src!r} and {node!r}")
                 return True
+        if node.op == "Pad" and len(node.inputs) > 1 and graph.is_constant(node.inputs[1]) \
+                and (len(node.inputs) < 4 or not node.inputs[3]):
+            src = producers.get(node.inputs[0])
+            if src is None or src.op != "Transpose" or len(consumers.get(src.outputs[0], [])) != 1:
+                continue
+            perm, pads = _perm(src), graph.tensors[node.inputs[1]].value.reshape(2, -1)
+            inverse = [perm.index(a) for a in range(len(perm))]
+            moved = graph.add_constant(f"{node.name}.pads", pads[:, inverse].reshape(-1).astype(np.int64))
+            _below(graph, node, [src.inputs[0], moved] + node.inputs[2:], perm, log, src)
+            return True
         if get_op(node).has(Trait.ELEMENTWISE):
-            acts = [i for i in node.inputs if i and not _is_scalar(graph, i)]
+            out_shape = tuple(graph.tensors[node.outputs[0]].shape)
+            acts = [i for i in node.inputs if i and not _is_scalar(graph, i) and not _permutable(graph, i, out_shape)]
             srcs = [producers.get(i) for i in acts]
             if not acts or any(s is None or s.op != "Transpose" for s in srcs):
                 continue
@@ -94,16 +125,12 @@ def _simplify_once(graph: Graph, log) -> bool:
             rank = len(perm)
             if any(len(graph.tensors[s.inputs[0]].shape) != rank for s in srcs):
                 continue
+            inverse = [perm.index(a) for a in range(rank)]
             mapping = {s.outputs[0]: s.inputs[0] for s in srcs}
-            inner = graph.add_tensor(f"{node.outputs[0]}_pre_transpose")
-            at = graph.nodes.index(node)
-            graph.nodes[at:at + 1] = [
-                Node(node.name, node.op, [mapping.get(i, i) for i in node.inputs], [inner], dict(node.attrs),
-                     node.domain),
-                Node(f"{node.name}_transpose", "Transpose", [inner], node.outputs, {"perm": perm}),
-            ]
-            if log:
-                log(f"  transposes: moved {srcs[0]!r} below {node!r}")
+            mapping.update({i: graph.add_constant(f"{i}_transposed", graph.tensors[i].value.transpose(inverse))
+                            for i in node.inputs if i and i not in mapping and not _is_scalar(graph, i)
+                            and _permutable(graph, i, out_shape)})
+            _below(graph, node, [mapping.get(i, i) for i in node.inputs], perm, log, srcs[0])
             return True
     return False
 

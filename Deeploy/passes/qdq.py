@@ -7,11 +7,13 @@ onnxruntime's integer kernels (QLinearConv, QGemm, QLinearMatMul) compute:
   weights stay int8, the sums are int32, x's zero point is folded into the bias
   (``b' = b - zp_x * sum(w)``; a padded convolution pads x with its zero point), and the sums are
   requantised by ``scale[c] = x_scale * w_scale[c] / y_scale`` in float32 (ops/quant.py);
+- ``MatMulInteger`` and ``ConvInteger`` of constant weights with zero points 0  =>  the op with
+  x's zero point folded into a bias likewise;
 - ``Relu -> Q`` whose zero point is its type's minimum  =>  ``Q`` (the saturation is the Relu);
 - ``DQ -> op -> Q`` of a data movement op with the same scale and zero point  =>  the op on the
   integers.
 
-A group whose weights are not constant with zero points 0, or whose activations are not
+QOperator models reach this pass as QDQ groups (``frontend/qoperator.py``). A group whose weights are not constant with zero points 0, or whose activations are not
 per-tensor, stays float (verbose mode says why). Dequantizers nobody reads any more are dropped.
 """
 
@@ -19,6 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from Deeploy.errors import OpError
 from Deeploy.ir.graph import Graph, Node, Tensor
 from Deeploy.ops import registered_ops
 from Deeploy.ops._attrs import attr_float, attr_int
@@ -76,11 +79,24 @@ def _bias(graph: Graph, node: Node | None) -> str | None:
     return None
 
 
+_INTEGER_OPS = {"ConvInteger": "Conv", "MatMulInteger": "MatMul"}     # zero points as inputs 2 and 3
+
+
 def _weight_axis(op: Node, graph: Graph) -> int:
     """The weight axis of the output channels."""
     if op.op == "Gemm":
         return 0 if attr_int(op, "transB", 0) else 1
-    return 0 if op.op == "Conv" else len(graph.tensors[op.inputs[1]].shape) - 1
+    return 0 if _INTEGER_OPS.get(op.op, op.op) == "Conv" else len(graph.tensors[op.inputs[1]].shape) - 1
+
+
+def _op_fits(graph: Graph, op: Node, zx: int) -> str | None:
+    """Why the integer op with x's zero point ``zx`` has no integer kernel form."""
+    if op.op == "Gemm" and (attr_float(op, "alpha", 1.0) != 1.0 or attr_float(op, "beta", 1.0) != 1.0):
+        return "Gemm with alpha or beta other than 1"
+    if _INTEGER_OPS.get(op.op, op.op) == "MatMul" and (len(graph.tensors[op.inputs[1]].shape) != 2
+                                                       or (zx and len(graph.tensors[op.inputs[0]].shape) > 3)):
+        return "MatMul of constant weights needs a rank-2 B (and, with a zero point on A, a rank-2 or -3 A)"
+    return None
 
 
 def _group(graph: Graph, matched: list[Node]) -> str | None:
@@ -95,12 +111,33 @@ def _group(graph: Graph, matched: list[Node]) -> str | None:
         return reason
     if len(parts) > 2 and op.inputs[2] and _bias(graph, parts[2]):
         return _bias(graph, parts[2])
-    if op.op == "Gemm" and (attr_float(op, "alpha", 1.0) != 1.0 or attr_float(op, "beta", 1.0) != 1.0):
-        return "Gemm with alpha or beta other than 1"
-    if op.op == "MatMul" and (len(graph.tensors[op.inputs[1]].shape) != 2
-                              or (_zero_point(graph, parts[0]) and len(graph.tensors[op.inputs[0]].shape) > 3)):
-        return "MatMul of constant weights needs a rank-2 B (and, with a zero point on A, a rank-2 or -3 A)"
-    return None
+    return _op_fits(graph, op, _zero_point(graph, parts[0]))
+
+
+def _integer_op(graph: Graph, op: Node, x: str, zx: int, w: str, bias: np.ndarray | None, out: str) -> list[Node]:
+    """``op`` (Conv, Gemm, MatMul or their zero-point forms) of integers ``x`` with zero point ``zx``
+    and constant weights ``w`` with zero points 0, plus ``bias``, into ``out``: x's zero point folded
+    into the bias, a padded convolution padding x with it."""
+    wv, axis, kind = graph.tensors[w].value.astype(np.int64), _weight_axis(op, graph), _INTEGER_OPS.get(op.op, op.op)
+    channels = wv.shape[axis]
+    folded = (np.zeros(channels, np.int64) if bias is None else bias.astype(np.int64).reshape(-1)) \
+        - zx * np.moveaxis(wv, axis, 0).reshape(channels, -1).sum(axis=1)
+    attrs, nodes = dict(op.attrs), []
+    if kind == "Conv" and zx and any(op.params.pads):
+        top, left, bottom, right = op.params.pads
+        pads = [0, 0, top, left, 0, 0, bottom, right] if op.params.dims == 2 else [0, 0, left, 0, 0, right]
+        fill = graph.unique_name(f"{op.name}.zero_point")
+        graph.tensors[fill] = Tensor(fill, (), graph.tensors[x].dtype, np.array(zx))
+        padded = graph.add_tensor(f"{x}_padded")
+        nodes.append(Node(f"{op.name}_pad", "Pad", [x, graph.add_constant(f"{op.name}.pads", np.array(pads)), fill],
+                          [padded]))
+        x = padded
+        attrs.pop("auto_pad", None)
+        attrs["pads"] = [0] * (2 * op.params.dims)
+    if kind == "MatMul" and zx:
+        kind = "Gemm"
+    inputs = [x, w] + ([graph.add_constant(f"{op.name}.bias", folded)] if bias is not None or zx else [])
+    return nodes + [Node(op.name, kind, inputs, [out], attrs, op.domain)]
 
 
 def _lower(graph: Graph, matched: list[Node]) -> list[Node]:
@@ -108,41 +145,40 @@ def _lower(graph: Graph, matched: list[Node]) -> list[Node]:
     producers = graph.producers()
     x_dq, w_dq = producers[op.inputs[0]], producers[op.inputs[1]]
     b_dq = producers[op.inputs[2]] if len(op.inputs) > 2 and op.inputs[2] else None
-    x, w = x_dq.inputs[0], w_dq.inputs[0]
-    zx, wv = _zero_point(graph, x_dq), graph.tensors[w].value.astype(np.int64)
-    axis = _weight_axis(op, graph)
-    channels = wv.shape[axis]
-    bias = graph.tensors[b_dq.inputs[0]].value.astype(np.int64).reshape(-1) if b_dq else np.zeros(channels, np.int64)
-    bias = bias - zx * np.moveaxis(wv, axis, 0).reshape(channels, -1).sum(axis=1)
-    attrs, nodes, kind = dict(op.attrs), [], op.op
-    if op.op == "Conv" and zx and any(op.params.pads):
-        top, left, bottom, right = op.params.pads
-        pads = [0, 0, top, left, 0, 0, bottom, right] if op.params.dims == 2 else [0, 0, left, 0, 0, right]
-        x_dtype = graph.tensors[x].dtype
-        fill = graph.unique_name(f"{op.name}.zero_point")
-        graph.tensors[fill] = Tensor(fill, (), x_dtype, np.array(zx))
-        padded = graph.add_tensor(f"{x}_padded")
-        nodes.append(Node(f"{op.name}_pad", "Pad", [x, graph.add_constant(f"{op.name}.pads", np.array(pads)), fill],
-                          [padded]))
-        x = padded
-        attrs.pop("auto_pad", None)
-        attrs["pads"] = [0] * (2 * op.params.dims)
-    if op.op == "MatMul" and zx:
-        kind = "Gemm"
-    inputs = [x, w]
-    if b_dq or zx:
-        inputs.append(graph.add_constant(f"{op.name}.bias", bias))
     acc = graph.add_tensor(f"{op.outputs[0]}_int")
-    nodes.append(Node(op.name, kind, inputs, [acc], attrs, op.domain))
+    nodes = _integer_op(graph, op, x_dq.inputs[0], _zero_point(graph, x_dq), w_dq.inputs[0],
+                        graph.tensors[b_dq.inputs[0]].value if b_dq else None, acc)
     xs, ys = (graph.tensors[n.inputs[1]].value.astype(np.float32).reshape(-1)[0] for n in (x_dq, q))
     scale = (xs * graph.tensors[w_dq.inputs[1]].value.astype(np.float32).reshape(-1)) / ys    # float32, as onnxruntime
-    if scale.size > 1 and op.op == "Conv":
-        scale = scale.reshape((-1,) + (1,) * op.params.dims)
+    if scale.size > 1 and op.op == "Conv":   # full rank: it follows the layout pass's Transposes
+        scale = scale.reshape((1, -1) + (1,) * op.params.dims)
     y_type = graph.tensors[q.outputs[0]].dtype
     zp = q.inputs[2] if len(q.inputs) > 2 and q.inputs[2] else graph.add_constant(f"{q.name}.zero_point", np.array(0))
     scale = graph.add_constant(f"{q.name}.scale", scale.astype(np.float32))
     nodes.append(Node(q.name, "RequantizeLinear", [acc, scale, zp], q.outputs, {"signed": int(y_type.min < 0)}))
     return nodes
+
+
+def _zero_points(graph: Graph, op: Node) -> tuple[np.ndarray | None, ...]:
+    """A zero-point op's zero points of x and w (0 when absent, None when not constant)."""
+    return tuple(_const(graph, op.inputs[k]) if len(op.inputs) > k and op.inputs[k] else np.zeros(1, np.int64)
+                 for k in (2, 3))
+
+
+def _integer_fits(graph: Graph, matched: list[Node]) -> str | None:
+    op, = matched
+    zx, zw = _zero_points(graph, op)
+    if _const(graph, op.inputs[1]) is None or zw is None or np.any(zw != 0):
+        return "the weights are not constant with zero points 0"
+    if zx is None or zx.size != 1:
+        return "A's zero point is not a constant scalar"
+    return _op_fits(graph, op, int(zx.reshape(-1)[0]))
+
+
+def _lower_integer(graph: Graph, matched: list[Node]) -> list[Node]:
+    op, = matched
+    zx = int(_zero_points(graph, op)[0].reshape(-1)[0])
+    return _integer_op(graph, op, op.inputs[0], zx, op.inputs[1], None, op.outputs[0])
 
 
 def _relu_saturates(graph: Graph, matched: list[Node]) -> str | None:
@@ -180,6 +216,7 @@ def _move_integers(graph: Graph, matched: list[Node]) -> list[Node]:
 QDQ_LOWERING = RuleSet("qdq", (
     Rule("relu_quantize", chain("Relu", Q), _relu_saturates, _drop_relu),
     *(Rule(f"{op.lower()}_qdq", Pattern(Q, (Pattern(op),)), _group, _lower) for op in ("Conv", "Gemm", "MatMul")),
+    *(Rule(op.lower(), Pattern(op), _integer_fits, _lower_integer) for op in _INTEGER_OPS),
     *(Rule(f"{op.lower()}_integers", Pattern(Q, (Pattern(op, (Pattern(DQ),)),)), _same_quantization, _move_integers)
       for op in _MOVES if op in registered_ops()),
 ))
@@ -187,6 +224,10 @@ QDQ_LOWERING = RuleSet("qdq", (
 
 def lower_qdq(graph: Graph, log=None) -> tuple[Graph, bool]:
     work, modified = apply_rules(graph, QDQ_LOWERING, log)
+    for node in work.nodes:
+        if node.op in _INTEGER_OPS:
+            raise OpError(node, f"runs only as {_INTEGER_OPS[node.op]} of constant weights with zero points 0 "
+                          f"and a constant scalar zero point of A, here {_integer_fits(work, [node])}")
     if modified:
         work.remove_dead_nodes()
     return work, modified

@@ -59,11 +59,11 @@ class _RandomData(CalibrationDataReader):
         return next(self.batches, None)
 
 
-def _quantized(tmp_path, activations: str, head: str = "Gemm") -> str:
+def _quantized(tmp_path, activations: str, head: str = "Gemm", quant_format=QuantFormat.QDQ) -> str:
     rng = np.random.default_rng(3)
     onnx.save(_cnn(rng, head), tmp_path / "float.onnx")
     path = tmp_path / "network.onnx"
-    quantize_static(str(tmp_path / "float.onnx"), str(path), _RandomData(rng), quant_format=QuantFormat.QDQ,
+    quantize_static(str(tmp_path / "float.onnx"), str(path), _RandomData(rng), quant_format=quant_format,
                     per_channel=True, reduce_range=True, weight_type=QuantType.QInt8,
                     activation_type=QuantType.QInt8 if activations == "int8" else QuantType.QUInt8)
     return str(path)
@@ -108,10 +108,89 @@ def test_qdq_cnn_bit_exact_with_onnxruntime_on_generic(tmp_path, capsys, activat
     _validate(capsys, _quantized(tmp_path, activations, head), "--platform", "Generic")
 
 
-@needs_qemu
 @pytest.mark.parametrize("activations", ["int8", "uint8"])
-def test_qdq_cnn_bit_exact_with_onnxruntime_on_siracusa(tmp_path, capsys, activations):
-    path = _quantized(tmp_path, activations)
+@pytest.mark.parametrize("head", ["Gemm", "MatMul"])
+def test_qoperator_cnn_runs_as_the_qdq_integer_kernels(tmp_path, capsys, activations, head):
+    """QLinearConv (with its Relu in the zero point), QLinearMatMul and com.microsoft's QGemm
+    become the QDQ groups the lowering turns into integer kernels, bit-exact with onnxruntime."""
+    path = _quantized(tmp_path, activations, head, QuantFormat.QOperator)
+    assert {n.op_type for n in onnx.load(path).graph.node} >= {"QLinearConv", "QGemm" if head == "Gemm" else "QLinearMatMul"}
+    ops = [n.op for n in _lowered(path).nodes]
+    assert ops.count("RequantizeLinear") == 3 and ops.count("QuantizeLinear") == ops.count("DequantizeLinear") == 1, ops
+    _validate(capsys, path, "--platform", "Generic")
+
+
+def test_qoperator_elementwise_and_pooling_run_float_and_are_listed(tmp_path, capsys):
+    """com.microsoft's QLinearAdd, QLinearSigmoid and QLinearGlobalAveragePool become their QDQ
+    groups, which compute in float (``-v`` lists them)."""
+    rng = np.random.default_rng(0)
+    weight = numpy_helper.from_array((rng.standard_normal([8, 8, 3, 3]) * 0.2).astype(np.float32), "w")
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1]), helper.make_node("Add", ["c", "x"], ["a"]),
+             helper.make_node("Sigmoid", ["a"], ["s"]), helper.make_node("GlobalAveragePool", ["s"], ["y"])]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 8, 8, 8])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 8, 1, 1])], [weight])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    onnx.save(model, tmp_path / "float.onnx")
+    data = iter([{"x": rng.standard_normal([1, 8, 8, 8]).astype(np.float32)} for _ in range(4)])
+    reader = type("Reader", (CalibrationDataReader,), {"get_next": lambda self: next(data, None)})()
+    quantize_static(str(tmp_path / "float.onnx"), str(tmp_path / "q.onnx"), reader, quant_format=QuantFormat.QOperator,
+                    per_channel=True, reduce_range=True, activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8)
+    assert [n.op_type for n in onnx.load(tmp_path / "q.onnx").graph.node][2:5] == \
+        ["QLinearAdd", "QLinearSigmoid", "QLinearGlobalAveragePool"]
+    code = main(["compile", str(tmp_path / "q.onnx"), "--platform", "Generic", "-o", str(tmp_path / "out"), "-v"])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    listed = next(line for line in out.splitlines() if line.startswith("  float:"))
+    for op in ("(Add)", "(Sigmoid)", "(GlobalAveragePool)"):
+        assert op in listed, listed
+    assert "(Conv)" not in listed, listed
+
+
+def _integer_model(tmp_path, op: str, w: np.ndarray, x_shape, y_shape, **attrs) -> str:
+    """``op`` (MatMulInteger or ConvInteger) of a uint8 input with zero point 131 and weights ``w``."""
+    weights = [numpy_helper.from_array(w, "w")] if w is not None else []
+    inputs = [helper.make_tensor_value_info("x", TensorProto.UINT8, x_shape)]
+    if w is None:
+        inputs.append(helper.make_tensor_value_info("w", TensorProto.INT8, [x_shape[-1], y_shape[-1]]))
+    graph = helper.make_graph([helper.make_node(op, ["x", "w", "zx"], ["y"], **attrs)], "integer", inputs,
+                              [helper.make_tensor_value_info("y", TensorProto.INT32, y_shape)],
+                              weights + [numpy_helper.from_array(np.array(131, np.uint8), "zx")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    onnx.save(model, tmp_path / f"{op}.onnx")
+    return str(tmp_path / f"{op}.onnx")
+
+
+def test_matmul_integer_and_conv_integer_run_as_integer_kernels(tmp_path, capsys):
+    rng = np.random.default_rng(0)
+    for path, n in ((_integer_model(tmp_path, "MatMulInteger", rng.integers(-64, 64, [32, 10]).astype(np.int8),
+                                    [2, 4, 32], [2, 4, 10]), 80),
+                    (_integer_model(tmp_path, "ConvInteger", rng.integers(0, 128, [4, 3, 3, 3]).astype(np.uint8),
+                                    [1, 3, 6, 6], [1, 4, 6, 6], pads=[1, 1, 1, 1]), 144)):
+        assert [n.op for n in _lowered(path).nodes][-1] in ("Gemm", "Conv")
+        code = main(["validate", path, "--platform", "Generic"])
+        text = capsys.readouterr().out
+        assert code == 0 and f"Errors: 0 out of {n}" in text and "worst error 0, 0 of" in text, text
+
+
+def test_matmul_integer_of_two_activations_is_refused_in_one_line(tmp_path, capsys):
+    code = main(["compile", _integer_model(tmp_path, "MatMulInteger", None, [4, 32], [4, 10]), "--platform", "Generic",
+                 "-o", str(tmp_path / "out")])
+    out = capsys.readouterr()
+    assert code != 0 and not (tmp_path / "out").exists()
+    lines = [line for line in (out.out + out.err).splitlines() if line.startswith("error:")]
+    assert lines == ["error: node 'MatMulInteger_0' (MatMulInteger): runs only as MatMul of constant weights with zero "
+                     "points 0 and a constant scalar zero point of A, here the weights are not constant with zero "
+                     "points 0"], out
+    assert "Traceback" not in out.out + out.err
+
+
+@needs_qemu
+@pytest.mark.parametrize("activations,quant_format", [("int8", QuantFormat.QDQ), ("uint8", QuantFormat.QDQ),
+                                                      ("uint8", QuantFormat.QOperator)])
+def test_qdq_cnn_bit_exact_with_onnxruntime_on_siracusa(tmp_path, capsys, activations, quant_format):
+    path = _quantized(tmp_path, activations, quant_format=quant_format)
     _validate(capsys, path, "--platform", "Siracusa")
     _validate(capsys, path, "--platform", "Siracusa", "--l1", "12000")
 
@@ -160,3 +239,15 @@ def test_relu_before_a_quantizer_at_its_minimum_is_the_saturation(tmp_path, caps
     graph = _lowered(str(path))
     assert "Relu" not in [n.op for n in graph.nodes] and [n.op for n in graph.nodes].count("RequantizeLinear") == 3
     _validate(capsys, path, "--platform", "Generic")
+
+
+@pytest.mark.parametrize("activations", ["int8", "uint8"])
+def test_per_channel_requantisation_lets_the_layout_transposes_cancel(tmp_path, activations):
+    """On Siracusa the convolutions run channels-last: the Transposes around them move through
+    the per-channel RequantizeLinear (its scale transposed along) and the zero-point Pad (its pads
+    permuted) and cancel; only the input's and the one before Flatten stay."""
+    from Deeploy.targets.siracusa.platform import SIRACUSA_PASSES
+    graph = _lowered(_quantized(tmp_path, activations))
+    graph = run_passes(graph, SIRACUSA_PASSES)
+    transposes = [n for n in graph.nodes if n.op == "Transpose"]
+    assert len(transposes) == 2, [repr(n) for n in transposes]

@@ -16,6 +16,18 @@
 #define DEEPLOY_MAX(a, b) ((a) > (b) ? (a) : (b))
 #define DEEPLOY_CLIP(v, lo, hi) ((v) < (lo) ? (lo) : ((v) > (hi) ? (hi) : (v)))
 
+/* float -> int32 rounding half to even (as nearbyintf in the default rounding mode), for values
+ * in int32's range: one conversion instruction on a RISC-V FPU, where nearbyintf is a library call. */
+static inline int32_t deeploy_round_even(float f) {
+#if defined(__riscv) && defined(__riscv_flen)
+    int32_t i;
+    __asm__("fcvt.w.s %0, %1, rne" : "=r"(i) : "f"(f));
+    return i;
+#else
+    return (int32_t)__builtin_nearbyintf(f);
+#endif
+}
+
 /* Work splitting. On a cluster every core runs the same kernel call (inside a fork) and takes
  * its share of the kernel's outermost parallel loop; on a serial platform there is one core
  * and the share is everything, so both give bit-identical results. The runtime header of a
