@@ -187,7 +187,8 @@ def test_exported_folder_runs_on_generic(tmp_path, capsys):
     from DeeployTest.testRunner_generic import GENERIC
     from DeeployTest.testUtils.runner import run_test
     folder = _exported(tmp_path / "exported")
-    args = argparse.Namespace(test=str(folder), verbose=False, skipgen=False, skipsim=False, gen_dir=str(tmp_path / "gen"))
+    args = argparse.Namespace(test=str(folder), verbose=False, skipgen=False, skipsim=False,
+                              gen_dir=str(tmp_path / "gen"))
     code = run_test(args, GENERIC)
     out = capsys.readouterr().out
     assert code == 0 and "Errors: 0 out of" in out, out
@@ -199,7 +200,8 @@ def test_exported_folder_runs_on_siracusa(tmp_path, capsys):
     from DeeployTest.testUtils.runner import run_test
     from DeeployTest.testUtils.siracusa_runner import cluster_runner
     folder = _exported(tmp_path / "exported")
-    args = argparse.Namespace(test=str(folder), verbose=False, skipgen=False, skipsim=False, gen_dir=str(tmp_path / "gen"),
+    args = argparse.Namespace(test=str(folder), verbose=False, skipgen=False, skipsim=False,
+                              gen_dir=str(tmp_path / "gen"),
                               cores=8, profileUntiled=False, timeout=None)
     code = run_test(args, cluster_runner("Siracusa", "TEST_SIRACUSA"), {"cores": 8})
     out = capsys.readouterr().out

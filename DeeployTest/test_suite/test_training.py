@@ -26,8 +26,8 @@ from DeeployTest.testUtils.siracusa_runner import cluster_runner
 STEPS = 3
 LR = 0.5
 N, D, H, C = 4, 6, 8, 3
-QEMU = pytest.mark.skipif(shutil.which("qemu-system-riscv32") is None or shutil.which("riscv64-unknown-elf-gcc") is None,
-                          reason="RISC-V toolchain or QEMU missing")
+QEMU = pytest.mark.skipif(shutil.which("qemu-system-riscv32") is None
+                          or shutil.which("riscv64-unknown-elf-gcc") is None, reason="RISC-V toolchain or QEMU missing")
 
 
 def _params(rng):
@@ -70,7 +70,8 @@ def _mlp_training(folder: Path, seed: int = 0) -> Path:
              node("Transpose", ["h"], ["hT"], perm=[1, 0]), node("MatMul", ["hT", "dlogits"], ["dW2"]),
              node("ReduceSum", ["dlogits", "axis0"], ["db2"], keepdims=0),
              node("Transpose", ["W2"], ["W2T"], perm=[1, 0]), node("MatMul", ["dlogits", "W2T"], ["dh"]),
-             node("Sub", ["one", "h"], ["1mh"]), node("Mul", ["h", "1mh"], ["dsig"]), node("Mul", ["dh", "dsig"], ["dpre"]),
+             node("Sub", ["one", "h"], ["1mh"]), node("Mul", ["h", "1mh"], ["dsig"]),
+             node("Mul", ["dh", "dsig"], ["dpre"]),
              node("Transpose", ["x"], ["xT"], perm=[1, 0]), node("MatMul", ["xT", "dpre"], ["dW1"]),
              node("ReduceSum", ["dpre", "axis0"], ["db1"], keepdims=0),
              node("SGD", ["W1", "dW1"], ["W1_new"], lr=LR), node("SGD", ["b1", "db1"], ["b1_new"], lr=LR),
@@ -78,11 +79,13 @@ def _mlp_training(folder: Path, seed: int = 0) -> Path:
     consts = {**params, "dy": np.array(1.0, np.float32), "one": np.array(1.0, np.float32),
               "axis0": np.array([0], np.int64), "lr": np.array(LR, np.float32)}
     vi = helper.make_tensor_value_info
-    graph = helper.make_graph(nodes, "mlp_sgd", [vi("x", TensorProto.FLOAT, [N, D]), vi("labels", TensorProto.INT64, [N])],
+    graph = helper.make_graph(nodes, "mlp_sgd",
+                              [vi("x", TensorProto.FLOAT, [N, D]), vi("labels", TensorProto.INT64, [N])],
                               [vi("loss", TensorProto.FLOAT, [])] + [vi(f"{k}_new", TensorProto.FLOAT, list(v.shape))
                                                                      for k, v in params.items()],
                               [numpy_helper.from_array(v, k) for k, v in consts.items()])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13), helper.make_opsetid("com.microsoft", 1)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13),
+                                                    helper.make_opsetid("com.microsoft", 1)])
     folder.mkdir(parents=True, exist_ok=True)
     onnx.save(model, folder / "network.onnx")
     np.savez(folder / "inputs.npz", x=x, labels=labels)
@@ -99,7 +102,8 @@ def _expect_steps(out: str) -> None:
 
 def test_training_steps_on_generic(tmp_path, capsys):
     test = _mlp_training(tmp_path / "mlp_sgd")
-    args = argparse.Namespace(test=str(test), verbose=False, skipgen=False, skipsim=False, gen_dir=str(tmp_path / "gen"))
+    args = argparse.Namespace(test=str(test), verbose=False, skipgen=False, skipsim=False,
+                              gen_dir=str(tmp_path / "gen"))
     code = run_test(args, GENERIC)
     out = capsys.readouterr().out
     assert code == 0, out
@@ -113,7 +117,8 @@ def test_training_steps_on_generic(tmp_path, capsys):
 @pytest.mark.parametrize("tiled", (False, True), ids=("untiled", "tiled"))
 def test_training_steps_on_siracusa(tmp_path, capsys, tiled):
     test = _mlp_training(tmp_path / "mlp_sgd")
-    args = argparse.Namespace(test=str(test), verbose=False, skipgen=False, skipsim=False, gen_dir=str(tmp_path / "gen"),
+    args = argparse.Namespace(test=str(test), verbose=False, skipgen=False, skipsim=False,
+                              gen_dir=str(tmp_path / "gen"),
                               cores=8, profileUntiled=False, timeout=None, l1=4096, l2=TilingOptions.l2,
                               defaultMemLevel="L2", doublebuffer=True, profileTiling=False, plotMemAlloc=False)
     options = {"cores": 8} | ({"tiling": TilingOptions(4096, TilingOptions.l2, "L2", True)} if tiled else {})
