@@ -143,9 +143,14 @@ def emit_project(graph: Graph, layers: list[Layer], plan: MemoryPlan, platform: 
         title = comment_text(f"{k}: {layer.node.op} '{layer.node.name}' -> {layer.variant}")
         calls.append((title, call, reason is None))
 
-    constants, const_bytes = [], 0
+    # each variable takes its next value at the end of a run
+    updates = [(names.address(var), names.buf(nxt).ptr, graph.tensors[var].nbytes) for var, nxt in graph.state.items()]
+    constants, variables, const_bytes = [], [], 0
     for t in sorted(graph.constants(), key=lambda t: t.name):
         if t.name in names.referenced:   # a rendered call or tile table refers to it
+            if t.name in graph.state:   # initialised data of the program, updated by every run
+                variables.append((names.constant_ident(t.name), t.dtype.ctype, t.size, c_array_body(t.value)))
+                continue
             attr = platform.level(plan.placements[t.name].level).const_attr   # L3 if moved there to fit --l2
             constants.append((names.constant_ident(t.name), t.dtype.ctype, t.size, c_array_body(t.value), attr))
             const_bytes += t.nbytes
@@ -171,7 +176,7 @@ def emit_project(graph: Graph, layers: list[Layer], plan: MemoryPlan, platform: 
                const_level=plan.data_level, io_level=plan.data_level, tiled=tiled,
                l1_size=tiling.l1_size if tiling else 0, staging_size=tiling.staging_size if tiling else 0,
                **arenas,
-               layers=layers, constants=constants,
+               layers=layers, constants=constants, variables=variables, updates=updates,
                const_bytes=const_bytes, arena=arena, arena_size=plan.arena_size,
                lower_bound=plan.lower_bound, inputs=inputs, outputs=outputs,
                instances=sorted(instances.values()), calls=calls, api=api,

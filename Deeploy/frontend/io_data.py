@@ -8,6 +8,11 @@ Matching rules (every violation is a ``FrontendError`` naming the file, the arra
   ``arr_1``, ...; ``input_0``.../``output_0``... and other names that name no tensor of the role
   count as unnamed too). An array named like one of the tensors but stored at another tensor's
   position is refused as ambiguous.
+- A file with more arrays than the network has inputs, in a network that lists initializers as
+  graph inputs too (``torch.onnx.export`` with ``keep_initializers_as_inputs``), is read by
+  position in that declared input order: the arrays at initializers' positions must hold their
+  values, and arrays after the last declared input (state the exporter kept, such as BatchNorm
+  ``num_batches_tracked`` counters) are ignored with a note.
 - Extra arrays: accepted if they are copies of constants of the network (same shape and
   values; some exporters store the initializers too), or, when every tensor has an array of its
   name, if their own name names no tensor of the network (ignored with a note: data the file
@@ -114,6 +119,32 @@ def _pairing(path: Path, keys: list[str], names: list[str], role: str) -> list[t
     return list(zip(range(len(names)), keys))
 
 
+def _declared_pairing(path: Path, arrays: Mapping[str, np.ndarray], names: list[str],
+                      graph: Graph) -> list[tuple[int, str]]:
+    """(input position, array key) pairs of a positional file in the file's own input order, the
+    initializers it lists as graph inputs included: their arrays must hold the initializers'
+    values; arrays after the last declared input are ignored with a note."""
+    keys, declared = list(arrays), list(graph.declared_inputs)
+    if len(keys) < len(declared):
+        raise FrontendError(f"{path}: holds {len(keys)} arrays but the network lists {len(declared)} graph inputs "
+                            f"(initializers included); arrays for {', '.join(declared[len(keys):])} are missing")
+    pairs = []
+    for key, name in zip(keys, declared):
+        if name in names:
+            pairs.append((names.index(name), key))
+            continue
+        t = graph.tensors[name]
+        what = f"{path}: array '{key}' (for initializer '{name}', listed as a graph input)"
+        values = check_shape(data_values(arrays[key], what), t.shape, what)
+        if not np.array_equal(values.astype(t.value.dtype), t.value):
+            raise FrontendError(f"{what} differs from the initializer's values, which the network is compiled "
+                                "with; store the initializer's values there or leave it out of the graph inputs")
+    for key in keys[len(declared):]:
+        print(f"note: {path}: array '{key}' follows the network's {len(declared)} declared inputs; ignored",
+              file=sys.stderr)
+    return pairs
+
+
 def map_arrays(path: str | Path, arrays: Mapping[str, np.ndarray] | Sequence[np.ndarray], names: list[str],
                graph: Graph, role: str) -> dict[str, np.ndarray]:
     """Match the arrays of ``path`` to the graph tensors ``names`` (see the module rules).
@@ -126,9 +157,14 @@ def map_arrays(path: str | Path, arrays: Mapping[str, np.ndarray] | Sequence[np.
     if not isinstance(arrays, Mapping):
         arrays = {f"arr_{k}": a for k, a in enumerate(arrays)}
     keys = list(arrays)
-    pairs = _pairing(path, keys, list(names), role)
-    used = {key for _, key in pairs}
-    unused = [key for key in keys if key not in used and not _is_constant_copy(arrays[key], graph)]
+    listed = [n for n in graph.declared_inputs if n not in names]   # initializers listed as graph inputs
+    if role == "input" and listed and not set(names) <= set(keys) and len(keys) > len(names):
+        pairs = _declared_pairing(path, arrays, list(names), graph)
+        unused = []
+    else:
+        pairs = _pairing(path, keys, list(names), role)
+        used = {key for _, key in pairs}
+        unused = [key for key in keys if key not in used and not _is_constant_copy(arrays[key], graph)]
     by_name = all(name in keys for name in names)
     extra = [key for key in unused if not by_name or _positional_key(key, role) or key in graph.tensors]
     for key in unused:

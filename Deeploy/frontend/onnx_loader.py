@@ -26,6 +26,7 @@ from Deeploy.errors import FrontendError
 from Deeploy.frontend.qoperator import expand_qoperators
 from Deeploy.ir.dtypes import ALL_DTYPES, BFLOAT16, FLOAT32, FLOAT_ONNX_TYPES, DType, dtype_by_name, dtype_of_onnx
 from Deeploy.ir.graph import NAME_SCOPES_KEY, Graph, Node, Tensor
+from Deeploy.ops import registered_ops
 
 __all__ = ["load_onnx", "integer_values", "integer_valued", "data_values", "promote_to_float", "is_float_graph",
            "use_onnx_integers", "integer_semantics", "ACCEPTED_DOMAINS"]
@@ -177,6 +178,25 @@ def _constant_node_value(node: onnx.NodeProto, name: str, path: Path) -> np.ndar
     raise FrontendError(f"{path}: Constant node '{name}' has no supported value attribute")
 
 
+def _variables(graph: Graph, path: Path) -> dict[str, str]:
+    """The constants that optimizer steps update (``OpDef.updates``), each with the tensor holding
+    its next value: the network's variables (``Graph.state``)."""
+    state: dict[str, str] = {}
+    by: dict[str, str] = {}
+    for node in graph.nodes:
+        op = registered_ops().get(node.op)
+        if op is None or op.updates is None or op.updates >= len(node.inputs):
+            continue
+        weight = node.inputs[op.updates]
+        if not graph.tensors[weight].is_constant:
+            continue   # a graph input or a computed value: the step is a function of it
+        if weight in state:
+            raise FrontendError(f"{path}: '{weight}' is updated by two optimizer steps, nodes '{by[weight]}' "
+                                f"and '{node.name}' ({node.op}); update each weight once per run")
+        state[weight], by[weight] = node.outputs[0], node.name
+    return state
+
+
 def load_onnx(path: str | Path) -> Graph:
     """Read an ONNX file into a topologically sorted Graph with integer constants."""
     path = Path(path)
@@ -286,8 +306,9 @@ def load_onnx(path: str | Path) -> Graph:
             tensors[vi.name].shape = tuple(int(d.dim_value) for d in dims)
 
     graph = Graph(g.name or path.stem, tensors, nodes, inputs, outputs, float_declared=frozenset(declared_float),
-                  int_declared=declared_int)
+                  int_declared=declared_int, declared_inputs=tuple(vi.name for vi in g.input))
     graph.topological_sort()
+    graph.state = _variables(graph, path)
     for t in graph.tensors.values():
         if t.is_constant:
             t.set_value(t.value)

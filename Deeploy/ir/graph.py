@@ -85,6 +85,11 @@ class Graph:
     float_declared: frozenset[str] = frozenset()   # tensors the file declares float (ONNX FLOAT, DOUBLE, BFLOAT16)
     int_declared: dict[str, DType] = field(default_factory=dict)   # inputs and constants the file declares integer
     onnx_integers: bool = False   # integer ops follow ONNX semantics (onnx_loader.integer_semantics)
+    # variables: constant tensor (its initial value) -> the tensor whose value it takes after each run
+    # (an optimizer step's output, ``OpDef.updates``); not a compile-time constant
+    state: dict[str, str] = field(default_factory=dict)
+    # every name the file lists as a graph input, initializers included (sample files follow it)
+    declared_inputs: tuple[str, ...] = ()
     _writers: dict[str, tuple[int, Node]] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     # ---- queries -------------------------------------------------------------------------
@@ -115,7 +120,8 @@ class Graph:
         return users
 
     def is_constant(self, name: str) -> bool:
-        return bool(name) and self.tensors[name].is_constant
+        """A compile-time constant: a tensor with values that no run updates (not in ``state``)."""
+        return bool(name) and self.tensors[name].is_constant and name not in self.state
 
     def constants(self) -> list[Tensor]:
         used = {i for n in self.nodes for i in n.inputs} | set(self.outputs)
@@ -150,7 +156,7 @@ class Graph:
 
     def remove_dead_nodes(self) -> bool:
         """Drop nodes whose outputs nobody reads or exposes; True if any was dropped."""
-        used = set(self.outputs) | {i for n in self.nodes for i in n.inputs}
+        used = set(self.outputs) | set(self.state.values()) | {i for n in self.nodes for i in n.inputs}
         live = [n for n in self.nodes if any(o in used for o in n.outputs)]
         removed = len(live) != len(self.nodes)
         self.nodes = live
@@ -158,7 +164,7 @@ class Graph:
 
     def remove_unused(self) -> None:
         """Drop tensors nobody produces, consumes or exposes."""
-        used = set(self.inputs) | set(self.outputs)
+        used = set(self.inputs) | set(self.outputs) | set(self.state) | set(self.state.values())
         for n in self.nodes:
             used.update(n.inputs)
             used.update(n.outputs)
@@ -170,7 +176,7 @@ class Graph:
         nodes = [replace(n, inputs=list(n.inputs), outputs=list(n.outputs), attrs=dict(n.attrs)) for n in self.nodes]
         return Graph(self.name, {k: replace(t) for k, t in self.tensors.items()}, nodes, list(self.inputs),
                      list(self.outputs), list(self.regions), self.float_declared, self.int_declared,
-                     self.onnx_integers)
+                     self.onnx_integers, dict(self.state), self.declared_inputs)
 
     # ---- order and checks ----------------------------------------------------------------
     def topological_sort(self) -> None:
@@ -217,7 +223,7 @@ class Graph:
 
     def verify(self) -> None:
         """Check the invariants every stage relies on; raises GraphError naming the culprit."""
-        produced: set[str] = set(self.inputs)
+        produced: set[str] = set(self.inputs) | set(self.state)
         for name in self.inputs:
             if name not in self.tensors:
                 raise GraphError(f"graph input '{name}' has no tensor")
@@ -234,6 +240,9 @@ class Graph:
         for o in self.outputs:
             if o not in produced and not self.is_constant(o):
                 raise GraphError(f"graph output '{o}' is never produced")
+        for var, update in self.state.items():
+            if update not in produced or update in self.state:
+                raise GraphError(f"variable '{var}' takes the value of '{update}', which no node produces")
         claimed: set[str] = set()
         for region in self.regions:
             reason = region_mismatch(self, region)

@@ -188,7 +188,9 @@ def plan_memory(graph: Graph, layers: list[Layer], level: MemoryLevel,
         if name not in plan.placements:
             plan.placements[name] = Placement(BufferKind.OUTPUT, name, data_level.name, index=k)
     for t in graph.tensors.values():
-        if t.is_constant:
+        if t.name in graph.state:   # a variable: the program's initialised data, in the arena's level
+            plan.placements[t.name] = Placement(BufferKind.CONSTANT, t.name, level.name)
+        elif t.is_constant:
             plan.placements[t.name] = Placement(BufferKind.CONSTANT, t.name, (levels or {}).get(t.name, data_level.name))
 
     sizes: dict[str, int] = {}

@@ -64,6 +64,8 @@ class OpDef:
                whose mul and add follow this many input slots (absent optional inputs as '')
     value_attrs: attributes that are numbers the kernel computes with, not structure
                (quantisation coefficients): the iterations of a loop region may differ in them
+    updates:   None, or the input slot whose next value the op's output is (an optimizer step): a
+               constant there becomes a variable of the network (``Graph.state``)
     """
 
     name: str
@@ -77,6 +79,7 @@ class OpDef:
     magnitude: Callable[[Any, Sequence[int], Sequence[Tensor | None], Sequence[DType]], list[int]] | None = None
     examples: Callable[[np.random.Generator], list] | None = None
     value_attrs: frozenset[str] = frozenset()
+    updates: int | None = None
 
     @property
     def alias(self) -> bool:

@@ -117,7 +117,7 @@ def spill_constants(graph: Graph, plan: MemoryPlan, options: TilingOptions) -> l
         if need + (options.l1 if moved else 0) <= options.l2:
             break
         for c in family.get(t.name, (t.name,)):
-            if plan.placements[c].level != "L2" or plan.placements[c].kind == BufferKind.STREAMED:
+            if plan.placements[c].level != "L2" or plan.placements[c].kind == BufferKind.STREAMED or c in graph.state:
                 continue
             for name, p in list(plan.placements.items()):
                 if p.root == c:

@@ -127,3 +127,82 @@ def test_harness_refuses_expected_values_of_another_size(tmp_path):
     with pytest.raises(DeeployError, match=r"outputs.npz.*'y'.*100.*125"):
         write_harness(g, inputs, [np.zeros(100, np.int64)], tmp_path / "h")
     assert not (tmp_path / "h").exists()
+
+
+def _exported(folder: Path, leftovers: int = 4) -> Path:
+    """A PyTorch-style export listing its initializers as graph inputs (Conv, BatchNormalization,
+    Relu, Gemm), with inputs.npz holding every declared input by position plus ``leftovers``
+    int64 counters (BatchNorm num_batches_tracked); outputs from a numpy reference."""
+    rng = np.random.default_rng(3)
+    x = rng.normal(0, 1, (1, 2, 5, 5)).astype(np.float32)
+    params = {"conv.weight": rng.normal(0, 0.5, (4, 2, 3, 3)), "conv.bias": rng.normal(0, 0.1, 4),
+              "bn.weight": 1 + 0.1 * rng.normal(0, 1, 4), "bn.bias": 0.1 * rng.normal(0, 1, 4),
+              "bn.running_mean": 0.1 * rng.normal(0, 1, 4), "bn.running_var": 0.5 + rng.random(4),
+              "fc.weight": rng.normal(0, 0.5, (3, 36)), "fc.bias": rng.normal(0, 0.1, 3)}
+    params = {k: v.astype(np.float32) for k, v in params.items()}
+    nodes = [helper.make_node("Conv", ["x", "conv.weight", "conv.bias"], ["c"], kernel_shape=[3, 3]),
+             helper.make_node("BatchNormalization", ["c", "bn.weight", "bn.bias", "bn.running_mean", "bn.running_var"],
+                              ["n"], epsilon=1e-5),
+             helper.make_node("Relu", ["n"], ["r"]), helper.make_node("Flatten", ["r"], ["f"]),
+             helper.make_node("Gemm", ["f", "fc.weight", "fc.bias"], ["y"], transB=1)]
+    vi = lambda n, s: helper.make_tensor_value_info(n, TensorProto.FLOAT, list(s))  # noqa: E731
+    graph = helper.make_graph(nodes, "exported", [vi("x", x.shape)] + [vi(k, v.shape) for k, v in params.items()],
+                              [vi("y", (1, 3))], [numpy_helper.from_array(v, k) for k, v in params.items()])
+    folder.mkdir(parents=True, exist_ok=True)
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), folder / "network.onnx")
+    p = {k: v.astype(np.float64) for k, v in params.items()}
+    conv = np.zeros((4, 3, 3))
+    for o in range(4):
+        for i in range(3):
+            for j in range(3):
+                conv[o, i, j] = (x[0, :, i:i + 3, j:j + 3] * p["conv.weight"][o]).sum() + p["conv.bias"][o]
+    norm = (conv - p["bn.running_mean"][:, None, None]) / np.sqrt(p["bn.running_var"][:, None, None] + 1e-5)
+    r = np.maximum(norm * p["bn.weight"][:, None, None] + p["bn.bias"][:, None, None], 0)
+    y = r.reshape(1, 36) @ p["fc.weight"].T + p["fc.bias"]
+    np.savez(folder / "inputs.npz", x, *params.values(), *[np.array(7, np.int64)] * leftovers)
+    np.savez(folder / "outputs.npz", y=y.astype(np.float32))
+    return folder
+
+
+def test_initializers_listed_as_inputs_are_read_positionally(tmp_path, capsys):
+    folder = _exported(tmp_path / "exported")
+    g = load_onnx(folder / "network.onnx")
+    mapped = map_arrays(folder / "inputs.npz", load_npz_arrays(folder / "inputs.npz"), g.inputs, g, "input")
+    assert list(mapped) == ["x"] and mapped["x"].shape == (1, 2, 5, 5)
+    err = capsys.readouterr().err
+    assert err.count("ignored") == 4 and "'arr_9' follows the network's 9 declared inputs" in err, err
+
+
+def test_initializer_array_with_other_values_is_refused(tmp_path):
+    folder = _exported(tmp_path / "exported")
+    arrays = load_npz_arrays(folder / "inputs.npz")
+    arrays["arr_2"] = arrays["arr_2"] + 1
+    g = load_onnx(folder / "network.onnx")
+    _err(lambda: map_arrays(folder / "inputs.npz", arrays, g.inputs, g, "input"), "'arr_2'", "'conv.bias'",
+         "differs from the initializer")
+
+
+def test_exported_folder_runs_on_generic(tmp_path, capsys):
+    import argparse
+    from DeeployTest.testRunner_generic import GENERIC
+    from DeeployTest.testUtils.runner import run_test
+    folder = _exported(tmp_path / "exported")
+    args = argparse.Namespace(test=str(folder), verbose=False, skipgen=False, skipsim=False,
+                              gen_dir=str(tmp_path / "gen"))
+    code = run_test(args, GENERIC)
+    out = capsys.readouterr().out
+    assert code == 0 and "Errors: 0 out of" in out, out
+
+
+@pytest.mark.skipif(__import__("shutil").which("qemu-system-riscv32") is None, reason="QEMU missing")
+def test_exported_folder_runs_on_siracusa(tmp_path, capsys):
+    import argparse
+    from DeeployTest.testUtils.runner import run_test
+    from DeeployTest.testUtils.siracusa_runner import cluster_runner
+    folder = _exported(tmp_path / "exported")
+    args = argparse.Namespace(test=str(folder), verbose=False, skipgen=False, skipsim=False,
+                              gen_dir=str(tmp_path / "gen"),
+                              cores=8, profileUntiled=False, timeout=None)
+    code = run_test(args, cluster_runner("Siracusa", "TEST_SIRACUSA"), {"cores": 8})
+    out = capsys.readouterr().out
+    assert code == 0 and "Errors: 0 out of" in out, out

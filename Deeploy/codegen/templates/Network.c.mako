@@ -23,6 +23,13 @@
 % for ident, ctype, size, body, const_attr in constants:
 static const ${ctype} ${ident}[${max(1, size)}] ${const_attr} __attribute__((aligned(4))) = {${body}};
 % endfor
+% if variables:
+
+/* ---- variables: initialised data (in the arena's level); every run updates them (optimizer steps) ---- */
+% for ident, ctype, size, body in variables:
+static ${ctype} ${ident}[${max(1, size)}] __attribute__((aligned(4))) = {${body}};
+% endfor
+% endif
 
 #ifdef ${api.macro}_USER_ARENA
 /* ---- arenas: the program defines one per level (see Network.h) ---- */
@@ -124,5 +131,11 @@ void ${api.run}(void) {
 % endfor
 % if forked:
     DEEPLOY_MARK_LAYER_END();
+% endif
+% if updates:
+    /* the variables take their values for the next run */
+% for ident, ptr, nbytes in updates:
+    deeploy_copy(${ident}, ${ptr}, ${nbytes});
+% endfor
 % endif
 }

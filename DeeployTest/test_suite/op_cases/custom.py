@@ -238,6 +238,14 @@ def naive_softmax_cross_entropy_grad(xs, attrs):
     return np.array(rows, dtype=np.float32)
 
 
+def naive_sgd(xs, attrs):
+    """w - lr * g element by element in Python floats; lr the attribute or the third input."""
+    lr = float(xs[2].reshape(-1)[0]) if len(xs) > 2 else float(attrs["lr"])
+    lr = float(np.float32(lr))
+    return np.array([w - lr * g for w, g in zip(xs[0].reshape(-1).tolist(), xs[1].reshape(-1).tolist())],
+                    dtype=np.float32).reshape(xs[0].shape)
+
+
 from DeeployTest.test_suite.op_cases.npu import naive_neureka_conv  # noqa: E402
 
 ORACLES = {
@@ -245,6 +253,7 @@ ORACLES = {
     "SoftmaxCrossEntropyLossGrad": naive_softmax_cross_entropy_grad,
     "RMSNorm": naive_rmsnorm,
     "SoftmaxGrad": naive_softmax_grad,
+    "SGD": naive_sgd,
     "RequantShift": naive_requant_shift,
     "RequantizeLinear": naive_requantize_linear,
     "iSoftmax": naive_isoftmax,

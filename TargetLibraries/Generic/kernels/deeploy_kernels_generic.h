@@ -819,6 +819,22 @@
 #define DEEPLOY_PROTOTYPE_FRound \
     static void KERNEL(const T *restrict x, TY *restrict y, uint32_t n, float alpha, float beta)
 
+/* FSGD (fsgd.inc): SGD step: y = w - lr * g elementwise (the weight's next value).
+ *
+ * Type macros:
+ *   T: the element types of the node's operands, in order (inputs, then outputs)
+ * Scratch: none.
+ * Arguments:
+ *   w: weight
+ *   g: gradient
+ *   y: updated weight
+ *   n: elements
+ *   lr: learning rate
+ */
+#define DEEPLOY_PROTOTYPE_FSGD \
+    static void KERNEL(const T *restrict w, const T *restrict g, T *restrict y, uint32_t n, \
+                       float lr)
+
 /* FSigmoid (fsigmoid.inc): Float y = op(x) elementwise (funary.inc: Sqrt, Exp, Log, Erf, Tanh, Neg,
  * Abs, Reciprocal, Ceil, Floor, Round, Sigmoid, HardSigmoid, HardSwish, Swish, Gelu, Clip, Relu).
  *

@@ -226,6 +226,14 @@ _CONV_TRANSPOSE_CALL = Signature(
 % endfor""")
 
 
+_SGD_CALL = Signature(
+    "SGD step: y = w - lr * g elementwise (the weight's next value).",
+    (param("const T *restrict w", _X, "weight"), param("const T *restrict g", "${x[1].ptr}", "gradient"),
+     param("T *restrict y", _Y, "updated weight"), param("uint32_t n", "${y[0].size}", "elements"),
+     param("float lr", "${c_float(p.lr)}", "learning rate")),
+    setup="<%! from Deeploy.codegen.c_text import c_float %>")
+
+
 FLOAT_KERNELS: dict[str, tuple[Kernel, ...]] = {
     "Add": (_binary("FAdd", "fadd.inc"),),
     "Sub": (_binary("FSub", "fsub.inc"),),
@@ -285,4 +293,5 @@ FLOAT_KERNELS: dict[str, tuple[Kernel, ...]] = {
     "SoftmaxCrossEntropyLossGrad": (_kernel("FCrossEntropyGrad", "fcrossentropygrad.inc", _CROSS_ENTROPY_GRAD_CALL,
                                            ("T",), floats=F32_ONLY, extra_types=_grad_label_type),),
     "SoftmaxGrad": (_kernel("FSoftmaxGrad", "fsoftmaxgrad.inc", _SOFTMAX_GRAD_CALL, ("T",), _floats),),
+    "SGD": (_kernel("FSGD", "fsgd.inc", _SGD_CALL, ("T",), _floats, F32_ONLY),),
 }
