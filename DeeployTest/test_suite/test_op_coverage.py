@@ -1,0 +1,56 @@
+"""The one-node cases of ops' ONNX forms beyond the common one (1-D MatMul operands, variadic
+Max/Min/Sum/Mean, LayerNormalization's Mean and InvStdDev, Pad's reflect/edge/wrap modes,
+MaxPool's Indices, 3-D pooling) run end to end: the op's registry examples, with goldens from
+onnxruntime, compiled and run on Generic and on Siracusa (untiled and tiled)."""
+
+from __future__ import annotations
+
+import argparse
+
+import numpy as np
+import onnx
+import pytest
+
+from Deeploy.tiling.network import TilingOptions
+from DeeployTest.test_suite.kernel_cases import SIRACUSA, TILED, _check, needs_qemu, run_generic, run_siracusa
+from DeeployTest.test_suite.op_cases import RECORDS, cases_of
+from DeeployTest.test_suite.test_op_references import activations, build_model, run_ort_all
+from DeeployTest.testUtils.runner import run_test
+
+# (op, example label): each runs on every platform
+END_TO_END = [("MatMul", "vector_a"), ("MatMul", "vector_b"), ("MatMul", "vector_dot")]
+
+
+def _write(op: str, label: str, folder):
+    case = next(c for c in cases_of(RECORDS[op]) if c.label == label)
+    folder.mkdir(parents=True)
+    onnx.save(build_model(op, case), folder / "network.onnx")
+    np.savez(folder / "inputs.npz", **activations(case))
+    np.savez(folder / "outputs.npz", *run_ort_all(folder / "network.onnx", case))
+    return folder
+
+
+_PARAMS = [pytest.param(op, label, id=f"{op}-{label}") for op, label in END_TO_END]
+
+
+@pytest.mark.parametrize("op,label", _PARAMS)
+def test_generic(op, label, tmp_path, capsys):
+    run_generic(_write(op, label, tmp_path / "case"), capsys)
+
+
+@needs_qemu
+@pytest.mark.parametrize("op,label", _PARAMS)
+def test_siracusa(op, label, tmp_path, capsys):
+    run_siracusa(_write(op, label, tmp_path / "case"), 8, capsys)
+
+
+@needs_qemu
+@pytest.mark.parametrize("op,label", _PARAMS)
+def test_siracusa_tiled(op, label, tmp_path, capsys):
+    case_dir = _write(op, label, tmp_path / "case")
+    tiling = TilingOptions(4096, TilingOptions.l2, "L2", True)
+    args = argparse.Namespace(test=str(case_dir), verbose=False, skipgen=False, skipsim=False,
+                              gen_dir=str(case_dir / "tiled"), cores=8, l1=tiling.l1, l2=tiling.l2,
+                              defaultMemLevel="L2", doublebuffer=True, profileTiling=None, plotMemAlloc=False,
+                              timeout=None)
+    _check(run_test(args, TILED, {"cores": 8, "tiling": tiling}), capsys.readouterr().out)
