@@ -33,7 +33,8 @@ def _row_names(rank: int) -> dict[int, str]:
 
 def _row_spec(node: Node, graph: Graph, ctx: RuleContext, axis: str, consts: Sequence[str] = ()) -> LayerSpec:
     """x and y tiled by whole rows: the last axis (``axis`` of the op) stays whole; the constants
-    ``consts`` broadcast onto x and are tiled with it."""
+    ``consts`` broadcast onto x and are tiled with it; further outputs (LayerNormalization's Mean
+    and InvStdDev) hold one value per row."""
     x, y = node.inputs[0], node.outputs[0]
     shape = tuple(graph.tensors[x].shape)
     if graph.tensors[y].size == 0:
@@ -41,7 +42,8 @@ def _row_spec(node: Node, graph: Graph, ctx: RuleContext, axis: str, consts: Seq
     full = [FULL] * len(shape)
     ops = [(x, INPUT, full)]
     ops += [(c, INPUT, broadcast_pattern(graph.tensors[c].shape, shape)) for c in consts]
-    return axis_spec(node, graph, ctx, shape, ops + [(y, OUTPUT, full)],
+    ops += [(y, OUTPUT, full)] + [(o, OUTPUT, full[:-1] + [BCAST]) for o in node.outputs[1:] if o]
+    return axis_spec(node, graph, ctx, shape, ops,
                      whole={len(shape) - 1: f"the {axis} of {node.op}"},
                      names=_row_names(len(shape)), parallel="tileable")
 

@@ -732,6 +732,8 @@
  *   scale: scale
  *   bias: bias, or NULL
  *   y: output
+ *   mean_out: per-block mean, or NULL
+ *   inv_out: per-block 1 / sqrt(var + eps), or NULL
  *   blocks, width: normalised blocks
  *   per_sample, stride, channels: scale entry of element i of block b: ((b % per_sample) * width +
  *     i) / stride % channels
@@ -739,8 +741,9 @@
  */
 #define DEEPLOY_PROTOTYPE_FNorm \
     static void KERNEL(const T *restrict x, const T *restrict scale, const T *restrict bias, \
-                       T *restrict y, uint32_t blocks, uint32_t width, uint32_t per_sample, \
-                       uint32_t stride, uint32_t channels, float eps, uint32_t rms)
+                       T *restrict y, float *restrict mean_out, float *restrict inv_out, \
+                       uint32_t blocks, uint32_t width, uint32_t per_sample, uint32_t stride, \
+                       uint32_t channels, float eps, uint32_t rms)
 
 /* FPow (fpow.inc): y = OP(a, b) elementwise (Add, Sub, Mul, Max, Min: binary.inc), a and b
  * broadcast onto y over up to 4 merged dims.
