@@ -20,7 +20,10 @@ from DeeployTest.testUtils.runner import run_test
 # (op, example label, tiled too): each runs on Generic and untiled Siracusa; forms the tiling
 # families refuse (a norm over several axes) run untiled only
 END_TO_END = [("MatMul", "vector_a", True), ("MatMul", "vector_b", True), ("MatMul", "vector_dot", True),
-              ("LayerNormalization", "mean_inv_std_dev", True), ("LayerNormalization", "axis0_stats", False)]
+              ("LayerNormalization", "mean_inv_std_dev", True), ("LayerNormalization", "axis0_stats", False),
+              ("Max", "one_input", True), ("Max", "three_broadcast", True), ("Min", "four_int8", True),
+              ("Min", "three_float32", True), ("Sum", "three_broadcast", True), ("Sum", "one_input", True),
+              ("Mean", "three_broadcast", True), ("Mean", "two", True)]
 
 
 def _write(op: str, label: str, folder):
