@@ -11,6 +11,10 @@ import numpy as np
 import onnx
 import pytest
 
+from Deeploy.compiler import compile_graph
+from Deeploy.errors import TilingError
+from Deeploy.frontend import assign_input_types, load_onnx
+from Deeploy.frontend.onnx_loader import data_values
 from Deeploy.tiling.network import TilingOptions
 from DeeployTest.test_suite.kernel_cases import SIRACUSA, TILED, _check, needs_qemu, run_generic, run_siracusa
 from DeeployTest.test_suite.op_cases import RECORDS, cases_of
@@ -23,7 +27,8 @@ END_TO_END = [("MatMul", "vector_a", True), ("MatMul", "vector_b", True), ("MatM
               ("LayerNormalization", "mean_inv_std_dev", True), ("LayerNormalization", "axis0_stats", False),
               ("Max", "one_input", True), ("Max", "three_broadcast", True), ("Min", "four_int8", True),
               ("Min", "three_float32", True), ("Sum", "three_broadcast", True), ("Sum", "one_input", True),
-              ("Mean", "three_broadcast", True), ("Mean", "two", True)]
+              ("Mean", "three_broadcast", True), ("Mean", "two", True),
+              ("Pad", "reflect", False), ("Pad", "edge_axes", False), ("Pad", "wrap_crop", False)]
 
 
 def _write(op: str, label: str, folder):
@@ -50,13 +55,27 @@ def test_siracusa(op, label, tmp_path, capsys):
     run_siracusa(_write(op, label, tmp_path / "case"), 8, capsys)
 
 
-@needs_qemu
-@pytest.mark.parametrize("op,label", _TILED)
-def test_siracusa_tiled(op, label, tmp_path, capsys):
-    case_dir = _write(op, label, tmp_path / "case")
+def _run_tiled(case_dir, capsys) -> None:
     tiling = TilingOptions(4096, TilingOptions.l2, "L2", True)
     args = argparse.Namespace(test=str(case_dir), verbose=False, skipgen=False, skipsim=False,
                               gen_dir=str(case_dir / "tiled"), cores=8, l1=tiling.l1, l2=tiling.l2,
                               defaultMemLevel="L2", doublebuffer=True, profileTiling=None, plotMemAlloc=False,
                               timeout=None)
     _check(run_test(args, TILED, {"cores": 8, "tiling": tiling}), capsys.readouterr().out)
+
+
+@needs_qemu
+@pytest.mark.parametrize("op,label", _TILED)
+def test_siracusa_tiled(op, label, tmp_path, capsys):
+    _run_tiled(_write(op, label, tmp_path / "case"), capsys)
+
+
+def test_pad_mode_tiling_is_refused(tmp_path):
+    """Pad's reflect/edge/wrap read input rows beyond an output tile's box: one TilingError
+    naming the layer and the mode."""
+    case_dir = _write("Pad", "reflect", tmp_path / "case")
+    graph = load_onnx(case_dir / "network.onnx")
+    assign_input_types(graph, {k: data_values(v, k) for k, v in np.load(case_dir / "inputs.npz").items()})
+    with pytest.raises(TilingError, match=r"layer 'node' \(Pad\): mode 'reflect' is not tiled"):
+        compile_graph(graph, "Siracusa", tmp_path / "out", tiling=TilingOptions(4096, TilingOptions.l2, "L2", True))
+    assert not (tmp_path / "out").exists()

@@ -1360,6 +1360,28 @@
                        const uint32_t *in_dims, const int32_t *begin, const int32_t *end, \
                        const uint32_t *in_strides, const uint32_t *out_block, TY value)
 
+/* PadMode (pad_mode.inc): Pad in mode reflect, edge or wrap of x viewed as `rank` dims
+ * (neighbouring axes without pads merged): negative begin[k] (end[k]) drop input rows, positive
+ * ones add rows read from the remaining input.
+ *
+ * Type macros:
+ *   T: the element types of the node's operands, in order (inputs, then outputs)
+ * Scratch: none.
+ * Arguments:
+ *   x: input
+ *   y: output
+ *   rank: dims of the merged view
+ *   in_dims: x's dims
+ *   begin, end: pads per dim
+ *   in_strides: x's element strides
+ *   out_block: y's element strides
+ *   mode: 1 reflect, 2 edge, 3 wrap
+ */
+#define DEEPLOY_PROTOTYPE_PadMode \
+    static void KERNEL(const T *restrict x, T *restrict y, uint32_t rank, const uint32_t *in_dims, \
+                       const int32_t *begin, const int32_t *end, const uint32_t *in_strides, \
+                       const uint32_t *out_block, uint32_t mode)
+
 /* Reduce (reduce.inc): ReduceSum / rounded integer mean (ReduceMean, IntegerMean): y = floor((sum +
  * divisor/2) / divisor) over the reduced axes; an empty input gives zeros without a call.
  *
