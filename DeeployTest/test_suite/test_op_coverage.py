@@ -28,7 +28,9 @@ END_TO_END = [("MatMul", "vector_a", True), ("MatMul", "vector_b", True), ("MatM
               ("Max", "one_input", True), ("Max", "three_broadcast", True), ("Min", "four_int8", True),
               ("Min", "three_float32", True), ("Sum", "three_broadcast", True), ("Sum", "one_input", True),
               ("Mean", "three_broadcast", True), ("Mean", "two", True),
-              ("Pad", "reflect", False), ("Pad", "edge_axes", False), ("Pad", "wrap_crop", False)]
+              ("Pad", "reflect", False), ("Pad", "edge_axes", False), ("Pad", "wrap_crop", False),
+              ("MaxPool", "indices_pad_dilation", False), ("MaxPool", "indices_column_major_ties", False),
+              ("MaxPool", "indices_1d", False)]
 
 
 def _write(op: str, label: str, folder):
@@ -70,12 +72,15 @@ def test_siracusa_tiled(op, label, tmp_path, capsys):
     _run_tiled(_write(op, label, tmp_path / "case"), capsys)
 
 
-def test_pad_mode_tiling_is_refused(tmp_path):
-    """Pad's reflect/edge/wrap read input rows beyond an output tile's box: one TilingError
-    naming the layer and the mode."""
-    case_dir = _write("Pad", "reflect", tmp_path / "case")
+@pytest.mark.parametrize("op,label,message", [
+    ("Pad", "reflect", r"layer 'node' \(Pad\): mode 'reflect' is not tiled"),
+    ("MaxPool", "indices_1d", r"layer 'node' \(MaxPool\): the Indices output is not tiled")])
+def test_untiled_forms_are_refused_when_tiling(op, label, message, tmp_path):
+    """Pad's reflect/edge/wrap read input rows beyond an output tile's box, MaxPool's Indices
+    index the whole input: one TilingError naming the layer and the form, no output folder."""
+    case_dir = _write(op, label, tmp_path / "case")
     graph = load_onnx(case_dir / "network.onnx")
     assign_input_types(graph, {k: data_values(v, k) for k, v in np.load(case_dir / "inputs.npz").items()})
-    with pytest.raises(TilingError, match=r"layer 'node' \(Pad\): mode 'reflect' is not tiled"):
+    with pytest.raises(TilingError, match=message):
         compile_graph(graph, "Siracusa", tmp_path / "out", tiling=TilingOptions(4096, TilingOptions.l2, "L2", True))
     assert not (tmp_path / "out").exists()

@@ -1271,7 +1271,8 @@
                        uint32_t sb3)
 
 /* MaxPool (maxpool.inc): Max pooling, NCHW, as 2-D (a 1-D pooling has H = KH = 1): y = max over the
- * window's taps inside the input (padding never wins).
+ * window's taps inside the input (padding never wins), and optionally the flat index into x of each
+ * window's first maximum.
  *
  * Type macros:
  *   T: the element types of the node's operands, in order (inputs, then outputs)
@@ -1279,6 +1280,7 @@
  * Arguments:
  *   x: input
  *   y: output
+ *   indices: Indices output, or NULL
  *   C: batch * channels
  *   H, W: input size
  *   KH, KW: window size
@@ -1287,11 +1289,13 @@
  *   DH, DW: dilations
  *   PT, PL: top and left padding
  *   lowest: the minimum of T
+ *   storage_order: 1: indices count spatial positions column-major
  */
 #define DEEPLOY_PROTOTYPE_MaxPool \
-    static void KERNEL(const T *restrict x, T *restrict y, uint32_t C, uint32_t H, uint32_t W, \
-                       uint32_t KH, uint32_t KW, uint32_t OH, uint32_t OW, uint32_t SH, \
-                       uint32_t SW, uint32_t DH, uint32_t DW, uint32_t PT, uint32_t PL, T lowest)
+    static void KERNEL(const T *restrict x, T *restrict y, int64_t *restrict indices, uint32_t C, \
+                       uint32_t H, uint32_t W, uint32_t KH, uint32_t KW, uint32_t OH, uint32_t OW, \
+                       uint32_t SH, uint32_t SW, uint32_t DH, uint32_t DW, uint32_t PT, \
+                       uint32_t PL, T lowest, uint32_t storage_order)
 
 /* Min (min.inc): y = OP(a, b) elementwise (Add, Sub, Mul, Max, Min: binary.inc), a and b broadcast
  * onto y over up to 4 merged dims.

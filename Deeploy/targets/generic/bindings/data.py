@@ -177,8 +177,9 @@ def _with_arrays(view: str, *arrays: tuple[str, str, str]) -> str:
 
 _MAXPOOL_CALL = Signature(
     "Max pooling, NCHW, as 2-D (a 1-D pooling has H = KH = 1): y = max over the window's taps inside the "
-    "input (padding never wins).",
+    "input (padding never wins), and optionally the flat index into x of each window's first maximum.",
     (param("const T *restrict x", _X, "input"), param("T *restrict y", _Y, "output"),
+     param("int64_t *restrict indices", '${y[1].ptr if p.indices else "NULL"}', "Indices output, or NULL"),
      param("uint32_t C", "${p.batch * p.channels}", "batch * channels"),
      param("uint32_t H", "${p.in_hw[0]}"), param("uint32_t W", "${p.in_hw[1]}", "input size"),
      param("uint32_t KH", "${p.kernel[0]}"), param("uint32_t KW", "${p.kernel[1]}", "window size"),
@@ -186,7 +187,8 @@ _MAXPOOL_CALL = Signature(
      param("uint32_t SH", "${p.stride[0]}"), param("uint32_t SW", "${p.stride[1]}", "strides"),
      param("uint32_t DH", "${p.dilation[0]}"), param("uint32_t DW", "${p.dilation[1]}", "dilations"),
      param("uint32_t PT", "${p.pads[0]}"), param("uint32_t PL", "${p.pads[1]}", "top and left padding"),
-     param("T lowest", "${B._dm_cval(x[0].dtype, x[0].dtype.min)}", "the minimum of T")),
+     param("T lowest", "${B._dm_cval(x[0].dtype, x[0].dtype.min)}", "the minimum of T"),
+     param("uint32_t storage_order", "${p.storage_order}", "1: indices count spatial positions column-major")),
     setup=_DM_IMPORTS)
 
 _PAD_VIEW = (param("uint32_t rank", "${len(dims)}", "dims of the merged view"),
