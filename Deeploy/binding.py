@@ -48,9 +48,8 @@ def check_supported(graph: Graph, platform: Platform) -> None:
     """Fail early, naming every node whose op has no definition or no kernel on ``platform``."""
     from Deeploy.ops import Trait, registered_ops
     known = registered_ops()
-    missing = [(n.op, n.name) for n in graph.nodes if n.op not in known
-               or not platform.bindings.get(n.op) and not known[n.op].has(Trait.SHAPE_ONLY)   # shapes fold
-               and not known[n.op].has(Trait.LOWERED)]
+    missing = [(n.op, n.name) for n in graph.nodes if n.op not in known or not platform.bindings.get(n.op)
+               and not known[n.op].has(Trait.SHAPE_ONLY) and not known[n.op].has(Trait.LOWERED)]  # shapes fold
     if missing:
         raise UnsupportedOpError(platform.name, missing)
 

@@ -188,7 +188,8 @@ def _ops(args) -> None:
     platform = get_platform(args.platform)
     for name, op in sorted(registered_ops().items()):
         kernels = platform.bindings.get(name, ())
-        none = "(folds at compile time)" if op.has(Trait.SHAPE_ONLY) else "(not supported)"
+        none = ("(folds at compile time)" if op.has(Trait.SHAPE_ONLY) else
+                "(lowered to other ops)" if op.has(Trait.LOWERED) else "(not supported)")
         print(f"{name:16s} {', '.join(k.name for k in kernels) if kernels else none}")
 
 

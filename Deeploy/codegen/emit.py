@@ -75,7 +75,7 @@ def call_parts(layer: Layer, node, x: list, y: list, scratch: str, shared: str) 
 def layer_call_parts(layer: Layer, names: BufferNames) -> CallParts:
     node = layer.node
     return call_parts(layer, node, [names.buf(i) if i else None for i in node.inputs],
-                      [names.buf(o) for o in node.outputs], names.scratch(node.name),
+                      [names.buf(o) if o else None for o in node.outputs], names.scratch(node.name),
                       names.scratch(node.name, layer.shared_offset))
 
 

@@ -66,8 +66,8 @@ def _tile_call(layer: Layer, node, tgraph: Graph, ptrs: dict[str, str], names: B
             return Buf(name, f"(({t.dtype.ctype} *)0)", tuple(t.shape), t.dtype)
         return names.buf(name)
 
-    return call_parts(layer, node, [buf(i) if i else None for i in node.inputs], [buf(o) for o in node.outputs],
-                      scratch, shared)
+    return call_parts(layer, node, [buf(i) if i else None for i in node.inputs],
+                      [buf(o) if o else None for o in node.outputs], scratch, shared)
 
 
 def tiled_layer_code(k: int, layer: Layer, sched: TileSchedule, graph: Graph, names: BufferNames,

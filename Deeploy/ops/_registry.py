@@ -42,7 +42,7 @@ class Trait(enum.Enum):
     DATA_MOVEMENT = "data_movement"    # moves elements, computes nothing
     VIEW = "view"                      # the output is the input's buffer reinterpreted: zero copy
     SHAPE_ONLY = "shape_only"          # the output depends on the inputs' shapes only: folds at compile time
-    LOWERED = "lowered"                # a pass rewrites it into other ops (passes/qdq.py): never bound itself
+    LOWERED = "lowered"                # a pass rewrites it into other ops (passes/qdq.py, passes/variadic.py): no kernel of its own
 
 
 @dataclass(frozen=True)

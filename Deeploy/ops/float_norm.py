@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from Deeploy.errors import OpError
+from Deeploy.ir.dtypes import FLOAT32
 from Deeploy.ops._attrs import attr_float, attr_int, attr_str, in_tensor, normalize_axis, require_inputs
 from Deeploy.ops.examples import F32, Case, act, const, frand
 from Deeploy.ops.float_math import require_float
@@ -36,6 +37,8 @@ class FloatNormParams:
     eps: float
     rms: bool             # RMSNorm: no mean subtracted
     has_bias: bool
+    stat_shape: tuple[int, ...] = ()             # LayerNormalization's Mean and InvStdDev: one per block
+    stats: tuple[bool, bool] = (False, False)    # which of them the node outputs
 
 
 def _size(shape) -> int:
@@ -55,14 +58,19 @@ def _layernorm_parse(node, graph):
     shape = tuple(graph.tensors[node.inputs[0]].shape)
     axis = normalize_axis(node, attr_int(node, "axis", -1), len(shape))
     width = _size(shape[axis:])
-    if len(node.outputs) > 1 and any(node.outputs[1:]):
-        raise OpError(node, "the Mean and InvStdDev outputs are not supported")
+    if len(node.outputs) > 3:
+        raise OpError(node, f"has {len(node.outputs)} outputs, expected at most 3 (Y, Mean, InvStdDev)")
+    stash = attr_int(node, "stash_type", 1)
+    if stash != 1:
+        raise OpError(node, f"stash_type={stash} is not supported: Mean and InvStdDev are computed in float32 "
+                      "(stash_type=1)")
     scale = graph.tensors[node.inputs[1]]
     if _size(scale.shape) != width:
         raise OpError(node, f"scale of shape {list(scale.shape)} does not cover the normalised axes {list(shape[axis:])}")
     bias = _check_vector(node, graph, 2, "bias", width)
+    stats = tuple(k < len(node.outputs) and bool(node.outputs[k]) for k in (1, 2))
     return FloatNormParams(shape, _size(shape[:axis]), width, 1, 1, width, attr_float(node, "epsilon", 1e-5),
-                           False, bias)
+                           False, bias, shape[:axis] + (1,) * (len(shape) - axis), stats)
 
 
 def _rmsnorm_parse(node, graph):
@@ -92,7 +100,8 @@ def _channel_norm_parse(node, graph):
                            attr_float(node, "epsilon", 1e-5), False, True)
 
 
-def norm_reference(p: FloatNormParams, x, scale, bias):
+def norm_reference(p: FloatNormParams, x, scale, bias, stats: bool = False):
+    """y; with ``stats`` also each block's mean and 1 / sqrt(var + eps), float32."""
     x = x.reshape(p.blocks, p.width).astype(np.float64)
     mean = np.zeros((p.blocks, 1)) if p.rms else x.mean(axis=1, keepdims=True)
     d = x - mean
@@ -102,11 +111,23 @@ def norm_reference(p: FloatNormParams, x, scale, bias):
     y = d * inv * scale.reshape(-1).astype(np.float64)[entry]
     if bias is not None:
         y = y + bias.reshape(-1).astype(np.float64)[entry]
-    return y.astype(np.float32).reshape(p.shape)
+    y = y.astype(np.float32).reshape(p.shape)
+    if not stats:
+        return y
+    return y, mean.astype(np.float32).reshape(p.stat_shape), inv.astype(np.float32).reshape(p.stat_shape)
 
 
 def _norm_reference(p, xs):
     return [norm_reference(p, xs[0], xs[1], xs[2] if len(xs) > 2 and p.has_bias else None)]
+
+
+def _layernorm_reference(p, xs):
+    return list(norm_reference(p, xs[0], xs[1], xs[2] if len(xs) > 2 and p.has_bias else None, stats=True))
+
+
+def _layernorm_infer(p, ins):
+    """Y as X; Mean and InvStdDev float32 (stash_type 1), one value per normalised block."""
+    return [(p.shape, ins[0].dtype), (p.stat_shape, FLOAT32), (p.stat_shape, FLOAT32)]
 
 
 def _norm_cost(p, ins, outs):
@@ -117,7 +138,12 @@ def _layernorm_cases(rng):
     return [Case("last_axis", (act(frand(rng, [2, 3, 8]), F32), const(frand(rng, [8]), F32),
                                const(frand(rng, [8]), F32)), dict(axis=-1, epsilon=1e-5), opset=17),
             Case("two_axes_no_bias", (act(frand(rng, [2, 3, 4]), F32), const(frand(rng, [3, 4]), F32)),
-                 dict(axis=1), opset=17)]
+                 dict(axis=1), opset=17),
+            Case("mean_inv_std_dev", (act(frand(rng, [2, 3, 8]), F32), const(frand(rng, [8]), F32),
+                                      const(frand(rng, [8]), F32)), dict(epsilon=1e-3), opset=17,
+                 more_outputs=("float32", "float32")),
+            Case("axis0_stats", (act(frand(rng, [3, 2, 4]), F32), const(frand(rng, [3, 2, 4]), F32)),
+                 dict(axis=0, stash_type=1), opset=17, more_outputs=("float32", "float32"))]
 
 
 def _instancenorm_cases(rng):
@@ -135,7 +161,7 @@ def _rmsnorm_cases(rng):
 
 
 _NORM = dict(cost=_norm_cost, traits=frozenset({Trait.STANDARD, Trait.ROWWISE}))
-register(OpDef("LayerNormalization", _layernorm_parse, lambda p, ins: [(p.shape, ins[0].dtype)], _norm_reference,
+register(OpDef("LayerNormalization", _layernorm_parse, _layernorm_infer, _layernorm_reference,
                examples=_layernorm_cases, tiling="norm", **_NORM))
 register(OpDef("InstanceNormalization", _channel_norm_parse, lambda p, ins: [(p.shape, ins[0].dtype)],
                _norm_reference, examples=_instancenorm_cases, tiling="channels", **_NORM))

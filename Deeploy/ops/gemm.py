@@ -60,13 +60,18 @@ def _batch_layout(node, a_shape, b_shape, m, n):
 
 
 def _matmul_parse(node, graph):
+    """numpy semantics: a 1-D A is a row [1, K], a 1-D B a column [K, 1], and that 1 is dropped
+    from the output."""
     require_inputs(node, 2)
-    a, b = graph.tensors[node.inputs[0]].shape, graph.tensors[node.inputs[1]].shape
-    if len(a) < 2 or len(b) < 2:
-        raise OpError(node, f"inputs must have rank >= 2, got {list(a)} and {list(b)}")
+    a0, b0 = graph.tensors[node.inputs[0]].shape, graph.tensors[node.inputs[1]].shape
+    if not a0 or not b0:
+        raise OpError(node, f"inputs must have rank >= 1, got {list(a0)} and {list(b0)}")
+    a = (1,) + tuple(a0) if len(a0) == 1 else tuple(a0)
+    b = tuple(b0) + (1,) if len(b0) == 1 else tuple(b0)
     if a[-1] != b[-2]:
-        raise OpError(node, f"inner dimensions differ: {list(a)} @ {list(b)}")
+        raise OpError(node, f"inner dimensions differ: {list(a0)} @ {list(b0)}")
     batch, ab, bb, out = _batch_layout(node, a, b, a[-2], b[-1])
+    out = out[:-2] + out[-2:-1] * (len(a0) > 1) + out[-1:] * (len(b0) > 1)
     return _mm_checked(node, graph, MatMulParams(batch, a[-2], b[-1], a[-1], False, False, 1, 1, ab, bb, out))
 
 
@@ -179,6 +184,9 @@ def _matmul_cases(rng):
                                 const(rand(rng, [64, 6]), I32))),
         Case("shared_a", (const(rand(rng, [3, 4]), I32), act(rand(rng, [2, 4, 5]), I32))),
         Case("float32_batched", (act(frand(rng, [2, 3, 4]), F32), act(frand(rng, [2, 4, 5]), F32))),
+        Case("vector_a", (act(rand(rng, [4]), I32), act(rand(rng, [2, 4, 5]), I32))),
+        Case("vector_b", (act(rand(rng, [2, 3, 4]), I32), const(rand(rng, [4]), I32))),
+        Case("vector_dot", (act(frand(rng, [6]), F32), act(frand(rng, [6]), F32))),
     ]
 
 

@@ -1,7 +1,8 @@
-"""Pad, constant mode: ``pads`` from the attribute (opset < 11, and some opset-13 exports) or a
-constant input (with the optional opset-18 ``axes`` input); the pad value from the ``value``
-attribute or constant input 2. Negative pads crop. The output type holds both the input's values
-and the pad value."""
+"""Pad: ``pads`` from the attribute (opset < 11, and some opset-13 exports) or a constant input
+(with the optional opset-18 ``axes`` input). Negative pads crop (first: the other modes then pad
+the cropped input). Mode constant: the pad value from the ``value`` attribute or constant input
+2, the output type holds both the input's values and the pad value; modes reflect (mirror
+without the edge), edge (repeat the edge) and wrap (cyclic) as numpy's ``pad``."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from Deeploy.errors import OpError
 from Deeploy.ir.dtypes import smallest_int_type, widest
 from Deeploy.ops._attrs import (attr_float, attr_ints, attr_str, const_float, const_input, in_tensor, is_float_input,
                                 normalize_axis, require_inputs)
-from Deeploy.ops.examples import I8, I32, F32, Case, act, const, rand, i64
+from Deeploy.ops.examples import I8, I32, F32, Case, act, const, frand, rand, i64
 from Deeploy.ops._registry import Cost, OpDef, Trait, register
 
 __all__ = ["PadParams"]
@@ -27,6 +28,7 @@ class PadParams:
     begin: tuple[int, ...]
     end: tuple[int, ...]
     value: int | float
+    mode: str = "constant"
 
     @property
     def out_shape(self) -> tuple[int, ...]:
@@ -42,8 +44,8 @@ def _pad_parse(node, graph):
     shape = graph.tensors[node.inputs[0]].shape
     rank = len(shape)
     mode = attr_str(node, "mode", "constant")
-    if mode != "constant":
-        raise OpError(node, f"only mode 'constant' is supported, got '{mode}'")
+    if mode not in _MODES:
+        raise OpError(node, f"mode '{mode}' is not one of {', '.join(_MODES)}")
     if "pads" in node.attrs:
         if in_tensor(node, graph, 1) is not None:
             raise OpError(node, "pads given both as attribute and as input")
@@ -66,6 +68,9 @@ def _pad_parse(node, graph):
     for a in range(rank):
         if shape[a] + min(begin[a], 0) + min(end[a], 0) < 0:
             raise OpError(node, f"pads {list(pads)} crop more than axis {a} of size {shape[a]} holds")
+    if mode != "constant":
+        _check_source_rows(node, mode, shape, begin, end)
+        return PadParams(tuple(shape), tuple(begin), tuple(end), 0, mode)
     value_in = in_tensor(node, graph, 2)
     if is_float_input(node, graph):
         v = const_float(node, graph, 2, "constant_value").reshape(-1) if value_in is not None else \
@@ -87,6 +92,18 @@ def _pad_parse(node, graph):
     return PadParams(tuple(shape), tuple(begin), tuple(end), value)
 
 
+_MODES = ("constant", "reflect", "edge", "wrap")
+
+
+def _check_source_rows(node, mode, shape, begin, end) -> None:
+    """reflect needs more rows than it pads (onnxruntime's limit), edge and wrap at least one."""
+    for a, (d, b, e) in enumerate(zip(shape, begin, end)):
+        rows, pad = d + min(b, 0) + min(e, 0), max(b, e, 0)
+        if pad and (rows < 1 or mode == "reflect" and pad >= rows):
+            raise OpError(node, f"mode '{mode}' pads axis {a} by {pad} from {rows} rows: it needs "
+                          f"{'more rows than it pads' if mode == 'reflect' else 'at least one row'}")
+
+
 def _pad_infer(p: PadParams, ins):
     dtype = ins[0].dtype
     if p.pads_anything and dtype.is_float:
@@ -101,6 +118,8 @@ def _pad_reference(p: PadParams, xs):
     crop = tuple(slice(-min(b, 0), d + min(e, 0)) for d, b, e in zip(x.shape, p.begin, p.end))
     x = x[crop]
     widths = [(max(b, 0), max(e, 0)) for b, e in zip(p.begin, p.end)]
+    if p.mode != "constant":
+        return [np.pad(x, widths, mode=p.mode)]
     return [np.pad(x, widths, mode="constant", constant_values=p.value)]
 
 
@@ -118,6 +137,10 @@ def _pad_cases(rng):
                                          const(np.array(300), I32), const(i64(-1, 1))), opset=18),
         Case("opset10_attributes", (act(rand(rng, [1, 2, 3, 3]), F32),),
              dict(mode="constant", pads=[0, 0, 1, 2, 0, 0, 2, 1], value=5.0), opset=10),
+        Case("reflect", (act(rand(rng, [2, 3, 4]), I8), const(i64(0, 2, 3, 0, 1, 2))), dict(mode="reflect")),
+        Case("edge_axes", (act(frand(rng, [2, 3, 4]), F32), const(i64(2, 1, 0, 3)), None, const(i64(0, 2))),
+             dict(mode="edge"), opset=18),
+        Case("wrap_crop", (act(rand(rng, [3, 5]), I32), const(i64(2, -1, -1, 4))), dict(mode="wrap"), opset=19),
     ]
 
 

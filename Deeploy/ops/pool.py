@@ -1,5 +1,7 @@
 """MaxPool (1D/2D; kernel_shape, strides, pads, dilations, auto_pad, ceil_mode): the output keeps
-the input's type; AveragePool (float) over the same geometry. Padding never wins a max: padded taps are ignored, and a geometry in which some
+the input's type; the optional Indices output (int64) holds the flat index into x of each window's
+first maximum (in window order), spatial position row-major, or column-major with
+``storage_order=1``; AveragePool (float) over the same geometry. Padding never wins a max: padded taps are ignored, and a geometry in which some
 window sees padding only is rejected."""
 
 from __future__ import annotations
@@ -9,6 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from Deeploy.errors import OpError
+from Deeploy.ir.dtypes import INT64
 from Deeploy.ops._attrs import attr_int, attr_ints, require_inputs
 from Deeploy.ops.examples import F32, I8, U8, Case, act, frand, rand
 from Deeploy.ops._registry import Cost, OpDef, Trait, register
@@ -29,6 +32,8 @@ class MaxPoolParams(WindowGeometry):
     channels: int
     ceil_mode: bool
     dims: int  # 1 or 2
+    indices: bool = False        # the Indices output
+    storage_order: int = 0       # 1: Indices count spatial positions column-major
 
     @property
     def window(self) -> int:
@@ -47,9 +52,10 @@ def _out_size(in_size, begin, end, k, s, d, ceil_mode):
 
 def _maxpool_parse(node, graph):
     require_inputs(node, 1)
-    if len(node.outputs) > 1 and node.outputs[1]:
-        raise OpError(node, "the Indices output of MaxPool is not supported")
     x = graph.tensors[node.inputs[0]]
+    storage_order = attr_int(node, "storage_order", 0)
+    if storage_order not in (0, 1):
+        raise OpError(node, f"storage_order={storage_order} must be 0 (row major) or 1 (column major)")
     dims = len(x.shape) - 2
     if dims not in (1, 2):
         raise OpError(node, f"only 1-D and 2-D max pooling is supported (input {list(x.shape)})")
@@ -79,15 +85,17 @@ def _maxpool_parse(node, graph):
                               f"(pads {list(begin) + list(end)}, kernel {list(kernel)})")
         out.append(n)
     return MaxPoolParams(**window_fields(x.shape[2:], out, kernel, strides, dilations, begin, end),
-                         batch=x.shape[0], channels=x.shape[1], ceil_mode=ceil_mode, dims=dims)
+                         batch=x.shape[0], channels=x.shape[1], ceil_mode=ceil_mode, dims=dims,
+                         indices=len(node.outputs) > 1 and bool(node.outputs[1]), storage_order=storage_order)
 
 
 def _maxpool_infer(p: MaxPoolParams, ins):
-    spatial = p.out_hw if p.dims == 2 else p.out_hw[1:]
-    return [((p.batch, p.channels) + tuple(spatial), ins[0].dtype)]
+    shape = (p.batch, p.channels) + tuple(p.out_hw if p.dims == 2 else p.out_hw[1:])
+    return [(shape, ins[0].dtype), (shape, INT64)]
 
 
-def maxpool_reference(p: MaxPoolParams, x: np.ndarray) -> np.ndarray:
+def maxpool_reference(p: MaxPoolParams, x: np.ndarray, with_indices: bool = False):
+    """y; with ``with_indices`` also the Indices output."""
     x = x.reshape(p.batch, p.channels, *p.in_hw)
     (oh, ow), (sh, sw), (dh, dw), (kh, kw) = p.out_hw, p.stride, p.dilation, p.kernel
     top, left, _, _ = p.pads
@@ -100,11 +108,19 @@ def maxpool_reference(p: MaxPoolParams, x: np.ndarray) -> np.ndarray:
     low = -np.inf if x.dtype.kind == "f" else np.iinfo(np.int64).min
     xp = np.pad(x, ((0, 0), (0, 0), (top, bottom), (left, right)), constant_values=low)
     out = np.full((p.batch, p.channels, oh, ow), low, dtype=x.dtype)
+    index = np.zeros(out.shape, dtype=np.int64)
+    h, w = p.in_hw
+    oy, ox = np.arange(oh)[:, None] * sh - top, np.arange(ow)[None, :] * sw - left
+    plane = (np.arange(p.batch)[:, None] * p.channels + np.arange(p.channels)[None, :])[:, :, None, None] * (h * w)
     for i in range(kh):
         for j in range(kw):
             patch = xp[:, :, i * dh: i * dh + sh * (oh - 1) + 1: sh, j * dw: j * dw + sw * (ow - 1) + 1: sw]
+            wins = patch > out    # the first maximum in window order
+            iy, ix = oy + i * dh, ox + j * dw
+            index = np.where(wins, plane + (ix * h + iy if p.storage_order else iy * w + ix), index)
             np.maximum(out, patch, out=out)
-    return out if p.dims == 2 else out.reshape(p.batch, p.channels, ow)
+    shape = (p.batch, p.channels) + ((oh, ow) if p.dims == 2 else (ow,))
+    return (out.reshape(shape), index.reshape(shape)) if with_indices else out.reshape(shape)
 
 
 def _maxpool_cost(p: MaxPoolParams, ins, outs):
@@ -125,11 +141,19 @@ def _maxpool_cases(rng):
         pool("1d", [1, 4, 11], kernel_shape=[3], strides=[2], pads=[1, 1]),
         pool("same_lower_uint8", [1, 2, 5, 5], U8, 0, 255, kernel_shape=[2, 2], strides=[2, 2],
              auto_pad="SAME_LOWER"),
+        Case("indices_pad_dilation", (act(frand(rng, [2, 3, 7, 6]), F32),),
+             dict(kernel_shape=[3, 2], pads=[1, 1, 1, 0], dilations=[1, 2], strides=[2, 1]), opset=12,
+             more_outputs=("int64",)),
+        Case("indices_column_major_ties", (act(rand(rng, [1, 2, 6, 5], -3, 3, extremes=False), I8),),
+             dict(kernel_shape=[2, 3], strides=[2, 2], storage_order=1, ceil_mode=1), opset=12,
+             more_outputs=("int64",)),
+        Case("indices_1d", (act(frand(rng, [2, 2, 9]), F32),), dict(kernel_shape=[3], strides=[2], pads=[1, 1]),
+             opset=12, more_outputs=("int64",)),
     ]
 
 
 register(OpDef("MaxPool", _maxpool_parse, _maxpool_infer,
-               lambda p, xs: [maxpool_reference(p, xs[0])], _maxpool_cost,
+               lambda p, xs: list(maxpool_reference(p, xs[0], with_indices=True)), _maxpool_cost,
                traits=frozenset({Trait.STANDARD}), tiling="maxpool",
                examples=_maxpool_cases))
 

@@ -33,7 +33,8 @@ from DeeployTest.test_suite.op_cases import (CUSTOM_OPS, ERROR_CASES, ONNX_OPS, 
 # ---- one-node models -----------------------------------------------------------------------
 def build_model(op: str, case: Case, node_name: str = "node") -> onnx.ModelProto:
     """Graph inputs ``a<k>`` / initializers ``c<k>`` for operand k; output ``y``, declared with
-    the first operand's element type (what onnxruntime's type inference gives these ops)."""
+    the first operand's element type (what onnxruntime's type inference gives these ops), and
+    ``y1``, ``y2``... of ``case.more_outputs``."""
     inputs, inits, names = [], [], []
     for k, operand in enumerate(case.operands):
         if operand is None:
@@ -48,9 +49,11 @@ def build_model(op: str, case: Case, node_name: str = "node") -> onnx.ModelProto
             inputs.append(helper.make_tensor_value_info(f"a{k}", elem, list(operand.value.shape)))
     out_elem = helper.np_dtype_to_tensor_dtype(np.dtype(case.out_type) if case.out_type and not case.domain
                                                else case.operands[0].value.dtype)
-    node = helper.make_node(op, names, ["y"], name=node_name, domain=case.domain, **case.attrs)
-    graph = helper.make_graph([node], f"{op}_test", inputs,
-                              [helper.make_tensor_value_info("y", out_elem, None)], inits)
+    outputs = [helper.make_tensor_value_info("y", out_elem, None)]
+    outputs += [helper.make_tensor_value_info(f"y{k}", helper.np_dtype_to_tensor_dtype(np.dtype(t)), None)
+                for k, t in enumerate(case.more_outputs, start=1)]
+    node = helper.make_node(op, names, [o.name for o in outputs], name=node_name, domain=case.domain, **case.attrs)
+    graph = helper.make_graph([node], f"{op}_test", inputs, outputs, inits)
     opsets = [helper.make_opsetid("", case.opset)]
     if case.domain:
         opsets.append(helper.make_opsetid(case.domain, 1))
@@ -63,23 +66,32 @@ def activations(case: Case) -> dict[str, np.ndarray]:
     return {f"a{k}": o.value for k, o in enumerate(case.operands) if o is not None and not o.constant}
 
 
-def run_deeploy(path: Path, case: Case):
-    """The reference output and its inferred type, through the compiler's own frontend."""
+def run_deeploy_all(path: Path, case: Case) -> list:
+    """Every output's reference value and inferred type, through the compiler's own frontend."""
     graph = load_onnx(path)
     values = {name: data_values(v, name) for name, v in activations(case).items()}
     assign_input_types(graph, values)
     infer_graph(graph)
-    out = graph.outputs[0]
-    return run_reference(graph, values)[out], graph.tensors[out].dtype
+    results = run_reference(graph, values)
+    return [(results[out], graph.tensors[out].dtype) for out in graph.outputs]
 
 
-def run_ort(path: Path, case: Case) -> np.ndarray:
+def run_deeploy(path: Path, case: Case):
+    """The first output's reference value and inferred type."""
+    return run_deeploy_all(path, case)[0]
+
+
+def run_ort_all(path: Path, case: Case) -> list[np.ndarray]:
     import onnxruntime as ort
     options = ort.SessionOptions()
     options.intra_op_num_threads = options.inter_op_num_threads = 1
     options.log_severity_level = 3
     session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
-    return session.run(None, activations(case))[0]
+    return session.run(None, activations(case))
+
+
+def run_ort(path: Path, case: Case) -> np.ndarray:
+    return run_ort_all(path, case)[0]
 
 
 # float references compute in double and round once; onnxruntime's float32 kernels sum in
@@ -136,18 +148,19 @@ def test_record_has_cases_with_unique_labels(op):
 def test_matches_onnxruntime(op, case, tmp_path):
     path = tmp_path / "model.onnx"
     onnx.save(build_model(op, case), path)
-    expected = run_ort(path, case)
     record = RECORDS[op]
-    got, _ = run_deeploy(path, case)
-    if got.dtype.kind == "f":
+    results = run_deeploy_all(path, case)
+    assert len(results) == 1 + len(case.more_outputs)
+    for (got, _), expected in zip(results, run_ort_all(path, case)):
+        if got.dtype.kind == "f":
+            assert_same(got, expected, case)
+            continue
+        if record.expect_from_ort is not None:
+            expected = record.expect_from_ort(expected, case)
+        else:
+            assert np.array_equal(expected, np.round(expected)), "onnxruntime output is not integral"
+            expected = expected.astype(np.int64)
         assert_same(got, expected, case)
-        return
-    if record.expect_from_ort is not None:
-        expected = record.expect_from_ort(expected, case)
-    else:
-        assert np.array_equal(expected, np.round(expected)), "onnxruntime output is not integral"
-        expected = expected.astype(np.int64)
-    assert_same(got, expected, case)
 
 
 # ---- 3. custom integer ops against the spec formula ------------------------------------

@@ -2,6 +2,7 @@
 
 from Deeploy.passes.constant_folding import fold_constants
 from Deeploy.passes.qdq import lower_qdq
+from Deeploy.passes.variadic import split_variadic
 from Deeploy.targets.generic.bindings import GENERIC_BINDINGS
 from Deeploy.targets.platform import MemoryLevel, Platform
 
@@ -12,7 +13,7 @@ GENERIC = Platform(
     libraries=("Generic",),
     memory=(MemoryLevel("L2", None, alignment=4),),
     bindings=GENERIC_BINDINGS,
-    passes=(lower_qdq, fold_constants),
+    passes=(split_variadic, lower_qdq, fold_constants),
     default_level="L2",
     cmake_platform="Generic",
 )

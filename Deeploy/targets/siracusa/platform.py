@@ -9,6 +9,7 @@ from Deeploy.passes.qdq import lower_qdq
 from Deeploy.passes.layout import convs_to_channels_last, simplify_transposes
 from Deeploy.passes.reductions import split_float_reductions
 from Deeploy.passes.requant_fusion import fuse_requant
+from Deeploy.passes.variadic import split_variadic
 from Deeploy.targets.platform import Engine, MemoryLevel, Platform
 from Deeploy.targets.siracusa.bindings import SIRACUSA_BINDINGS
 from Deeploy.targets.siracusa.execute import run_program
@@ -23,6 +24,7 @@ __all__ = ["SIRACUSA", "PLATFORM", "SIRACUSA_PASSES", "SIRACUSA_L1", "VIRTUAL_PL
 KiB, MiB = 1024, 1024 * 1024
 
 SIRACUSA_PASSES = (
+    split_variadic,            # Max/Min/Sum/Mean of 1 or 3+ inputs => binary nodes
     lower_qdq,                 # QDQ groups => integer ops + RequantizeLinear
     fold_constants,
     fold_integer_division,     # TrueIntegerDiv -> RequantShift  =>  RequantShift

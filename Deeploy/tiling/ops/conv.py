@@ -17,6 +17,7 @@ solver picks the one with less DMA. The channels-last kernels split output pixel
 
 from __future__ import annotations
 
+from Deeploy.errors import TilingError
 from Deeploy.ir.graph import Graph, Node
 from Deeploy.tiling.ops._common import (RuleContext, base_operands, layer_ops, operand, whole_reduction,
                                         zero_copy_spec)
@@ -74,6 +75,9 @@ def conv_rule(node: Node, graph: Graph, ctx: RuleContext) -> LayerSpec:
 
 def maxpool_rule(node: Node, graph: Graph, ctx: RuleContext) -> LayerSpec:
     p = node.params
+    if p.indices:   # indices into the whole input, not into a tile's
+        raise TilingError(f"layer '{node.name}' (MaxPool): the Indices output is not tiled; compile without tiling",
+                          layer=node.name, op=node.op)
     x, y = node.inputs[0], node.outputs[0]
     if graph.tensors[y].size == 0:
         return zero_copy_spec(node, "empty output")

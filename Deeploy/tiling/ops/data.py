@@ -19,6 +19,7 @@ from __future__ import annotations
 import math
 from typing import Callable
 
+from Deeploy.errors import TilingError
 from Deeploy.ir.graph import Graph, Node
 from Deeploy.tiling.ops._common import RuleContext, layer_ops, operand, zero_copy_spec
 from Deeploy.tiling.spec import INPUT, OUTPUT, AxisMap, Dim, LayerSpec
@@ -108,6 +109,9 @@ def slice_rule(node: Node, graph: Graph, ctx: RuleContext) -> LayerSpec:
 
 def pad_rule(node: Node, graph: Graph, ctx: RuleContext) -> LayerSpec:
     p = node.params
+    if p.mode != "constant":   # an output tile would read input rows beyond its own box
+        raise TilingError(f"layer '{node.name}' (Pad): mode '{p.mode}' is not tiled, only mode 'constant'; "
+                          "compile without tiling", layer=node.name, op=node.op)
     return _axis_window_spec(node, graph, ctx, "p", lambda a, dim: AxisMap(p.in_shape[a], dim, offset=-p.begin[a]))
 
 

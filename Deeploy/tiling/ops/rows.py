@@ -37,7 +37,8 @@ def row_start(params, shape: Sequence[int]) -> int:
 
 def _row_spec(node: Node, graph: Graph, ctx: RuleContext, axis: str, consts: Sequence[str] = ()) -> LayerSpec:
     """x and y tiled by whole rows: the row (the ``axis`` of the op, from ``row_start`` on)
-    stays whole; the constants ``consts`` broadcast onto x and are tiled with it."""
+    stays whole; the constants ``consts`` broadcast onto x and are tiled with it; further outputs
+    (LayerNormalization's Mean and InvStdDev) hold one value per row."""
     x, y = node.inputs[0], node.outputs[0]
     shape = tuple(graph.tensors[x].shape)
     if graph.tensors[y].size == 0:
@@ -46,7 +47,9 @@ def _row_spec(node: Node, graph: Graph, ctx: RuleContext, axis: str, consts: Seq
     ops = [(x, INPUT, full)]
     ops += [(c, INPUT, broadcast_pattern(graph.tensors[c].shape, shape)) for c in consts]
     start = row_start(node.params, shape)
-    return axis_spec(node, graph, ctx, shape, ops + [(y, OUTPUT, full)],
+    ops += [(y, OUTPUT, full)] + [(o, OUTPUT, full[:start] + [BCAST] * (len(shape) - start))
+                                  for o in node.outputs[1:] if o]
+    return axis_spec(node, graph, ctx, shape, ops,
                      whole={a: f"the {axis} of {node.op}" for a in range(start, len(shape))},
                      names={a: "rows" if a < start else "width" for a in range(len(shape))}, parallel="tileable")
 

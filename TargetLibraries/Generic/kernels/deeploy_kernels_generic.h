@@ -732,6 +732,8 @@
  *   scale: scale
  *   bias: bias, or NULL
  *   y: output
+ *   mean_out: per-block mean, or NULL
+ *   inv_out: per-block 1 / sqrt(var + eps), or NULL
  *   blocks, width: normalised blocks
  *   per_sample, stride, channels: scale entry of element i of block b: ((b % per_sample) * width +
  *     i) / stride % channels
@@ -739,8 +741,9 @@
  */
 #define DEEPLOY_PROTOTYPE_FNorm \
     static void KERNEL(const T *restrict x, const T *restrict scale, const T *restrict bias, \
-                       T *restrict y, uint32_t blocks, uint32_t width, uint32_t per_sample, \
-                       uint32_t stride, uint32_t channels, float eps, uint32_t rms)
+                       T *restrict y, float *restrict mean_out, float *restrict inv_out, \
+                       uint32_t blocks, uint32_t width, uint32_t per_sample, uint32_t stride, \
+                       uint32_t channels, float eps, uint32_t rms)
 
 /* FPow (fpow.inc): y = OP(a, b) elementwise (Add, Sub, Mul, Max, Min: binary.inc), a and b
  * broadcast onto y over up to 4 merged dims.
@@ -1284,7 +1287,8 @@
                        uint32_t sb3)
 
 /* MaxPool (maxpool.inc): Max pooling, NCHW, as 2-D (a 1-D pooling has H = KH = 1): y = max over the
- * window's taps inside the input (padding never wins).
+ * window's taps inside the input (padding never wins), and optionally the flat index into x of each
+ * window's first maximum.
  *
  * Type macros:
  *   T: the element types of the node's operands, in order (inputs, then outputs)
@@ -1292,6 +1296,7 @@
  * Arguments:
  *   x: input
  *   y: output
+ *   indices: Indices output, or NULL
  *   C: batch * channels
  *   H, W: input size
  *   KH, KW: window size
@@ -1300,11 +1305,13 @@
  *   DH, DW: dilations
  *   PT, PL: top and left padding
  *   lowest: the minimum of T
+ *   storage_order: 1: indices count spatial positions column-major
  */
 #define DEEPLOY_PROTOTYPE_MaxPool \
-    static void KERNEL(const T *restrict x, T *restrict y, uint32_t C, uint32_t H, uint32_t W, \
-                       uint32_t KH, uint32_t KW, uint32_t OH, uint32_t OW, uint32_t SH, \
-                       uint32_t SW, uint32_t DH, uint32_t DW, uint32_t PT, uint32_t PL, T lowest)
+    static void KERNEL(const T *restrict x, T *restrict y, int64_t *restrict indices, uint32_t C, \
+                       uint32_t H, uint32_t W, uint32_t KH, uint32_t KW, uint32_t OH, uint32_t OW, \
+                       uint32_t SH, uint32_t SW, uint32_t DH, uint32_t DW, uint32_t PT, \
+                       uint32_t PL, T lowest, uint32_t storage_order)
 
 /* Min (min.inc): y = OP(a, b) elementwise (Add, Sub, Mul, Max, Min: binary.inc), a and b broadcast
  * onto y over up to 4 merged dims.
@@ -1372,6 +1379,28 @@
     static void KERNEL(const T *restrict x, TY *restrict y, uint32_t rank, \
                        const uint32_t *in_dims, const int32_t *begin, const int32_t *end, \
                        const uint32_t *in_strides, const uint32_t *out_block, TY value)
+
+/* PadMode (pad_mode.inc): Pad in mode reflect, edge or wrap of x viewed as `rank` dims
+ * (neighbouring axes without pads merged): negative begin[k] (end[k]) drop input rows, positive
+ * ones add rows read from the remaining input.
+ *
+ * Type macros:
+ *   T: the element types of the node's operands, in order (inputs, then outputs)
+ * Scratch: none.
+ * Arguments:
+ *   x: input
+ *   y: output
+ *   rank: dims of the merged view
+ *   in_dims: x's dims
+ *   begin, end: pads per dim
+ *   in_strides: x's element strides
+ *   out_block: y's element strides
+ *   mode: 1 reflect, 2 edge, 3 wrap
+ */
+#define DEEPLOY_PROTOTYPE_PadMode \
+    static void KERNEL(const T *restrict x, T *restrict y, uint32_t rank, const uint32_t *in_dims, \
+                       const int32_t *begin, const int32_t *end, const uint32_t *in_strides, \
+                       const uint32_t *out_block, uint32_t mode)
 
 /* Reduce (reduce.inc): ReduceSum / rounded integer mean (ReduceMean, IntegerMean): y = floor((sum +
  * divisor/2) / divisor) over the reduced axes; an empty input gives zeros without a call.

@@ -61,11 +61,11 @@ def _dm_slice_accepts(node, graph):
 
 def _dm_pad_view(p):
     """Pad as (in_dims, begin, end, in_strides, out_block), axes without pads merged into the
-    axis before them."""
+    axis before them (in the other modes than constant, only into one without pads too)."""
     dims, b, e = list(p.in_shape) or [1], list(p.begin) or [0], list(p.end) or [0]
     k = len(dims) - 1
     while k > 0:
-        if b[k] == 0 and e[k] == 0:
+        if b[k] == 0 and e[k] == 0 and (p.mode == "constant" or b[k - 1] == e[k - 1] == 0):
             d = dims[k]
             dims[k - 1] *= d
             b[k - 1] *= d
@@ -177,8 +177,9 @@ def _with_arrays(view: str, *arrays: tuple[str, str, str]) -> str:
 
 _MAXPOOL_CALL = Signature(
     "Max pooling, NCHW, as 2-D (a 1-D pooling has H = KH = 1): y = max over the window's taps inside the "
-    "input (padding never wins).",
+    "input (padding never wins), and optionally the flat index into x of each window's first maximum.",
     (param("const T *restrict x", _X, "input"), param("T *restrict y", _Y, "output"),
+     param("int64_t *restrict indices", '${y[1].ptr if p.indices else "NULL"}', "Indices output, or NULL"),
      param("uint32_t C", "${p.batch * p.channels}", "batch * channels"),
      param("uint32_t H", "${p.in_hw[0]}"), param("uint32_t W", "${p.in_hw[1]}", "input size"),
      param("uint32_t KH", "${p.kernel[0]}"), param("uint32_t KW", "${p.kernel[1]}", "window size"),
@@ -186,30 +187,35 @@ _MAXPOOL_CALL = Signature(
      param("uint32_t SH", "${p.stride[0]}"), param("uint32_t SW", "${p.stride[1]}", "strides"),
      param("uint32_t DH", "${p.dilation[0]}"), param("uint32_t DW", "${p.dilation[1]}", "dilations"),
      param("uint32_t PT", "${p.pads[0]}"), param("uint32_t PL", "${p.pads[1]}", "top and left padding"),
-     param("T lowest", "${B._dm_cval(x[0].dtype, x[0].dtype.min)}", "the minimum of T")),
+     param("T lowest", "${B._dm_cval(x[0].dtype, x[0].dtype.min)}", "the minimum of T"),
+     param("uint32_t storage_order", "${p.storage_order}", "1: indices count spatial positions column-major")),
     setup=_DM_IMPORTS)
 
+_PAD_VIEW = (param("uint32_t rank", "${len(dims)}", "dims of the merged view"),
+             param("const uint32_t *in_dims", "in_dims", "x's dims"),
+             param("const int32_t *begin", "begin"), param("const int32_t *end", "end", "pads per dim"),
+             param("const uint32_t *in_strides", "in_strides", "x's element strides"),
+             param("const uint32_t *out_block", "out_block", "y's element strides"))
+_PAD_AROUND = _with_arrays("dims, b, e, ist, ob = B._dm_pad_view(p)", ("uint32_t", "in_dims", "dims"),
+                           ("int32_t", "begin", "b"), ("int32_t", "end", "e"), ("uint32_t", "in_strides", "ist"),
+                           ("uint32_t", "out_block", "ob"))
 _PAD_CALL = Signature(
     "Constant Pad (negative pads crop) of x viewed as `rank` dims, axes without pads merged into the axis "
     "before them: begin[k] (end[k]) fill elements before (after) axis k, or that many rows dropped if "
     "negative.",
-    (param("const T *restrict x", _X, "input"), param("TY *restrict y", _Y, "output"),
-     param("uint32_t rank", "${len(dims)}", "dims of the merged view"),
-     param("const uint32_t *in_dims", "in_dims", "x's dims"),
-     param("const int32_t *begin", "begin"), param("const int32_t *end", "end", "pads per dim"),
-     param("const uint32_t *in_strides", "in_strides", "x's element strides"),
-     param("const uint32_t *out_block", "out_block", "y's element strides"),
+    (param("const T *restrict x", _X, "input"), param("TY *restrict y", _Y, "output"), *_PAD_VIEW,
      param("TY value", "${B._dm_cval(y[0].dtype, p.value)}", "fill value")),
-    setup=_DM_IMPORTS, around=_EMPTY + """<% dims, b, e, ist, ob = B._dm_pad_view(p) %>\
-{
-    ${B._dm_array("uint32_t", "in_dims", dims)}
-    ${B._dm_array("int32_t", "begin", b)}
-    ${B._dm_array("int32_t", "end", e)}
-    ${B._dm_array("uint32_t", "in_strides", ist)}
-    ${B._dm_array("uint32_t", "out_block", ob)}
-    {call}
-}
-% endif""", types={"TY": "the output's type (holds T and the fill value)"})
+    setup=_DM_IMPORTS, around=_PAD_AROUND, types={"TY": "the output's type (holds T and the fill value)"})
+_PAD_MODE_CALL = Signature(
+    "Pad in mode reflect, edge or wrap of x viewed as `rank` dims (neighbouring axes without pads merged): "
+    "negative begin[k] (end[k]) drop input rows, positive ones add rows read from the remaining input.",
+    (param("const T *restrict x", _X, "input"), param("T *restrict y", _Y, "output"), *_PAD_VIEW,
+     param("uint32_t mode", '${("reflect", "edge", "wrap").index(p.mode) + 1}', "1 reflect, 2 edge, 3 wrap")),
+    setup=_DM_IMPORTS, around=_PAD_AROUND)
+
+def _constant_pad(node, graph):
+    return None if node.params.mode == "constant" else f"mode '{node.params.mode}'"
+
 
 _CONCAT_CALL = Signature(
     "One input of a Concat (one call per non-empty input): x viewed as [outer][in_inner] is written into "
@@ -288,7 +294,9 @@ _COPIED = (FLOAT32, BFLOAT16)   # kernels that only move elements take any float
 
 DATA_KERNELS: dict[str, tuple[Kernel, ...]] = {
     "MaxPool": (Kernel("MaxPool", "maxpool.inc", _MAXPOOL_CALL, ("T",), floats=(FLOAT32,)),),
-    "Pad": (Kernel("Pad", "pad.inc", _PAD_CALL, ("T",), extra_types=_dm_out_type("TY"), floats=(FLOAT32,)),),
+    "Pad": (Kernel("Pad", "pad.inc", _PAD_CALL, ("T",), _constant_pad, extra_types=_dm_out_type("TY"),
+                   floats=(FLOAT32,)),
+            Kernel("PadMode", "pad_mode.inc", _PAD_MODE_CALL, ("T",), floats=(FLOAT32,))),
     "Concat": (Kernel("Concat", "concat.inc", _CONCAT_CALL, extra_types=_dm_out_type("TY"), floats=(FLOAT32,)),),
     "Slice": (Kernel("Slice", "slice.inc", _SLICE_CALL, ("T",), _dm_slice_accepts, floats=_COPIED),),
     "Gather": (Kernel("Gather", "gather.inc", _GATHER_CALL, ("T",), floats=_COPIED),),

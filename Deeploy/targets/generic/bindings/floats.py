@@ -135,6 +135,9 @@ _NORM_CALL = Signature(
     (param("const T *restrict x", _X, "input"), param("const T *restrict scale", "${x[1].ptr}", "scale"),
      param("const T *restrict bias", '${x[2].ptr if p.has_bias else "NULL"}', "bias, or NULL"),
      param("T *restrict y", _Y, "output"),
+     param("float *restrict mean_out", '${y[1].ptr if p.stats[0] else "NULL"}', "per-block mean, or NULL"),
+     param("float *restrict inv_out", '${y[2].ptr if p.stats[1] else "NULL"}',
+           "per-block 1 / sqrt(var + eps), or NULL"),
      param("uint32_t blocks", "${p.blocks}"), param("uint32_t width", "${p.width}", "normalised blocks"),
      param("uint32_t per_sample", "${p.per_sample}"), param("uint32_t stride", "${p.stride}"),
      param("uint32_t channels", "${p.channels}", "scale entry of element i of block b: "
