@@ -44,7 +44,8 @@ def const(value, dtype=None) -> Operand:
 @dataclass(frozen=True)
 class Case:
     """A one-node model. ``operands`` lists the node's inputs in order (None: an omitted
-    optional input); ``out_type`` is the output type the spec gives, where it gives one."""
+    optional input); ``out_type`` is the output type the spec gives, where it gives one;
+    ``outputs`` how many outputs the node has."""
 
     label: str
     operands: tuple[Operand | None, ...]
@@ -52,6 +53,7 @@ class Case:
     opset: int = 13
     domain: str = ""
     out_type: str | None = None
+    outputs: int = 1
 
     @property
     def values(self) -> list[np.ndarray | None]:

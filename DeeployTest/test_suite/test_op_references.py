@@ -32,8 +32,8 @@ from DeeployTest.test_suite.op_cases import (CUSTOM_OPS, ERROR_CASES, ONNX_OPS, 
 
 # ---- one-node models -----------------------------------------------------------------------
 def build_model(op: str, case: Case, node_name: str = "node") -> onnx.ModelProto:
-    """Graph inputs ``a<k>`` / initializers ``c<k>`` for operand k; output ``y``, declared with
-    the first operand's element type (what onnxruntime's type inference gives these ops)."""
+    """Graph inputs ``a<k>`` / initializers ``c<k>`` for operand k; outputs ``y`` (then ``y1``, ``y2``...),
+    declared with the first operand's element type (what onnxruntime's type inference gives these ops)."""
     inputs, inits, names = [], [], []
     for k, operand in enumerate(case.operands):
         if operand is None:
@@ -48,9 +48,10 @@ def build_model(op: str, case: Case, node_name: str = "node") -> onnx.ModelProto
             inputs.append(helper.make_tensor_value_info(f"a{k}", elem, list(operand.value.shape)))
     out_elem = helper.np_dtype_to_tensor_dtype(np.dtype(case.out_type) if case.out_type and not case.domain
                                                else case.operands[0].value.dtype)
-    node = helper.make_node(op, names, ["y"], name=node_name, domain=case.domain, **case.attrs)
+    outs = ["y"] + [f"y{k}" for k in range(1, case.outputs)]
+    node = helper.make_node(op, names, outs, name=node_name, domain=case.domain, **case.attrs)
     graph = helper.make_graph([node], f"{op}_test", inputs,
-                              [helper.make_tensor_value_info("y", out_elem, None)], inits)
+                              [helper.make_tensor_value_info(y, out_elem, None) for y in outs], inits)
     opsets = [helper.make_opsetid("", case.opset)]
     if case.domain:
         opsets.append(helper.make_opsetid(case.domain, 1))
@@ -63,23 +64,23 @@ def activations(case: Case) -> dict[str, np.ndarray]:
     return {f"a{k}": o.value for k, o in enumerate(case.operands) if o is not None and not o.constant}
 
 
-def run_deeploy(path: Path, case: Case):
+def run_deeploy(path: Path, case: Case, output: int = 0):
     """The reference output and its inferred type, through the compiler's own frontend."""
     graph = load_onnx(path)
     values = {name: data_values(v, name) for name, v in activations(case).items()}
     assign_input_types(graph, values)
     infer_graph(graph)
-    out = graph.outputs[0]
+    out = graph.outputs[output]
     return run_reference(graph, values)[out], graph.tensors[out].dtype
 
 
-def run_ort(path: Path, case: Case) -> np.ndarray:
+def run_ort(path: Path, case: Case, output: int = 0) -> np.ndarray:
     import onnxruntime as ort
     options = ort.SessionOptions()
     options.intra_op_num_threads = options.inter_op_num_threads = 1
     options.log_severity_level = 3
     session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
-    return session.run(None, activations(case))[0]
+    return session.run(None, activations(case))[output]
 
 
 # float references compute in double and round once; onnxruntime's float32 kernels sum in
@@ -136,18 +137,19 @@ def test_record_has_cases_with_unique_labels(op):
 def test_matches_onnxruntime(op, case, tmp_path):
     path = tmp_path / "model.onnx"
     onnx.save(build_model(op, case), path)
-    expected = run_ort(path, case)
     record = RECORDS[op]
-    got, _ = run_deeploy(path, case)
-    if got.dtype.kind == "f":
+    for output in range(case.outputs):
+        expected = run_ort(path, case, output)
+        got, _ = run_deeploy(path, case, output)
+        if got.dtype.kind == "f":
+            assert_same(got, expected, case)
+            continue
+        if record.expect_from_ort is not None:
+            expected = record.expect_from_ort(expected, case)
+        else:
+            assert np.array_equal(expected, np.round(expected)), "onnxruntime output is not integral"
+            expected = expected.astype(np.int64)
         assert_same(got, expected, case)
-        return
-    if record.expect_from_ort is not None:
-        expected = record.expect_from_ort(expected, case)
-    else:
-        assert np.array_equal(expected, np.round(expected)), "onnxruntime output is not integral"
-        expected = expected.astype(np.int64)
-    assert_same(got, expected, case)
 
 
 # ---- 3. custom integer ops against the spec formula ------------------------------------

@@ -45,6 +45,21 @@
                        uint32_t sa2, uint32_t sa3, uint32_t sb0, uint32_t sb1, uint32_t sb2, \
                        uint32_t sb3)
 
+/* Cast (cast.inc): Cast between integer types: y = x converted, keeping the target's low bits (ONNX
+ * wraps around).
+ *
+ * Type macros:
+ *   T: the element types of the node's operands, in order (inputs, then outputs)
+ *   TY: the output's type
+ * Scratch: none.
+ * Arguments:
+ *   x: input
+ *   y: output
+ *   n: elements
+ */
+#define DEEPLOY_PROTOTYPE_Cast \
+    static void KERNEL(const T *restrict x, TY *restrict y, uint32_t n)
+
 /* Clip (clip.inc): y = min(max(x, lo), hi) elementwise (Clip; Relu is lo = 0), computed in TY,
  * which holds every value of T.
  *
@@ -245,6 +260,23 @@
  *   alpha, beta: the op's parameters (Clip: bounds)
  */
 #define DEEPLOY_PROTOTYPE_FCast \
+    static void KERNEL(const T *restrict x, TY *restrict y, uint32_t n, float alpha, float beta)
+
+/* FCastInt (fcast_int.inc): Float y = op(x) elementwise (funary.inc: Sqrt, Exp, Log, Erf, Tanh,
+ * Neg, Abs, Reciprocal, Ceil, Floor, Round, Sigmoid, HardSigmoid, HardSwish, Swish, Gelu, Clip,
+ * Relu).
+ *
+ * Type macros:
+ *   T: the element types of the node's operands, in order (inputs, then outputs)
+ *   TY: the output's type
+ * Scratch: none.
+ * Arguments:
+ *   x: input
+ *   y: output
+ *   n: elements
+ *   alpha, beta: the op's parameters (Clip: bounds)
+ */
+#define DEEPLOY_PROTOTYPE_FCastInt \
     static void KERNEL(const T *restrict x, TY *restrict y, uint32_t n, float alpha, float beta)
 
 /* FCeil (fceil.inc): Float y = op(x) elementwise (funary.inc: Sqrt, Exp, Log, Erf, Tanh, Neg, Abs,

@@ -1,5 +1,5 @@
 """Generic kernels of data movement and reductions: MaxPool, Pad, Concat, Slice, Gather,
-ReduceMean/ReduceSum/IntegerMean, Relu/Clip. Index math is done at generation time; the call
+ReduceMean/ReduceSum/IntegerMean, Relu/Clip, integer Cast. Index math is done at generation time; the call
 templates import this module as B to reach the helpers."""
 
 from __future__ import annotations
@@ -280,6 +280,11 @@ _CLIP_CALL = Signature(
      param("TY lo", "${lo}"), param("TY hi", "${hi}", "bounds, clamped into TY's range")),
     setup=_DM_IMPORTS + "<% lo, hi = B._dm_clip_bounds(node, y[0]) %>", types={"TY": "the output's type"})
 
+_CAST_CALL = Signature(
+    "Cast between integer types: y = x converted, keeping the target's low bits (ONNX wraps around).",
+    (param("const T *restrict x", _X, "input"), param("TY *restrict y", _Y, "output"),
+     param("uint32_t n", "${y[0].size}", "elements")), types={"TY": "the output's type"})
+
 _REDUCE_KERNEL = Kernel("Reduce", "reduce.inc", _REDUCE_CALL, ("TIN",), _dm_reduce_accepts,
                         extra_types=_dm_reduce_types)
 _CLIP_KERNEL = Kernel("Clip", "clip.inc", _CLIP_CALL, ("T",), extra_types=_dm_out_type("TY"))
@@ -295,6 +300,7 @@ DATA_KERNELS: dict[str, tuple[Kernel, ...]] = {
     "ReduceMean": (_REDUCE_KERNEL,),
     "ReduceSum": (_REDUCE_KERNEL,),
     "IntegerMean": (_REDUCE_KERNEL,),
+    "Cast": (Kernel("Cast", "cast.inc", _CAST_CALL, ("T",), extra_types=_dm_out_type("TY")),),
     "Relu": (_CLIP_KERNEL,),
     "Clip": (_CLIP_KERNEL,),
 }
