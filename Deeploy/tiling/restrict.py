@@ -16,7 +16,7 @@ from Deeploy.ir.graph import Graph, Node
 from Deeploy.tiling.spec import OUTPUT, AxisMap, LayerSpec, Operand, operand_ranges
 
 __all__ = ["Tile", "Restrict", "same", "rows", "reduce", "conv", "maxpool", "gemm_requant", "transpose", "concat",
-           "slice_", "pad", "gather", "reshape", "flatten", "squeeze", "unsqueeze", "channels", "conv_transpose"]
+           "slice_", "pad", "gather", "expand", "reshape", "flatten", "squeeze", "unsqueeze", "channels", "conv_transpose"]
 
 Box = tuple[tuple[int, int], ...]
 
@@ -249,6 +249,11 @@ def gather(t: Tile) -> None:
     """axis: the logical axis of x that stays whole (the gathered one); indices unchanged."""
     x = t.operands[t.node.inputs[0]]
     t.attrs["axis"] = next(k for k, a in enumerate(x.axes) if a.dim is None)
+
+
+def expand(t: Tile) -> None:
+    """The tile's output extents as Expand's shape."""
+    t.inputs = [t.inputs[0], t.constant("shape", t.extents(t.output().tensor))]
 
 
 def reshape(t: Tile) -> None:

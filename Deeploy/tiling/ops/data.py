@@ -127,3 +127,29 @@ def gather_rule(node: Node, graph: Graph, ctx: RuleContext) -> LayerSpec:
     ops = [operand(graph, x, INPUT, head + [AxisMap(gathered)] + tail),
            operand(graph, y, OUTPUT, head + [AxisMap(count, "idx")] + tail)]
     return _spec(node, graph, ctx, dims, ops)
+
+
+def kept_axes_spec(node: Node, graph: Graph, ctx: RuleContext, kept, why: str) -> LayerSpec:
+    """Operands of the output's rank whose axes in ``kept`` follow the output tile and whose other
+    axes stay whole, each at its own size (Split's axis, Resize's resized axes)."""
+    shape = graph.tensors[node.outputs[0]].shape
+    dims = [Dim(f"a{k}", shape[k]) for k in kept if shape[k] > 1]
+    named = {f"a{k}" for k in kept}
+
+    def axes(name):
+        return [AxisMap(d, f"a{k}" if f"a{k}" in named and d > 1 else None)
+                for k, d in enumerate(graph.tensors[name].shape)]
+    ops = [operand(graph, node.inputs[0], INPUT, axes(node.inputs[0]))]
+    ops += [operand(graph, o, OUTPUT, axes(o)) for o in node.outputs if graph.tensors[o].size]
+    if not dims:
+        dims = [Dim("a", 1)]
+    return LayerSpec(node.name, node.op, tuple(dims), tuple(ops), layer_ops(node, graph),
+                     parallel=(tuple(d.name for d in dims),), scratch=ctx.scratch, whole=(why,)).validate()
+
+
+def split_rule(node: Node, graph: Graph, ctx: RuleContext) -> LayerSpec:
+    p = node.params
+    if graph.tensors[node.inputs[0]].size == 0:
+        return zero_copy_spec(node, "empty input")
+    kept = [k for k in range(len(p.in_shape)) if k != p.axis]
+    return kept_axes_spec(node, graph, ctx, kept, "the split axis of Split")

@@ -166,6 +166,22 @@
                        uint32_t KW, uint32_t OH, uint32_t OW, uint32_t SH, uint32_t SW, \
                        uint32_t DH, uint32_t DW, uint32_t PT, uint32_t PL)
 
+/* Expand (slice.inc): y = x broadcast onto y's shape (Expand), as the strided view of slice.inc
+ * with stride 0 on broadcast dims.
+ *
+ * Type macros:
+ *   T: the element types of the node's operands, in order (inputs, then outputs)
+ * Scratch: none.
+ * Arguments:
+ *   x: the first element read
+ *   y: output
+ *   dims: output dims
+ *   strides: element strides of x (negative for negative steps)
+ */
+#define DEEPLOY_PROTOTYPE_Expand \
+    static void KERNEL(const T *restrict x, T *restrict y, const uint32_t dims[6], \
+                       const int32_t strides[6])
+
 /* FAbs (fabs.inc): Float y = op(x) elementwise (funary.inc: Sqrt, Exp, Log, Erf, Tanh, Neg, Abs,
  * Reciprocal, Ceil, Floor, Round, Sigmoid, HardSigmoid, HardSwish, Swish, Gelu, Clip, Relu).
  *
@@ -1479,6 +1495,22 @@
     static void KERNEL(const T *restrict x, T *restrict y, const uint32_t dims[6], \
                        const int32_t strides[6])
 
+/* Split (slice.inc): One output of a Split (one call per output), as the strided view of slice.inc
+ * starting at the output's first element.
+ *
+ * Type macros:
+ *   T: the element types of the node's operands, in order (inputs, then outputs)
+ * Scratch: none.
+ * Arguments:
+ *   x: the first element read
+ *   y: this output
+ *   dims: output dims
+ *   strides: element strides of x
+ */
+#define DEEPLOY_PROTOTYPE_Split \
+    static void KERNEL(const T *restrict x, T *restrict y, const uint32_t dims[6], \
+                       const int32_t strides[6])
+
 /* Sub (sub.inc): y = OP(a, b) elementwise (Add, Sub, Mul, Max, Min: binary.inc), a and b broadcast
  * onto y over up to 4 merged dims.
  *
@@ -1532,5 +1564,25 @@
  */
 #define DEEPLOY_PROTOTYPE_TrueIntegerDiv \
     static void KERNEL(const TIN *restrict x, TOUT *restrict y, uint32_t size, int64_t coeff)
+
+/* Where (where.inc): y = c ? a : b elementwise (Where), c, a and b broadcast onto y over up to 4
+ * merged dims.
+ *
+ * Type macros:
+ *   TC, TA, TB: the element types of the node's operands, in order (inputs, then outputs)
+ *   TY: the output's type
+ * Scratch: none.
+ * Arguments:
+ *   c: condition
+ *   a: taken where c
+ *   b: taken elsewhere
+ *   y: output
+ *   dims: output dims after merging, outermost first (1-padded)
+ *   sc, sa, sb: element strides of c, a and b (0 on broadcast dims)
+ */
+#define DEEPLOY_PROTOTYPE_Where \
+    static void KERNEL(const TC *restrict c, const TA *restrict a, const TB *restrict b, \
+                       TY *restrict y, const uint32_t dims[4], const uint32_t sc[4], \
+                       const uint32_t sa[4], const uint32_t sb[4])
 
 #endif /* DEEPLOY_KERNELS_GENERIC_H */
