@@ -16,7 +16,7 @@ from Deeploy.tiling import restrict as r
 from Deeploy.tiling.ops._common import RuleContext
 from Deeploy.tiling.ops.channels import channel_rule, conv_transpose_rule, whole_rule
 from Deeploy.tiling.ops.conv import conv_rule, maxpool_rule
-from Deeploy.tiling.ops.data import concat_rule, gather_rule, pad_rule, slice_rule, split_rule, transpose_rule
+from Deeploy.tiling.ops.data import concat_rule, gather_rule, pad_rule, resize_rule, shape_rule, slice_rule, split_rule, transpose_rule
 from Deeploy.tiling.ops.gemm import gemm_rule
 from Deeploy.tiling.ops.npu import npu_restrict, npu_rule
 from Deeploy.tiling.ops.pointwise import binary_rule, expand_rule, fused_eltwise_rule, quant_rule, requant_rule, unary_rule, view_rule
@@ -62,6 +62,8 @@ FAMILIES: dict[str, TileFamily] = {
     "pad": TileFamily(pad_rule, r.pad),
     "gather": TileFamily(gather_rule, r.gather),
     "split": TileFamily(split_rule, r.same),                 # the split axis whole
+    "resize": TileFamily(resize_rule, r.resize),             # the resized axes whole
+    "shape": TileFamily(shape_rule, r.same),
     "reshape": TileFamily(view_rule, r.reshape),
     "flatten": TileFamily(view_rule, r.flatten),
     "squeeze": TileFamily(view_rule, r.squeeze),

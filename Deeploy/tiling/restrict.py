@@ -16,7 +16,7 @@ from Deeploy.ir.graph import Graph, Node
 from Deeploy.tiling.spec import OUTPUT, AxisMap, LayerSpec, Operand, operand_ranges
 
 __all__ = ["Tile", "Restrict", "same", "rows", "reduce", "conv", "maxpool", "gemm_requant", "transpose", "concat",
-           "slice_", "pad", "gather", "expand", "reshape", "flatten", "squeeze", "unsqueeze", "channels", "conv_transpose"]
+           "slice_", "pad", "gather", "expand", "resize", "reshape", "flatten", "squeeze", "unsqueeze", "channels", "conv_transpose"]
 
 Box = tuple[tuple[int, int], ...]
 
@@ -254,6 +254,14 @@ def gather(t: Tile) -> None:
 def expand(t: Tile) -> None:
     """The tile's output extents as Expand's shape."""
     t.inputs = [t.inputs[0], t.constant("shape", t.extents(t.output().tensor))]
+
+
+def resize(t: Tile) -> None:
+    """Given as sizes: the tile's output extents (the scales of its tiled axes are 1, as before)."""
+    if t.node.params.from_sizes:
+        out = t.extents(t.output().tensor)
+        axes = t.attrs.pop("axes", None)
+        t.inputs = t.inputs[:2] + ["", t.constant("sizes", out if axes is None else [out[a] for a in axes])]
 
 
 def reshape(t: Tile) -> None:

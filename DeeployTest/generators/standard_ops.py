@@ -84,3 +84,54 @@ def cast_types(rng):
     net.output(net.node("Cast", [f], to=TensorProto.INT32), TensorProto.INT32)
     net.output(net.node("Cast", [u], to=TensorProto.INT64), TensorProto.INT64)
     return net
+
+
+@test("Kernels/Shape/Output_And_Reshape")
+def shape_node(rng):
+    """Shape as a graph output (start/end) and feeding a Reshape (both fold to constants)."""
+    net = FloatNet("shape_node", rng)
+    x = net.input("x", [2, 3, 4, 5], value=_ints(rng, [2, 3, 4, 5], np.int8))
+    net.output(net.node("Shape", [x], start=1, end=-1), TensorProto.INT64)
+    dims = net.node("Shape", [net.node("Transpose", [x], perm=[0, 2, 3, 1])])
+    net.output(net.node("Reshape", [x, dims]), TensorProto.INT8)
+    return net
+
+
+def _resize(net, x, mode, scales=None, sizes=None, **attrs):
+    empty = net.const(np.zeros(0, np.float32), "empty")
+    ins = [x, "", net.const(np.array(scales, np.float32), "scales")] if scales is not None else \
+        [x, "", empty, net.const(np.array(sizes, np.int64), "sizes")]
+    return net.node("Resize", ins, mode=mode, **attrs)
+
+
+@test("Kernels/Resize/Nearest_Int8_2x")
+def resize_nearest_int8(rng):
+    net = FloatNet("resize_nearest_int8", rng)
+    x = net.input("x", [1, 4, 5, 6], value=_ints(rng, [1, 4, 5, 6], np.int8))
+    net.output(_resize(net, x, "nearest", scales=[1, 1, 2, 2]), TensorProto.INT8)
+    return net
+
+
+@test("Kernels/Resize/Nearest_Float_Sizes_Asymmetric")
+def resize_nearest_float(rng):
+    net = FloatNet("resize_nearest_float", rng)
+    x = net.input("x", [2, 3, 7, 5])
+    net.output(_resize(net, x, "nearest", sizes=[2, 3, 4, 9], coordinate_transformation_mode="asymmetric",
+                       nearest_mode="floor"))
+    return net
+
+
+@test("Kernels/Resize/Linear_Float_HalfPixel")
+def resize_linear(rng):
+    net = FloatNet("resize_linear", rng)
+    x = net.input("x", [1, 8, 6, 5])
+    net.output(_resize(net, x, "linear", scales=[1, 1, 2, 1.6]))
+    return net
+
+
+@test("Kernels/Resize/Linear_Float_AlignCorners_Down")
+def resize_linear_down(rng):
+    net = FloatNet("resize_linear_down", rng)
+    x = net.input("x", [2, 3, 9, 8])
+    net.output(_resize(net, x, "linear", sizes=[2, 3, 5, 3], coordinate_transformation_mode="align_corners"))
+    return net

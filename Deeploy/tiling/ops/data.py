@@ -153,3 +153,22 @@ def split_rule(node: Node, graph: Graph, ctx: RuleContext) -> LayerSpec:
         return zero_copy_spec(node, "empty input")
     kept = [k for k in range(len(p.in_shape)) if k != p.axis]
     return kept_axes_spec(node, graph, ctx, kept, "the split axis of Split")
+
+
+def resize_rule(node: Node, graph: Graph, ctx: RuleContext) -> LayerSpec:
+    """The axes Resize leaves alone are tiled, the resized ones stay whole (all of them under a
+    keep_aspect_ratio_policy, whose common scale a tile's sizes would not reproduce)."""
+    p = node.params
+    if graph.tensors[node.outputs[0]].size == 0 or graph.tensors[node.inputs[0]].size == 0:
+        return zero_copy_spec(node, "empty output")
+    return kept_axes_spec(node, graph, ctx, p.kept if p.stretch else (), "the resized axes of Resize")
+
+
+def shape_rule(node: Node, graph: Graph, ctx: RuleContext) -> LayerSpec:
+    """Shape: its few dims written in one tile (the input is not read)."""
+    y = node.outputs[0]
+    if graph.tensors[y].size == 0:
+        return zero_copy_spec(node, "empty output")
+    n = graph.tensors[y].size
+    dims = (Dim("dims", n, tileable=False, why_whole="the dims Shape writes"),)
+    return _spec(node, graph, ctx, dims, [operand(graph, y, OUTPUT, [AxisMap(n, "dims")])])

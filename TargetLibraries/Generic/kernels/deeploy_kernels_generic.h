@@ -851,6 +851,27 @@
 #define DEEPLOY_PROTOTYPE_FReciprocal \
     static void KERNEL(const T *restrict x, TY *restrict y, uint32_t n, float alpha, float beta)
 
+/* FResize (fresize.inc): Linear Resize of float data: per-axis tables of the two input element
+ * offsets and weights of each output index; the interpolated axes' corners summed.
+ *
+ * Type macros:
+ *   T: the element types of the node's operands, in order (inputs, then outputs)
+ * Scratch: none.
+ * Arguments:
+ *   x: input
+ *   y: output
+ *   rank: axes (at most 8)
+ *   dims: output dims
+ *   lo: per axis and output index: the input element offset read
+ *   hi: the second offset (linear)
+ *   w_lo, w_hi: their weights
+ *   m, lin: the interpolated axes
+ */
+#define DEEPLOY_PROTOTYPE_FResize \
+    static void KERNEL(const T *restrict x, T *restrict y, uint32_t rank, const uint32_t *dims, \
+                       const uint32_t *lo, const uint32_t *hi, const float *w_lo, \
+                       const float *w_hi, uint32_t m, const uint32_t *lin)
+
 /* FRound (fround.inc): Float y = op(x) elementwise (funary.inc: Sqrt, Exp, Log, Erf, Tanh, Neg,
  * Abs, Reciprocal, Ceil, Floor, Round, Sigmoid, HardSigmoid, HardSwish, Swish, Gelu, Clip, Relu).
  *
@@ -1478,6 +1499,36 @@
                        TOUT *restrict y, uint32_t outer, uint32_t channels, uint32_t inner, \
                        uint32_t mul_stride, uint32_t add_stride, uint32_t shift, int32_t lo, \
                        int32_t hi, void *scratch, int32_t key_lo, uint32_t keys)
+
+/* Resize (resize.inc): Nearest Resize: per-axis tables of the input element offsets each output
+ * index reads.
+ *
+ * Type macros:
+ *   T: the element types of the node's operands, in order (inputs, then outputs)
+ * Scratch: none.
+ * Arguments:
+ *   x: input
+ *   y: output
+ *   rank: axes (at most 8)
+ *   dims: output dims
+ *   lo: per axis and output index: the input element offset read
+ */
+#define DEEPLOY_PROTOTYPE_Resize \
+    static void KERNEL(const T *restrict x, T *restrict y, uint32_t rank, const uint32_t *dims, \
+                       const uint32_t *lo)
+
+/* Shape (shape.inc): Shape (a node when its output is a graph output; else it folds to a constant):
+ * y = the input's dims.
+ *
+ * Type macros: none.
+ * Scratch: none.
+ * Arguments:
+ *   y: output
+ *   dims: the dims
+ *   n: how many
+ */
+#define DEEPLOY_PROTOTYPE_Shape \
+    static void KERNEL(int64_t *restrict y, const int64_t *dims, uint32_t n)
 
 /* Slice (slice.inc): y = strided view of x (Slice): output element (i0..i5) reads x[sum ik *
  * strides[k]]; dims padded to 6 with 1.

@@ -1,5 +1,5 @@
 """Generic kernels of data movement and reductions: MaxPool, Pad, Concat, Slice, Gather,
-ReduceMean/ReduceSum/IntegerMean, Relu/Clip, integer Cast, Expand, Split, Where. Index math is done at generation time; the call
+ReduceMean/ReduceSum/IntegerMean, Relu/Clip, integer Cast, Expand, Split, Where, Resize, Shape. Index math is done at generation time; the call
 templates import this module as B to reach the helpers."""
 
 from __future__ import annotations
@@ -70,6 +70,21 @@ def _dm_split_views(p, x, y):
         views.append((out, start * strides[p.axis], [1] * (6 - len(dims)) + dims, [0] * (6 - len(dims)) + st))
         start += out.shape[p.axis]
     return views
+
+
+def _dm_resize_tables(p, x):
+    """Resize's per-axis tables, one axis after another: output dims, the input element offsets read
+    (lo, hi), their weights, and the interpolated axes (linear)."""
+    strides = contiguous_strides(x.shape)
+    lo = [i * s for t, s in zip(p.taps, strides) for i in t.lo]
+    hi = [i * s for t, s in zip(p.taps, strides) for i in t.hi]
+    w_lo = [w for t in p.taps for w in t.w_lo]
+    w_hi = [w for t in p.taps for w in t.w_hi]
+    return list(p.out_shape), lo, hi, w_lo, w_hi, list(p.resized)
+
+
+def _dm_float_array(name: str, values) -> str:
+    return f"static const float {name}[{max(len(values), 1)}] = {{{', '.join(c_float(v) for v in values) or '0'}}};"
 
 
 def _dm_slice_accepts(node, graph):
@@ -285,6 +300,39 @@ _WHERE_CALL = Signature(
                         ("uint32_t", "dims", "dims"), ("uint32_t", "sc", "sc"), ("uint32_t", "sa", "sa"),
                         ("uint32_t", "sb", "sb")), types={"TY": "the output's type"})
 
+_RESIZE_AROUND = _EMPTY + """<% dims, lo, hi, w_lo, w_hi, lin = B._dm_resize_tables(p, x[0]) %>\\
+{
+    ${B._dm_array("uint32_t", "dims", dims)}
+    ${B._dm_array("uint32_t", "lo", lo)}
+% if p.linear:
+    ${B._dm_array("uint32_t", "hi", hi)}
+    ${B._dm_float_array("w_lo", w_lo)}
+    ${B._dm_float_array("w_hi", w_hi)}
+    ${B._dm_array("uint32_t", "lin", lin or [0])}
+% endif
+    {call}
+}
+% endif"""
+_RESIZE_PARAMS = (param("const T *restrict x", _X, "input"), param("T *restrict y", _Y, "output"),
+                  param("uint32_t rank", "${len(dims)}", "axes (at most 8)"),
+                  param("const uint32_t *dims", "dims", "output dims"),
+                  param("const uint32_t *lo", "lo", "per axis and output index: the input element offset read"))
+_RESIZE_CALL = Signature("Nearest Resize: per-axis tables of the input element offsets each output index reads.",
+                         _RESIZE_PARAMS, setup=_DM_IMPORTS, around=_RESIZE_AROUND)
+_FRESIZE_CALL = Signature(
+    "Linear Resize of float data: per-axis tables of the two input element offsets and weights of each output "
+    "index; the interpolated axes' corners summed.",
+    _RESIZE_PARAMS + (param("const uint32_t *hi", "hi", "the second offset (linear)"),
+                      param("const float *w_lo", "w_lo"), param("const float *w_hi", "w_hi", "their weights"),
+                      param("uint32_t m", "${len(lin)}"), param("const uint32_t *lin", "lin", "the interpolated axes")),
+    setup=_DM_IMPORTS, around=_RESIZE_AROUND)
+
+_SHAPE_CALL = Signature(
+    "Shape (a node when its output is a graph output; else it folds to a constant): y = the input's dims.",
+    (param("int64_t *restrict y", _Y, "output"), param("const int64_t *dims", "dims", "the dims"),
+     param("uint32_t n", "${y[0].size}", "how many")),
+    setup=_DM_IMPORTS, around=_with_arrays("", ("int64_t", "dims", "p.dims")))
+
 _GATHER_CALL = Signature(
     "Gather of constant indices along one axis, x viewed as [outer][D][inner]; the indices come as runs "
     "of consecutive values (start[r], len[r]).",
@@ -349,6 +397,15 @@ def _dm_split_accepts(node, graph):
         else "an output's strided view needs more than 6 dims"
 
 
+def _dm_resize_accepts(linear: bool):
+    def accepts(node, graph):
+        p = node.params
+        if p.linear != linear:
+            return "linear mode" if p.linear else "nearest mode"
+        return None if len(p.in_shape) <= 8 else "more than 8 axes"
+    return accepts
+
+
 def _dm_where_accepts(node, graph):
     shapes = [graph.tensors[i].shape for i in node.inputs]
     if broadcast_operands(node.params.shape, shapes) is None:
@@ -370,6 +427,9 @@ DATA_KERNELS: dict[str, tuple[Kernel, ...]] = {
     "Gather": (Kernel("Gather", "gather.inc", _GATHER_CALL, ("T",), floats=_COPIED),),
     "Expand": (Kernel("Expand", "slice.inc", _EXPAND_CALL, ("T",), _dm_expand_accepts, floats=_COPIED),),
     "Split": (Kernel("Split", "slice.inc", _SPLIT_CALL, ("T",), _dm_split_accepts, floats=_COPIED),),
+    "Resize": (Kernel("FResize", "fresize.inc", _FRESIZE_CALL, ("T",), _dm_resize_accepts(True), floats=_COPIED),
+               Kernel("Resize", "resize.inc", _RESIZE_CALL, ("T",), _dm_resize_accepts(False), floats=_COPIED)),
+    "Shape": (Kernel("Shape", "shape.inc", _SHAPE_CALL, floats=_COPIED),),
     "Where": (Kernel("Where", "where.inc", _WHERE_CALL, ("TC", "TA", "TB"), _dm_where_accepts,
                      extra_types=_dm_out_type("TY"), floats=_COPIED),),
     "ReduceMean": (_REDUCE_KERNEL,),
