@@ -95,6 +95,7 @@ _ONNX = {onnx.TensorProto.INT8: INT8, onnx.TensorProto.UINT8: UINT8, onnx.Tensor
          onnx.TensorProto.INT64: INT64, onnx.TensorProto.UINT64: UINT64, onnx.TensorProto.FLOAT: FLOAT32,
          onnx.TensorProto.BFLOAT16: BFLOAT16}
 _TO_ONNX = {t: elem for elem, t in _ONNX.items()}
+_ONNX[onnx.TensorProto.BOOL] = UINT8   # bool tensors are held as uint8 (0 or 1)
 FLOAT_ONNX_TYPES = (onnx.TensorProto.FLOAT, onnx.TensorProto.DOUBLE, onnx.TensorProto.FLOAT16,
                     onnx.TensorProto.BFLOAT16)
 

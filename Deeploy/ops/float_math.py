@@ -9,11 +9,12 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+import onnx
 
 from Deeploy.errors import OpError
 from Deeploy.ir.dtypes import float_result
 from Deeploy.ops._attrs import attr_float, attr_str, broadcast_shape, require_inputs
-from Deeploy.ops.examples import F32, Case, act, const, frand
+from Deeploy.ops.examples import F32, I32, I64, U8, Case, act, const, frand, rand
 from Deeploy.ops._registry import Cost, OpDef, Trait, register
 
 __all__ = ["FloatUnaryParams", "require_float", "UNARY_FLOAT_OPS"]
@@ -166,7 +167,8 @@ register(OpDef("Pow", _binary_parse, _binary_infer, lambda p, xs: [_pow(xs[0], x
 # ---- Cast between float and integer types ------------------------------------------------------
 @dataclass(frozen=True)
 class CastParams:
-    """The target type; a float to integer cast truncates toward zero and saturates (NaN: 0)."""
+    """The target type; a float to integer cast truncates toward zero and saturates (NaN: 0), an
+    integer to integer cast keeps the target's low bits (wraps around)."""
 
     shape: tuple[int, ...]
     to: object   # DType
@@ -177,6 +179,8 @@ def _cast_parse(node, graph):
     from Deeploy.ops._attrs import attr_int
     require_inputs(node, 1)
     to = dtype_of_onnx(attr_int(node, "to"))
+    if attr_int(node, "to") == onnx.TensorProto.BOOL:
+        raise OpError(node, "casts to bool, which is not supported; compare with Equal or Greater instead")
     if to is None:
         raise OpError(node, f"casts to an unsupported element type ({attr_int(node, 'to')})")
     return CastParams(tuple(graph.tensors[node.inputs[0]].shape), to)
@@ -187,13 +191,20 @@ def _cast_reference(p, xs):
     if p.to.is_float:
         return [x.astype(np.float32)]
     if x.dtype.kind == "f":
-        x = np.clip(np.nan_to_num(np.trunc(x.astype(np.float64)), nan=0.0), p.to.min, p.to.max)
-    return [x.astype(np.int64)]
+        return [np.clip(np.nan_to_num(np.trunc(x.astype(np.float64)), nan=0.0), p.to.min, p.to.max).astype(np.int64)]
+    return [x.astype(p.to.numpy).astype(np.int64)]
 
 
 def _cast_cases(rng):
     return [Case("float_to_int8", (act(frand(rng, [3, 7], -100.0, 100.0), F32),), dict(to=3), out_type="int8"),
-            Case("int8_to_float", (act(np.arange(-128, 128, 8).astype(np.int8)),), dict(to=1), out_type="float32")]
+            Case("int8_to_float", (act(np.arange(-128, 128, 8).astype(np.int8)),), dict(to=1), out_type="float32"),
+            Case("float_to_int32", (act(frand(rng, [2, 9], -3e6, 3e6), F32),), dict(to=6), out_type="int32"),
+            Case("int32_to_int8_wraps", (act(rand(rng, [3, 6], -2**31, 2**31 - 1), I32),), dict(to=3),
+                 out_type="int8"),
+            Case("int64_to_uint16_wraps", (act(rand(rng, [17], -2**40, 2**40), I64),), dict(to=4), out_type="uint16"),
+            Case("uint8_to_int32", (act(rand(rng, [2, 5], 0, 255), U8),), dict(to=6), out_type="int32"),
+            Case("int16_to_uint32_wraps", (act(rand(rng, [11], -2**15, 2**15 - 1), np.int16),), dict(to=12),
+                 out_type="uint32")]
 
 
 register(OpDef("Cast", _cast_parse, lambda p, ins: [(p.shape, p.to)], _cast_reference, _unary_cost(1),

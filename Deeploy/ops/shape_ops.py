@@ -186,7 +186,7 @@ register(OpDef("Transpose", _transpose_parse, lambda p, ins: [(p.out_shape, ins[
                examples=_transpose_cases))
 
 
-# ---- Shape: folds at compile time ---------------------------------------------------------------
+# ---- Shape: folds at compile time (a node when its output is a graph output) ---------------------------------------------------------------
 @dataclass(frozen=True)
 class ShapeParams:
     """The dims of the input from ``start`` to ``end`` (opset 15 attributes, negative from the end)."""
@@ -208,4 +208,4 @@ def _shape_cases(rng):
 
 register(OpDef("Shape", _shape_parse, lambda p, ins: [((len(p.dims),), INT64)],
                lambda p, xs: [np.array(p.dims, dtype=np.int64)], _view_cost,
-               traits=frozenset({Trait.STANDARD, Trait.SHAPE_ONLY}), examples=_shape_cases))
+               traits=frozenset({Trait.STANDARD, Trait.SHAPE_ONLY}), tiling="shape", examples=_shape_cases))

@@ -1,6 +1,6 @@
 """Slice (starts/ends/axes/steps as constant inputs, or attributes in opsets < 10; negative
-indices, clamping and negative steps as in ONNX) and Gather (constant indices along one axis).
-Both keep the data's type."""
+indices, clamping and negative steps as in ONNX), Split (consecutive parts along one axis) and
+Gather (constant indices along one axis). All keep the data's type."""
 
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ import numpy as np
 
 from Deeploy.errors import OpError
 from Deeploy.ops._attrs import attr_int, attr_ints, const_input, in_tensor, normalize_axis, require_inputs
-from Deeploy.ops.examples import I8, I32, I64, F32, Case, act, const, rand, i64
+from Deeploy.ops.examples import I8, I32, I64, F32, Case, act, const, frand, rand, i64
 from Deeploy.ops._registry import Cost, OpDef, Trait, register
 
-__all__ = ["SliceParams", "GatherParams"]
+__all__ = ["SliceParams", "SplitParams", "GatherParams"]
 
 
 @dataclass(frozen=True)
@@ -159,3 +159,67 @@ register(OpDef("Gather", _gather_parse, lambda p, ins: [(p.out_shape, ins[0].dty
                _gather_reference, _move_cost,
                traits=frozenset({Trait.STANDARD, Trait.DATA_MOVEMENT}), tiling="gather",
                examples=_gather_cases))
+
+
+@dataclass(frozen=True)
+class SplitParams:
+    """The input's shape and the length of each output along ``axis``."""
+
+    axis: int
+    in_shape: tuple[int, ...]
+    sizes: tuple[int, ...]
+
+    @property
+    def starts(self) -> tuple[int, ...]:
+        return tuple(int(s) for s in np.cumsum((0,) + self.sizes[:-1]))
+
+    def out_shape(self, k: int) -> tuple[int, ...]:
+        return self.in_shape[:self.axis] + (self.sizes[k],) + self.in_shape[self.axis + 1:]
+
+
+def _split_parse(node, graph):
+    require_inputs(node, 1, 2)
+    shape = tuple(graph.tensors[node.inputs[0]].shape)
+    if not shape:
+        raise OpError(node, "cannot split a scalar")
+    axis = normalize_axis(node, attr_int(node, "axis", 0), len(shape))
+    dim, parts = shape[axis], len(node.outputs)
+    sizes = _const_list(node, graph, 1, "split", True) if len(node.inputs) > 1 else None
+    sizes = sizes if sizes is not None else attr_ints(node, "split", None)   # opset < 13: an attribute
+    count = attr_int(node, "num_outputs", None)
+    if sizes is None and count is not None:                                 # opset 18: the last part smaller
+        if count != parts:
+            raise OpError(node, f"num_outputs {count} differs from the node's {parts} outputs")
+        chunk = -(-dim // count)
+        sizes = [min(chunk, dim - k * chunk) for k in range(count)]
+    elif sizes is None:
+        if dim % parts:
+            raise OpError(node, f"axis {axis} of size {dim} does not split into {parts} equal parts; "
+                          "give 'split' sizes")
+        sizes = [dim // parts] * parts
+    sizes = tuple(int(s) for s in sizes)
+    if len(sizes) != parts or any(s < 0 for s in sizes) or sum(sizes) != dim:
+        raise OpError(node, f"split sizes {list(sizes)} must be {parts} non-negative lengths summing to {dim} "
+                      f"(axis {axis})")
+    return SplitParams(axis, shape, sizes)
+
+
+def _split_reference(p: SplitParams, xs):
+    return [np.take(xs[0], range(s, s + n), axis=p.axis) for s, n in zip(p.starts, p.sizes)]
+
+
+def _split_cases(rng):
+    return [
+        Case("equal_parts_axis1", (act(rand(rng, [2, 6, 3]), I8),), dict(axis=1), more_outputs=("int8", "int8")),
+        Case("sizes_input_negative_axis", (act(rand(rng, [3, 7], -30000, 30000), I32), const(i64(2, 0, 5))),
+             dict(axis=-1), more_outputs=("int32", "int32")),
+        Case("num_outputs_uneven", (act(frand(rng, [7, 2]), F32),), dict(axis=0, num_outputs=3), opset=18,
+             more_outputs=("float32", "float32")),
+        Case("opset11_attribute", (act(rand(rng, [4, 5]), I8),), dict(axis=0, split=[1, 3]), opset=11,
+             more_outputs=("int8",)),
+    ]
+
+
+register(OpDef("Split", _split_parse, lambda p, ins: [(p.out_shape(k), ins[0].dtype) for k in range(len(p.sizes))],
+               _split_reference, lambda p, ins, outs: Cost(0, 2 * ins[0].nbytes),
+               traits=frozenset({Trait.STANDARD, Trait.DATA_MOVEMENT}), tiling="split", examples=_split_cases))

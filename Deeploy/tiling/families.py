@@ -16,10 +16,10 @@ from Deeploy.tiling import restrict as r
 from Deeploy.tiling.ops._common import RuleContext
 from Deeploy.tiling.ops.channels import channel_rule, conv_transpose_rule, whole_rule
 from Deeploy.tiling.ops.conv import conv_rule, maxpool_rule
-from Deeploy.tiling.ops.data import concat_rule, gather_rule, pad_rule, slice_rule, transpose_rule
+from Deeploy.tiling.ops.data import concat_rule, gather_rule, pad_rule, resize_rule, shape_rule, slice_rule, split_rule, transpose_rule
 from Deeploy.tiling.ops.gemm import gemm_rule
 from Deeploy.tiling.ops.npu import npu_restrict, npu_rule
-from Deeploy.tiling.ops.pointwise import binary_rule, fused_eltwise_rule, quant_rule, requant_rule, unary_rule, view_rule
+from Deeploy.tiling.ops.pointwise import binary_rule, expand_rule, fused_eltwise_rule, quant_rule, requant_rule, unary_rule, view_rule
 from Deeploy.tiling.ops.rows import norm_rule, reduce_rule, requantized_softmax_rule, softmax_rule
 from Deeploy.tiling.spec import LayerSpec
 
@@ -37,7 +37,8 @@ class TileFamily:
 
 
 FAMILIES: dict[str, TileFamily] = {
-    "broadcast": TileFamily(binary_rule, r.same),            # both inputs broadcast onto the output
+    "broadcast": TileFamily(binary_rule, r.same),            # every input broadcast onto the output
+    "expand": TileFamily(expand_rule, r.expand),
     "pointwise": TileFamily(unary_rule, r.same),             # one tensor input; others are call literals
     "requant": TileFamily(requant_rule, r.same),
     "quant": TileFamily(quant_rule, r.same),                 # Quantize/DequantizeLinear, scalar scale
@@ -60,6 +61,9 @@ FAMILIES: dict[str, TileFamily] = {
     "slice": TileFamily(slice_rule, r.slice_),
     "pad": TileFamily(pad_rule, r.pad),
     "gather": TileFamily(gather_rule, r.gather),
+    "split": TileFamily(split_rule, r.same),                 # the split axis whole
+    "resize": TileFamily(resize_rule, r.resize),             # the resized axes whole
+    "shape": TileFamily(shape_rule, r.same),
     "reshape": TileFamily(view_rule, r.reshape),
     "flatten": TileFamily(view_rule, r.flatten),
     "squeeze": TileFamily(view_rule, r.squeeze),

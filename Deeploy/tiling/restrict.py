@@ -17,7 +17,7 @@ from Deeploy.tiling.ops.rows import row_start
 from Deeploy.tiling.spec import OUTPUT, AxisMap, LayerSpec, Operand, operand_ranges
 
 __all__ = ["Tile", "Restrict", "same", "rows", "reduce", "conv", "maxpool", "gemm_requant", "transpose", "concat",
-           "slice_", "pad", "gather", "reshape", "flatten", "squeeze", "unsqueeze", "channels", "conv_transpose"]
+           "slice_", "pad", "gather", "expand", "resize", "reshape", "flatten", "squeeze", "unsqueeze", "channels", "conv_transpose"]
 
 Box = tuple[tuple[int, int], ...]
 
@@ -251,6 +251,19 @@ def gather(t: Tile) -> None:
     """axis: the logical axis of x that stays whole (the gathered one); indices unchanged."""
     x = t.operands[t.node.inputs[0]]
     t.attrs["axis"] = next(k for k, a in enumerate(x.axes) if a.dim is None)
+
+
+def expand(t: Tile) -> None:
+    """The tile's output extents as Expand's shape."""
+    t.inputs = [t.inputs[0], t.constant("shape", t.extents(t.output().tensor))]
+
+
+def resize(t: Tile) -> None:
+    """Given as sizes: the tile's output extents (the scales of its tiled axes are 1, as before)."""
+    if t.node.params.from_sizes:
+        out = t.extents(t.output().tensor)
+        axes = t.attrs.pop("axes", None)
+        t.inputs = t.inputs[:2] + ["", t.constant("sizes", out if axes is None else [out[a] for a in axes])]
 
 
 def reshape(t: Tile) -> None:

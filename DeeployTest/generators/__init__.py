@@ -7,4 +7,4 @@ test path, so adding or removing a test never changes the others."""
 from DeeployTest.generators.registry import TESTS, all_tests, test  # noqa: F401
 
 FAMILIES = ("elementwise", "conv", "linear", "shape", "reduce", "integer", "mobilenet", "llama", "kws",
-            "autoencoder", "resnet", "cct", "floatnets", "stacks")
+            "autoencoder", "resnet", "cct", "floatnets", "stacks", "standard_ops")

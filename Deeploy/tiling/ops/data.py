@@ -131,3 +131,48 @@ def gather_rule(node: Node, graph: Graph, ctx: RuleContext) -> LayerSpec:
     ops = [operand(graph, x, INPUT, head + [AxisMap(gathered)] + tail),
            operand(graph, y, OUTPUT, head + [AxisMap(count, "idx")] + tail)]
     return _spec(node, graph, ctx, dims, ops)
+
+
+def kept_axes_spec(node: Node, graph: Graph, ctx: RuleContext, kept, why: str) -> LayerSpec:
+    """Operands of the output's rank whose axes in ``kept`` follow the output tile and whose other
+    axes stay whole, each at its own size (Split's axis, Resize's resized axes)."""
+    shape = graph.tensors[node.outputs[0]].shape
+    dims = [Dim(f"a{k}", shape[k]) for k in kept if shape[k] > 1]
+    named = {f"a{k}" for k in kept}
+
+    def axes(name):
+        return [AxisMap(d, f"a{k}" if f"a{k}" in named and d > 1 else None)
+                for k, d in enumerate(graph.tensors[name].shape)]
+    ops = [operand(graph, node.inputs[0], INPUT, axes(node.inputs[0]))]
+    ops += [operand(graph, o, OUTPUT, axes(o)) for o in node.outputs if graph.tensors[o].size]
+    if not dims:
+        dims = [Dim("a", 1)]
+    return LayerSpec(node.name, node.op, tuple(dims), tuple(ops), layer_ops(node, graph),
+                     parallel=(tuple(d.name for d in dims),), scratch=ctx.scratch, whole=(why,)).validate()
+
+
+def split_rule(node: Node, graph: Graph, ctx: RuleContext) -> LayerSpec:
+    p = node.params
+    if graph.tensors[node.inputs[0]].size == 0:
+        return zero_copy_spec(node, "empty input")
+    kept = [k for k in range(len(p.in_shape)) if k != p.axis]
+    return kept_axes_spec(node, graph, ctx, kept, "the split axis of Split")
+
+
+def resize_rule(node: Node, graph: Graph, ctx: RuleContext) -> LayerSpec:
+    """The axes Resize leaves alone are tiled, the resized ones stay whole (all of them under a
+    keep_aspect_ratio_policy, whose common scale a tile's sizes would not reproduce)."""
+    p = node.params
+    if graph.tensors[node.outputs[0]].size == 0 or graph.tensors[node.inputs[0]].size == 0:
+        return zero_copy_spec(node, "empty output")
+    return kept_axes_spec(node, graph, ctx, p.kept if p.stretch else (), "the resized axes of Resize")
+
+
+def shape_rule(node: Node, graph: Graph, ctx: RuleContext) -> LayerSpec:
+    """Shape: its few dims written in one tile (the input is not read)."""
+    y = node.outputs[0]
+    if graph.tensors[y].size == 0:
+        return zero_copy_spec(node, "empty output")
+    n = graph.tensors[y].size
+    dims = (Dim("dims", n, tileable=False, why_whole="the dims Shape writes"),)
+    return _spec(node, graph, ctx, dims, [operand(graph, y, OUTPUT, [AxisMap(n, "dims")])])

@@ -2,7 +2,7 @@
 size 1 on their broadcast axes, per-channel requantisation constants are tiled along their
 channel axes), and the zero-copy views.
 
-Add/Sub/Mul/IntegerDiv (broadcasting), RequantShift (scalar or per-channel mul/add),
+Add/Sub/Mul/IntegerDiv/Where and Expand (broadcasting), RequantShift (scalar or per-channel mul/add),
 Relu/Clip/iGELU/iHardswish/TrueIntegerDiv, RequantizedAdd/Mul/iGELU/iHardswish, and
 Reshape/Flatten/Squeeze/Unsqueeze/Identity: zero copy unless their output is a graph output or
 their input a constant (``memory.lifetimes.alias_roots``), then a flat copy.
@@ -16,7 +16,7 @@ from Deeploy.tiling.ops._common import (FULL, RuleContext, axis_spec, broadcast_
                                         zero_copy_spec)
 from Deeploy.tiling.spec import INPUT, OUTPUT, LayerSpec
 
-__all__ = ["binary_rule", "requant_rule", "unary_rule", "fused_eltwise_rule", "view_rule"]
+__all__ = ["binary_rule", "expand_rule", "requant_rule", "unary_rule", "fused_eltwise_rule", "view_rule"]
 
 
 def _out(graph: Graph, node: Node):
@@ -27,13 +27,22 @@ def _empty(graph: Graph, node: Node) -> bool:
     return graph.tensors[node.outputs[0]].size == 0
 
 
-def binary_rule(node: Node, graph: Graph, ctx: RuleContext) -> LayerSpec:
-    """Add, Sub, Mul, IntegerDiv: both inputs broadcast onto the output."""
+def _broadcast_spec(node: Node, graph: Graph, ctx: RuleContext, inputs) -> LayerSpec:
     if _empty(graph, node):
         return zero_copy_spec(node, "empty output")
     y = _out(graph, node)
-    ops = [(i, INPUT, broadcast_pattern(graph.tensors[i].shape, y)) for i in node.inputs[:2]]
+    ops = [(i, INPUT, broadcast_pattern(graph.tensors[i].shape, y)) for i in inputs]
     return axis_spec(node, graph, ctx, y, ops + [(node.outputs[0], OUTPUT, [FULL] * len(y))])
+
+
+def binary_rule(node: Node, graph: Graph, ctx: RuleContext) -> LayerSpec:
+    """Add, Sub, Mul, IntegerDiv, Where: every input broadcast onto the output."""
+    return _broadcast_spec(node, graph, ctx, [i for i in node.inputs if i])
+
+
+def expand_rule(node: Node, graph: Graph, ctx: RuleContext) -> LayerSpec:
+    """Expand: the data input broadcast onto the output (its shape input is restricted to the tile's)."""
+    return _broadcast_spec(node, graph, ctx, node.inputs[:1])
 
 
 def requant_rule(node: Node, graph: Graph, ctx: RuleContext) -> LayerSpec:

@@ -71,5 +71,12 @@ ERROR_CASES = [
      dict(coeffA=1, coeffB=248, coeffC=32200, log2=0, n_levels=256), "log2 must be positive"),
     ("irmsnorm_weight_shape", "iRMSNorm", _shape_only([3, 4]) + (const(np.ones(3), F32),),
      dict(D=8, n_levels=256), "does not broadcast"),
+    ("resize_linear_integer_data", "Resize", (act(np.zeros([1, 1, 2, 2]), np.int8), None,
+                                              const(np.array([1, 1, 2, 2], np.float32))),
+     dict(mode="linear"), "linear Resize of integer data"),
+    ("resize_cubic", "Resize", (act(np.full([1, 1, 2, 2], 0.25), F32), None, const(np.array([1, 1, 2, 2], np.float32))),
+     dict(mode="cubic"), "mode 'cubic' is not supported"),
+    ("resize_scales_and_sizes", "Resize", (act(np.full([1, 2], 0.25), F32), None, const(np.array([1, 2], np.float32)),
+                                           const(i64(1, 4))), {}, "exactly one of 'scales' and 'sizes'"),
+    ("split_sizes_not_summing", "Split", _shape_only([5, 2]) + (const(i64(2, 2)),), {}, "summing to 5"),
 ]
-

@@ -45,6 +45,21 @@
                        uint32_t sa2, uint32_t sa3, uint32_t sb0, uint32_t sb1, uint32_t sb2, \
                        uint32_t sb3)
 
+/* Cast (cast.inc): Cast between integer types: y = x converted, keeping the target's low bits (ONNX
+ * wraps around).
+ *
+ * Type macros:
+ *   T: the element types of the node's operands, in order (inputs, then outputs)
+ *   TY: the output's type
+ * Scratch: none.
+ * Arguments:
+ *   x: input
+ *   y: output
+ *   n: elements
+ */
+#define DEEPLOY_PROTOTYPE_Cast \
+    static void KERNEL(const T *restrict x, TY *restrict y, uint32_t n)
+
 /* Clip (clip.inc): y = min(max(x, lo), hi) elementwise (Clip; Relu is lo = 0), computed in TY,
  * which holds every value of T.
  *
@@ -151,6 +166,22 @@
                        uint32_t KW, uint32_t OH, uint32_t OW, uint32_t SH, uint32_t SW, \
                        uint32_t DH, uint32_t DW, uint32_t PT, uint32_t PL)
 
+/* Expand (slice.inc): y = x broadcast onto y's shape (Expand), as the strided view of slice.inc
+ * with stride 0 on broadcast dims.
+ *
+ * Type macros:
+ *   T: the element types of the node's operands, in order (inputs, then outputs)
+ * Scratch: none.
+ * Arguments:
+ *   x: the first element read
+ *   y: output
+ *   dims: output dims
+ *   strides: element strides of x (negative for negative steps)
+ */
+#define DEEPLOY_PROTOTYPE_Expand \
+    static void KERNEL(const T *restrict x, T *restrict y, const uint32_t dims[6], \
+                       const int32_t strides[6])
+
 /* FAbs (fabs.inc): Float y = op(x) elementwise (funary.inc: Sqrt, Exp, Log, Erf, Tanh, Neg, Abs,
  * Reciprocal, Ceil, Floor, Round, Sigmoid, HardSigmoid, HardSwish, Swish, Gelu, Clip, Relu).
  *
@@ -245,6 +276,23 @@
  *   alpha, beta: the op's parameters (Clip: bounds)
  */
 #define DEEPLOY_PROTOTYPE_FCast \
+    static void KERNEL(const T *restrict x, TY *restrict y, uint32_t n, float alpha, float beta)
+
+/* FCastInt (fcast_int.inc): Float y = op(x) elementwise (funary.inc: Sqrt, Exp, Log, Erf, Tanh,
+ * Neg, Abs, Reciprocal, Ceil, Floor, Round, Sigmoid, HardSigmoid, HardSwish, Swish, Gelu, Clip,
+ * Relu).
+ *
+ * Type macros:
+ *   T: the element types of the node's operands, in order (inputs, then outputs)
+ *   TY: the output's type
+ * Scratch: none.
+ * Arguments:
+ *   x: input
+ *   y: output
+ *   n: elements
+ *   alpha, beta: the op's parameters (Clip: bounds)
+ */
+#define DEEPLOY_PROTOTYPE_FCastInt \
     static void KERNEL(const T *restrict x, TY *restrict y, uint32_t n, float alpha, float beta)
 
 /* FCeil (fceil.inc): Float y = op(x) elementwise (funary.inc: Sqrt, Exp, Log, Erf, Tanh, Neg, Abs,
@@ -805,6 +853,27 @@
  */
 #define DEEPLOY_PROTOTYPE_FReciprocal \
     static void KERNEL(const T *restrict x, TY *restrict y, uint32_t n, float alpha, float beta)
+
+/* FResize (fresize.inc): Linear Resize of float data: per-axis tables of the two input element
+ * offsets and weights of each output index; the interpolated axes' corners summed.
+ *
+ * Type macros:
+ *   T: the element types of the node's operands, in order (inputs, then outputs)
+ * Scratch: none.
+ * Arguments:
+ *   x: input
+ *   y: output
+ *   rank: axes (at most 8)
+ *   dims: output dims
+ *   lo: per axis and output index: the input element offset read
+ *   hi: the second offset (linear)
+ *   w_lo, w_hi: their weights
+ *   m, lin: the interpolated axes
+ */
+#define DEEPLOY_PROTOTYPE_FResize \
+    static void KERNEL(const T *restrict x, T *restrict y, uint32_t rank, const uint32_t *dims, \
+                       const uint32_t *lo, const uint32_t *hi, const float *w_lo, \
+                       const float *w_hi, uint32_t m, const uint32_t *lin)
 
 /* FRound (fround.inc): Float y = op(x) elementwise (funary.inc: Sqrt, Exp, Log, Erf, Tanh, Neg,
  * Abs, Reciprocal, Ceil, Floor, Round, Sigmoid, HardSigmoid, HardSwish, Swish, Gelu, Clip, Relu).
@@ -1476,6 +1545,36 @@
                        uint32_t mul_stride, uint32_t add_stride, uint32_t shift, int32_t lo, \
                        int32_t hi, void *scratch, int32_t key_lo, uint32_t keys)
 
+/* Resize (resize.inc): Nearest Resize: per-axis tables of the input element offsets each output
+ * index reads.
+ *
+ * Type macros:
+ *   T: the element types of the node's operands, in order (inputs, then outputs)
+ * Scratch: none.
+ * Arguments:
+ *   x: input
+ *   y: output
+ *   rank: axes (at most 8)
+ *   dims: output dims
+ *   lo: per axis and output index: the input element offset read
+ */
+#define DEEPLOY_PROTOTYPE_Resize \
+    static void KERNEL(const T *restrict x, T *restrict y, uint32_t rank, const uint32_t *dims, \
+                       const uint32_t *lo)
+
+/* Shape (shape.inc): Shape (a node when its output is a graph output; else it folds to a constant):
+ * y = the input's dims.
+ *
+ * Type macros: none.
+ * Scratch: none.
+ * Arguments:
+ *   y: output
+ *   dims: the dims
+ *   n: how many
+ */
+#define DEEPLOY_PROTOTYPE_Shape \
+    static void KERNEL(int64_t *restrict y, const int64_t *dims, uint32_t n)
+
 /* Slice (slice.inc): y = strided view of x (Slice): output element (i0..i5) reads x[sum ik *
  * strides[k]]; dims padded to 6 with 1.
  *
@@ -1489,6 +1588,22 @@
  *   strides: element strides of x (negative for negative steps)
  */
 #define DEEPLOY_PROTOTYPE_Slice \
+    static void KERNEL(const T *restrict x, T *restrict y, const uint32_t dims[6], \
+                       const int32_t strides[6])
+
+/* Split (slice.inc): One output of a Split (one call per output), as the strided view of slice.inc
+ * starting at the output's first element.
+ *
+ * Type macros:
+ *   T: the element types of the node's operands, in order (inputs, then outputs)
+ * Scratch: none.
+ * Arguments:
+ *   x: the first element read
+ *   y: this output
+ *   dims: output dims
+ *   strides: element strides of x
+ */
+#define DEEPLOY_PROTOTYPE_Split \
     static void KERNEL(const T *restrict x, T *restrict y, const uint32_t dims[6], \
                        const int32_t strides[6])
 
@@ -1545,5 +1660,25 @@
  */
 #define DEEPLOY_PROTOTYPE_TrueIntegerDiv \
     static void KERNEL(const TIN *restrict x, TOUT *restrict y, uint32_t size, int64_t coeff)
+
+/* Where (where.inc): y = c ? a : b elementwise (Where), c, a and b broadcast onto y over up to 4
+ * merged dims.
+ *
+ * Type macros:
+ *   TC, TA, TB: the element types of the node's operands, in order (inputs, then outputs)
+ *   TY: the output's type
+ * Scratch: none.
+ * Arguments:
+ *   c: condition
+ *   a: taken where c
+ *   b: taken elsewhere
+ *   y: output
+ *   dims: output dims after merging, outermost first (1-padded)
+ *   sc, sa, sb: element strides of c, a and b (0 on broadcast dims)
+ */
+#define DEEPLOY_PROTOTYPE_Where \
+    static void KERNEL(const TC *restrict c, const TA *restrict a, const TB *restrict b, \
+                       TY *restrict y, const uint32_t dims[4], const uint32_t sc[4], \
+                       const uint32_t sa[4], const uint32_t sb[4])
 
 #endif /* DEEPLOY_KERNELS_GENERIC_H */

@@ -1,5 +1,5 @@
 """Generic kernels of data movement and reductions: MaxPool, Pad, Concat, Slice, Gather,
-ReduceMean/ReduceSum/IntegerMean, Relu/Clip. Index math is done at generation time; the call
+ReduceMean/ReduceSum/IntegerMean, Relu/Clip, integer Cast, Expand, Split, Where, Resize, Shape. Index math is done at generation time; the call
 templates import this module as B to reach the helpers."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import numpy as np
 from Deeploy.codegen.c_text import c_float
 from Deeploy.codegen.c_values import CArray, c_int
 from Deeploy.ir.dtypes import BFLOAT16, FLOAT32
-from Deeploy.targets.generic.bindings.strides import merge_strided_dims
+from Deeploy.targets.generic.bindings.strides import broadcast_operands, contiguous_strides, merge_strided_dims
 from Deeploy.targets.platform import Kernel
 from Deeploy.targets.signature import Signature, param
 from Deeploy.ops.bounds import accumulator_type, max_abs, wide_reason
@@ -53,6 +53,38 @@ def _dm_slice_view(p):
     if len(dims) > 6:
         return None
     return base, [1] * (6 - len(dims)) + dims, [0] * (6 - len(dims)) + strides
+
+
+def _dm_expand_view(x, y):
+    """(0, dims[6], strides[6]) of x broadcast onto y as a strided view (stride 0 on broadcast dims), or
+    None if more than 6 dims remain."""
+    view = broadcast_operands(y.shape, [x.shape], max_dims=6)
+    return None if view is None else (0, view[0], [int(s) for s in view[1][0]])
+
+
+def _dm_split_views(p, x, y):
+    """Per output of a Split: (output, first element offset in x, dims[6], strides[6])."""
+    strides, views, start = contiguous_strides(x.shape), [], 0
+    for out in y:
+        dims, st = merge_strided_dims(list(out.shape), list(strides))
+        views.append((out, start * strides[p.axis], [1] * (6 - len(dims)) + dims, [0] * (6 - len(dims)) + st))
+        start += out.shape[p.axis]
+    return views
+
+
+def _dm_resize_tables(p, x):
+    """Resize's per-axis tables, one axis after another: output dims, the input element offsets read
+    (lo, hi), their weights, and the interpolated axes (linear)."""
+    strides = contiguous_strides(x.shape)
+    lo = [i * s for t, s in zip(p.taps, strides) for i in t.lo]
+    hi = [i * s for t, s in zip(p.taps, strides) for i in t.hi]
+    w_lo = [w for t in p.taps for w in t.w_lo]
+    w_hi = [w for t in p.taps for w in t.w_hi]
+    return list(p.out_shape), lo, hi, w_lo, w_hi, list(p.resized)
+
+
+def _dm_float_array(name: str, values) -> str:
+    return f"static const float {name}[{max(len(values), 1)}] = {{{', '.join(c_float(v) for v in values) or '0'}}};"
 
 
 def _dm_slice_accepts(node, graph):
@@ -239,6 +271,74 @@ _SLICE_CALL = Signature(
     setup=_DM_IMPORTS, around=_with_arrays("base, dims, strides = B._dm_slice_view(p)",
                                            ("uint32_t", "dims", "dims"), ("int32_t", "strides", "strides")))
 
+_EXPAND_CALL = Signature(
+    "y = x broadcast onto y's shape (Expand), as the strided view of slice.inc with stride 0 on broadcast dims.",
+    _SLICE_CALL.params, setup=_DM_IMPORTS,
+    around=_with_arrays("base, dims, strides = B._dm_expand_view(x[0], y[0])",
+                        ("uint32_t", "dims", "dims"), ("int32_t", "strides", "strides")))
+
+_SPLIT_CALL = Signature(
+    "One output of a Split (one call per output), as the strided view of slice.inc starting at the output's "
+    "first element.",
+    (param("const T *restrict x", "${x[0].ptr} + ${base}", "the first element read"),
+     param("T *restrict y", "${out.ptr}", "this output"), param("const uint32_t dims[6]", "dims", "output dims"),
+     param("const int32_t strides[6]", "strides", "element strides of x")),
+    setup=_DM_IMPORTS, around="""\
+% for out, base, dims, strides in B._dm_split_views(p, x[0], y):
+% if out.size:
+{
+    ${B._dm_array("uint32_t", "dims", dims)}
+    ${B._dm_array("int32_t", "strides", strides)}
+    {call}
+}
+% endif
+% endfor""")
+
+_WHERE_CALL = Signature(
+    "y = c ? a : b elementwise (Where), c, a and b broadcast onto y over up to 4 merged dims.",
+    (param("const TC *restrict c", _X, "condition"), param("const TA *restrict a", "${x[1].ptr}", "taken where c"),
+     param("const TB *restrict b", "${x[2].ptr}", "taken elsewhere"), param("TY *restrict y", _Y, "output"),
+     param("const uint32_t dims[4]", "dims", "output dims after merging, outermost first (1-padded)"),
+     param("const uint32_t sc[4]", "sc"), param("const uint32_t sa[4]", "sa"),
+     param("const uint32_t sb[4]", "sb", "element strides of c, a and b (0 on broadcast dims)")),
+    setup=_DM_IMPORTS,
+    around=_with_arrays("dims, (sc, sa, sb) = B.broadcast_operands(y[0].shape, [t.shape for t in x])",
+                        ("uint32_t", "dims", "dims"), ("uint32_t", "sc", "sc"), ("uint32_t", "sa", "sa"),
+                        ("uint32_t", "sb", "sb")), types={"TY": "the output's type"})
+
+_RESIZE_AROUND = _EMPTY + """<% dims, lo, hi, w_lo, w_hi, lin = B._dm_resize_tables(p, x[0]) %>\\
+{
+    ${B._dm_array("uint32_t", "dims", dims)}
+    ${B._dm_array("uint32_t", "lo", lo)}
+% if p.linear:
+    ${B._dm_array("uint32_t", "hi", hi)}
+    ${B._dm_float_array("w_lo", w_lo)}
+    ${B._dm_float_array("w_hi", w_hi)}
+    ${B._dm_array("uint32_t", "lin", lin or [0])}
+% endif
+    {call}
+}
+% endif"""
+_RESIZE_PARAMS = (param("const T *restrict x", _X, "input"), param("T *restrict y", _Y, "output"),
+                  param("uint32_t rank", "${len(dims)}", "axes (at most 8)"),
+                  param("const uint32_t *dims", "dims", "output dims"),
+                  param("const uint32_t *lo", "lo", "per axis and output index: the input element offset read"))
+_RESIZE_CALL = Signature("Nearest Resize: per-axis tables of the input element offsets each output index reads.",
+                         _RESIZE_PARAMS, setup=_DM_IMPORTS, around=_RESIZE_AROUND)
+_FRESIZE_CALL = Signature(
+    "Linear Resize of float data: per-axis tables of the two input element offsets and weights of each output "
+    "index; the interpolated axes' corners summed.",
+    _RESIZE_PARAMS + (param("const uint32_t *hi", "hi", "the second offset (linear)"),
+                      param("const float *w_lo", "w_lo"), param("const float *w_hi", "w_hi", "their weights"),
+                      param("uint32_t m", "${len(lin)}"), param("const uint32_t *lin", "lin", "the interpolated axes")),
+    setup=_DM_IMPORTS, around=_RESIZE_AROUND)
+
+_SHAPE_CALL = Signature(
+    "Shape (a node when its output is a graph output; else it folds to a constant): y = the input's dims.",
+    (param("int64_t *restrict y", _Y, "output"), param("const int64_t *dims", "dims", "the dims"),
+     param("uint32_t n", "${y[0].size}", "how many")),
+    setup=_DM_IMPORTS, around=_with_arrays("", ("int64_t", "dims", "p.dims")))
+
 _GATHER_CALL = Signature(
     "Gather of constant indices along one axis, x viewed as [outer][D][inner]; the indices come as runs "
     "of consecutive values (start[r], len[r]).",
@@ -286,6 +386,39 @@ _CLIP_CALL = Signature(
      param("TY lo", "${lo}"), param("TY hi", "${hi}", "bounds, clamped into TY's range")),
     setup=_DM_IMPORTS + "<% lo, hi = B._dm_clip_bounds(node, y[0]) %>", types={"TY": "the output's type"})
 
+_CAST_CALL = Signature(
+    "Cast between integer types: y = x converted, keeping the target's low bits (ONNX wraps around).",
+    (param("const T *restrict x", _X, "input"), param("TY *restrict y", _Y, "output"),
+     param("uint32_t n", "${y[0].size}", "elements")), types={"TY": "the output's type"})
+
+def _dm_expand_accepts(node, graph):
+    x, y = (graph.tensors[n] for n in (node.inputs[0], node.outputs[0]))
+    return None if _dm_expand_view(x, y) is not None else "broadcast view needs more than 6 dims"
+
+
+def _dm_split_accepts(node, graph):
+    x = graph.tensors[node.inputs[0]]
+    outs = [graph.tensors[o] for o in node.outputs]
+    return None if all(len(d) == 6 for _, _, d, _ in _dm_split_views(node.params, x, outs)) \
+        else "an output's strided view needs more than 6 dims"
+
+
+def _dm_resize_accepts(linear: bool):
+    def accepts(node, graph):
+        p = node.params
+        if p.linear != linear:
+            return "linear mode" if p.linear else "nearest mode"
+        return None if len(p.in_shape) <= 8 else "more than 8 axes"
+    return accepts
+
+
+def _dm_where_accepts(node, graph):
+    shapes = [graph.tensors[i].shape for i in node.inputs]
+    if broadcast_operands(node.params.shape, shapes) is None:
+        return "broadcast pattern needs more than 4 dimensions after merging"
+    return None
+
+
 _REDUCE_KERNEL = Kernel("Reduce", "reduce.inc", _REDUCE_CALL, ("TIN",), _dm_reduce_accepts,
                         extra_types=_dm_reduce_types)
 _CLIP_KERNEL = Kernel("Clip", "clip.inc", _CLIP_CALL, ("T",), extra_types=_dm_out_type("TY"))
@@ -300,9 +433,17 @@ DATA_KERNELS: dict[str, tuple[Kernel, ...]] = {
     "Concat": (Kernel("Concat", "concat.inc", _CONCAT_CALL, extra_types=_dm_out_type("TY"), floats=(FLOAT32,)),),
     "Slice": (Kernel("Slice", "slice.inc", _SLICE_CALL, ("T",), _dm_slice_accepts, floats=_COPIED),),
     "Gather": (Kernel("Gather", "gather.inc", _GATHER_CALL, ("T",), floats=_COPIED),),
+    "Expand": (Kernel("Expand", "slice.inc", _EXPAND_CALL, ("T",), _dm_expand_accepts, floats=_COPIED),),
+    "Split": (Kernel("Split", "slice.inc", _SPLIT_CALL, ("T",), _dm_split_accepts, floats=_COPIED),),
+    "Resize": (Kernel("FResize", "fresize.inc", _FRESIZE_CALL, ("T",), _dm_resize_accepts(True), floats=_COPIED),
+               Kernel("Resize", "resize.inc", _RESIZE_CALL, ("T",), _dm_resize_accepts(False), floats=_COPIED)),
+    "Shape": (Kernel("Shape", "shape.inc", _SHAPE_CALL, floats=_COPIED),),
+    "Where": (Kernel("Where", "where.inc", _WHERE_CALL, ("TC", "TA", "TB"), _dm_where_accepts,
+                     extra_types=_dm_out_type("TY"), floats=_COPIED),),
     "ReduceMean": (_REDUCE_KERNEL,),
     "ReduceSum": (_REDUCE_KERNEL,),
     "IntegerMean": (_REDUCE_KERNEL,),
+    "Cast": (Kernel("Cast", "cast.inc", _CAST_CALL, ("T",), extra_types=_dm_out_type("TY")),),
     "Relu": (_CLIP_KERNEL,),
     "Clip": (_CLIP_KERNEL,),
 }

@@ -85,9 +85,9 @@ def unary_args(node) -> tuple[str, str]:
     """The alpha and beta arguments of a unary float kernel, as C float expressions."""
     from Deeploy.codegen.c_text import c_float
     p = node.params
-    if node.op == "Cast":   # an integer target's range (exact in float: up to 16 bits), else none
-        return (c_float(p.to.min), c_float(p.to.max)) if p.to.is_integer else (c_float(-float("inf")),
-                                                                                c_float(float("inf")))
+    if node.op == "Cast":   # an integer target's minimum and maximum + 1 (both exact in float), else none
+        return (c_float(p.to.min), c_float(p.to.max + 1)) if p.to.is_integer else (c_float(-float("inf")),
+                                                                                    c_float(float("inf")))
     if node.op == "Relu":
         return c_float(0.0), c_float(float("inf"))
     if node.op == "Clip":
@@ -97,13 +97,12 @@ def unary_args(node) -> tuple[str, str]:
     return c_float(getattr(p, "alpha", 0.0)), c_float(getattr(p, "beta", 0.0))
 
 
-def _cast_accepts(node, graph):
-    """A cast with a float side, to a float type or an integer type of at most 16 bits (whose bounds
-    float holds exactly)."""
-    x, to = graph.tensors[node.inputs[0]].dtype, node.params.to
-    if not (x.is_float or to.is_float):
-        return "integer to integer"
-    return None if to.is_float or to.bits <= 16 else f"to {to} (bounds beyond exact float)"
+def _cast_to_float(node, graph):
+    return None if node.params.to.is_float else f"to {node.params.to}, an integer type"
+
+
+def _cast_float_to_int(node, graph):
+    return None if graph.tensors[node.inputs[0]].dtype.is_float else "from an integer type"
 
 
 def _unary(name, source):
@@ -247,7 +246,9 @@ FLOAT_KERNELS: dict[str, tuple[Kernel, ...]] = {
     "Min": (_binary("FMin", "fmin.inc"),),
     "Sqrt": (_unary("FSqrt", "fsqrt.inc"),),
     "Exp": (_unary("FExp", "fexp.inc"),),
-    "Cast": (_kernel("FCast", "fcast.inc", _UNARY_CALL, ("T",), _cast_accepts, extra_types=_out_type("TY")),),
+    "Cast": (_kernel("FCast", "fcast.inc", _UNARY_CALL, ("T",), _cast_to_float, extra_types=_out_type("TY")),
+             _kernel("FCastInt", "fcast_int.inc", _UNARY_CALL, ("T",), _cast_float_to_int,
+                     extra_types=_out_type("TY"))),
     "Log": (_unary("FLog", "flog.inc"),),
     "Erf": (_unary("FErf", "ferf.inc"),),
     "Tanh": (_unary("FTanh", "ftanh.inc"),),
