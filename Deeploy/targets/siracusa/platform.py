@@ -9,7 +9,7 @@ from Deeploy.passes.qdq import lower_qdq
 from Deeploy.passes.layout import convs_to_channels_last, simplify_transposes
 from Deeploy.passes.reductions import split_float_reductions
 from Deeploy.passes.requant_fusion import fuse_requant
-from Deeploy.targets.platform import Engine, MemoryLevel, Platform
+from Deeploy.platform import Engine, MemoryLevel, Platform
 from Deeploy.targets.siracusa.bindings import SIRACUSA_BINDINGS
 from Deeploy.targets.siracusa.execute import run_program
 from Deeploy.targets.siracusa.linker import l1_reserved_bytes, linker_script
