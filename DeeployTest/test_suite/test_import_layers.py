@@ -156,3 +156,12 @@ def test_checker_reports_a_back_arrow_and_a_circle(tmp_path):
     assert graph["pkg.low.a"] == {"pkg.high"}
     assert back_arrows(graph, "pkg", layers) == ["pkg.low.a -> pkg.high"]
     assert circles(graph) == [["pkg.low.c", "pkg.low.d"]]
+
+
+def test_fused_ops_are_recognised_by_the_registry():
+    """``is_fused`` is the one test for a fused op: no code matches the ``Requantized`` prefix."""
+    from Deeploy.ops.fused import FUSABLE, fused_name, is_fused
+    assert all(is_fused(fused_name(op)) for op in FUSABLE) and not is_fused("RequantShift")
+    sources = [p for d in ("Deeploy", "DeeployTest") for p in (REPO / d).rglob("*.py")]
+    needle = 'startswith("' + 'Requantized")'
+    assert not [str(p) for p in sources if needle in p.read_text()]
