@@ -4,13 +4,82 @@ attributes. Unsupported nodes are all reported together."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable, Mapping, Protocol, Sequence
 
 from Deeploy.errors import BindingError, UnsupportedOpError
 from Deeploy.ir.dtypes import INT32, DType
 from Deeploy.ir.graph import Graph, Node
-from Deeploy.targets.platform import Engine, Kernel, Platform
+from Deeploy.signature import Signature
 
-__all__ = ["Layer", "bind", "check_supported", "kernel_scratch_bytes"]
+__all__ = ["Engine", "HOST", "Kernel", "Layer", "KernelTable", "bind", "check_supported", "kernel_scratch_bytes"]
+
+
+@dataclass(frozen=True)
+class Engine:
+    """What runs the layers bound to it. ``cores``: the most cores one call may use; ``forked``:
+    every layer is a function its runtime forks on all cores (a cluster) rather than an inline
+    call; ``runtime``: the C header of its runtime the generated code includes ('' for none);
+    ``tile_sync``: the C function (of that runtime) the double-buffered tile loop calls when the
+    engine's kernels may return with work in flight ('' for kernels that finish before returning;
+    ``DEEPLOY_TILE_SYNC_*`` in ``Deeploy/runtime/abi.py``)."""
+
+    name: str
+    cores: int = 1
+    forked: bool = False
+    runtime: str = ""
+    tile_sync: str = ""
+
+
+HOST = Engine("serial")   # one core, plain calls
+
+
+@dataclass(frozen=True)
+class Kernel:
+    """A type-generic C kernel and how a node calls it.
+
+    ``source`` (in the library's ``kernels/`` folder) defines ``static void KERNEL(...)`` in
+    terms of the type macros named in ``types``; each macro is bound to the element type of the
+    node's input (then output) at that position, and the generated code instantiates one
+    variant per distinct binding. ``signature`` is its typed parameter list, from which the
+    call (``call``, a Mako template) and the library's prototype header are generated.
+    ``accepts`` returns None if the kernel can run the node, else the reason it cannot.
+    ``scratch`` gives the bytes of working memory one core needs per call, a multiple of 8; the
+    planner reserves one such slice per core and core ``c`` uses the slice at ``c * bytes``;
+    ``shared_scratch`` gives bytes all cores share (the call template's ``shared`` pointer);
+    ``extra_types`` binds further type macros computed from the node (e.g. an accumulator).
+    ``engine``: the name of the platform engine that runs it (None: the platform's first).
+    ``scratch_optional``: the kernel also runs, more slowly, when its call gets no scratch (the
+    template's ``scratch``/``shared`` are NULL); a tiled layer drops it when nothing fits with it.
+    ``floats``: the float types its operands may have (none: an integer kernel); binding never
+    gives a kernel a node with other float operands.
+    """
+
+    name: str
+    source: str
+    signature: Signature
+    types: tuple[str, ...] = ()
+    accepts: Callable[[Node, Graph], str | None] | None = None
+    scratch: Callable[[Node, Graph], int] | None = None
+    extra_types: Callable[[Node, Graph], tuple[tuple[str, DType], ...]] | None = None
+    shared_scratch: Callable[[Node, Graph], int] | None = None
+    engine: str | None = None
+    scratch_optional: bool = False
+    floats: tuple[DType, ...] = ()
+
+    @property
+    def call(self) -> str:
+        """The Mako template of the call statement, rendered from the signature."""
+        return self.signature.template
+
+
+class KernelTable(Protocol):
+    """What binding reads of a platform (``Deeploy/platform.py``)."""
+
+    name: str
+    bindings: Mapping[str, Sequence[Kernel]]
+
+    def engine(self, name: str | None = None) -> Engine: ...
+
 
 
 @dataclass(frozen=True)
@@ -44,7 +113,7 @@ def _type_args(kernel: Kernel, node: Node, graph: Graph) -> tuple[tuple[str, DTy
     return tuple(args)
 
 
-def check_supported(graph: Graph, platform: Platform) -> None:
+def check_supported(graph: Graph, platform: KernelTable) -> None:
     """Fail early, naming every node whose op has no definition or no kernel on ``platform``."""
     from Deeploy.ops import Trait, registered_ops
     known = registered_ops()
@@ -74,7 +143,7 @@ def _float_reason(kernel: Kernel, node: Node, graph: Graph) -> str | None:
     return f"no {' or '.join(missing)} operands" if kernel.floats else "computes on integers only"
 
 
-def bind(graph: Graph, platform: Platform, cores: int = 1) -> list[Layer]:
+def bind(graph: Graph, platform: KernelTable, cores: int = 1) -> list[Layer]:
     """One Layer per node, in execution order; scratch is reserved for ``cores`` cores."""
     layers, unsupported, rejected = [], [], []
     for node in graph.nodes:

@@ -91,7 +91,7 @@ def _compile(args) -> None:
     log = print if args.verbose else None
     stages = Stages(log)
     if args.roofline:
-        from Deeploy.analysis.roofs import roofs_of
+        from Deeploy.targets import roofs_of
         roofs_of(args.platform)   # a platform without a cycle model is refused before anything is written
     onnx_path, graph, values = _load(args)
     testbench = _testbench(args, graph, values, onnx_path) if args.emit_testbench else None
@@ -132,13 +132,21 @@ def _compile(args) -> None:
 def _roofline(result, out: Path) -> None:
     """--roofline of deeploy compile: the roofline with the tiler's estimated cycles, printed and
     written as roofline.json and roofline.html into the output folder."""
-    from Deeploy.analysis.roofline import build_roofline, format_roofline, layer_work
+    from Deeploy.analysis.roofline import format_roofline
     from Deeploy.analysis.roofline_plot import write_roofline_html
-    report = build_roofline(result, layer_work(result))
+    report = _roofline_report(result)
     print(format_roofline(report), end="")
     (out / "roofline.json").write_text(report.to_json())
     page = write_roofline_html(out / "roofline.html", report, f"Roofline: {report.platform}, {out.name}")
     print(f"Roofline files: {out / 'roofline.json'}, {page}")
+
+
+def _roofline_report(result):
+    """The roofline of a ``CompileResult`` with the tiler's estimated cycles."""
+    from Deeploy.analysis.roofline import build_roofline, layer_work
+    from Deeploy.targets import get_platform, roofs_of
+    name = result.manifest.platform
+    return build_roofline(result, layer_work(result, get_platform(name), roofs_of(name)), roofs_of(name))
 
 
 def _analyze(args) -> None:
@@ -148,18 +156,18 @@ def _analyze(args) -> None:
     from Deeploy.tiling.flags import tiling_options
     say = (lambda text: print(text, file=sys.stderr)) if args.json or args.csv else print
     if args.roofline:
-        from Deeploy.analysis.roofs import roofs_of
+        from Deeploy.targets import roofs_of
         if args.csv:
             raise DeeployError("--roofline has a text and a JSON form (--json), not CSV: drop --csv")
         roofs_of(args.platform)
     onnx_path, graph, values = _load(args, say)
     assign_input_types(graph, values, _input_types(args.input_type))
     if args.roofline:
-        from Deeploy.analysis.roofline import build_roofline, format_roofline, layer_work
+        from Deeploy.analysis.roofline import format_roofline
         from Deeploy.analyze import compile_for_report
         result = compile_for_report(graph, args.platform, source=onnx_path.name, cores=args.cores,
                                     tiling=tiling_options(args), loop_rolling=loop_rolling_options(args))
-        roofline = build_roofline(result, layer_work(result))
+        roofline = _roofline_report(result)
         print(roofline.to_json() if args.json else format_roofline(roofline), end="")
         return
     report = analyze_graph(graph, args.platform, source=onnx_path.name, cores=args.cores,

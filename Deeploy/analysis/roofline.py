@@ -24,7 +24,7 @@ import json
 import math
 from dataclasses import asdict, dataclass, field
 
-from Deeploy.analysis.roofs import Roof, roofs_of
+from Deeploy.analysis.roofs import Roof, Roofs
 from Deeploy.analysis.traffic import schedule_traffic
 from Deeploy.ir.region import InputKind, body_inputs
 from Deeploy.ops import get_op
@@ -136,20 +136,19 @@ def _estimate(layer, graph, sched, platform, cores: int) -> float | None:
     from Deeploy.errors import DeeployError
     from Deeploy.tiling.costs import compute_cycles
     from Deeploy.tiling.families import RuleContext, layer_spec
+    from Deeploy.tiling.network import with_kernel_cycles
+    params = replace(platform.tiling.tiles, cores=cores)
     try:
-        spec = layer_spec(layer.node, graph, RuleContext(layer.scratch))
+        spec = with_kernel_cycles(layer_spec(layer.node, graph, RuleContext(layer.scratch)), layer.node, graph, params)
     except DeeployError:
         return None
-    return float(compute_cycles(spec, {d.name: d.size for d in spec.dims}, replace(platform.tiling.tiles, cores=cores)))
+    return float(compute_cycles(spec, {d.name: d.size for d in spec.dims}, params))
 
 
-def layer_work(result) -> list[LayerWork]:
-    """Every running layer of a ``CompileResult``: ops, bytes per level, roofs and the tiler's
-    estimate of its cycles."""
-    from Deeploy.targets import get_platform
+def layer_work(result, platform, roofs: Roofs) -> list[LayerWork]:
+    """Every running layer of a ``CompileResult`` for ``platform`` (its ``Platform``): ops, bytes
+    per level, roofs and the tiler's estimate of its cycles."""
     manifest, graph = result.manifest, result.graph
-    platform = get_platform(manifest.platform)
-    roofs = roofs_of(manifest.platform)
     schedules = result.tiled.schedules if result.tiled else {}
     tiling = platform.tiling
     out = []
@@ -234,9 +233,9 @@ def spread_iterations(graph, work: list[LayerWork], runs: dict[int, list[tuple[f
     return cycles
 
 
-def build_roofline(result, work: list[LayerWork], runs: dict[int, list[tuple[float, float]]] | None = None
-                   ) -> Roofline:
-    """The report of a ``CompileResult`` whose layers are ``work``, with the (start, cycles) of
+def build_roofline(result, work: list[LayerWork], roofs: Roofs,
+                   runs: dict[int, list[tuple[float, float]]] | None = None) -> Roofline:
+    """The report of a ``CompileResult`` whose layers are ``work``, under ``roofs``, with the (start, cycles) of
     every run of each layer index (``runs``, from a profile) or else the tiler's estimates."""
     manifest = result.manifest
     cycles = spread_iterations(result.graph, work, runs) if runs is not None else None
@@ -249,7 +248,7 @@ def build_roofline(result, work: list[LayerWork], runs: dict[int, list[tuple[flo
         points.append(_point(w, c))
     peaks = {w.peak.name: w.peak for w in work}
     bandwidths = {r.name: r for w in work for r in w.bandwidth.values()}
-    l3 = roofs_of(manifest.platform).bandwidth("L3", True, None)
+    l3 = roofs.bandwidth("L3", True, None)
     regions, notes = region_streams(result.graph, points, l3)
     return Roofline(manifest.platform, manifest.source, manifest.cores, result.tiled is not None,
                     "profile" if cycles is not None else "estimate", points, peaks, bandwidths, regions, skipped, no_cycles,

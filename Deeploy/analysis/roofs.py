@@ -1,22 +1,19 @@
 """The roofs a layer runs under: its engine's peak ops per cycle and the bandwidth of the memory
 level its data come from, each with how it follows from the platform's description. A target
-that has a cycle model provides them in its package's ``roofs`` module (``ROOFS``, a ``Roofs``);
-the report never names a platform, an engine or a level itself."""
+that has a cycle model provides them in its package's ``roofs`` module (``ROOFS``, a ``Roofs``;
+found by ``Deeploy.targets.roofs_of``); the report never names a platform, an engine or a level
+itself."""
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
-
-from Deeploy.errors import DeeployError
 
 if TYPE_CHECKING:
     from Deeploy.binding import Layer
     from Deeploy.ir.graph import Graph
 
-__all__ = ["Roof", "Roofs", "roofs_of"]
+__all__ = ["Roof", "Roofs"]
 
 
 @dataclass(frozen=True)
@@ -38,23 +35,3 @@ class Roofs:
 
     engine_peak: Callable[["Layer", "Graph", int], Roof]
     bandwidth: Callable[[str, bool, "Layer"], Roof]
-
-
-def roofs_of(platform: str) -> Roofs:
-    """The roofs of the target whose platform is called ``platform``; one error if it has none."""
-    import Deeploy.targets as targets
-    for info in pkgutil.iter_modules(targets.__path__):
-        if not info.ispkg:
-            continue
-        try:
-            module = importlib.import_module(f"{targets.__name__}.{info.name}.platform")
-        except ModuleNotFoundError:
-            continue
-        if getattr(getattr(module, "PLATFORM", None), "name", None) != platform:
-            continue
-        try:
-            return importlib.import_module(f"{targets.__name__}.{info.name}.roofs").ROOFS
-        except ModuleNotFoundError:
-            break
-    raise DeeployError(f"platform {platform} has no cycle model, so no roofline (--roofline): use a platform with "
-                       f"one, e.g. Siracusa")

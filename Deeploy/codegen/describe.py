@@ -10,7 +10,7 @@ from Deeploy.ir.graph import Graph
 from Deeploy.manifest import BufferInfo, LayerInfo, LevelInfo, LoopInfo, Manifest, MarkerInfo, TileInfo
 from Deeploy.memory.planner import BufferKind, MemoryPlan, PlannedBuffer, data_buffers, tile_buffers
 from Deeploy.ops import get_op
-from Deeploy.targets.platform import Platform
+from Deeploy.platform import Platform
 from Deeploy.runtime import abi
 
 __all__ = ["idle_reason", "describe_network"]

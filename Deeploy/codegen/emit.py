@@ -23,7 +23,7 @@ from Deeploy.ir.dtypes import BFLOAT16
 from Deeploy.ir.graph import Graph
 from Deeploy.manifest import MANIFEST_FILE, Manifest
 from Deeploy.memory.planner import MemoryPlan
-from Deeploy.targets.platform import Platform
+from Deeploy.platform import Platform
 
 __all__ = ["emit_project", "EmitSummary", "c_array_body"]
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from Deeploy.errors import DeeployError
 from Deeploy.resources import cmake_dir
-from Deeploy.targets.platform import Platform
+from Deeploy.platform import Platform
 
 __all__ = ["write_platform_files", "check_cmake_path", "LINKER_SCRIPT", "RUNTIME_FOLDER", "CMAKE_FOLDER"]
 

@@ -15,7 +15,7 @@ from Deeploy.ir.graph import Graph
 from Deeploy.memory.fold import place_folded, region_spans
 from Deeploy.memory.lifetimes import Interval, alias_roots, lifetimes
 from Deeploy.memory.stream import Stream, stream_candidates
-from Deeploy.targets.platform import MemoryLevel
+from Deeploy.memory.levels import MemoryLevel
 
 __all__ = ["BufferKind", "Placement", "PlannedBuffer", "MemoryPlan", "plan_memory", "place_intervals",
            "peak_live_bytes", "data_buffers", "tile_buffers", "DATA_ALIGNMENT"]

@@ -13,7 +13,7 @@ from Deeploy.ir.graph import Node
 from Deeploy.ops._registry import Cost, OpDef, Trait, op_named, register, registered_ops
 from Deeploy.ops.requant import REQUANT_ATTRS, RequantParams, requant_params, requantize
 
-__all__ = ["FusedParams", "FUSABLE", "fused_name"]
+__all__ = ["FusedParams", "FUSABLE", "fused_name", "is_fused"]
 
 FUSABLE = tuple(name for name, op in registered_ops().items() if op.fuse_slots is not None)
 
@@ -29,6 +29,11 @@ class FusedParams:
 
 def fused_name(base_op: str) -> str:
     return "Requantized" + base_op
+
+
+def is_fused(op: str) -> bool:
+    """Whether ``op`` is a fused ``Requantized<Op>`` (its params are ``FusedParams``)."""
+    return op in _FUSED
 
 
 def _base_node(node: Node, base_op: str) -> Node:
@@ -79,3 +84,4 @@ def _make(base_op: str) -> OpDef:
 
 for _op in FUSABLE:
     register(_make(_op))
+_FUSED = frozenset(fused_name(op) for op in FUSABLE)

@@ -14,8 +14,8 @@ import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
-from Deeploy.targets.platform import TARGET_LIBRARIES, Kernel
-from Deeploy.targets.signature import Signature, normalise_decl
+from Deeploy.platform import TARGET_LIBRARIES, Kernel
+from Deeploy.signature import Signature, normalise_decl
 
 __all__ = ["LibraryKernel", "header_path", "headers", "library_kernels", "render_header", "source_signature",
            "compare_source", "check_sources", "main"]

@@ -13,6 +13,7 @@ import numpy as np
 
 from Deeploy.errors import TilingError
 from Deeploy.ir.graph import Graph, Node
+from Deeploy.ops.fused import is_fused
 from Deeploy.tiling.ops.rows import row_start
 from Deeploy.tiling.spec import OUTPUT, AxisMap, LayerSpec, Operand, operand_ranges
 
@@ -154,7 +155,7 @@ def conv(t: Tile) -> None:
     x = t.node.inputs[0]
     _window_attrs(t, x)
     t.attrs["group"] = _tile_groups(t)
-    if t.node.op.startswith("Requantized") and not p.channels_last:
+    if is_fused(t.node.op) and not p.channels_last:
         for c in t.node.inputs[-2:]:               # per channel: [C, 1, 1] along NCHW's channel axis
             if any(a.dim == "CO" for a in t.operands[c].axes):
                 t.shapes[c] = t.extents(c) + (1, 1)

@@ -12,7 +12,7 @@ from Deeploy.analysis.roofline_plot import write_roofline_html
 from Deeploy.codegen.memory_plot import write_manifest_plot
 from Deeploy.errors import DeeployError
 from Deeploy.manifest import read_manifest
-from Deeploy.targets import get_platform
+from Deeploy.targets import get_platform, roofs_of
 from Deeploy.targets.siracusa.linker import link_error_message, linker_script
 from Deeploy.targets.siracusa.profile import layer_profile, network_line, tiling_profile
 from Deeploy.targets.siracusa.roofs import measured_cycles
@@ -76,7 +76,7 @@ def cluster_runner(platform: str, gen_root: str) -> RunnerPlatform:
         if "compiled" not in roofline:
             raise DeeployError("--roofline needs the compiler's decisions (tiling, memory plan): run without --skipgen")
         compiled, work = roofline["compiled"]
-        report = build_roofline(compiled, work, measured_cycles(timing, compiled.manifest))
+        report = build_roofline(compiled, work, roofs_of(platform), measured_cycles(timing, compiled.manifest))
         (gen / "roofline.json").write_text(report.to_json())
         page = write_roofline_html(gen / "roofline.html", report, f"Roofline: {platform}, {gen.name}")
         return format_roofline(report) + f"Roofline files: {gen / 'roofline.json'}, {page}\n"
@@ -89,7 +89,7 @@ def cluster_runner(platform: str, gen_root: str) -> RunnerPlatform:
 
     def after_compile(result, args: argparse.Namespace, gen: Path) -> None:
         if getattr(args, "roofline", False):
-            roofline["compiled"] = (result, layer_work(result))
+            roofline["compiled"] = (result, layer_work(result, target, roofs_of(platform)))
         if getattr(args, "plotMemAlloc", False):
             path = write_manifest_plot(gen / "memory_allocation.html", f"{platform}: {gen.name}", result.manifest)
             print(f"Memory allocation plot: {path}")

@@ -15,8 +15,8 @@ from mako.template import Template
 
 from Deeploy.targets.kernel_headers import (compare_source, header_path, headers, library_kernels, main,
                                             source_signature)
-from Deeploy.targets.platform import TARGET_LIBRARIES
-from Deeploy.targets.signature import Signature, param, params
+from Deeploy.platform import TARGET_LIBRARIES
+from Deeploy.signature import Signature, param, params
 
 ENTRIES = [e for entries in library_kernels().values() for e in entries]
 

@@ -14,7 +14,7 @@ from Deeploy.passes.manager import run_passes
 from Deeploy.targets import get_platform
 from Deeploy.targets.siracusa.platform import SIRACUSA, SIRACUSA_PASSES
 from Deeploy.targets.siracusa_w_neureka.assign import decisions, make_assign_engines, npu_reason, refactor_plane
-from Deeploy.targets.siracusa_w_neureka.platform import with_wmem_size
+from Deeploy.targets.siracusa_w_neureka.platform import PLATFORM, with_wmem_size
 from Deeploy.targets.siracusa_w_neureka.weights import encode_weights
 from DeeployTest.test_suite.conftest import DEEPLOY_TEST
 from DeeployTest.test_suite.op_cases.npu import row_bit, naive_npu_weights
@@ -31,7 +31,7 @@ def test_platform_is_siracusa_plus_npu_and_weight_memory():
     assert p.level("WMEM").size == 4 * 1024 * 1024
     assert all(p.bindings[op] is kernels for op, kernels in SIRACUSA.bindings.items())
     assert [k.engine for k in p.bindings["NeurekaConv"]] == ["neureka"]
-    assert p.timing is SIRACUSA.timing and p.tiling is SIRACUSA.tiling
+    assert p.timing is SIRACUSA.timing and p.tiling.staging is SIRACUSA.tiling.staging
     assert p.libraries == (*SIRACUSA.libraries, "Neureka")
     assert tuple(p.passes[:len(SIRACUSA_PASSES)]) == SIRACUSA_PASSES
     assert "WMEM" in p.linker_script(p.memory)
@@ -200,15 +200,16 @@ def test_npu_tiles_cost_the_npu_model():
     from Deeploy.targets.siracusa_w_neureka.params import NEUREKA
     from Deeploy.tiling.costs import compute_cycles
     from Deeploy.tiling.families import layer_spec
-    from Deeploy.targets.siracusa.platform import VIRTUAL_PLATFORM_L1
+    from Deeploy.tiling.network import with_kernel_cycles
+    tiles = PLATFORM.tiling.tiles
     graph = _network(DEEPLOY_TEST / "Tests" / "Models" / "miniMobileNetv2")
     graph, _ = make_assign_engines()(graph)
     infer_graph(graph)
     node = next(n for n in graph.nodes if n.name == "block1.expand")
-    spec = layer_spec(node, graph)
+    spec = with_kernel_cycles(layer_spec(node, graph), node, graph, tiles)
     p = node.params
     full = {d.name: d.size for d in spec.dims}
-    assert compute_cycles(spec, full, VIRTUAL_PLATFORM_L1) == p.batch * NEUREKA.job_cycles("1x1", *p.out_plane, p.cout, p.cin)
+    assert compute_cycles(spec, full, tiles) == p.batch * NEUREKA.job_cycles("1x1", *p.out_plane, p.cout, p.cin)
     ext = dict(full, OW=p.out_plane[1], N=1)
     assert spec.tile_cycles(dict(ext, OH=5)) == spec.tile_cycles(dict(ext, OH=6)) < spec.tile_cycles(dict(ext, OH=7))
 

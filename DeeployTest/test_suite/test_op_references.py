@@ -24,6 +24,7 @@ from Deeploy.errors import OpError
 from Deeploy.frontend import assign_input_types, infer_graph, load_onnx
 from Deeploy.frontend.onnx_loader import data_values
 from Deeploy.ops import registered_ops
+from Deeploy.ops.fused import is_fused
 from Deeploy.reference import run_reference
 
 from DeeployTest.test_suite.op_cases import (CUSTOM_OPS, ERROR_CASES, ONNX_OPS, RECORDS, Case, cases_of,
@@ -122,7 +123,7 @@ def _params(ops):
 
 
 # ---- 1. coverage of the registry -----------------------------------------------------------
-FUSED = {name for name in registered_ops() if name.startswith("Requantized")}
+FUSED = {name for name in registered_ops() if is_fused(name)}
 
 
 def test_every_registered_op_has_a_record():

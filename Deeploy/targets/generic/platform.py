@@ -4,7 +4,7 @@ from Deeploy.passes.constant_folding import fold_constants
 from Deeploy.passes.qdq import lower_qdq
 from Deeploy.passes.variadic import split_variadic
 from Deeploy.targets.generic.bindings import GENERIC_BINDINGS
-from Deeploy.targets.platform import MemoryLevel, Platform
+from Deeploy.platform import MemoryLevel, Platform
 
 __all__ = ["GENERIC", "PLATFORM"]
 

@@ -13,8 +13,8 @@ from Deeploy.ir.dtypes import FLOAT32
 from Deeploy.targets.generic.bindings.core import gemm_shape_params, output_table, output_table_bytes, sum_kernel_types
 from Deeploy.targets.generic.bindings.floats import _conv_types as _float_conv_types, _floats
 from Deeploy.targets.generic.bindings.nonlinear import igelu_bound, ihardswish_bound
-from Deeploy.targets.platform import Kernel
-from Deeploy.targets.signature import Signature, param
+from Deeploy.platform import Kernel
+from Deeploy.signature import Signature, param
 from Deeploy.ops.bounds import accumulator_type, conv_sum_bound, gemm_sum_bound, max_abs, wide_reason
 
 __all__ = ["SIRACUSA_BINDINGS"]

@@ -21,12 +21,7 @@ sources: ``TimingModel`` (``l1_banks``, ``l2_path_cycles``).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from Deeploy.targets.siracusa.records import Records
-
-if TYPE_CHECKING:
-    from Deeploy.targets.siracusa.timing import TimingModel
 
 __all__ = ["phase_floor"]
 
@@ -36,9 +31,10 @@ def _delta(recs: Records, hart: int, first: int, close: int, index: int) -> int:
     return hr[close].counters[index] - hr[first - 1].counters[index]
 
 
-def phase_floor(model: "TimingModel", recs: Records, bounds: dict[int, tuple[int, int]]) -> float:
-    """Fewest cycles the shared resources need for a phase: ``bounds`` maps each core to its
-    (first record, closing record) of the phase (``timing._phase_bounds``)."""
+def phase_floor(model, recs: Records, bounds: dict[int, tuple[int, int]]) -> float:
+    """Fewest cycles the shared resources need for a phase under ``model`` (a ``TimingModel``):
+    ``bounds`` maps each core to its (first record, closing record) of the phase
+    (``timing._phase_bounds``)."""
     if len(bounds) < 2:
         return 0.0
     floor = 0.0

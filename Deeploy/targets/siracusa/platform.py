@@ -10,7 +10,7 @@ from Deeploy.passes.layout import convs_to_channels_last, simplify_transposes
 from Deeploy.passes.reductions import split_float_reductions
 from Deeploy.passes.requant_fusion import fuse_requant
 from Deeploy.passes.variadic import split_variadic
-from Deeploy.targets.platform import Engine, MemoryLevel, Platform
+from Deeploy.platform import Engine, MemoryLevel, Platform
 from Deeploy.targets.siracusa.bindings import SIRACUSA_BINDINGS
 from Deeploy.targets.siracusa.execute import run_program
 from Deeploy.targets.siracusa.linker import l1_reserved_bytes, linker_script

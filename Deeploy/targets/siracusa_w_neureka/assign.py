@@ -26,6 +26,7 @@ from Deeploy.errors import DeeployError
 from Deeploy.ir.dtypes import INT8, INT32, UINT8
 from Deeploy.ir.graph import Graph, Node
 from Deeploy.ops.bounds import conv_sum_bound, gemm_sum_bound
+from Deeploy.ops.fused import is_fused
 from Deeploy.targets.siracusa_w_neureka.params import NEUREKA
 
 __all__ = ["npu_reason", "npu_mode", "refactor_plane", "make_assign_engines", "assign_engines",
@@ -55,7 +56,7 @@ def npu_mode(node: Node) -> str:
     """"1x1", "3x3" or "3x3dw" for a node ``npu_reason`` accepted (a GEMM is a 1x1 conv)."""
     if node.op in GEMMS:
         return "1x1"
-    p = node.params.base if node.op.startswith("Requantized") else node.params
+    p = node.params.base if is_fused(node.op) else node.params
     if p.kernel == (1, 1):
         return "1x1"
     return "3x3dw" if p.depthwise else "3x3"
@@ -71,7 +72,7 @@ def _values(graph: Graph, name: str) -> np.ndarray:
 
 def _own_bias(node: Node, graph: Graph, cout: int) -> np.ndarray:
     """The layer's own bias (conv bias or GEMM C) per output channel, 0 without one."""
-    slots = 5 if node.op.startswith("Requantized") else 3
+    slots = 5 if is_fused(node.op) else 3
     if len(node.inputs) < slots or not node.inputs[2]:
         return np.zeros(cout, np.int64)
     return np.broadcast_to(_values(graph, node.inputs[2]).reshape(-1), (cout,))
@@ -124,7 +125,7 @@ def _plain_reason(node: Node, graph: Graph, has_bias: bool, acc_bound: int) -> s
 
 
 def _conv_reason(node: Node, graph: Graph) -> str | None:
-    requant = node.op.startswith("Requantized")
+    requant = is_fused(node.op)
     p = node.params.base if requant else node.params
     if not p.channels_last or p.dims != 2:
         return "not a channels-last 2-D convolution"
@@ -146,7 +147,7 @@ def _conv_reason(node: Node, graph: Graph) -> str | None:
 
 
 def _gemm_reason(node: Node, graph: Graph) -> str | None:
-    requant = node.op.startswith("Requantized")
+    requant = is_fused(node.op)
     p = node.params.base if requant else node.params
     w = node.inputs[1]
     if not _is_const(graph, w) or graph.tensors[w].dtype != INT8:

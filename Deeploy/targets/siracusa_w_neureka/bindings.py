@@ -3,8 +3,8 @@
 
 from __future__ import annotations
 
-from Deeploy.targets.platform import Kernel
-from Deeploy.targets.signature import Signature, param
+from Deeploy.platform import Kernel
+from Deeploy.signature import Signature, param
 from Deeploy.targets.siracusa.bindings import SIRACUSA_BINDINGS
 
 __all__ = ["NEUREKA_BINDINGS", "NEUREKA_CONV"]

@@ -12,6 +12,7 @@ import numpy as np
 
 from Deeploy.ir.dtypes import INT32, UINT8
 from Deeploy.ir.graph import Graph, Node, Tensor
+from Deeploy.ops.fused import is_fused
 from Deeploy.ops.npu import MODE_NAMES
 from Deeploy.targets.siracusa_w_neureka.assign import CONVS, normquant_terms, npu_mode, refactor_plane
 from Deeploy.targets.siracusa_w_neureka.weights import encode_weights
@@ -30,7 +31,7 @@ def _const(graph: Graph, name: str, value: np.ndarray, dtype) -> str:
 
 def _weights_oihw(node: Node, graph: Graph) -> tuple[np.ndarray, tuple[int, int], tuple[int, ...]]:
     """The weights as [Cout, Cin/group, kh, kw], the input plane and the padding."""
-    requant = node.op.startswith("Requantized")
+    requant = is_fused(node.op)
     p = node.params.base if requant else node.params
     w = _values(graph, node.inputs[1])
     if node.op in CONVS:
@@ -49,7 +50,7 @@ def lower_node(node: Node, graph: Graph) -> Node:
     attrs = {"mode": MODE_NAMES.index(mode), "cout": cout, "cin": cin, "plane": list(plane),
              "pads": list(pads), "weight_offset": enc.offset}
     inputs = [node.inputs[0], _const(graph, f"{node.name}.npu_weights", enc.data, UINT8)]
-    if node.op.startswith("Requantized"):
+    if is_fused(node.op):
         mul, bias, shift = normquant_terms(node, graph, cout)
         attrs.update(normquant=1, shift=shift, out_signed=int(node.params.rq.lo < 0))
         scale_type = UINT8 if 0 <= mul.min() and mul.max() <= 255 else INT32     # 8-bit scales when they fit

@@ -9,11 +9,12 @@ from dataclasses import replace
 from typing import Sequence
 
 from Deeploy.errors import DeeployError
-from Deeploy.targets.platform import Engine, MemoryLevel, Platform
+from Deeploy.platform import Engine, MemoryLevel, Platform
 from Deeploy.targets.siracusa.platform import SIRACUSA, SIRACUSA_PASSES
 from Deeploy.targets.siracusa_w_neureka.assign import assign_engines, make_assign_engines
 from Deeploy.targets.siracusa_w_neureka.bindings import NEUREKA_BINDINGS
 from Deeploy.targets.siracusa_w_neureka.params import WEIGHT_MEMORY
+from Deeploy.targets.siracusa_w_neureka.tile_cycles import npu_tile_model
 from Deeploy.targets.siracusa_w_neureka.wmem import WMEM, place_weights, stream_into_wmem
 
 __all__ = ["PLATFORM", "NPU_ENGINE", "WMEM_LEVEL", "WMEM_DEFAULT_SIZE", "configure", "with_wmem_size"]
@@ -54,6 +55,10 @@ def configure(no_npu_for: Sequence[str] = (), wmem_size: int = WMEM_DEFAULT_SIZE
                    stream_into=stream_into_wmem if neureka_wmem else None)
 
 
+# the tiler prices NPU tiles with the NPU's job model (tile_cycles.py)
+NEUREKA_TILING = replace(SIRACUSA.tiling, tiles=replace(
+    SIRACUSA.tiling.tiles, kernel_cycles=(*SIRACUSA.tiling.tiles.kernel_cycles, ("NeurekaConv", npu_tile_model))))
+
 PLATFORM = replace(
     SIRACUSA,
     name="Siracusa_w_neureka",
@@ -61,6 +66,7 @@ PLATFORM = replace(
     bindings=NEUREKA_BINDINGS,
     memory=(*SIRACUSA.memory, WMEM_LEVEL),
     passes=NEUREKA_PASSES,
+    tiling=NEUREKA_TILING,
     engines=(*SIRACUSA.engines, NPU_ENGINE),   # the cluster stays first: kernels naming no engine run there
     configure=configure,
 )

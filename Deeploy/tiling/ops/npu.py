@@ -6,36 +6,17 @@ engine does not accumulate partial sums across jobs), so the encoded weights of 
 are tiled along CO only (their rows are per output channel); a depthwise job keeps all its
 channels and its weight blob whole; the normquant scale and bias follow the CO tile. An output
 tile of ``t`` rows reads a halo of ``t + 2`` input rows in 3x3 modes, less at padded borders
-(the engine generates the padding). A tile's compute cycles are the NPU's own model of its job
-(``NeurekaParams.job_cycles``: spatial subtiles of 6x6 pixels, 32 output channels), so tiles in
-multiples of 6 and 32 come out of the cost."""
+(the engine generates the padding). A tile's compute cycles are the NPU's own model of its job,
+which the target gives the tiler (``TilingParams.kernel_cycles``)."""
 
 from __future__ import annotations
-
-from dataclasses import dataclass
-from typing import Mapping
 
 from Deeploy.ir.graph import Graph, Node
 from Deeploy.tiling.ops._common import RuleContext, layer_ops, operand, zero_copy_spec
 from Deeploy.tiling.restrict import Tile, window_pads
 from Deeploy.tiling.spec import INPUT, OUTPUT, AxisMap, Dim, LayerSpec
 
-__all__ = ["npu_rule", "npu_restrict", "NpuTileCycles"]
-
-
-@dataclass(frozen=True)
-class NpuTileCycles:
-    """Compute cycles of one tile of a NeurekaConv layer: one job per plane of the tile."""
-
-    mode: str
-    cin: int
-    cout: int
-    out_bytes: int
-
-    def __call__(self, ext: Mapping[str, int]) -> int:
-        from Deeploy.targets.siracusa_w_neureka.params import NEUREKA
-        return ext["N"] * NEUREKA.job_cycles(self.mode, ext["OH"], ext["OW"], ext.get("CO", self.cout), self.cin,
-                                             self.out_bytes)
+__all__ = ["npu_rule", "npu_restrict"]
 
 
 def npu_rule(node: Node, graph: Graph, ctx: RuleContext) -> LayerSpec:
@@ -63,10 +44,8 @@ def npu_rule(node: Node, graph: Graph, ctx: RuleContext) -> LayerSpec:
     if dw:
         whole += ("a depthwise NPU job keeps all its channels (its weight blob stays whole)",)
     loops = (("N", "OH", "OW"),) if dw else (("N", "CO", "OH", "OW"), ("N", "OH", "OW", "CO"))
-    cost = NpuTileCycles(p.mode, p.cin, p.cout, 1 if p.normquant else 4)
     return LayerSpec(node.name, node.op, tuple(dims), tuple(ops), layer_ops(node, graph),
-                     parallel=(("OH", "OW"),), loop_orders=loops, scratch=ctx.scratch, whole=whole,
-                     tile_cycles=cost).validate()
+                     parallel=(("OH", "OW"),), loop_orders=loops, scratch=ctx.scratch, whole=whole).validate()
 
 
 def npu_restrict(t: Tile) -> None:

@@ -9,7 +9,7 @@ from Deeploy.targets.generic.bindings.core import CORE_KERNELS
 from Deeploy.targets.generic.bindings.data import DATA_KERNELS
 from Deeploy.targets.generic.bindings.floats import FLOAT_KERNELS
 from Deeploy.targets.generic.bindings.nonlinear import NONLINEAR_KERNELS
-from Deeploy.targets.platform import Kernel
+from Deeploy.platform import Kernel
 
 __all__ = ["GENERIC_BINDINGS"]
 

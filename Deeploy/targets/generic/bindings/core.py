@@ -4,8 +4,8 @@ GEMM/MatMul, Transpose and the zero-copy views."""
 from __future__ import annotations
 
 from Deeploy.ir.dtypes import BFLOAT16, FLOAT32, INT32, INT64, UINT32, UINT64
-from Deeploy.targets.platform import Kernel
-from Deeploy.targets.signature import Signature, param, params
+from Deeploy.platform import Kernel
+from Deeploy.signature import Signature, param, params
 from Deeploy.targets.generic.bindings.strides import broadcast_operands, transpose_operands
 from Deeploy.ops.bounds import accumulator_type, conv_sum_bound, gemm_sum_bound, max_abs, wide_reason
 

@@ -10,8 +10,8 @@ from Deeploy.codegen.c_text import c_float
 from Deeploy.codegen.c_values import CArray, c_int
 from Deeploy.ir.dtypes import BFLOAT16, FLOAT32
 from Deeploy.targets.generic.bindings.strides import broadcast_operands, contiguous_strides, merge_strided_dims
-from Deeploy.targets.platform import Kernel
-from Deeploy.targets.signature import Signature, param
+from Deeploy.platform import Kernel
+from Deeploy.signature import Signature, param
 from Deeploy.ops.bounds import accumulator_type, max_abs, wide_reason
 
 __all__ = ["DATA_KERNELS"]

@@ -10,8 +10,8 @@ from Deeploy.ir.dtypes import BFLOAT16, FLOAT32, INT32
 from Deeploy.targets.generic.bindings.core import _BINARY_CALL, _CONV_CALL, _DWCONV_CALL, _GEMM_CALL, _broadcastable, \
     _conv_patch_bytes
 from Deeploy.targets.generic.bindings.data import _REDUCE_CALL, _dm_reduce_view
-from Deeploy.targets.platform import Kernel
-from Deeploy.targets.signature import Signature, param
+from Deeploy.platform import Kernel
+from Deeploy.signature import Signature, param
 
 __all__ = ["FLOAT_KERNELS"]
 

@@ -4,8 +4,8 @@ softmaxes, norms, activations and divisions."""
 from __future__ import annotations
 
 from Deeploy.ir.dtypes import INT32, INT64, UINT16, UINT32
-from Deeploy.targets.platform import Kernel
-from Deeploy.targets.signature import Signature, param, params
+from Deeploy.platform import Kernel
+from Deeploy.signature import Signature, param, params
 from Deeploy.targets.generic.bindings.strides import broadcast_operands
 from Deeploy.ops.bounds import max_abs, value_range
 
