@@ -171,6 +171,7 @@ def compile_graph(graph: Graph, platform: str, out_dir: str | Path, *, source: s
         check_level_limits(tiling, target.memory)
     check_supported(graph, target)
     infer_graph(graph)
+    graph.verify()   # later stages key layers by node name: a graph built in Python may repeat one
     snapshots = Path(snapshot_dir) if snapshot_dir else None
     if snapshots:
         save_snapshot(graph, snapshots / "frontend.onnx")

@@ -18,7 +18,7 @@ from onnx import numpy_helper
 
 from Deeploy.errors import FrontendError
 from Deeploy.ir.dtypes import BFLOAT16, FLOAT32, FLOAT_ONNX_TYPES, dtype_of_onnx
-from Deeploy.ir.graph import NAME_SCOPES_KEY, Graph, Node, Tensor
+from Deeploy.ir.graph import NAME_SCOPES_KEY, Graph, Node, Tensor, fresh_name
 
 __all__ = ["load_onnx", "integer_values", "integer_valued", "data_values", "promote_to_float", "is_float_graph", "ACCEPTED_DOMAINS"]
 
@@ -181,13 +181,14 @@ def load_onnx(path: str | Path) -> Graph:
         inputs.append(vi.name)
 
     nodes: list[Node] = []
-    taken: set[str] = set()
+    taken = {proto.name for proto in g.node if proto.name}   # a missing or repeated name gets a fresh one
+    named: set[str] = set()
     unsupported_domains = []
     for index, proto in enumerate(g.node):
-        name = proto.name or f"{proto.op_type}_{index}"
-        while name in taken:
-            name = f"{name}_{index}"
+        name = proto.name if proto.name and proto.name not in named else fresh_name(
+            proto.name or f"{proto.op_type}_{index}", taken)
         taken.add(name)
+        named.add(name)
         if proto.op_type == "Constant" and proto.domain in ("", "ai.onnx"):
             value = _constant_node_value(proto, path)
             raw[proto.output[0]] = (value, f"{path}: Constant node '{name}'")
