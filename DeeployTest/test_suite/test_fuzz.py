@@ -99,7 +99,7 @@ def test_fuzz_compiler_names(tmp_path, platform, folder):
     names the passes make must not meet them, bit-exact on 8 cores."""
     runner = cluster_runner(platform, folder)
 
-    @settings(max_examples=4, **FIXED)
+    @settings(max_examples=5, **FIXED)
     @given(batches(12, max_dim=10, clash=True))
     def check(batch):
         write_batch(batch, tmp_path)
