@@ -253,6 +253,7 @@ def compile_graph(graph: Graph, platform: str, out_dir: str | Path, *, source: s
     infer_graph(graph)
     check_sizes(graph, target)
     stages("type inference")
+    graph.verify()   # later stages key layers by node name: a graph built in Python may repeat one
     snapshots = Path(snapshot_dir) if snapshot_dir else None
     if snapshots:
         save_snapshot(graph, snapshots / "frontend.onnx")

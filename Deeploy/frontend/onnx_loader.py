@@ -25,7 +25,7 @@ from onnx import numpy_helper
 from Deeploy.errors import FrontendError
 from Deeploy.frontend.qoperator import expand_qoperators
 from Deeploy.ir.dtypes import ALL_DTYPES, BFLOAT16, FLOAT32, FLOAT_ONNX_TYPES, DType, dtype_by_name, dtype_of_onnx
-from Deeploy.ir.graph import NAME_SCOPES_KEY, Graph, Node, Tensor
+from Deeploy.ir.graph import NAME_SCOPES_KEY, Graph, Node, Tensor, fresh_name
 from Deeploy.ops import registered_ops
 
 __all__ = ["load_onnx", "integer_values", "integer_valued", "data_values", "promote_to_float", "is_float_graph",
@@ -246,15 +246,16 @@ def load_onnx(path: str | Path) -> Graph:
         inputs.append(vi.name)
 
     nodes: list[Node] = []
-    taken: set[str] = set()
+    taken = {proto.name for proto in g.node if proto.name}   # a missing or repeated name gets a fresh one
+    named: set[str] = set()
     unsupported_domains = []
     # SSA, as onnx.checker requires: every tensor has one definition
     defined = {**{n: "an initializer" for n in raw}, **{n: "a graph input" for n in inputs}}
     for index, proto in enumerate(g.node):
-        name = proto.name or f"{proto.op_type}_{index}"
-        while name in taken:
-            name = f"{name}_{index}"
+        name = proto.name if proto.name and proto.name not in named else fresh_name(
+            proto.name or f"{proto.op_type}_{index}", taken)
         taken.add(name)
+        named.add(name)
         if not proto.output or not proto.output[0]:
             raise FrontendError(f"{path}: node '{name}' ({proto.op_type}) has no (named) output; "
                                 "every node must write a tensor")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, replace
-from typing import Any, Iterable
+from typing import Any, Container, Iterable
 
 import numpy as np
 
@@ -17,9 +17,18 @@ from Deeploy.errors import GraphError
 from Deeploy.ir.dtypes import DType, dtype_of_values
 from Deeploy.ir.region import Region, region_mismatch
 
-__all__ = ["Tensor", "Node", "Graph", "NAME_SCOPES_KEY"]
+__all__ = ["Tensor", "Node", "Graph", "NAME_SCOPES_KEY", "fresh_name"]
 
 NAME_SCOPES_KEY = "pkg.torch.onnx.name_scopes"   # node metadata of torch.onnx.export(dynamo=True): repr of a list
+
+
+def fresh_name(base: str, taken: Container[str]) -> str:
+    """``base``, or ``base_<k>`` with the least k, that is not in ``taken``."""
+    name, k = base, 0
+    while name in taken:
+        k += 1
+        name = f"{base}_{k}"
+    return name
 
 
 @dataclass
@@ -74,7 +83,8 @@ class Node:
 
 @dataclass
 class Graph:
-    """Tensors by name, nodes in execution order, and the graph's input and output names."""
+    """Tensors by name, nodes in execution order, and the graph's input and output names.
+    Node names are unique; names the compiler makes come from ``fresh``."""
 
     name: str
     tensors: dict[str, Tensor]
@@ -91,6 +101,7 @@ class Graph:
     # every name the file lists as a graph input, initializers included (sample files follow it)
     declared_inputs: tuple[str, ...] = ()
     _writers: dict[str, tuple[int, Node]] = field(default_factory=dict, init=False, repr=False, compare=False)
+    _issued: set[str] = field(default_factory=set, init=False, repr=False, compare=False)   # names ``fresh`` gave out
 
     # ---- queries -------------------------------------------------------------------------
     def tensor(self, name: str) -> Tensor:
@@ -128,24 +139,28 @@ class Graph:
         return [t for t in self.tensors.values() if t.is_constant and t.name in used]
 
     # ---- edits ---------------------------------------------------------------------------
-    def add_constant(self, name: str, value: np.ndarray) -> str:
-        name = self.unique_name(name)
+    def add_constant(self, name: str, value: np.ndarray, dtype: DType | None = None) -> str:
+        """A new constant under a fresh name from ``name``, typed ``dtype`` or by its values."""
+        name = self.fresh(name)
         value = np.asarray(value)
         value = value if value.dtype.kind == "f" else value.astype(np.int64)
-        self.tensors[name] = Tensor(name, tuple(value.shape), dtype_of_values(value), value)
+        self.tensors[name] = Tensor(name, tuple(value.shape), dtype or dtype_of_values(value), value)
         return name
 
     def add_tensor(self, name: str, shape: tuple[int, ...] | None = None,
                    dtype: DType | None = None) -> str:
-        name = self.unique_name(name)
+        """A new activation under a fresh name from ``name``."""
+        name = self.fresh(name)
         self.tensors[name] = Tensor(name, shape, dtype)
         return name
 
-    def unique_name(self, base: str) -> str:
-        name, k = base, 0
-        while name in self.tensors:
-            k += 1
-            name = f"{base}_{k}"
+    def fresh(self, base: str) -> str:
+        """The one source of names the compiler makes, for nodes and tensors alike: ``base``, or
+        ``base_<k>`` with the least k, that names no tensor or node of the graph and that was not
+        given out before (a pass may name nodes before it adds them)."""
+        taken = self._issued | set(self.tensors) | set(self.node_names())
+        name = fresh_name(base, taken)
+        self._issued.add(name)
         return name
 
     def replace_uses(self, old: str, new: str) -> None:
@@ -224,6 +239,11 @@ class Graph:
     def verify(self) -> None:
         """Check the invariants every stage relies on; raises GraphError naming the culprit."""
         produced: set[str] = set(self.inputs) | set(self.state)
+        named: set[str] = set()
+        for n in self.nodes:
+            if n.name in named:
+                raise GraphError(f"two nodes are named '{n.name}'")
+            named.add(n.name)
         for name in self.inputs:
             if name not in self.tensors:
                 raise GraphError(f"graph input '{name}' has no tensor")
@@ -254,12 +274,3 @@ class Graph:
 
     def node_names(self) -> Iterable[str]:
         return (n.name for n in self.nodes)
-
-    def unique_node_name(self, base: str) -> str:
-        """``base``, or ``base_<k>`` with the least k, that no node of the graph is called."""
-        taken = set(self.node_names())
-        name, k = base, 0
-        while name in taken:
-            k += 1
-            name = f"{base}_{k}"
-        return name

@@ -21,7 +21,7 @@ def copy_shared_outputs(graph: Graph, log=None) -> bool:
             continue
         t = graph.tensors[name]
         copy = graph.add_tensor(f"{name}_out{k}", t.shape, t.dtype)
-        graph.nodes.append(Node(graph.unique_node_name(f"output_copy_{k}"), "Identity", [name], [copy]))
+        graph.nodes.append(Node(graph.fresh(f"output_copy_{k}"), "Identity", [name], [copy]))
         graph.outputs[k] = copy
         seen.add(copy)
         modified = True

@@ -42,11 +42,11 @@ def convs_to_channels_last(graph: Graph, log=None) -> bool:
         y_t = graph.add_tensor(f"{node.outputs[0]}_hwc")
         to_last, to_first = _perm_to_last(rank), _perm_to_first(rank)
         nodes += [
-            Node(f"{node.name}_in_hwc", "Transpose", [node.inputs[0]], [x_t], {"perm": to_last}),
-            Node(f"{node.name}_w_hwc", "Transpose", [node.inputs[1]], [w_t], {"perm": to_last}),
+            Node(graph.fresh(f"{node.name}_in_hwc"), "Transpose", [node.inputs[0]], [x_t], {"perm": to_last}),
+            Node(graph.fresh(f"{node.name}_w_hwc"), "Transpose", [node.inputs[1]], [w_t], {"perm": to_last}),
             Node(node.name, node.op, [x_t, w_t] + node.inputs[2:], [y_t], {**node.attrs, "channels_last": 1},
                  node.domain),
-            Node(f"{node.name}_out_chw", "Transpose", [y_t], node.outputs, {"perm": to_first}),
+            Node(graph.fresh(f"{node.name}_out_chw"), "Transpose", [y_t], node.outputs, {"perm": to_first}),
         ]
         modified = True
         if log:
@@ -81,7 +81,7 @@ def _below(graph: Graph, node: Node, inputs: list[str], perm: list[int], log, sr
     at = graph.nodes.index(node)
     graph.nodes[at:at + 1] = [
         Node(node.name, node.op, inputs, [inner], dict(node.attrs), node.domain),
-        Node(f"{node.name}_transpose", "Transpose", [inner], node.outputs, {"perm": perm}),
+        Node(graph.fresh(f"{node.name}_transpose"), "Transpose", [inner], node.outputs, {"perm": perm}),
     ]
     if log:
         log(f"  transposes: moved {src!r} below {node!r}")

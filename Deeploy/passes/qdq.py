@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from Deeploy.errors import OpError
-from Deeploy.ir.graph import Graph, Node, Tensor
+from Deeploy.ir.graph import Graph, Node
 from Deeploy.ops import registered_ops
 from Deeploy.ops._attrs import attr_float, attr_int
 from Deeploy.passes._engine import Pattern, Rule, RuleSet, apply_rules, chain
@@ -126,10 +126,9 @@ def _integer_op(graph: Graph, op: Node, x: str, zx: int, w: str, bias: np.ndarra
     if kind == "Conv" and zx and any(op.params.pads):
         top, left, bottom, right = op.params.pads
         pads = [0, 0, top, left, 0, 0, bottom, right] if op.params.dims == 2 else [0, 0, left, 0, 0, right]
-        fill = graph.unique_name(f"{op.name}.zero_point")
-        graph.tensors[fill] = Tensor(fill, (), graph.tensors[x].dtype, np.array(zx))
+        fill = graph.add_constant(f"{op.name}.zero_point", np.array(zx), graph.tensors[x].dtype)
         padded = graph.add_tensor(f"{x}_padded")
-        nodes.append(Node(f"{op.name}_pad", "Pad", [x, graph.add_constant(f"{op.name}.pads", np.array(pads)), fill],
+        nodes.append(Node(graph.fresh(f"{op.name}_pad"), "Pad", [x, graph.add_constant(f"{op.name}.pads", np.array(pads)), fill],
                           [padded]))
         x = padded
         attrs.pop("auto_pad", None)

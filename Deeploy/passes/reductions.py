@@ -40,7 +40,7 @@ def split_float_reductions(graph: Graph, log=None) -> bool:
         last = max(a for a in axes if graph.tensors[node.inputs[0]].shape[a] > 1)
         part = graph.add_tensor(f"{node.outputs[0]}_part")
         nodes += [
-            Node(f"{node.name}_part", node.op, [node.inputs[0]], [part], {"axes": [last], "keepdims": 1}),
+            Node(graph.fresh(f"{node.name}_part"), node.op, [node.inputs[0]], [part], {"axes": [last], "keepdims": 1}),
             Node(node.name, node.op, [part], node.outputs, {"axes": axes, "keepdims": int(node.params.keepdims)}),
         ]
         modified = True

@@ -25,7 +25,7 @@ def copy_region_entries(graph: Graph, log=None) -> list[str]:
         for name in entries:
             t = graph.tensors[name]
             copy = graph.add_tensor(f"{name}_entry", t.shape, t.dtype)
-            node_name = graph.unique_node_name(f"{region.name}_entry_copy")
+            node_name = graph.fresh(f"{region.name}_entry_copy")
             for node in graph.nodes:
                 if node.name in first:
                     node.inputs = [copy if x == name else x for x in node.inputs]

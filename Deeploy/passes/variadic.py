@@ -33,7 +33,7 @@ def _lowered(node: Node, graph: Graph) -> list[Node]:
     for k, x in enumerate(ins[1:], start=1):
         last = k == len(ins) - 1 and node.op != "Mean"
         out = y if last else graph.add_tensor(f"{y}_part{k}")
-        nodes.append(Node(node.name if last else f"{node.name}_part{k}", _BINARY[node.op], [acc, x], [out]))
+        nodes.append(Node(node.name if last else graph.fresh(f"{node.name}_part{k}"), _BINARY[node.op], [acc, x], [out]))
         acc = out
     if node.op == "Mean":
         count = graph.add_constant(f"{node.name}_count", np.array(len(ins), dtype=graph.tensors[y].dtype.numpy))

@@ -5,7 +5,8 @@ A batch is one ``Net`` (``DeeployTest/generators/builder.py``) holding disjoint 
 odd and size-1 dims), a few random nodes drawn from ``ops.MAKERS`` applied to tensors of its
 pool (so tensors feed several nodes, an op may take the same tensor twice, views chain), and
 as outputs its last tensor plus, sometimes, intermediates that also feed later nodes, the last
-tensor a second time or a graph input. The
+tensor a second time or a graph input. In a ``clash`` batch the nodes and tensors are often named
+as the compiler names what it makes for their neighbours (``GraphContext.name``). The
 builder evaluates every node with the compiler's references while the graph is drawn, so the
 goldens are known; one build of the batch checks all its graphs. Shrinking removes graphs and
 simplifies the rest, down to the smallest failing graph.
@@ -52,16 +53,17 @@ def _shape(draw, max_dim: int) -> tuple[int, ...]:
     return tuple(dims)
 
 
-def _graph(draw, net: Net, k: int, ops: list[str], zero_sized: bool = False, max_dim: int = 6) -> str:
-    g = GraphContext(net, f"g{k}_", np.random.default_rng(draw(st.integers(0, 2**32 - 1))))
+def _graph(draw, net: Net, k: int, ops: list[str], zero_sized: bool = False, max_dim: int = 6,
+           clash: bool = False) -> str:
+    g = GraphContext(net, f"g{k}_", np.random.default_rng(draw(st.integers(0, 2**32 - 1))), clash=clash)
     shape = _shape(draw, max_dim)
     if zero_sized:
         empty = draw(st.integers(0, len(shape) - 1))
         shape = tuple(0 if j == empty else d for j, d in enumerate(shape))
-    g.pool.append(net.input(f"g{k}_in0", _values(draw, g.rng, shape)))
+    g.pool.append(net.input(g.name(f"g{k}_in0"), _values(draw, g.rng, shape)))
     if draw(st.booleans()):               # a second input, broadcastable onto the first
         second = tuple(d if draw(st.integers(0, 2)) else 1 for d in shape)[draw(st.integers(0, len(shape) - 1)):]
-        g.pool.append(net.input(f"g{k}_in1", _values(draw, g.rng, second)))
+        g.pool.append(net.input(g.name(f"g{k}_in1"), _values(draw, g.rng, second)))
     shapes = [net.shape(t) for t in g.pool]
     last = None
     for _ in range(draw(st.integers(1, 4))):
@@ -86,11 +88,13 @@ def _graph(draw, net: Net, k: int, ops: list[str], zero_sized: bool = False, max
     return f"g{k}: inputs {shapes} -> {' -> '.join(g.ops)}; outputs {[net.shape(o) for o in outputs]}"
 
 
-def batches(size: int, custom_ops: bool = False, max_dim: int = 6) -> st.SearchStrategy[FuzzBatch]:
+def batches(size: int, custom_ops: bool = False, max_dim: int = 6, clash: bool = False) -> st.SearchStrategy[FuzzBatch]:
     """Batches of up to ``size`` random graphs (each kept with probability 0.9, the first always);
     ``custom_ops`` adds the integer custom ops (then onnxruntime checks the standard nodes one by
-    one instead of the whole model); input dims up to ``max_dim`` (larger ones make tiling split)."""
-    ops = sorted(MAKERS) + (["custom"] * 4 if custom_ops else [])
+    one instead of the whole model); input dims up to ``max_dim`` (larger ones make tiling split);
+    ``clash``: nodes and tensors named after what the compiler makes for their neighbours
+    (``GraphContext.name``), with more convolutions and transposes (what the layout pass rewrites)."""
+    ops = sorted(MAKERS) + (["custom"] * 4 if custom_ops else []) + (["conv"] * 3 + ["transpose"] if clash else [])
 
     @st.composite
     def _batch(draw) -> FuzzBatch:
@@ -98,7 +102,7 @@ def batches(size: int, custom_ops: bool = False, max_dim: int = 6) -> st.SearchS
         graphs = []
         for k in range(size):
             if k == 0 or draw(st.integers(0, 9)):
-                graphs.append(_graph(draw, net, len(graphs), ops, max_dim=max_dim))
+                graphs.append(_graph(draw, net, len(graphs), ops, max_dim=max_dim, clash=clash))
         return FuzzBatch(net, graphs)
 
     return _batch()

@@ -15,29 +15,78 @@ from typing import Callable
 import numpy as np
 from hypothesis import strategies as st
 
+from Deeploy.ir.graph import fresh_name
 from DeeployTest.generators.builder import Net, tensor_attr
 from DeeployTest.generators.integer import igelu_attrs, isoftmax_attrs
 
-__all__ = ["GraphContext", "MAKERS", "CUSTOM_OPS", "ZERO_SIZED_MAKERS"]
+__all__ = ["GraphContext", "MAKERS", "CUSTOM_OPS", "ZERO_SIZED_MAKERS", "COMPILER_SUFFIXES"]
+
+# What a pass makes for a node or a tensor is named after it: nodes (the layout pass's transposes,
+# the reduction split) and constants (the NPU lowering's, div folding's) for a node, tensors (the
+# layout pass's, the reduction split's, the output and region-entry copies') for a tensor
+FOR_NODE = ("_in_hwc", "_w_hwc", "_out_chw", "_transpose", "_part")
+FOR_NODE_CONSTANTS = (".npu_weights", ".npu_scale", ".npu_bias", ".mul_folded")
+FOR_TENSOR = ("_hwc", "_pre_transpose", "_part", "_out0", "_out1", "_entry")
+COMPILER_SUFFIXES = FOR_NODE + FOR_NODE_CONSTANTS + FOR_TENSOR
 
 
 @dataclass
 class GraphContext:
     """One random graph being added to a shared ``Net``: its name prefix, its data generator and
-    the tensors later nodes may consume."""
+    the tensors later nodes may consume. ``clash``: its nodes and tensors are often named after
+    what the compiler makes for their neighbours (``name``)."""
 
     net: Net
     prefix: str
     rng: np.random.Generator
     pool: list[str] = field(default_factory=list)
     ops: list[str] = field(default_factory=list)      # ops added, for the example's description
+    clash: bool = False
+    names: list[str] = field(default_factory=list)    # names given in a clash graph
+    nodes: list[str] = field(default_factory=list)    # its node names, in order
+
+    def name(self, default: str, nodes: list[str] = (), tensors: list[str] = (), node: bool = False) -> str:
+        """``default``, or in a ``clash`` graph a name not in the net, two times in three: half the
+        time the stem of one of ``nodes`` (a node) or ``tensors`` (a tensor) that ends in a compiler
+        suffix (what a pass makes for this node or tensor is then that name), else as likely: what a
+        pass makes for one of ``nodes`` (a node, or for a tensor a constant), for one of ``tensors``
+        (for a tensor), or ``default`` plus a suffix (a stem a later node or tensor may take)."""
+        if not self.clash:
+            return default
+        own = FOR_NODE if node else FOR_TENSOR
+        kinds = [[n + s for n in nodes for s in (FOR_NODE if node else FOR_NODE_CONSTANTS)],
+                 [] if node else [t + s for t in tensors for s in FOR_TENSOR],
+                 [n[:-len(s)] for n in (nodes if node else tensors) for s in own if n.endswith(s)],
+                 [default + s for s in own]]
+        if self.rng.integers(0, 3):
+            stems, kinds = kinds[2], [k for k in kinds if k]
+            pick = stems if stems and self.rng.integers(0, 2) else kinds[self.rng.integers(0, len(kinds))]
+            default = str(self.rng.choice(pick))
+        default = fresh_name(default, self.net._used | set(self.names))
+        self.names.append(default)
+        return default
 
     def node(self, op: str, inputs: list[str], attrs: dict | None = None, **kw) -> str:
         self.ops.append(op)
-        return self.net.node(op, inputs, attrs, name=f"{self.prefix}{op}", **kw)
+        if not self.clash:
+            return self.net.node(op, inputs, attrs, name=f"{self.prefix}{op}", **kw)
+        name = self.node_name(op)
+        near = [name, *self.producers(inputs)]
+        return self.net.node(op, inputs, attrs, name=name, outputs=[self.name(f"{name}_output_0", near, inputs)], **kw)
+
+    def node_name(self, op: str) -> str:
+        """A node's name; in a clash graph, maybe, after what a pass makes for an earlier node."""
+        name = self.name(f"{self.prefix}{op}", self.nodes, node=True)
+        self.nodes.append(name)
+        return name
+
+    def producers(self, tensors: list[str]) -> list[str]:
+        made_by = {o: n.name for n in self.net.graph.nodes for o in n.outputs}
+        return [made_by[t] for t in tensors if t in made_by]
 
     def const(self, value, what: str, dtype=np.float32) -> str:
-        return self.net.const(value, f"{self.prefix}{what}", dtype=dtype)
+        """A constant; in a clash graph named, maybe, after what a pass makes for a recent node."""
+        return self.net.const(value, self.name(f"{self.prefix}{what}", self.nodes[-3:]), dtype=dtype)
 
     def i64(self, values, what: str) -> str:
         return self.const(np.asarray(values, dtype=np.int64), what, dtype=np.int64)
@@ -59,9 +108,9 @@ class GraphContext:
         signed = draw(st.booleans())
         self.ops.append("RequantShift")
         if not self.net.values[y].size:   # nothing to calibrate on
-            return self.net.rqs(y, 1, 0, 4, signed=signed, name=f"{self.prefix}RequantShift")
+            return self.net.rqs(y, 1, 0, 4, signed=signed, name=self.node_name("RequantShift"))
         return self.net.calib_rqs(y, signed=signed, axis=1 if per_channel else None, offset_rng=self.rng,
-                                  name=f"{self.prefix}RequantShift")
+                                  name=self.node_name("RequantShift"))
 
 
 Maker = Callable[[GraphContext, Callable, str], "str | None"]

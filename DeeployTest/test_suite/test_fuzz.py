@@ -91,6 +91,24 @@ def test_fuzz_siracusa(tmp_path, cores):
 
 
 @NEEDS_QEMU
+@pytest.mark.parametrize("platform, folder", [("Siracusa", "TEST_SIRACUSA"),
+                                              ("Siracusa_w_neureka", "TEST_SIRACUSA_W_NEUREKA")])
+def test_fuzz_compiler_names(tmp_path, platform, folder):
+    """Nodes and tensors named as the compiler names what it makes for their neighbours (a
+    RequantShift '<conv>_in_hwc' before Conv '<conv>', a constant '<conv>.npu_bias', ...): the
+    names the passes make must not meet them, bit-exact on 8 cores."""
+    runner = cluster_runner(platform, folder)
+
+    @settings(max_examples=5, **FIXED)
+    @given(batches(12, max_dim=10, clash=True))
+    def check(batch):
+        write_batch(batch, tmp_path)
+        run_batch(batch, tmp_path, runner, {"cores": 8}, cores=8, profileUntiled=False)
+
+    check()
+
+
+@NEEDS_QEMU
 @pytest.mark.parametrize("l1, level, double_buffer", [(512, "L2", False), (2048, "L3", True)])
 def test_fuzz_tiled_siracusa(tmp_path, l1, level, double_buffer):
     """Tiny L1: a layer that does not fit must be reported with the smallest L1 that does, and

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from Deeploy.ir.dtypes import INT32, UINT8
-from Deeploy.ir.graph import Graph, Node, Tensor
+from Deeploy.ir.graph import Graph, Node
 from Deeploy.ops.fused import is_fused
 from Deeploy.ops.npu import MODE_NAMES
 from Deeploy.targets.siracusa_w_neureka.assign import CONVS, normquant_terms, npu_mode, refactor_plane
@@ -22,11 +22,6 @@ __all__ = ["lower_node"]
 
 def _values(graph: Graph, name: str) -> np.ndarray:
     return np.asarray(graph.tensors[name].value, dtype=np.int64)
-
-
-def _const(graph: Graph, name: str, value: np.ndarray, dtype) -> str:
-    graph.tensors[name] = Tensor(name, tuple(value.shape), dtype, value)
-    return name
 
 
 def _weights_oihw(node: Node, graph: Graph) -> tuple[np.ndarray, tuple[int, int], tuple[int, ...]]:
@@ -49,11 +44,11 @@ def lower_node(node: Node, graph: Graph) -> Node:
     cin = cout if mode == "3x3dw" else w.shape[1]
     attrs = {"mode": MODE_NAMES.index(mode), "cout": cout, "cin": cin, "plane": list(plane),
              "pads": list(pads), "weight_offset": enc.offset}
-    inputs = [node.inputs[0], _const(graph, f"{node.name}.npu_weights", enc.data, UINT8)]
+    inputs = [node.inputs[0], graph.add_constant(f"{node.name}.npu_weights", enc.data, UINT8)]
     if is_fused(node.op):
         mul, bias, shift = normquant_terms(node, graph, cout)
         attrs.update(normquant=1, shift=shift, out_signed=int(node.params.rq.lo < 0))
         scale_type = UINT8 if 0 <= mul.min() and mul.max() <= 255 else INT32     # 8-bit scales when they fit
-        inputs += [_const(graph, f"{node.name}.npu_scale", np.ascontiguousarray(mul), scale_type),
-                   _const(graph, f"{node.name}.npu_bias", np.ascontiguousarray(bias), INT32)]
+        inputs += [graph.add_constant(f"{node.name}.npu_scale", np.ascontiguousarray(mul), scale_type),
+                   graph.add_constant(f"{node.name}.npu_bias", np.ascontiguousarray(bias), INT32)]
     return Node(node.name, "NeurekaConv", inputs, list(node.outputs), attrs)
