@@ -177,6 +177,13 @@ def _constant_node_value(node: onnx.NodeProto, name: str, path: Path) -> np.ndar
     raise FrontendError(f"{path}: Constant node '{name}' has no supported value attribute")
 
 
+def _default_opset(model: onnx.ModelProto) -> int | None:
+    """The opset of the default domain the file imports (the newest, if imported twice): the
+    meaning of its standard ops (``Graph.opset``)."""
+    versions = [o.version for o in model.opset_import if o.domain in ("", "ai.onnx")]
+    return max(versions) if versions else None
+
+
 def load_onnx(path: str | Path) -> Graph:
     """Read an ONNX file into a topologically sorted Graph with integer constants."""
     path = Path(path)
@@ -286,7 +293,7 @@ def load_onnx(path: str | Path) -> Graph:
             tensors[vi.name].shape = tuple(int(d.dim_value) for d in dims)
 
     graph = Graph(g.name or path.stem, tensors, nodes, inputs, outputs, float_declared=frozenset(declared_float),
-                  int_declared=declared_int)
+                  int_declared=declared_int, opset=_default_opset(model))
     graph.topological_sort()
     for t in graph.tensors.values():
         if t.is_constant:

@@ -85,6 +85,7 @@ class Graph:
     float_declared: frozenset[str] = frozenset()   # tensors the file declares float (ONNX FLOAT, DOUBLE, BFLOAT16)
     int_declared: dict[str, DType] = field(default_factory=dict)   # inputs and constants the file declares integer
     onnx_integers: bool = False   # integer ops follow ONNX semantics (onnx_loader.integer_semantics)
+    opset: int | None = None   # the file's default-domain opset; None (a graph built in code): the current one
     _writers: dict[str, tuple[int, Node]] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     # ---- queries -------------------------------------------------------------------------
@@ -113,6 +114,10 @@ class Graph:
                 if i:
                     users.setdefault(i, []).append(n)
         return users
+
+    def opset_below(self, version: int) -> bool:
+        """Whether the file's standard ops have the meaning of an opset older than ``version``."""
+        return self.opset is not None and self.opset < version
 
     def is_constant(self, name: str) -> bool:
         return bool(name) and self.tensors[name].is_constant
@@ -170,7 +175,7 @@ class Graph:
         nodes = [replace(n, inputs=list(n.inputs), outputs=list(n.outputs), attrs=dict(n.attrs)) for n in self.nodes]
         return Graph(self.name, {k: replace(t) for k, t in self.tensors.items()}, nodes, list(self.inputs),
                      list(self.outputs), list(self.regions), self.float_declared, self.int_declared,
-                     self.onnx_integers)
+                     self.onnx_integers, self.opset)
 
     # ---- order and checks ----------------------------------------------------------------
     def topological_sort(self) -> None:

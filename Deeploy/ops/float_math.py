@@ -12,7 +12,7 @@ import numpy as np
 
 from Deeploy.errors import OpError
 from Deeploy.ir.dtypes import float_result
-from Deeploy.ops._attrs import attr_float, attr_str, broadcast_shape, require_inputs
+from Deeploy.ops._attrs import attr_float, attr_str, broadcast_shape, refuse_axis_broadcast, require_inputs
 from Deeploy.ops.examples import F32, Case, act, const, frand
 from Deeploy.ops._registry import Cost, OpDef, Trait, register
 
@@ -127,6 +127,7 @@ class FloatBinaryParams:
 def _binary_parse(node, graph):
     require_inputs(node, 2)
     require_float(node, graph)
+    refuse_axis_broadcast(node, graph)
     return FloatBinaryParams(broadcast_shape(node, [graph.tensors[i].shape for i in node.inputs]))
 
 
