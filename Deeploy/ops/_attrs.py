@@ -30,7 +30,11 @@ def _as_number(node: Node, name: str, value: Any) -> float:
     arr = np.asarray(value)
     if arr.size != 1:
         raise OpError(node, f"attribute '{name}' must hold one value, got {arr.size}")
-    return float(arr.reshape(-1)[0])
+    try:
+        return float(arr.reshape(-1)[0])
+    except (TypeError, ValueError):
+        shown = value.decode(errors="replace") if isinstance(value, bytes) else value
+        raise OpError(node, f"attribute '{name}' must be a number, got {shown!r}") from None
 
 
 def attr_int(node: Node, name: str, default: Any = _MISSING) -> int:

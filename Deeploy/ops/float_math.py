@@ -175,8 +175,10 @@ class CastParams:
 
 def _cast_parse(node, graph):
     from Deeploy.ir.dtypes import dtype_of_onnx
-    from Deeploy.ops._attrs import attr_int
+    from Deeploy.ops._attrs import attr_int, old_form
     require_inputs(node, 1)
+    if isinstance(node.attrs.get("to"), (str, bytes)):   # opset < 6: a type name
+        raise old_form(node, graph, "a type name in 'to'", 6)
     to = dtype_of_onnx(attr_int(node, "to"))
     if to is None:
         raise OpError(node, f"casts to an unsupported element type ({attr_int(node, 'to')})")

@@ -76,6 +76,8 @@ REFUSED = [
      Case("per_group_scale", (_x(frand(RNG, [2, 4, 3])), const(frand(RNG, [2]), F32), const(frand(RNG, [2]), F32)),
           dict(num_groups=2), opset=18), 21, "per group"),
     ("Pad", Case("paddings", (_x(),), dict(paddings=[0, 1, 2, 0, 0, 1]), opset=1), 2, "'paddings'"),
+    ("Cast", Case("type_name", (_x(),), dict(to="INT32"), opset=5), 6, "type name"),
+    ("Concat", Case("default_axis", (_x(), _x()), {}, opset=3), 4, "default axis"),
 ]
 
 

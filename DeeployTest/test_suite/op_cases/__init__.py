@@ -59,6 +59,7 @@ ERROR_CASES = [
      "does not match"),
     ("transpose_bad_perm", "Transpose", _shape_only([2, 3, 4]), dict(perm=[0, 2, 2]),
      "not a permutation"),
+    ("flatten_axis_a_string", "Flatten", _shape_only([2, 3]), dict(axis="last"), "'axis' must be a number"),
     ("maxpool_window_on_padding_only", "MaxPool", _shape_only([1, 1, 4, 4]),
      dict(kernel_shape=[2, 2], pads=[2, 0, 0, 0]), "padding only"),
     ("ilayernorm_D_not_pow2", "iLayerNorm",
