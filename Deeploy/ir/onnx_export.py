@@ -1,7 +1,8 @@
 """Graph -> ONNX model, with the inferred integer types, for snapshots viewable in Netron.
 
 Snapshots pass ``onnx.checker.check_model``: standard ops stay in the default domain at one
-opset (the lowest from ``BASE_OPSET`` on that has every op), Deeploy's own ops (the ones the passes
+opset (the file's own, ``Graph.opset``, when the nodes fit it, so that they keep its meaning; else
+the lowest from ``BASE_OPSET`` on that has every op), Deeploy's own ops (the ones the passes
 create, e.g. RequantizedConv) go to the ``deeploy`` domain, ops of other custom domains keep theirs,
 each with an opset import. What is not an ONNX attribute of the op (attributes Deeploy adds to a
 standard op, the kernel and engine a node is bound to, its region) is node metadata
@@ -105,9 +106,12 @@ def to_onnx(graph: Graph, node_notes: dict[str, dict[str, str]] | None = None) -
     in_region = {name: f"{r.name}[{i}].{k}" for r in graph.regions
                  for i, instance in enumerate(r.instances) for k, name in enumerate(instance)}
     standard = {n.op for n in graph.nodes if n.domain in ("", "ai.onnx") and _standard(n.op)}
-    first = _opset(standard)
-    for opset in range(first, onnx.defs.onnx_opset_version() + 1):   # the first opset the nodes' forms fit
-        nodes, domains = _nodes(graph, opset, standard, node_notes, in_region)
+    own = [graph.opset] if graph.opset is not None else []
+    for opset in own + list(range(_opset(standard), onnx.defs.onnx_opset_version() + 1)):   # the first the nodes fit
+        try:
+            nodes, domains = _nodes(graph, opset, standard, node_notes, in_region)
+        except onnx.defs.SchemaError:   # an op the file's opset does not define (added by a pass)
+            continue
         if _fits(nodes, opset):
             break
     inits = [numpy_helper.from_array(t.value.astype(t.dtype.numpy), t.name) for t in graph.constants()]

@@ -15,7 +15,8 @@ import onnx
 import pytest
 
 from Deeploy.errors import OpError
-from Deeploy.frontend import load_onnx
+from Deeploy.frontend import assign_input_types, infer_graph, load_onnx
+from Deeploy.ir.onnx_export import save_snapshot
 from Deeploy.ops.examples import F32, I64, Case, act, const, frand, i64
 from Deeploy.tiling.network import TilingOptions
 from DeeployTest.testUtils.runner import run_test
@@ -150,3 +151,14 @@ def test_opset12_softmax_tiled_on_siracusa(tmp_path, capsys):
     out = capsys.readouterr().out
     assert code == 0 and "Errors: 0 out of" in out, out
     assert "Softmax 'node' tiled: 4 L1 tiles" in (tmp_path / "tiled" / "network" / "Network.c").read_text()
+
+
+def test_snapshot_keeps_the_files_opset(tmp_path):
+    """A snapshot of an opset-12 Softmax states opset 12: onnxruntime computes the file's result from it."""
+    op, case, _ = PAIRS[0]
+    onnx.save(build_model(op, case), tmp_path / "model.onnx")
+    graph = load_onnx(tmp_path / "model.onnx")
+    assign_input_types(graph, activations(case))
+    infer_graph(graph)
+    save_snapshot(graph, tmp_path / "snapshot.onnx")
+    assert_same(run_ort(tmp_path / "snapshot.onnx", case), run_ort(tmp_path / "model.onnx", case), case)
