@@ -32,6 +32,9 @@ def _x(value=X3):
     return act(value, F32)
 
 
+_GEMM = (_x(X3[0]), const(frand(RNG, [4, 3]), F32), const(frand(RNG, [4]), F32))
+
+
 # op, old-opset case, its newer-opset counterpart: the same computation in both forms
 PAIRS = [
     ("Softmax", Case("axis_1", (_x(),), dict(axis=1), opset=12),
@@ -56,6 +59,11 @@ PAIRS = [
      Case("axes_input", (_x(X3[:, :1]), const(i64(1))), {}, opset=13)),
     ("Unsqueeze", Case("axes_attribute", (_x(),), dict(axes=[0, 3]), opset=12),
      Case("axes_input", (_x(), const(i64(0, 3))), {}, opset=13)),
+    ("Gemm", Case("bias_required", _GEMM, dict(transB=1, alpha=0.5, beta=2.0), opset=9),
+     Case("bias_optional", _GEMM, dict(transB=1, alpha=0.5, beta=2.0), opset=13)),
+    ("Flatten", Case("default_axis", (_x(X4),), {}, opset=9), Case("default_axis", (_x(X4),), {}, opset=13)),
+    ("AveragePool", Case("excluding_pads", (_x(X4),), dict(kernel_shape=[3, 3], pads=[1, 1, 1, 1]), opset=7),
+     Case("excluding_pads", (_x(X4),), dict(kernel_shape=[3, 3], pads=[1, 1, 1, 1]), opset=19)),
     ("BatchNormalization",
      Case("spatial_1", (_x(), *(const(frand(RNG, [5], 0.5, 2.0), F32) for _ in range(4))), dict(spatial=1), opset=8),
      Case("per_channel", (_x(), *(const(frand(RNG, [5], 0.5, 2.0), F32) for _ in range(4))), {}, opset=15)),
@@ -162,3 +170,13 @@ def test_snapshot_keeps_the_files_opset(tmp_path):
     infer_graph(graph)
     save_snapshot(graph, tmp_path / "snapshot.onnx")
     assert_same(run_ort(tmp_path / "snapshot.onnx", case), run_ort(tmp_path / "model.onnx", case), case)
+
+
+def test_generated_goldens_follow_the_files_opset():
+    """The test generator evaluates its nodes with the meaning of the opset it writes: an opset-6
+    Add broadcasting along an axis is refused there as in the compiler, not computed numpy-style."""
+    from DeeployTest.generators.builder import Net
+    net = Net("add", opset=6)
+    x, b = net.input("x", np.ones((2, 3, 3), np.int64)), net.input("b", np.arange(3))
+    with pytest.raises(OpError, match="opset 6"):
+        net.node("Add", [x, b], {"broadcast": 1, "axis": 1})
