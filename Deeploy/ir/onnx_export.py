@@ -81,6 +81,18 @@ def _nodes(graph: Graph, opset: int, standard: set[str], node_notes: dict, in_re
     return nodes, domains
 
 
+def _has_attributes(graph: Graph, standard: set[str], opset: int) -> bool:
+    """``opset`` defines every standard op of the graph and each ONNX attribute its nodes carry
+    (a pass may write a newer form: a per-axis DequantizeLinear's ``axis``)."""
+    latest = onnx.defs.onnx_opset_version()
+    try:
+        return not any(set(n.attrs) & (set(onnx.defs.get_schema(n.op, latest, "").attributes)
+                                       - set(onnx.defs.get_schema(n.op, opset, "").attributes))
+                       for n in graph.nodes if n.domain in ("", "ai.onnx") and n.op in standard)
+    except onnx.defs.SchemaError:   # an op newer than ``opset``
+        return False
+
+
 def _fits(nodes, opset: int) -> bool:
     """Every default-domain node passes the checker at ``opset``."""
     ctx = onnx.checker.C.CheckerContext()
@@ -106,12 +118,9 @@ def to_onnx(graph: Graph, node_notes: dict[str, dict[str, str]] | None = None) -
     in_region = {name: f"{r.name}[{i}].{k}" for r in graph.regions
                  for i, instance in enumerate(r.instances) for k, name in enumerate(instance)}
     standard = {n.op for n in graph.nodes if n.domain in ("", "ai.onnx") and _standard(n.op)}
-    own = [graph.opset] if graph.opset is not None else []
+    own = [graph.opset] if graph.opset is not None and _has_attributes(graph, standard, graph.opset) else []
     for opset in own + list(range(_opset(standard), onnx.defs.onnx_opset_version() + 1)):   # the first the nodes fit
-        try:
-            nodes, domains = _nodes(graph, opset, standard, node_notes, in_region)
-        except onnx.defs.SchemaError:   # an op the file's opset does not define (added by a pass)
-            continue
+        nodes, domains = _nodes(graph, opset, standard, node_notes, in_region)
         if _fits(nodes, opset):
             break
     inits = [numpy_helper.from_array(t.value.astype(t.dtype.numpy), t.name) for t in graph.constants()]

@@ -16,7 +16,9 @@ import pytest
 
 from Deeploy.errors import OpError
 from Deeploy.frontend import assign_input_types, infer_graph, load_onnx
-from Deeploy.ir.onnx_export import save_snapshot
+from Deeploy.ir.dtypes import FLOAT32, INT8
+from Deeploy.ir.graph import Graph, Node, Tensor
+from Deeploy.ir.onnx_export import save_snapshot, to_onnx
 from Deeploy.ops.examples import F32, I64, Case, act, const, frand, i64
 from Deeploy.tiling.network import TilingOptions
 from DeeployTest.testUtils.runner import run_test
@@ -170,6 +172,18 @@ def test_snapshot_keeps_the_files_opset(tmp_path):
     infer_graph(graph)
     save_snapshot(graph, tmp_path / "snapshot.onnx")
     assert_same(run_ort(tmp_path / "snapshot.onnx", case), run_ort(tmp_path / "model.onnx", case), case)
+
+
+def test_snapshot_keeps_attributes_newer_than_the_files_opset():
+    """A node in a newer form than the file's opset (a per-axis DequantizeLinear a QOperator
+    model expands into) moves the snapshot to an opset that has its attributes."""
+    tensors = (Tensor("x", (2, 3), INT8), Tensor("s", (3,), FLOAT32, np.ones(3, np.float32)),
+               Tensor("y", (2, 3), FLOAT32))
+    graph = Graph("g", {t.name: t for t in tensors}, [Node("dq", "DequantizeLinear", ["x", "s"], ["y"], {"axis": 1})],
+                  ["x"], ["y"], opset=10)
+    model = to_onnx(graph)
+    assert [a.name for a in model.graph.node[0].attribute] == ["axis"]
+    assert model.opset_import[0].version >= 13
 
 
 def test_generated_goldens_follow_the_files_opset():
