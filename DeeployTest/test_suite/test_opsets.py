@@ -19,7 +19,7 @@ from Deeploy.frontend import assign_input_types, infer_graph, load_onnx
 from Deeploy.ir.dtypes import FLOAT32, INT8
 from Deeploy.ir.graph import Graph, Node, Tensor
 from Deeploy.ir.onnx_export import save_snapshot, to_onnx
-from Deeploy.ops.examples import F32, I64, Case, act, const, frand, i64
+from Deeploy.ops.examples import F32, Case, act, const, frand, i64
 from Deeploy.tiling.network import TilingOptions
 from DeeployTest.testUtils.runner import run_test
 from DeeployTest.test_suite.kernel_cases import TILED, needs_qemu, run_generic, run_siracusa
