@@ -197,6 +197,13 @@ def _variables(graph: Graph, path: Path) -> dict[str, str]:
     return state
 
 
+def _default_opset(model: onnx.ModelProto) -> int | None:
+    """The opset of the default domain the file imports (the newest, if imported twice): the
+    meaning of its standard ops (``Graph.opset``)."""
+    versions = [o.version for o in model.opset_import if o.domain in ("", "ai.onnx")]
+    return max(versions) if versions else None
+
+
 def load_onnx(path: str | Path) -> Graph:
     """Read an ONNX file into a topologically sorted Graph with integer constants."""
     path = Path(path)
@@ -307,7 +314,8 @@ def load_onnx(path: str | Path) -> Graph:
             tensors[vi.name].shape = tuple(int(d.dim_value) for d in dims)
 
     graph = Graph(g.name or path.stem, tensors, nodes, inputs, outputs, float_declared=frozenset(declared_float),
-                  int_declared=declared_int, declared_inputs=tuple(vi.name for vi in g.input))
+                  int_declared=declared_int, declared_inputs=tuple(vi.name for vi in g.input),
+                  opset=_default_opset(model))
     graph.topological_sort()
     graph.state = _variables(graph, path)
     for t in graph.tensors.values():

@@ -100,6 +100,7 @@ class Graph:
     state: dict[str, str] = field(default_factory=dict)
     # every name the file lists as a graph input, initializers included (sample files follow it)
     declared_inputs: tuple[str, ...] = ()
+    opset: int | None = None   # the file's default-domain opset; None (a graph built in code): the current one
     _writers: dict[str, tuple[int, Node]] = field(default_factory=dict, init=False, repr=False, compare=False)
     _issued: set[str] = field(default_factory=set, init=False, repr=False, compare=False)   # names ``fresh`` gave out
 
@@ -129,6 +130,10 @@ class Graph:
                 if i:
                     users.setdefault(i, []).append(n)
         return users
+
+    def opset_below(self, version: int) -> bool:
+        """Whether the file's standard ops have the meaning of an opset older than ``version``."""
+        return self.opset is not None and self.opset < version
 
     def is_constant(self, name: str) -> bool:
         """A compile-time constant: a tensor with values that no run updates (not in ``state``)."""
@@ -191,7 +196,7 @@ class Graph:
         nodes = [replace(n, inputs=list(n.inputs), outputs=list(n.outputs), attrs=dict(n.attrs)) for n in self.nodes]
         return Graph(self.name, {k: replace(t) for k, t in self.tensors.items()}, nodes, list(self.inputs),
                      list(self.outputs), list(self.regions), self.float_declared, self.int_declared,
-                     self.onnx_integers, dict(self.state), self.declared_inputs)
+                     self.onnx_integers, dict(self.state), self.declared_inputs, self.opset)
 
     # ---- order and checks ----------------------------------------------------------------
     def topological_sort(self) -> None:

@@ -1,7 +1,8 @@
 """Graph -> ONNX model, with the inferred integer types, for snapshots viewable in Netron.
 
 Snapshots pass ``onnx.checker.check_model``: standard ops stay in the default domain at one
-opset (the lowest from ``BASE_OPSET`` on that has every op), Deeploy's own ops (the ones the passes
+opset (the file's own, ``Graph.opset``, when the nodes fit it, so that they keep its meaning; else
+the lowest from ``BASE_OPSET`` on that has every op), Deeploy's own ops (the ones the passes
 create, e.g. RequantizedConv) go to the ``deeploy`` domain, ops of other custom domains keep theirs,
 each with an opset import. What is not an ONNX attribute of the op (attributes Deeploy adds to a
 standard op, the kernel and engine a node is bound to, its region) is node metadata
@@ -80,6 +81,18 @@ def _nodes(graph: Graph, opset: int, standard: set[str], node_notes: dict, in_re
     return nodes, domains
 
 
+def _has_attributes(graph: Graph, standard: set[str], opset: int) -> bool:
+    """``opset`` defines every standard op of the graph and each ONNX attribute its nodes carry
+    (a pass may write a newer form: a per-axis DequantizeLinear's ``axis``)."""
+    latest = onnx.defs.onnx_opset_version()
+    try:
+        return not any(set(n.attrs) & (set(onnx.defs.get_schema(n.op, latest, "").attributes)
+                                       - set(onnx.defs.get_schema(n.op, opset, "").attributes))
+                       for n in graph.nodes if n.domain in ("", "ai.onnx") and n.op in standard)
+    except onnx.defs.SchemaError:   # an op newer than ``opset``
+        return False
+
+
 def _fits(nodes, opset: int) -> bool:
     """Every default-domain node passes the checker at ``opset``."""
     ctx = onnx.checker.C.CheckerContext()
@@ -105,8 +118,8 @@ def to_onnx(graph: Graph, node_notes: dict[str, dict[str, str]] | None = None) -
     in_region = {name: f"{r.name}[{i}].{k}" for r in graph.regions
                  for i, instance in enumerate(r.instances) for k, name in enumerate(instance)}
     standard = {n.op for n in graph.nodes if n.domain in ("", "ai.onnx") and _standard(n.op)}
-    first = _opset(standard)
-    for opset in range(first, onnx.defs.onnx_opset_version() + 1):   # the first opset the nodes' forms fit
+    own = [graph.opset] if graph.opset is not None and _has_attributes(graph, standard, graph.opset) else []
+    for opset in own + list(range(_opset(standard), onnx.defs.onnx_opset_version() + 1)):   # the first the nodes fit
         nodes, domains = _nodes(graph, opset, standard, node_notes, in_region)
         if _fits(nodes, opset):
             break

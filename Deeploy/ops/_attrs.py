@@ -11,7 +11,7 @@ from Deeploy.errors import OpError
 from Deeploy.ir.graph import Graph, Node, Tensor
 
 __all__ = ["attr_int", "attr_ints", "attr_str", "attr_float", "const_input", "const_float", "is_float_input",
-           "require_inputs",
+           "require_inputs", "old_form", "refuse_axis_broadcast",
            "is_pow2", "log2_exact", "broadcast_shape", "normalize_axis", "in_tensor"]
 
 _MISSING = object()
@@ -30,7 +30,11 @@ def _as_number(node: Node, name: str, value: Any) -> float:
     arr = np.asarray(value)
     if arr.size != 1:
         raise OpError(node, f"attribute '{name}' must hold one value, got {arr.size}")
-    return float(arr.reshape(-1)[0])
+    try:
+        return float(arr.reshape(-1)[0])
+    except (TypeError, ValueError):
+        shown = value.decode(errors="replace") if isinstance(value, bytes) else value
+        raise OpError(node, f"attribute '{name}' must be a number, got {shown!r}") from None
 
 
 def attr_int(node: Node, name: str, default: Any = _MISSING) -> int:
@@ -101,6 +105,19 @@ def require_inputs(node: Node, low: int, high: int | None = None) -> None:
     if not low <= count <= high:
         want = f"{low}" if low == high else f"{low} to {high}"
         raise OpError(node, f"expected {want} inputs, got {count}")
+
+
+def old_form(node: Node, graph: Graph, what: str, since: int) -> OpError:
+    """The error refusing ``what``, a form of the op whose meaning changed at opset ``since``."""
+    return OpError(node, f"{what} at opset {graph.opset} is not supported: re-export the model at opset >= {since} "
+                   f"or upgrade it with onnx.version_converter")
+
+
+def refuse_axis_broadcast(node: Node, graph: Graph) -> None:
+    """Before opset 7 a binary op with ``broadcast=1`` and an ``axis`` aligns its second operand
+    at that axis, not at the end as numpy (and opset >= 7) does."""
+    if graph.opset_below(7) and "axis" in node.attrs and attr_int(node, "broadcast", 0):
+        raise old_form(node, graph, "broadcasting the second operand along 'axis'", 7)
 
 
 def is_pow2(value: int) -> bool:

@@ -9,7 +9,7 @@ import numpy as np
 
 from Deeploy.errors import OpError
 from Deeploy.ir.dtypes import widest, float_result
-from Deeploy.ops._attrs import attr_int, normalize_axis
+from Deeploy.ops._attrs import attr_int, normalize_axis, old_form
 from Deeploy.ops.examples import I8, I32, Case, act, const, rand
 from Deeploy.ops._registry import Cost, OpDef, Trait, register
 
@@ -37,6 +37,8 @@ def _concat_parse(node, graph):
     rank = len(shapes[0])
     if rank == 0:
         raise OpError(node, "cannot concatenate scalars")
+    if "axis" not in node.attrs and graph.opset_below(4):
+        raise old_form(node, graph, "the default axis", 4)
     axis = normalize_axis(node, attr_int(node, "axis"), rank)
     for name, shape in zip(names, shapes):
         if len(shape) != rank or any(d != e for k, (d, e) in enumerate(zip(shape, shapes[0]))

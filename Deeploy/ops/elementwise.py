@@ -16,7 +16,7 @@ import numpy as np
 
 from Deeploy.errors import OpError
 from Deeploy.ir.dtypes import INT32, INT64, DType, float_result, widest, wrapped
-from Deeploy.ops._attrs import broadcast_shape, require_inputs
+from Deeploy.ops._attrs import broadcast_shape, refuse_axis_broadcast, require_inputs
 from Deeploy.ops.bounds import all_integer, value_bounds
 from Deeploy.ops.examples import F32, I8, I32, Case, act, const, frand, rand
 from Deeploy.ops.float_math import require_float
@@ -39,6 +39,7 @@ def _binary_parse(node, graph, variadic: bool = False):
         require_inputs(node, 1, len(node.inputs) or 1)
     else:
         require_inputs(node, 2)
+        refuse_axis_broadcast(node, graph)
     ins = [graph.tensors[i] for i in node.inputs if i]
     shape = broadcast_shape(node, [t.shape for t in ins])
     if not graph.onnx_integers or not all(t.dtype.is_integer for t in ins):

@@ -13,7 +13,7 @@ import onnx
 
 from Deeploy.errors import OpError
 from Deeploy.ir.dtypes import float_result
-from Deeploy.ops._attrs import attr_float, attr_str, broadcast_shape, require_inputs
+from Deeploy.ops._attrs import attr_float, attr_str, broadcast_shape, refuse_axis_broadcast, require_inputs
 from Deeploy.ops.examples import F32, I32, I64, U8, Case, act, const, frand, rand
 from Deeploy.ops._registry import Cost, OpDef, Trait, register
 
@@ -128,6 +128,7 @@ class FloatBinaryParams:
 def _binary_parse(node, graph):
     require_inputs(node, 2)
     require_float(node, graph)
+    refuse_axis_broadcast(node, graph)
     return FloatBinaryParams(broadcast_shape(node, [graph.tensors[i].shape for i in node.inputs]))
 
 
@@ -176,8 +177,10 @@ class CastParams:
 
 def _cast_parse(node, graph):
     from Deeploy.ir.dtypes import dtype_of_onnx
-    from Deeploy.ops._attrs import attr_int
+    from Deeploy.ops._attrs import attr_int, old_form
     require_inputs(node, 1)
+    if isinstance(node.attrs.get("to"), (str, bytes)):   # opset < 6: a type name
+        raise old_form(node, graph, "a type name in 'to'", 6)
     to = dtype_of_onnx(attr_int(node, "to"))
     if attr_int(node, "to") == onnx.TensorProto.BOOL:
         raise OpError(node, "casts to bool, which is not supported; compare with Equal or Greater instead")

@@ -18,7 +18,7 @@ import numpy as np
 
 from Deeploy.errors import OpError
 from Deeploy.ir.dtypes import FLOAT32
-from Deeploy.ops._attrs import attr_float, attr_int, attr_str, in_tensor, normalize_axis, require_inputs
+from Deeploy.ops._attrs import attr_float, attr_int, attr_str, in_tensor, normalize_axis, old_form, require_inputs
 from Deeploy.ops.examples import F32, Case, act, const, frand
 from Deeploy.ops.float_math import require_float
 from Deeploy.ops._registry import Cost, OpDef, Trait, register
@@ -93,6 +93,8 @@ def _channel_norm_parse(node, graph):
     groups = attr_int(node, "num_groups") if node.op == "GroupNormalization" else channels
     if groups < 1 or channels % groups:
         raise OpError(node, f"num_groups={groups} does not divide {channels} channels")
+    if graph.opset_below(21) and node.op == "GroupNormalization" and groups != channels:
+        raise old_form(node, graph, "scale and bias per group", 21)
     for index, what in ((1, "scale"), (2, "bias")):
         _check_vector(node, graph, index, what, channels)
     width = channels // groups * spatial
@@ -181,6 +183,10 @@ class BatchNormParams:
 def _batchnorm_parse(node, graph):
     require_inputs(node, 5)
     require_float(node, graph)
+    if graph.opset_below(7) and not attr_int(node, "is_test", 0):
+        raise old_form(node, graph, "training mode (is_test=0)", 7)
+    if graph.opset_below(9) and not attr_int(node, "spatial", 1):
+        raise old_form(node, graph, "statistics per element (spatial=0)", 9)
     if attr_int(node, "training_mode", 0) or len([o for o in node.outputs if o]) > 1:
         raise OpError(node, "only inference BatchNormalization (one output, training_mode=0) is supported")
     shape = tuple(graph.tensors[node.inputs[0]].shape)
@@ -226,6 +232,9 @@ def _softmax_parse(node, graph):
     shape = tuple(graph.tensors[node.inputs[0]].shape)
     if node.op == "SoftmaxGrad" and tuple(graph.tensors[node.inputs[1]].shape) != shape:
         raise OpError(node, "dy and y must have the same shape")
+    if node.op == "Softmax" and graph.opset_below(13):   # the input coerced to 2-D at axis: one row per outer index
+        axis = normalize_axis(node, attr_int(node, "axis", 1), len(shape))
+        return SoftmaxParams(shape, _size(shape[:axis]), _size(shape[axis:]), 1)
     axis = normalize_axis(node, attr_int(node, "axis", -1), len(shape))   # opset >= 13: one axis
     return SoftmaxParams(shape, _size(shape[:axis]), shape[axis], _size(shape[axis + 1:]))
 

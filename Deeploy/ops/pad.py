@@ -13,7 +13,7 @@ import numpy as np
 from Deeploy.errors import OpError
 from Deeploy.ir.dtypes import smallest_int_type, widest
 from Deeploy.ops._attrs import (attr_float, attr_ints, attr_str, const_float, const_input, in_tensor, is_float_input,
-                                normalize_axis, require_inputs)
+                                normalize_axis, old_form, require_inputs)
 from Deeploy.ops.examples import I8, I32, F32, Case, act, const, frand, rand, i64
 from Deeploy.ops._registry import Cost, OpDef, Trait, register
 
@@ -46,6 +46,8 @@ def _pad_parse(node, graph):
     mode = attr_str(node, "mode", "constant")
     if mode not in _MODES:
         raise OpError(node, f"mode '{mode}' is not one of {', '.join(_MODES)}")
+    if "paddings" in node.attrs:
+        raise old_form(node, graph, "the 'paddings' attribute", 2)
     if "pads" in node.attrs:
         if in_tensor(node, graph, 1) is not None:
             raise OpError(node, "pads given both as attribute and as input")

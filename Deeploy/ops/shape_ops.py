@@ -24,9 +24,13 @@ class ViewParams:
 
 
 def _reshape_parse(node, graph):
-    require_inputs(node, 2)
     x = graph.tensors[node.inputs[0]]
-    target = [int(v) for v in const_input(node, graph, 1, "shape").reshape(-1)]
+    if "shape" in node.attrs:   # opset < 5: an attribute
+        require_inputs(node, 1)
+        target = list(attr_ints(node, "shape"))
+    else:
+        require_inputs(node, 2)
+        target = [int(v) for v in const_input(node, graph, 1, "shape").reshape(-1)]
     allow_zero = attr_int(node, "allowzero", 0)
     out = [x.shape[k] if v == 0 and not allow_zero and k < len(x.shape) else v
            for k, v in enumerate(target)]

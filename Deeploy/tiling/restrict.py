@@ -270,6 +270,7 @@ def resize(t: Tile) -> None:
 def reshape(t: Tile) -> None:
     t.inputs = [t.inputs[0], t.constant("shape", [math.prod(t.extents(t.output().tensor))])]
     t.attrs.pop("allowzero", None)
+    t.attrs.pop("shape", None)                     # opset < 5: the shape was an attribute
 
 
 def flatten(t: Tile) -> None:

@@ -90,7 +90,7 @@ def tile_node(node: Node, graph: Graph, spec: LayerSpec, ranges: Mapping[str, tu
     tensors = {n: _tile_tensor(t, n) for n in names}
     inputs = [n for n in dict.fromkeys(t.inputs) if n and not tensors[n].is_constant]
     tile_graph = Graph(f"{graph.name}:{node.name}", tensors, [], inputs, list(node.outputs),
-                       onnx_integers=graph.onnx_integers)
+                       onnx_integers=graph.onnx_integers, opset=graph.opset)
     tile = Node(node.name, node.op, list(t.inputs), list(node.outputs), t.attrs, node.domain)
     op = get_op(tile)
     try:

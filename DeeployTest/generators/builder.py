@@ -52,7 +52,7 @@ class Net:
         self.initializers: list[TensorProto] = []
         self.inputs: list[str] = []
         self.outputs: list[str] = []
-        self.graph = Graph(name, {}, [], [], [])
+        self.graph = Graph(name, {}, [], [], [], opset=opset)   # the ops evaluate with the file's meaning
         self.values: dict[str, np.ndarray] = {}
         self.bounds: dict[str, int] = {}
         self._counters: dict[str, int] = {}

@@ -62,6 +62,7 @@ ERROR_CASES = [
     ("layernorm_stash_type_double", "LayerNormalization",
      (act(np.full([2, 4], 0.5), F32), const(np.full(4, 0.5), F32)),
      dict(stash_type=11), "stash_type=11"),
+    ("flatten_axis_a_string", "Flatten", _shape_only([2, 3]), dict(axis="last"), "'axis' must be a number"),
     ("maxpool_window_on_padding_only", "MaxPool", _shape_only([1, 1, 4, 4]),
      dict(kernel_shape=[2, 2], pads=[2, 0, 0, 0]), "padding only"),
     ("ilayernorm_D_not_pow2", "iLayerNorm",
