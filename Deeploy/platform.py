@@ -5,18 +5,22 @@ platform's name. A target builds its ``Platform`` from the parts re-exported her
 
 from __future__ import annotations
 
+import argparse
+import subprocess
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Sequence
 
 from Deeploy.binding import HOST, Engine, Kernel
+from Deeploy.errors import BuildError
 from Deeploy.memory.levels import MemoryLevel
 from Deeploy.resources import target_libraries
 
 if TYPE_CHECKING:
     from Deeploy.tiling.params import PlatformTiling
 
-__all__ = ["Engine", "Kernel", "MemoryLevel", "Platform", "TARGET_LIBRARIES", "HOST"]
+__all__ = ["Engine", "Kernel", "MemoryLevel", "Platform", "TargetRunner", "HOST_RUNNER", "TARGET_LIBRARIES", "HOST"]
 
 TARGET_LIBRARIES = target_libraries()
 
@@ -40,8 +44,6 @@ class Platform:
     # dimensions, element counts, byte sizes and window attributes stay below 2^address_bits: the
     # target's address space and the generated C's sizes and indices (uint32_t, also on the host)
     address_bits: int = 32
-    # runs a built program: (path, timeout in s) -> (exit code, output); None: the host runs it
-    execute: Callable[[Path, float], tuple[int, str]] | None = None
     # the platform with user options applied (e.g. NPU exclusions); None: it takes no options
     configure: Callable[..., "Platform"] | None = None
     # decides which constants live in a weight memory once the memory plan exists, changing the
@@ -72,3 +74,38 @@ class Platform:
             if level.name == name:
                 return level
         raise KeyError(name)
+
+
+def run_on_host(program: Path, options: argparse.Namespace, gen: Path | None, timeout: float,
+                compiled: object | None = None) -> tuple[int, str]:
+    """The program run on the host: (exit code, output); its standard error passed through."""
+    try:
+        proc = subprocess.run([str(program)], capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise BuildError(f"{program} timed out after {timeout:.0f} s") from None
+    if proc.stderr.strip():
+        print(proc.stderr, end="", file=sys.stderr)
+    return proc.returncode, proc.stdout
+
+
+@dataclass(frozen=True)
+class TargetRunner:
+    """How a target builds, launches and reads back a compiled program (a target package's
+    ``runner`` module defines ``RUNNER``; without one the host runs it). ``options`` are the
+    run's flags (an ``argparse.Namespace``: a flag it lacks is off); ``gen`` is the folder of a
+    test runner's generation (the output in ``gen/network``, the build in ``gen/build``), None
+    for ``deeploy run``; ``compiled`` the ``CompileResult``, None when the code was not compiled
+    in this process."""
+
+    # (options, gen) -> the CMake definitions of the build (may write files into gen)
+    build_options: Callable[[argparse.Namespace, Path], list[str]] = lambda options, gen: []
+    # (program, options, gen, timeout in s, compiled) -> (exit code, output)
+    execute: Callable[..., tuple[int, str]] = run_on_host
+    # a failed build's output -> one line saying why (e.g. an over-full memory level), or None
+    explain_build_error: Callable[[str], str | None] = lambda output: None
+    # (compiled, options, gen) after a test runner's compile: e.g. reports beside the code
+    after_compile: Callable[[object, argparse.Namespace, Path], None] = lambda compiled, options, gen: None
+    timeout: float = 300.0                         # a run's default limit, in s
+
+
+HOST_RUNNER = TargetRunner()

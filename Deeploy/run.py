@@ -1,9 +1,10 @@
 """``deeploy run out/``: build a compiled output folder that carries a testbench (``deeploy compile
 --emit-testbench``) with CMake and run it, on the host or on the platform's virtual platform
-(``Platform.execute``, e.g. QEMU for Siracusa); 0 only if every output element matched."""
+(the target's ``TargetRunner``, e.g. QEMU for Siracusa); 0 only if every output element matched."""
 
 from __future__ import annotations
 
+import argparse
 import os
 import re
 import shutil
@@ -16,7 +17,7 @@ from Deeploy.analysis.sizes import code_line, memory_line, network_library
 from Deeploy.codegen.project_files import check_cmake_path
 from Deeploy.errors import BuildError, DeeployError
 from Deeploy.manifest import MANIFEST_FILE, read_manifest
-from Deeploy.targets import get_platform
+from Deeploy.targets import runner_of
 
 __all__ = ["generator_args", "build_output", "run_output", "testbench_status"]
 
@@ -75,18 +76,10 @@ def run_output(folder: str | Path, build_dir: str | Path | None = None, *, timeo
     if not (folder / "main.c").is_file():
         raise DeeployError(f"'{folder}' has no testbench (main.c): compile it with --emit-testbench")
     manifest = read_manifest(folder)
-    target = get_platform(manifest.platform)
+    runner = runner_of(manifest.platform)
     program = build_output(folder, Path(build_dir).resolve() if build_dir else folder / "build", verbose)
     print(code_line(program, network_library(program.parent)))
     print(memory_line(manifest))
-    if target.execute is not None:
-        code, output = target.execute(program, timeout)
-    else:
-        try:
-            proc = subprocess.run([str(program)], capture_output=True, text=True, timeout=timeout)
-        except subprocess.TimeoutExpired:
-            raise BuildError(f"{program} timed out after {timeout:.0f} s") from None
-        code, output = proc.returncode, proc.stdout
-        print(proc.stderr, end="", file=sys.stderr)
+    code, output = runner.execute(program, argparse.Namespace(), None, timeout)
     print(output, end="" if output.endswith("\n") or not output else "\n")
     return testbench_status(code, output)

@@ -18,14 +18,7 @@ if __name__ == "__main__":
 from DeeployTest.testUtils.profile_flags import add_peer_flags, refuse_flag  # noqa: E402
 from DeeployTest.testUtils.runner import RunnerPlatform, main  # noqa: E402
 
-
-
-def _cmake_options(args, gen) -> list[str]:
-    """--sanitize: build with AddressSanitizer and UBSan, stopping at the first error."""
-    return ["-DDEEPLOY_SANITIZE=ON"] if getattr(args, "sanitize", False) else []
-
-
-GENERIC = RunnerPlatform(platform="Generic", gen_root="TEST_GENERIC", cmake_platform="Generic", prepare=_cmake_options)
+GENERIC = RunnerPlatform("Generic", "TEST_GENERIC")
 
 if __name__ == "__main__":
     main(GENERIC, __doc__, extra_args=lambda p: (p.add_argument(

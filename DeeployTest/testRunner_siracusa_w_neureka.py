@@ -19,12 +19,12 @@ if __name__ == "__main__":
     exit_quietly_on_interrupt()  # Ctrl-C during the imports below
 
 from DeeployTest.testUtils.neureka_flags import add_neureka_flags, neureka_options  # noqa: E402
-from DeeployTest.testUtils.siracusa_runner import cluster_runner, core_count  # noqa: E402
+from Deeploy.targets.siracusa.runner import core_count  # noqa: E402
 from DeeployTest.testUtils.profile_flags import add_peer_flags, add_roofline  # noqa: E402
-from DeeployTest.testUtils.runner import main  # noqa: E402
+from DeeployTest.testUtils.runner import RunnerPlatform, main  # noqa: E402
 
 if __name__ == "__main__":
-    main(cluster_runner("Siracusa_w_neureka", "TEST_SIRACUSA_W_NEUREKA"), __doc__,
+    main(RunnerPlatform("Siracusa_w_neureka", "TEST_SIRACUSA_W_NEUREKA"), __doc__,
          extra_args=lambda p: (p.add_argument("--cores", type=core_count, default=8, help="cluster cores, 1..8"),
                                p.add_argument("--profileUntiled", action="store_true",
                                               help="print modelled cycles per layer and write profile.json, "

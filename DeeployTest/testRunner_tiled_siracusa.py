@@ -20,9 +20,9 @@ if __name__ == "__main__":
 
 from Deeploy.targets import get_platform  # noqa: E402
 from Deeploy.tiling.flags import add_tiling_flags, tiling_options  # noqa: E402
-from DeeployTest.testUtils.siracusa_runner import cluster_runner, core_count  # noqa: E402
+from Deeploy.targets.siracusa.runner import core_count  # noqa: E402
 from DeeployTest.testUtils.profile_flags import add_peer_flags, add_profile_tiling, add_roofline  # noqa: E402
-from DeeployTest.testUtils.runner import main  # noqa: E402
+from DeeployTest.testUtils.runner import RunnerPlatform, main  # noqa: E402
 
 
 def tiled_arguments(p: argparse.ArgumentParser, platform: str = "Siracusa") -> None:
@@ -41,4 +41,4 @@ def tiled_options(args: argparse.Namespace) -> dict:
 
 
 if __name__ == "__main__":
-    main(cluster_runner("Siracusa", "TEST_SIRACUSA_TILED"), __doc__, extra_args=tiled_arguments, compile_options=tiled_options)
+    main(RunnerPlatform("Siracusa", "TEST_SIRACUSA_TILED"), __doc__, extra_args=tiled_arguments, compile_options=tiled_options)

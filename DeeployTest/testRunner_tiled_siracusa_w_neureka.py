@@ -20,12 +20,11 @@ if __name__ == "__main__":
 
 from DeeployTest.testRunner_tiled_siracusa import tiled_arguments, tiled_options  # noqa: E402
 from DeeployTest.testUtils.neureka_flags import add_neureka_flags, neureka_options  # noqa: E402
-from DeeployTest.testUtils.siracusa_runner import cluster_runner  # noqa: E402
-from DeeployTest.testUtils.runner import main  # noqa: E402
+from DeeployTest.testUtils.runner import RunnerPlatform, main  # noqa: E402
 
 PLATFORM = "Siracusa_w_neureka"
 
 if __name__ == "__main__":
-    main(cluster_runner(PLATFORM, "TEST_SIRACUSA_W_NEUREKA_TILED"), __doc__,
+    main(RunnerPlatform(PLATFORM, "TEST_SIRACUSA_W_NEUREKA_TILED"), __doc__,
          extra_args=lambda p: (tiled_arguments(p, PLATFORM), add_neureka_flags(p)),
          compile_options=lambda args: {**tiled_options(args), **neureka_options(args)})

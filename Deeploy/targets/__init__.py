@@ -1,7 +1,9 @@
 """Targets by name. Each target is a package ``Deeploy/targets/<package>/`` whose ``platform``
 module defines ``PLATFORM`` (a ``Platform``: memory levels, engines, bindings, passes, tiling and
-timing parameters), and, with a cycle model, whose ``roofs`` module defines ``ROOFS`` (the
-roofline's roofs); the registry finds them, so a new target is a new package."""
+timing parameters), with a cycle model, whose ``roofs`` module defines ``ROOFS`` (the roofline's
+roofs), and, when its programs do not run on the host, whose ``runner`` module defines ``RUNNER``
+(a ``TargetRunner``: build options, launch and read-back); the registry finds them, so a new
+target is a new package."""
 
 from __future__ import annotations
 
@@ -11,9 +13,9 @@ from functools import cache
 
 from Deeploy.analysis.roofs import Roofs
 from Deeploy.errors import DeeployError
-from Deeploy.platform import Platform
+from Deeploy.platform import HOST_RUNNER, Platform, TargetRunner
 
-__all__ = ["get_platform", "platforms", "roofs_of"]
+__all__ = ["get_platform", "platforms", "roofs_of", "runner_of"]
 
 
 @cache
@@ -50,14 +52,28 @@ def get_platform(name: str) -> Platform:
         raise DeeployError(f"unknown platform '{name}' (available: {', '.join(platforms())})") from None
 
 
+def _part(name: str, module: str, attribute: str):
+    """``attribute`` of platform ``name``'s target module ``module``; None if it has none."""
+    get_platform(name)
+    package = _found()[name][0]
+    try:
+        return getattr(importlib.import_module(f"{package}.{module}"), attribute, None)
+    except ModuleNotFoundError as exc:
+        if exc.name != f"{package}.{module}":
+            raise
+    return None
+
+
+def runner_of(name: str) -> TargetRunner:
+    """How programs of platform ``name`` are built, run and read back (its target's ``runner``
+    module); the host's runner if it has none."""
+    return _part(name, "runner", "RUNNER") or HOST_RUNNER
+
+
 def roofs_of(name: str) -> Roofs:
     """The roofs of platform ``name`` (its target's ``roofs`` module); one error if it has none."""
-    if name in _found():
-        package = _found()[name][0]
-        try:
-            return importlib.import_module(f"{package}.roofs").ROOFS
-        except ModuleNotFoundError as exc:
-            if exc.name != f"{package}.roofs":
-                raise
+    roofs = _part(name, "roofs", "ROOFS") if name in _found() else None
+    if roofs is not None:
+        return roofs
     raise DeeployError(f"platform {name} has no cycle model, so no roofline (--roofline): use a platform with "
                        f"one, e.g. Siracusa")

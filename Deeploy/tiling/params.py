@@ -1,13 +1,9 @@
-"""Parameters of the tiling cost model. A platform's description carries its own
-(``Platform.tiling``); Siracusa's, with their sources, are documented here.
-
-Sources: ``/work/shared/specs/siracusa-timing.md`` (cited as *spec*, section and row) and the
-Siracusa platform description (``Deeploy/targets/siracusa/platform.py``: memory alignment and the
-virtual platform's TimingModel, whose DMA engine parameters cite the spec and GVSoC). The DMA
-terms follow the platform's DMA timing (``Deeploy/targets/siracusa/timing.py``): per transfer
-``setup`` cycles, then ``rows * (ceil(row_bytes / bandwidth) + row_cycles)``, and the issuing
-core stores 3 words per 1-D and 5 per 2-D command, so the tiles the model prefers are the ones the
-virtual platform will time as fast. GUESSes are marked.
+"""Parameters of the tiling cost model. They hold no target's values: a platform gives its own,
+with their sources, as data (``Platform.tiling``; Siracusa's: ``Deeploy/targets/siracusa/platform.py``
+from its cycle model, ``Deeploy/targets/siracusa/timing.py``). The DMA terms follow the
+platform's DMA timing: per transfer ``setup`` cycles, then ``rows * (ceil(row_bytes / bandwidth) +
+row_cycles)``, and the issuing core stores ``dma_words_1d`` words per 1-D and ``dma_words_2d`` per
+2-D command, so the tiles the model prefers are the ones the virtual platform will time as fast.
 """
 
 from __future__ import annotations
@@ -23,33 +19,24 @@ BUFFERING = ("double", "single", "auto")
 class TilingParams:
     """One memory level's tiling problem: capacity, transfer and compute costs, solver limits.
 
-    capacity:            bytes of the level one layer's tiles may use (``--l1``, default 64000;
-                         the level holds 256 KiB, spec "Cluster: L1 TCDM").
-    alignment:           every buffer starts aligned: 4 B (platform L1 MemoryLevel.alignment).
-    dma_bytes_per_cycle: 8 B/cycle (spec "Memories and DMA", cluster DMA (mchan), *derived*: 2 TCDM
-                         ports of 4 B per direction; TimingModel.dma_bandwidth). A beat serves one
-                         contiguous row: a row of r bytes takes ceil(r / 8) cycles.
-    dma_setup:           14 cycles from the command to the first beat, per command (spec "DMA
-                         setup", *derived*; TimingModel.dma_setup_cycles).
-    dma_row_cycles:      extra cycles per row of a strided transfer: 0 (TimingModel.dma_row_cycles:
-                         the bursts of a 2-D transfer pipeline).
-    dma_issue_word_cycles, dma_words_1d, dma_words_2d: the issuing core stores 3 command words for
-                         a 1-D and 5 for a 2-D command, 1 cycle each (spec "DMA setup", GVSoC mchan;
-                         TimingModel.dma_issue_word_cycles). Core time: counted as overhead.
-    dma_full_duplex:     False: one DMA engine is one FIFO queue for both directions, as the
-                         platform's DMA timing models it. The hardware has ports per direction
-                         (spec "Memories and DMA"); True overlaps reads and writes.
-    dma_2d:              the DMA has 2-D (length + stride) commands (spec: mchan 1-D and 2-D; a
-                         3-D box costs one 2-D command per plane, as ``deeploy_dma_copy3d``).
-    ops_per_cycle:       arithmetic ops per cycle of the whole cluster (8 cores). Default 31:
-                         PULP-NN int8 kernels reach 15.5 MAC/cycle on 8 XpulpV2 cores, a MAC is
-                         2 ops (spec "Sanity checks"). The virtual platform (plain RV32IMAC, no
-                         SIMD) is ~12x slower: see VIRTUAL_PLATFORM_L1.
-    cores:               8 cluster cores (spec "Cluster").
-    fork_cycles:         dispatching one kernel call to the cores: GUESS 50 (spec: "not found,
-                         tens of cycles"; platform TimingModel.fork_cycles).
-    barrier_cycles:      11, the join of every call (Glaser et al., DATE 2019; spec "Cluster").
-    tile_loop_cycles:    GUESS 20 per tile: tile index and pointer updates, DMA wait bookkeeping.
+    capacity:            bytes of the level one layer's tiles may use (``--l1`` etc.).
+    alignment:           every buffer starts aligned to this many bytes (the level's alignment).
+    dma_bytes_per_cycle: bytes the DMA engine moves per cycle; a beat serves one contiguous row:
+                         a row of r bytes takes ceil(r / dma_bytes_per_cycle) cycles.
+    dma_setup:           cycles from a command to its first beat, per command.
+    dma_row_cycles:      extra cycles per row of a strided transfer.
+    dma_issue_word_cycles, dma_words_1d, dma_words_2d: the issuing core stores dma_words_1d
+                         command words for a 1-D and dma_words_2d for a 2-D command,
+                         dma_issue_word_cycles each. Core time: counted as overhead.
+    dma_full_duplex:     False: one DMA engine is one FIFO queue for both directions; True
+                         overlaps reads and writes.
+    dma_2d:              the DMA has 2-D (length + stride) commands (a 3-D box costs one 2-D
+                         command per plane).
+    ops_per_cycle:       arithmetic ops per cycle of all the engine's cores together.
+    cores:               cores a kernel call runs on.
+    fork_cycles:         dispatching one kernel call to the cores.
+    barrier_cycles:      the join of every call.
+    tile_loop_cycles:    per tile: tile index and pointer updates, DMA wait bookkeeping.
     buffering:           "double" (a second buffer for every operand whose tile changes, DMA of
                          the next tile overlapping the current tile's compute), "single" (no
                          overlap) or "auto" (the solver chooses per layer).
@@ -71,15 +58,15 @@ class TilingParams:
     dma_setup: int
     dma_row_cycles: int
     dma_issue_word_cycles: int
-    dma_words_1d: int = 3
-    dma_words_2d: int = 5
+    dma_words_1d: int
+    dma_words_2d: int
+    ops_per_cycle: float
+    cores: int
+    fork_cycles: int
+    barrier_cycles: int
+    tile_loop_cycles: int
     dma_full_duplex: bool = False
     dma_2d: bool = True
-    ops_per_cycle: float = 31.0
-    cores: int = 8
-    fork_cycles: int = 50
-    barrier_cycles: int = 11
-    tile_loop_cycles: int = 20
     buffering: str = "double"
     max_candidates: int = 48
     max_grid: int = 6000

@@ -20,6 +20,8 @@ from Deeploy.run import testbench_status
 from Deeploy.frontend import assign_input_types, load_npz_arrays, load_onnx, map_arrays
 from Deeploy.passes.loop_flags import add_loop_flags, loop_rolling_options
 from Deeploy.manifest import read_manifest
+from Deeploy.platform import Platform, TargetRunner
+from Deeploy.targets import get_platform, runner_of
 from DeeployTest.testUtils.gen_folder import Generation, check_reusable, claimed, gen_dir_for, source_record
 from DeeployTest.testUtils.cmake_cache import check_build_dir, configure_and_build
 from DeeployTest.testUtils.interrupt import raise_on_interrupt
@@ -30,31 +32,23 @@ DEEPLOY_TEST = Path(__file__).resolve().parents[1]
 REPO_ROOT = DEEPLOY_TEST.parent
 
 
-def _run_host(binary: Path, args: argparse.Namespace, gen: Path, timeout: float) -> tuple[int, str]:
-    proc = _run([str(binary)], "run", False, timeout)
-    if proc.stderr.strip():
-        print(proc.stderr, end="", file=sys.stderr)
-    return proc.returncode, proc.stdout
-
-
 @dataclass(frozen=True)
 class RunnerPlatform:
-    """How a runner builds and executes tests of one platform.
-
-    ``prepare(args, gen, result)`` returns extra CMake definitions (and may write files);
-    ``execute(binary, args, gen, timeout)`` runs the built test and returns (exit code, output).
-    """
+    """A runner's platform: the compiler platform ``platform`` and where its tests generate
+    (``DeeployTest/<gen_root>/<test path>``); how they are built, run and read back is the
+    target's (``TargetRunner``, ``Deeploy.targets.runner_of``)."""
 
     platform: str                                  # compiler platform name
     gen_root: str                                  # DeeployTest/<gen_root>/<test path>
-    cmake_platform: str                            # cmake/<name>.cmake
-    execute: Callable[[Path, argparse.Namespace, Path, float], tuple[int, str]] = _run_host
-    prepare: Callable[[argparse.Namespace, Path], list[str]] = lambda args, gen: []
-    timeout: float = 300.0
     harness_runs: int = 2                          # RunNetwork calls per test (re-entrancy check)
-    harness_section: str = ""                      # section of the reference data (default .rodata)
-    explain_build_error: Callable[[str], str | None] | None = None  # e.g. an over-full memory level
-    after_compile: Callable[[object, argparse.Namespace, Path], None] | None = None  # e.g. reports
+
+    @property
+    def target(self) -> Platform:
+        return get_platform(self.platform)
+
+    @property
+    def runner(self) -> TargetRunner:
+        return runner_of(self.platform)
 
 
 def base_parser(description: str) -> argparse.ArgumentParser:
@@ -105,7 +99,7 @@ def _generate(test_dir: Path, rp: RunnerPlatform, stage: Path, log, compile_opti
     inputs = map_arrays(test_dir / "inputs.npz", load_npz_arrays(test_dir / "inputs.npz"),
                         graph.inputs, graph, "input")
     write_testbench = testbench_writer(graph, inputs, test_dir / "outputs.npz", runs=rp.harness_runs,
-                                       section=rp.harness_section)
+                                       section=rp.target.reference_section)
     assign_input_types(graph, inputs)
     result = compile_graph(graph, rp.platform, stage / "network", snapshot_dir=stage / "deeployStates",
                            log=log, **(compile_options or {}))
@@ -123,7 +117,7 @@ def _build(test_dir: Path, gen: Path, args: argparse.Namespace, rp: RunnerPlatfo
     def check(proc: subprocess.CompletedProcess, what: str) -> None:
         if proc.returncode:
             output = proc.stdout + proc.stderr
-            explained = rp.explain_build_error(output) if rp.explain_build_error else None
+            explained = rp.runner.explain_build_error(output)
             fatal = re.search(r"CMake Error at [^\n]*\(message\):\n((?:[ \t]+\S[^\n]*\n?)+)", output)
             if explained or fatal:
                 raise BuildError(explained or " ".join(fatal.group(1).split()))
@@ -132,7 +126,7 @@ def _build(test_dir: Path, gen: Path, args: argparse.Namespace, rp: RunnerPlatfo
 
     # the compiled output's own CMake project, as users build it, in a fresh tree configured against
     # the cached platform build (testUtils/cmake_cache.py)
-    configure_and_build(build_dir, rp.cmake_platform, rp.prepare(args, gen), gen,
+    configure_and_build(build_dir, rp.target.cmake_platform, rp.runner.build_options(args, gen), gen,
                         lambda cmd, what: _run(cmd, what, args.verbose), check, source_dir=gen / "network",
                         owned=owned)
     return build_dir / "deeploy_test"
@@ -148,6 +142,7 @@ def run_test(args: argparse.Namespace, rp: RunnerPlatform, compile_options: dict
     gen = Path(args.gen_dir).resolve() if args.gen_dir else gen_dir_for(test_dir, rp.gen_root)
     record = source_record(test_dir, rp.platform, compile_options)
     owned = not args.gen_dir or _in_runner_area(gen)
+    result = None                      # the compile result (none with --skipgen)
     with claimed(gen) as created:      # another run of this folder finishes first
         check_build_dir(gen / "build", owned)
         if args.skipgen:
@@ -159,8 +154,7 @@ def run_test(args: argparse.Namespace, rp: RunnerPlatform, compile_options: dict
             try:
                 result = _generate(test_dir, rp, attempt.stage, print if args.verbose else None, compile_options)
                 attempt.install(record)
-                if rp.after_compile:
-                    rp.after_compile(result, args, gen)
+                rp.runner.after_compile(result, args, gen)
                 s = result.summary
                 print(f"Compiled {test_dir.name} for {rp.platform} in {time.perf_counter() - start:.2f} s: "
                       f"{s.layers} layers, constants {s.const_bytes} B, arena {s.arena_size} B "
@@ -176,7 +170,8 @@ def run_test(args: argparse.Namespace, rp: RunnerPlatform, compile_options: dict
             print("Built", binary)
             return 0
 
-        code, output = rp.execute(binary, args, gen, getattr(args, "timeout", None) or rp.timeout)
+        code, output = rp.runner.execute(binary, args, gen, getattr(args, "timeout", None) or rp.runner.timeout,
+                                         result)
     print(output, end="" if output.endswith("\n") or not output else "\n")
     return testbench_status(code, output)
 

@@ -19,11 +19,10 @@ from Deeploy.targets import get_platform
 from Deeploy.tiling.network import TilingOptions
 from DeeployTest.generators.golden import write_test
 from DeeployTest.testRunner_generic import GENERIC
-from DeeployTest.testUtils.runner import run_test
-from DeeployTest.testUtils.siracusa_runner import cluster_runner
+from DeeployTest.testUtils.runner import RunnerPlatform, run_test
 
-SIRACUSA = cluster_runner("Siracusa", "TEST_SIRACUSA")
-TILED = cluster_runner("Siracusa", "TEST_SIRACUSA_TILED")
+SIRACUSA = RunnerPlatform("Siracusa", "TEST_SIRACUSA")
+TILED = RunnerPlatform("Siracusa", "TEST_SIRACUSA_TILED")
 ONE_TILE_L1 = 200_000   # every operand fits: one tile, the kernel runs once on L1 data
 needs_qemu = pytest.mark.skipif(
     shutil.which("qemu-system-riscv32") is None or shutil.which("riscv64-unknown-elf-gcc") is None,

@@ -19,11 +19,10 @@ from onnx import TensorProto, helper, numpy_helper
 
 from Deeploy.tiling.network import TilingOptions
 from DeeployTest.testRunner_generic import GENERIC
-from DeeployTest.testUtils.siracusa_runner import cluster_runner
-from DeeployTest.testUtils.runner import run_test
+from DeeployTest.testUtils.runner import RunnerPlatform, run_test
 from DeeployTest.test_suite.conftest import DEEPLOY_TEST
 
-SIRACUSA = cluster_runner("Siracusa", "TEST_SIRACUSA")
+SIRACUSA = RunnerPlatform("Siracusa", "TEST_SIRACUSA")
 needs_qemu = pytest.mark.skipif(shutil.which("qemu-system-riscv32") is None or
                                 shutil.which("riscv64-unknown-elf-gcc") is None,
                                 reason="RISC-V toolchain or QEMU missing: run bash toolchain/install.sh")

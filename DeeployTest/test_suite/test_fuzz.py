@@ -23,7 +23,7 @@ from hypothesis import strategies as st  # noqa: E402
 from DeeployTest.fuzzing.check import fuzz_count, run_batch, run_tiled_batch, run_zero_sized, write_batch  # noqa: E402
 from DeeployTest.fuzzing.graphs import batches, zero_sized_graphs  # noqa: E402
 from DeeployTest.testRunner_generic import GENERIC  # noqa: E402
-from DeeployTest.testUtils.siracusa_runner import cluster_runner  # noqa: E402
+from DeeployTest.testUtils.runner import RunnerPlatform  # noqa: E402
 
 FIXED = dict(derandomize=True, database=None, deadline=None, suppress_health_check=list(HealthCheck),
              print_blob=False)
@@ -78,7 +78,7 @@ def test_fuzz_zero_sized_tensors(tmp_path):
 @NEEDS_QEMU
 @pytest.mark.parametrize("cores", [8, 3])
 def test_fuzz_siracusa(tmp_path, cores):
-    runner = cluster_runner("Siracusa", "TEST_SIRACUSA")
+    runner = RunnerPlatform("Siracusa", "TEST_SIRACUSA")
 
     @settings(max_examples=3, **FIXED)
     @given(batches(12, custom_ops=cores == 3))
@@ -113,7 +113,7 @@ def test_fuzz_compiler_names(tmp_path, platform, folder):
 def test_fuzz_tiled_siracusa(tmp_path, l1, level, double_buffer):
     """Tiny L1: a layer that does not fit must be reported with the smallest L1 that does, and
     the run with that L1 must pass."""
-    runner = cluster_runner("Siracusa", "TEST_SIRACUSA_TILED")
+    runner = RunnerPlatform("Siracusa", "TEST_SIRACUSA_TILED")
 
     @settings(max_examples=3, **FIXED)
     @given(batches(6, max_dim=12))
@@ -132,8 +132,8 @@ def test_fuzz_long(tmp_path):
     with a small L1. Every failing batch is collected and reported at the end."""
     target = fuzz_count(2000)
     done, failures, start = [], [], time.perf_counter()
-    siracusa = cluster_runner("Siracusa", "TEST_SIRACUSA")
-    tiled = cluster_runner("Siracusa", "TEST_SIRACUSA_TILED")
+    siracusa = RunnerPlatform("Siracusa", "TEST_SIRACUSA")
+    tiled = RunnerPlatform("Siracusa", "TEST_SIRACUSA_TILED")
     qemu = shutil.which("qemu-system-riscv32") is not None
 
     @settings(max_examples=max(10, target // GRAPHS_PER_BATCH), database=None, deadline=None,

@@ -17,8 +17,7 @@ from Deeploy.frontend import assign_input_types, load_onnx
 from DeeployTest.generators.builder import Net
 from DeeployTest.generators.golden import write_test
 from DeeployTest.testRunner_generic import GENERIC
-from DeeployTest.testUtils.runner import run_test
-from DeeployTest.testUtils.siracusa_runner import cluster_runner
+from DeeployTest.testUtils.runner import RunnerPlatform, run_test
 
 NEEDS_QEMU = pytest.mark.skipif(shutil.which("qemu-system-riscv32") is None or
                                 shutil.which("riscv64-unknown-elf-gcc") is None,
@@ -29,7 +28,7 @@ def _run_siracusa(net: Net, tmp_path: Path, capsys, cores: int = 8) -> None:
     write_test(net, tmp_path / "test")
     args = argparse.Namespace(test=str(tmp_path / "test"), verbose=False, skipgen=False, skipsim=False,
                               gen_dir=str(tmp_path / "gen"), cores=cores, profileUntiled=False, timeout=None)
-    code = run_test(args, cluster_runner("Siracusa", "TEST_SIRACUSA"), {"cores": cores})
+    code = run_test(args, RunnerPlatform("Siracusa", "TEST_SIRACUSA"), {"cores": cores})
     out = capsys.readouterr().out
     assert code == 0 and "Errors: 0 out of" in out, out
 
@@ -62,7 +61,7 @@ def test_concat_of_one_input_three_times_tiled(tmp_path, capsys):
                               gen_dir=str(tmp_path / "gen"), cores=8, l1=512, l2=None, defaultMemLevel="L2",
                               doublebuffer=False, profileTiling=False, plotMemAlloc=False, profileUntiled=False,
                               timeout=None)
-    code = run_test(args, cluster_runner("Siracusa", "TEST_SIRACUSA_TILED"),
+    code = run_test(args, RunnerPlatform("Siracusa", "TEST_SIRACUSA_TILED"),
                     {"cores": 8, "tiling": TilingOptions(l1=512)})
     out = capsys.readouterr().out
     assert code == 0 and "Errors: 0 out of" in out, out

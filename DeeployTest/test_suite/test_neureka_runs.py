@@ -24,16 +24,15 @@ from Deeploy.targets.siracusa.profile import layer_profile
 from Deeploy.targets.siracusa.npu_timeline import npu_job_cycles
 from Deeploy.targets.siracusa.timing import model_cycles, read_records
 from Deeploy.tiling.network import TilingOptions
-from DeeployTest.testUtils.runner import run_test
-from DeeployTest.testUtils.siracusa_runner import cluster_runner
+from DeeployTest.testUtils.runner import RunnerPlatform, run_test
 from DeeployTest.test_suite.conftest import CORPUS, DEEPLOY_TEST
 
 pytestmark = pytest.mark.skipif(shutil.which("qemu-system-riscv32") is None or
                                 shutil.which("riscv64-unknown-elf-gcc") is None,
                                 reason="RISC-V toolchain or QEMU missing: run bash toolchain/install.sh")
 
-UNTILED = cluster_runner("Siracusa_w_neureka", "TEST_SIRACUSA_W_NEUREKA")
-TILED = cluster_runner("Siracusa_w_neureka", "TEST_SIRACUSA_W_NEUREKA_TILED")
+UNTILED = RunnerPlatform("Siracusa_w_neureka", "TEST_SIRACUSA_W_NEUREKA")
+TILED = RunnerPlatform("Siracusa_w_neureka", "TEST_SIRACUSA_W_NEUREKA_TILED")
 MOBILENET = DEEPLOY_TEST / "Tests" / "Models" / "miniMobileNetv2"
 # corpus kernels with a layer the NPU takes: 1x1, 3x3 dense and depthwise (plain and requantized),
 # GEMMs with per-column requantization, batched, and a MatMul with constant weights

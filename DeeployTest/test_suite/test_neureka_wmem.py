@@ -24,8 +24,7 @@ from Deeploy.targets.siracusa.timing import model_cycles, read_records
 from Deeploy.targets.siracusa_w_neureka.wmem import weight_values
 from Deeploy.tiling.network import TilingOptions
 from DeeployTest.testUtils.neureka_flags import add_neureka_flags, neureka_options
-from DeeployTest.testUtils.runner import run_test
-from DeeployTest.testUtils.siracusa_runner import cluster_runner
+from DeeployTest.testUtils.runner import RunnerPlatform, run_test
 from DeeployTest.test_suite.conftest import DEEPLOY_TEST
 
 MOBILENET = DEEPLOY_TEST / "Tests" / "Models" / "miniMobileNetv2"
@@ -196,8 +195,8 @@ def test_weight_memory_larger_than_its_window_is_refused(tmp_path):
 
 
 # ---- under QEMU -----------------------------------------------------------------------------
-TILED = cluster_runner("Siracusa_w_neureka", "TEST_SIRACUSA_W_NEUREKA_TILED")
-UNTILED = cluster_runner("Siracusa_w_neureka", "TEST_SIRACUSA_W_NEUREKA")
+TILED = RunnerPlatform("Siracusa_w_neureka", "TEST_SIRACUSA_W_NEUREKA_TILED")
+UNTILED = RunnerPlatform("Siracusa_w_neureka", "TEST_SIRACUSA_W_NEUREKA")
 
 
 def _run(test_dir: Path, capsys, tiling: TilingOptions | None, tag: str, wmem: bool = True,

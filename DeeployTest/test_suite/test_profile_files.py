@@ -19,8 +19,7 @@ import pytest
 from Deeploy.compiler import compile_graph
 from Deeploy.frontend import assign_input_types, load_npz_arrays, load_onnx, map_arrays
 from Deeploy.tiling.network import TilingOptions
-from DeeployTest.testUtils.runner import run_test
-from DeeployTest.testUtils.siracusa_runner import cluster_runner
+from DeeployTest.testUtils.runner import RunnerPlatform, run_test
 from DeeployTest.test_suite.conftest import DEEPLOY_TEST
 from DeeployTest.test_suite.test_siracusa_networks import pytestmark  # noqa: F401 (QEMU present)
 
@@ -33,7 +32,7 @@ def _profiled_run(test_dir: Path, gen: Path, capsys, l1: int, level: str = "L2",
     args = argparse.Namespace(test=str(test_dir), verbose=False, skipgen=False, skipsim=False, gen_dir=str(gen),
                               cores=8, l1=l1, l2=TilingOptions.l2, defaultMemLevel=level, doublebuffer=True,
                               profileTiling=profile, plotMemAlloc=False, timeout=None)
-    code = run_test(args, cluster_runner("Siracusa", "TEST_SIRACUSA_TILED"),
+    code = run_test(args, RunnerPlatform("Siracusa", "TEST_SIRACUSA_TILED"),
                     {"cores": 8, "tiling": TilingOptions(l1, TilingOptions.l2, level, True)})
     out = capsys.readouterr().out
     assert code == 0 and "Errors: 0 out of" in out, out
@@ -162,7 +161,7 @@ def test_untiled_profile_files(tmp_path, capsys):
     args = argparse.Namespace(test=str(MODELS / "miniMobileNetv2"), verbose=False, skipgen=False, skipsim=False,
                               gen_dir=str(tmp_path / "gen"), cores=8, profileUntiled=True, plotMemAlloc=False,
                               timeout=None)
-    assert run_test(args, cluster_runner("Siracusa", "TEST_SIRACUSA"), {"cores": 8}) == 0
+    assert run_test(args, RunnerPlatform("Siracusa", "TEST_SIRACUSA"), {"cores": 8}) == 0
     out = capsys.readouterr().out
     check_files(tmp_path / "gen", out)
     profile = json.loads((tmp_path / "gen" / "profile.json").read_text())

@@ -34,8 +34,7 @@ from Deeploy.targets.siracusa.profile import per_iteration
 from Deeploy.targets.siracusa.timing import LayerTime, TimingResult
 from Deeploy.tiling.network import TilingOptions
 from DeeployTest.testRunner_generic import GENERIC
-from DeeployTest.testUtils.runner import run_test
-from DeeployTest.testUtils.siracusa_runner import cluster_runner
+from DeeployTest.testUtils.runner import RunnerPlatform, run_test
 from DeeployTest.test_suite.conftest import CORPUS, DEEPLOY_TEST
 
 LLAMA = CORPUS / "Models/microLlama/INT8/microLlama64"
@@ -132,7 +131,7 @@ def test_generic_rolled_is_bit_exact_and_smaller(capsys):
 @TOOLCHAIN
 @pytest.mark.parametrize("cores", [1, 8])
 def test_siracusa_rolled_is_bit_exact(cores, capsys):
-    runner = cluster_runner("Siracusa", "TEST_SIRACUSA")
+    runner = RunnerPlatform("Siracusa", "TEST_SIRACUSA")
     out = _runs(runner, LLAMA, DEEPLOY_TEST / "TEST_SIRACUSA" / "rolled" / f"cores{cores}",
                 {"cores": cores, "loop_rolling": AUTO}, capsys)
     assert _one_loop("Siracusa") in out
@@ -142,7 +141,7 @@ def test_siracusa_rolled_is_bit_exact(cores, capsys):
 @pytest.mark.parametrize("level,double", [("L2", False), pytest.param("L2", True, marks=pytest.mark.slow),
                                           pytest.param("L3", False, marks=pytest.mark.slow), ("L3", True)])
 def test_tiled_rolled_is_bit_exact(level, double, capsys):
-    runner = cluster_runner("Siracusa", "TEST_SIRACUSA_TILED")
+    runner = RunnerPlatform("Siracusa", "TEST_SIRACUSA_TILED")
     tiling = TilingOptions(l1=64000, default_level=level, double_buffer=double)
     out = _runs(runner, LLAMA, DEEPLOY_TEST / "TEST_SIRACUSA_TILED" / "rolled" / f"{level}{int(double)}",
                 {"cores": 8, "tiling": tiling, "loop_rolling": AUTO}, capsys)
@@ -230,7 +229,7 @@ def test_profiles_name_every_iteration():
 @pytest.mark.parametrize("tiled", [False, True])
 def test_npu_rolled_is_bit_exact(tiled, capsys):
     """With the NPU: its jobs' per-iteration shift and weight offset read tables."""
-    runner = cluster_runner("Siracusa_w_neureka", "TEST_SIRACUSA_W_NEUREKA_TILED" if tiled else "TEST_SIRACUSA_W_NEUREKA")
+    runner = RunnerPlatform("Siracusa_w_neureka", "TEST_SIRACUSA_W_NEUREKA_TILED" if tiled else "TEST_SIRACUSA_W_NEUREKA")
     options = {"cores": 8, "loop_rolling": AUTO} | ({"tiling": TilingOptions(l1=64000)} if tiled else {})
     out = _runs(runner, LLAMA, DEEPLOY_TEST / runner.gen_root / "rolled", options, capsys)
     assert _one_loop("Siracusa_w_neureka") in out, out
@@ -240,7 +239,7 @@ def test_npu_rolled_is_bit_exact(tiled, capsys):
 def test_weights_moved_to_l3_to_fit_are_streamed(capsys):
     """Without --defaultMemLevel a tight --l2 moves the largest weights to L3: whole per-iteration
     families are then streamed, and L2 holds less than with them staged tile by tile."""
-    runner = cluster_runner("Siracusa", "TEST_SIRACUSA_TILED")
+    runner = RunnerPlatform("Siracusa", "TEST_SIRACUSA_TILED")
     tiling = TilingOptions(l1=64000, l2=360000, double_buffer=True)
     gen = DEEPLOY_TEST / "TEST_SIRACUSA_TILED" / "rolled" / "spill"
     out = _runs(runner, LLAMA, gen, {"cores": 8, "tiling": tiling, "loop_rolling": AUTO}, capsys)
@@ -253,7 +252,7 @@ def test_weights_moved_to_l3_to_fit_are_streamed(capsys):
 def test_npu_weights_streamed_into_the_weight_memory(capsys):
     """Parameters in L3 and a weight memory too small for every iteration's NPU weights but not
     for two: those are streamed into a double buffer there, the jobs read it through the weight port."""
-    runner = cluster_runner("Siracusa_w_neureka", "TEST_SIRACUSA_W_NEUREKA_TILED")
+    runner = RunnerPlatform("Siracusa_w_neureka", "TEST_SIRACUSA_W_NEUREKA_TILED")
     gen = DEEPLOY_TEST / runner.gen_root / "rolled_wmem_stream"
     options = {"cores": 8, "tiling": TilingOptions(l1=64000, default_level="L3"), "loop_rolling": AUTO,
                "platform_options": {"neureka_wmem": True, "wmem_size": 256 * 1024}}

@@ -19,7 +19,7 @@ import pytest
 
 from Deeploy.tiling.network import TilingOptions
 from DeeployTest.testRunner_generic import GENERIC
-from DeeployTest.testUtils.siracusa_runner import cluster_runner
+from DeeployTest.testUtils.runner import RunnerPlatform
 from DeeployTest.test_suite.conftest import CORPUS, DEEPLOY_TEST
 from DeeployTest.test_suite.test_rolled import AUTO, TOOLCHAIN, _runs
 
@@ -62,7 +62,7 @@ def test_rolled_network_is_bit_exact(test_dir, config, capsys):
     if not test_dir.is_dir():
         pytest.skip(f"{test_dir} not found")
     platform, root, options = CONFIGS[config]
-    runner = GENERIC if platform == "Generic" else cluster_runner(platform, root)
+    runner = GENERIC if platform == "Generic" else RunnerPlatform(platform, root)
     out = _runs(runner, test_dir, DEEPLOY_TEST / root / "rolled_matrix" / f"{test_dir.name}-{config}",
                 options | {"loop_rolling": AUTO}, capsys)
     assert re.search(r"\d+ iterations of \d+ layers run as one loop", out), out

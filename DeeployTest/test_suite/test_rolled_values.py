@@ -15,7 +15,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 from Deeploy.tiling.network import TilingOptions
 from DeeployTest.testRunner_generic import GENERIC
-from DeeployTest.testUtils.siracusa_runner import cluster_runner
+from DeeployTest.testUtils.runner import RunnerPlatform
 from DeeployTest.test_suite.test_rolled import AUTO, TOOLCHAIN, _runs
 
 BLOCKS, ROWS, COLS = 4, 4, 8
@@ -52,7 +52,7 @@ CONFIGS = {
 @pytest.mark.parametrize("config", list(CONFIGS))
 def test_per_iteration_gather_indices_run_rolled(config, tmp_path, capsys):
     root, options = CONFIGS[config]
-    runner = GENERIC if root is None else cluster_runner("Siracusa", root)
+    runner = GENERIC if root is None else RunnerPlatform("Siracusa", root)
     out = _runs(runner, _gather_stack(tmp_path / "net"), tmp_path / "gen", options | {"loop_rolling": AUTO}, capsys)
     assert f"{BLOCKS} iterations of 2 layers run as one loop" in out, out
     c = (tmp_path / "gen" / "network" / "Network.c").read_text()

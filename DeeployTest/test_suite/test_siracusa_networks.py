@@ -17,8 +17,7 @@ import pytest
 from Deeploy.errors import BuildError
 from Deeploy.targets import get_platform
 from Deeploy.targets.siracusa.timing import read_records
-from DeeployTest.testUtils.siracusa_runner import cluster_runner
-from DeeployTest.testUtils.runner import run_test
+from DeeployTest.testUtils.runner import RunnerPlatform, run_test
 from DeeployTest.test_suite.conftest import CORPUS, DEEPLOY_TEST, FLOAT_CORPUS, REJECTED, network_dirs
 
 pytestmark = pytest.mark.skipif(shutil.which("qemu-system-riscv32") is None or
@@ -45,7 +44,7 @@ NETWORKS = [d for d in ALL_NETWORKS if d not in TOO_LARGE]
 # the float corpus: in the default suite on 8 cores (test_float_network_8_cores), on 1 and 8 cores
 # with -m slow
 FLOATS = {d for d in NETWORKS if d.is_relative_to(CORPUS) and str(d.relative_to(CORPUS)).startswith(FLOAT_CORPUS)}
-SIRACUSA = cluster_runner("Siracusa", "TEST_SIRACUSA")
+SIRACUSA = RunnerPlatform("Siracusa", "TEST_SIRACUSA")
 
 
 def _id(path: Path) -> str:

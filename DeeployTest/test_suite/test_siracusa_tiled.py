@@ -24,12 +24,11 @@ from Deeploy.targets import get_platform
 from Deeploy.targets.siracusa.linker import l1_reserved_bytes
 from Deeploy.targets.siracusa.qemu import elf_symbols
 from Deeploy.tiling.network import TilingOptions, level_limits
-from DeeployTest.testUtils.siracusa_runner import cluster_runner
-from DeeployTest.testUtils.runner import run_test
+from DeeployTest.testUtils.runner import RunnerPlatform, run_test
 from DeeployTest.test_suite.conftest import DEEPLOY_TEST
 from DeeployTest.test_suite.test_siracusa_networks import FLOATS, NETWORKS, _id, pytestmark  # noqa: F401
 
-TILED = cluster_runner("Siracusa", "TEST_SIRACUSA_TILED")
+TILED = RunnerPlatform("Siracusa", "TEST_SIRACUSA_TILED")
 
 # (l1, default memory level, double buffering)
 DEFAULT = [(64000, "L2", False), (16000, "L2", True), (64000, "L3", True)]
@@ -97,7 +96,7 @@ def _run_tiled(test_dir, l1: int, level: str, db: bool, capsys, cores: int, prof
     args = argparse.Namespace(test=str(test_dir), verbose=False, skipgen=False, skipsim=False, gen_dir=str(gen),
                               cores=cores, l1=l1, l2=TilingOptions.l2, defaultMemLevel=level, doublebuffer=db,
                               profileTiling=profile, plotMemAlloc=False, timeout=None)
-    runner = TILED if platform == "Siracusa" else cluster_runner(platform, folder)
+    runner = TILED if platform == "Siracusa" else RunnerPlatform(platform, folder)
     options = {"cores": cores, "tiling": TilingOptions(l1, TilingOptions.l2, level, db)}
     code = run_test(args, runner, options | ({"platform_options": platform_options} if platform_options else {}))
     out = capsys.readouterr().out

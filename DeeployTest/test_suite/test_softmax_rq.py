@@ -19,11 +19,10 @@ from DeeployTest.generators.builder import Net, tensor_attr
 from DeeployTest.generators.golden import write_test
 from DeeployTest.generators.integer import isoftmax_attrs
 from DeeployTest.generators.registry import ints_in
-from DeeployTest.testUtils.runner import run_test
-from DeeployTest.testUtils.siracusa_runner import cluster_runner
+from DeeployTest.testUtils.runner import RunnerPlatform, run_test
 from DeeployTest.test_suite.kernel_cases import bound_ops, needs_qemu, run_generic, run_siracusa
 
-TILED = cluster_runner("Siracusa", "TEST_SIRACUSA_TILED")
+TILED = RunnerPlatform("Siracusa", "TEST_SIRACUSA_TILED")
 L1 = 4000   # several tiles of rows for the larger cases
 
 # e * levels_m1 beyond 2^31: the kernel's int64 path

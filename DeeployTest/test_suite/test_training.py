@@ -20,8 +20,7 @@ from Deeploy.errors import FrontendError, OpError
 from Deeploy.frontend import assign_input_types, infer_graph, load_onnx
 from Deeploy.tiling.network import TilingOptions
 from DeeployTest.testRunner_generic import GENERIC
-from DeeployTest.testUtils.runner import run_test
-from DeeployTest.testUtils.siracusa_runner import cluster_runner
+from DeeployTest.testUtils.runner import RunnerPlatform, run_test
 
 STEPS = 3
 LR = 0.5
@@ -122,7 +121,7 @@ def test_training_steps_on_siracusa(tmp_path, capsys, tiled):
                               cores=8, profileUntiled=False, timeout=None, l1=4096, l2=TilingOptions.l2,
                               defaultMemLevel="L2", doublebuffer=True, profileTiling=False, plotMemAlloc=False)
     options = {"cores": 8} | ({"tiling": TilingOptions(4096, TilingOptions.l2, "L2", True)} if tiled else {})
-    code = run_test(args, cluster_runner("Siracusa", "TEST_SIRACUSA"), options)
+    code = run_test(args, RunnerPlatform("Siracusa", "TEST_SIRACUSA"), options)
     out = capsys.readouterr().out
     assert code == 0, out
     _expect_steps(out)

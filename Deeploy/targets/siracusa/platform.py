@@ -12,14 +12,13 @@ from Deeploy.passes.requant_fusion import fuse_requant
 from Deeploy.passes.variadic import split_variadic
 from Deeploy.platform import Engine, MemoryLevel, Platform
 from Deeploy.targets.siracusa.bindings import SIRACUSA_BINDINGS
-from Deeploy.targets.siracusa.execute import run_program
 from Deeploy.targets.siracusa.linker import l1_reserved_bytes, linker_script
-from Deeploy.targets.siracusa.timing import TimingModel
+from Deeploy.targets.siracusa.timing import SIRACUSA_TIMING
 from Deeploy.targets.siracusa.conv_cycles import conv_tile_model
 from Deeploy.targets.siracusa.gemm_cycles import gemm_tile_model
 from Deeploy.tiling.params import PlatformTiling, TilingParams
 
-__all__ = ["SIRACUSA", "PLATFORM", "SIRACUSA_PASSES", "SIRACUSA_L1", "VIRTUAL_PLATFORM_L1", "L3_STAGING"]
+__all__ = ["SIRACUSA", "PLATFORM", "SIRACUSA_PASSES", "SIRACUSA_L1", "CLUSTER", "VIRTUAL_PLATFORM_L1", "L3_STAGING"]
 
 KiB, MiB = 1024, 1024 * 1024
 
@@ -35,21 +34,24 @@ SIRACUSA_PASSES = (
     split_float_reductions,    # float means/sums with few outputs reduce their last axis first
 )
 
-TIMING = TimingModel(          # sources: TimingModel's docstring and specs/siracusa-timing.md
-    base_cpi=1.0,              # CV32E40P user manual (single-issue, 1 cycle per ALU/L1 access)
-    l1_latency=0.0,            # TCDM single-cycle access (GVSoC cluster config)
-    l2_latency=14.0,           # cluster interconnect 2 + SoC router 12 (GVSoC)
-    l3_latency=100.0,          # GUESS: HyperBus command phase + latency + 4 bytes at 1 B/cycle
-    fork_cycles=50.0,          # GUESS: "tens of cycles", not found in sources
-    barrier_cycles=11.0,       # hardware barrier, Glaser et al., DATE 2019
-)
+# The virtual platform's cycle model: the values and their sources are TimingModel's defaults
+# (timing.py, specs/siracusa-timing.md); the tiler's parameters below are taken from it.
+TIMING = SIRACUSA_TIMING
 
-# The tiling cost model's parameters: see Deeploy/tiling/params.py for what each one means and
-# its source; the DMA terms are the virtual platform's DMA timing above.
+CLUSTER = Engine("cluster", cores=8, forked=True, runtime="deeploy_runtime.h")   # spec "Cluster"
+
+# The tiling cost model's parameters (Deeploy/tiling/params.py says what each one means): the L1
+# tiles of data in L2, moved by the cluster DMA (mchan) as the cycle model times it; 64000 B of the
+# 256 KiB L1 by default (--l1; spec "Cluster: L1 TCDM"), 4-byte aligned as the L1 level.
+# ops_per_cycle: 31, PULP-NN int8 kernels reach 15.5 MAC/cycle on 8 XpulpV2 cores, a MAC is 2 ops
+# (spec "Sanity checks"); the virtual platform (plain RV32IMAC, no SIMD) is ~12x slower: see
+# VIRTUAL_PLATFORM_L1. tile_loop_cycles: GUESS 20 per tile (index and pointer updates, DMA waits).
 SIRACUSA_L1 = TilingParams(capacity=64000, alignment=4, dma_bytes_per_cycle=int(TIMING.dma_bandwidth),
                            dma_setup=int(TIMING.dma_setup_cycles), dma_row_cycles=int(TIMING.dma_row_cycles),
-                           dma_issue_word_cycles=int(TIMING.dma_issue_word_cycles), cores=8,
-                           fork_cycles=int(TIMING.fork_cycles), barrier_cycles=int(TIMING.barrier_cycles))
+                           dma_issue_word_cycles=int(TIMING.dma_issue_word_cycles),
+                           dma_words_1d=TIMING.dma_words_1d, dma_words_2d=TIMING.dma_words_2d,
+                           ops_per_cycle=31.0, cores=CLUSTER.cores, fork_cycles=int(TIMING.fork_cycles),
+                           barrier_cycles=int(TIMING.barrier_cycles), tile_loop_cycles=20)
 
 # The virtual platform (QEMU, plain RV32IMAC cores): measured ops per cycle of 8 cores with the
 # data in L1, from the timing plugin's records of the Siracusa network tests (cores8) evaluated
@@ -84,12 +86,6 @@ _L1_RESERVED = l1_reserved_bytes() + 16 * KiB
 
 
 
-def _execute_on_qemu(elf, timeout: float) -> tuple[int, str]:
-    """The program under QEMU with the timing plugin; its output then ``Runtime: N cycles``."""
-    run = run_program(elf, TIMING, timeout=timeout)
-    return run.exit_code, run.output
-
-
 SIRACUSA = Platform(
     name="Siracusa",
     libraries=("Generic", "PULPOpen"),
@@ -103,12 +99,11 @@ SIRACUSA = Platform(
     passes=SIRACUSA_PASSES,
     default_level="L2",
     cmake_platform="Siracusa",
-    engines=(Engine("cluster", cores=8, forked=True, runtime="deeploy_runtime.h"),),
+    engines=(CLUSTER,),
     timing=TIMING,
     tiling=PlatformTiling(VIRTUAL_PLATFORM_L1, L3_STAGING, stream_engine="DEEPLOY_DMA_L3"),
     linker_script=linker_script,
     reference_section=".l3_rodata",   # large test data off-chip, like a host loading it into L3
-    execute=_execute_on_qemu,
 )
 
 PLATFORM = SIRACUSA

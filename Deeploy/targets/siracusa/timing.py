@@ -121,8 +121,9 @@ class TimingModel:
         rows' bursts pipeline back to back (up to 8 outstanding), and each row is rounded up to
         whole beats (``ceil(row_bytes / bandwidth)``: a row cannot share a beat with the next).
     dma_issue_word_cycles: core cycles per command word the issuing core stores into the DMA's
-        command queue: 1 (single-cycle store to a cluster peripheral); a 1-D command is 3 words, a
-        2-D command 5 (GVSoC mchan model); a 3-D copy is one 2-D command per plane.
+        command queue: 1 (single-cycle store to a cluster peripheral).
+    dma_words_1d: command words of a 1-D transfer: 3 (GVSoC mchan model; the same for the uDMA).
+    dma_words_2d: command words of a 2-D transfer: 5 (idem); a 3-D copy is one 2-D command per plane.
 
     L3 DMA (uDMA HyperBus channel, L3 <-> L2; GVSoC ``pulp/udma/hyper/udma_hyper_v3.cpp``,
     HyperRAM datasheets). The peripheral clock is taken equal to the cluster clock (GUESS):
@@ -165,6 +166,8 @@ class TimingModel:
     dma_bandwidth: float = 8.0
     dma_row_cycles: float = 0.0
     dma_issue_word_cycles: float = 1.0
+    dma_words_1d: int = 3
+    dma_words_2d: int = 5
     l3_dma_setup_cycles: float = 14.0
     l3_dma_bandwidth: float = 1.0
     l3_dma_command_cycles: float = 8.0
@@ -190,8 +193,9 @@ class TimingModel:
         raise ValueError(f"unknown DMA engine {engine} (engines: {', '.join(DMA_ENGINE_NAMES)})")
 
     def dma_issue_cycles(self, engine: int, commands: int, rows: int) -> float:
-        """Cycles the issuing core spends programming a transfer: 3 words per 1-D command, 5 per 2-D."""
-        words = 3 if rows <= commands else 5
+        """Cycles the issuing core spends programming a transfer: ``dma_words_1d`` words per 1-D
+        command, ``dma_words_2d`` per 2-D."""
+        words = self.dma_words_1d if rows <= commands else self.dma_words_2d
         return commands * words * self.dma_engine(engine)[3]
 
     def dma_cycles(self, engine: int, bytes_: int, rows: int) -> float:
