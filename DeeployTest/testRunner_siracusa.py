@@ -5,7 +5,6 @@ cores under QEMU; check its outputs and print the modelled cycles.
     python testRunner_siracusa.py -t Tests/Models/microLlama/microLlama128 --cores=8
 """
 
-import argparse
 import sys
 from pathlib import Path
 

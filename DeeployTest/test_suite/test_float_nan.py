@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import numpy as np
 import onnx
-import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from Deeploy.frontend import assign_input_types, infer_graph, load_onnx

@@ -97,7 +97,7 @@ def test_fuzz_compiler_names(tmp_path, platform, folder):
     """Nodes and tensors named as the compiler names what it makes for their neighbours (a
     RequantShift '<conv>_in_hwc' before Conv '<conv>', a constant '<conv>.npu_bias', ...): the
     names the passes make must not meet them, bit-exact on 8 cores."""
-    runner = cluster_runner(platform, folder)
+    runner = RunnerPlatform(platform, folder)
 
     @settings(max_examples=5, **FIXED)
     @given(batches(12, max_dim=10, clash=True))

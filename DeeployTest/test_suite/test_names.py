@@ -10,19 +10,16 @@ import shutil
 from pathlib import Path
 
 import numpy as np
-import onnx
 import pytest
-from onnx import TensorProto, helper
 
 from Deeploy.compiler import compile_graph
 from Deeploy.errors import GraphError
-from Deeploy.frontend import assign_input_types, load_onnx
+from Deeploy.frontend import load_onnx
 from Deeploy.ir.graph import Graph, Node, Tensor
 from Deeploy.ir.dtypes import INT8
 from DeeployTest.generators.builder import Net
 from DeeployTest.generators.golden import write_test
-from DeeployTest.testUtils.runner import run_test
-from DeeployTest.testUtils.siracusa_runner import cluster_runner
+from DeeployTest.testUtils.runner import RunnerPlatform, run_test
 
 NEEDS_QEMU = pytest.mark.skipif(shutil.which("qemu-system-riscv32") is None or
                                 shutil.which("riscv64-unknown-elf-gcc") is None,
@@ -35,7 +32,7 @@ def _run(net: Net | None, tmp_path: Path, capsys, platform: str, folder: str) ->
         write_test(net, tmp_path / "test")
     args = argparse.Namespace(test=str(tmp_path / "test"), verbose=False, skipgen=False, skipsim=False,
                               gen_dir=str(tmp_path / "gen"), cores=8, profileUntiled=False, timeout=None)
-    code = run_test(args, cluster_runner(platform, folder), {"cores": 8})
+    code = run_test(args, RunnerPlatform(platform, folder), {"cores": 8})
     out = capsys.readouterr().out
     assert code == 0 and "Errors: 0 out of" in out, out
 

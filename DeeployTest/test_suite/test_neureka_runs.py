@@ -25,7 +25,7 @@ from Deeploy.targets.siracusa.npu_timeline import npu_job_cycles
 from Deeploy.targets.siracusa.timing import model_cycles, read_records
 from Deeploy.tiling.network import TilingOptions
 from DeeployTest.testUtils.runner import RunnerPlatform, run_test
-from DeeployTest.test_suite.conftest import CORPUS, DEEPLOY_TEST
+from DeeployTest.test_suite.conftest import DEEPLOY_TEST
 
 pytestmark = pytest.mark.skipif(shutil.which("qemu-system-riscv32") is None or
                                 shutil.which("riscv64-unknown-elf-gcc") is None,

@@ -16,7 +16,7 @@ from Deeploy.errors import TilingError
 from Deeploy.frontend import assign_input_types, load_onnx
 from Deeploy.frontend.onnx_loader import data_values
 from Deeploy.tiling.network import TilingOptions
-from DeeployTest.test_suite.kernel_cases import SIRACUSA, TILED, _check, needs_qemu, run_generic, run_siracusa
+from DeeployTest.test_suite.kernel_cases import TILED, _check, needs_qemu, run_generic, run_siracusa
 from DeeployTest.test_suite.op_cases import RECORDS, cases_of
 from DeeployTest.test_suite.test_op_references import activations, build_model, run_ort_all
 from DeeployTest.testUtils.runner import run_test

@@ -185,7 +185,7 @@ def test_initializer_array_with_other_values_is_refused(tmp_path):
 def test_exported_folder_runs_on_generic(tmp_path, capsys):
     import argparse
     from DeeployTest.testRunner_generic import GENERIC
-    from DeeployTest.testUtils.runner import RunnerPlatform, run_test
+    from DeeployTest.testUtils.runner import run_test
     folder = _exported(tmp_path / "exported")
     args = argparse.Namespace(test=str(folder), verbose=False, skipgen=False, skipsim=False,
                               gen_dir=str(tmp_path / "gen"))

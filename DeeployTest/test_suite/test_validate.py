@@ -8,7 +8,6 @@ import re
 import shutil
 
 import numpy as np
-import pytest
 
 from Deeploy.cli import main
 from Deeploy.frontend import assign_input_types, load_onnx
