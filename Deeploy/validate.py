@@ -1,5 +1,6 @@
 """``deeploy validate``: does the deployed network compute what the model says? The reference
-interpreter (``Deeploy/reference.py``) evaluates the ONNX graph on the inputs (given, inputs.npz
+interpreter (``Deeploy/reference.py``) evaluates the ONNX graph (its QDQ groups lowered to the
+integer ops onnxruntime runs them as, ``passes/qdq.py``) on the inputs (given, inputs.npz
 beside the model, or seeded random values of the input types); its outputs are checked against
 outputs.npz beside the model (if any) and onnxruntime (where it runs the graph), and become the
 expected values of a testbench compiled with the network into a temporary folder, built and run
@@ -21,6 +22,8 @@ from Deeploy.errors import DeeployError
 from Deeploy.frontend import assign_input_types, infer_graph, load_npz_arrays, load_onnx, map_arrays
 from Deeploy.ir.dtypes import DType
 from Deeploy.ir.graph import Graph
+from Deeploy.passes.manager import run_passes
+from Deeploy.passes.qdq import lower_qdq
 from Deeploy.reference import run_reference
 from Deeploy.run import run_output
 from Deeploy.targets import get_platform
@@ -123,6 +126,7 @@ def validate(model: str | Path, platform: str, *, inputs: str | Path | None = No
     reference_graph = load_onnx(onnx_path)
     assign_input_types(reference_graph, values, input_types)
     infer_graph(reference_graph)
+    reference_graph = run_passes(reference_graph, [lower_qdq])     # QDQ groups as onnxruntime computes them
     expected = run_reference(reference_graph, values)
     ok = True
     golden_path = Path(outputs) if outputs else onnx_path.with_name("outputs.npz")

@@ -10,6 +10,9 @@ onnxruntime's integer kernels (QLinearConv, QGemm, QLinearMatMul) compute:
 - ``MatMulInteger`` and ``ConvInteger`` of constant weights with zero points 0  =>  the op with
   x's zero point folded into a bias likewise;
 - ``Relu -> Q`` whose zero point is its type's minimum  =>  ``Q`` (the saturation is the Relu);
+- ``DQ(a), DQ(b) -> Add/Mul -> Q`` of one 8-bit type  =>  ``QLinearAdd/QLinearMul(a, b)``, the
+  scales and zero points as attributes (onnxruntime fuses these groups into its QLinearAdd and
+  QLinearMul; ops/qlinear.py computes what they compute);
 - ``DQ -> op -> Q`` of a data movement op with the same scale and zero point  =>  the op on the
   integers.
 
@@ -207,6 +210,30 @@ def _same_quantization(graph: Graph, matched: list[Node]) -> str | None:
     return None
 
 
+def _binary_group(graph: Graph, matched: list[Node]) -> str | None:
+    op, q = matched
+    if q.inputs[0] != op.outputs[0] or len(op.inputs) != 2:
+        return "the op's output is not the quantizer's input"
+    producers = graph.producers()
+    dqs = [producers.get(i) for i in op.inputs]
+    reason = next(filter(None, (_per_tensor(graph, dq, DQ) for dq in dqs)), None) or _per_tensor(graph, q, Q)
+    if reason:
+        return reason
+    if len({graph.tensors[dq.inputs[0]].dtype for dq in dqs} | {graph.tensors[q.outputs[0]].dtype}) != 1:
+        return "the operands and the output differ in type"
+    return None
+
+
+def _qlinear_binary(graph: Graph, matched: list[Node]) -> list[Node]:
+    op, q = matched
+    producers = graph.producers()
+    quantizers = [producers[i] for i in op.inputs] + [q]
+    attrs = {f"{t}_scale": float(_const(graph, n.inputs[1]).reshape(-1)[0]) for t, n in zip("aby", quantizers)}
+    attrs.update({f"{t}_zero_point": _zero_point(graph, n) for t, n in zip("aby", quantizers)})
+    attrs["signed"] = int(graph.tensors[q.outputs[0]].dtype.min < 0)
+    return [Node(op.name, f"QLinear{op.op}", [n.inputs[0] for n in quantizers[:2]], q.outputs, attrs)]
+
+
 def _move_integers(graph: Graph, matched: list[Node]) -> list[Node]:
     dq, op, q = matched
     return [Node(op.name, op.op, [dq.inputs[0]] + op.inputs[1:], q.outputs, dict(op.attrs), op.domain)]
@@ -216,6 +243,7 @@ QDQ_LOWERING = RuleSet("qdq", (
     Rule("relu_quantize", chain("Relu", Q), _relu_saturates, _drop_relu),
     *(Rule(f"{op.lower()}_qdq", Pattern(Q, (Pattern(op),)), _group, _lower) for op in ("Conv", "Gemm", "MatMul")),
     *(Rule(op.lower(), Pattern(op), _integer_fits, _lower_integer) for op in _INTEGER_OPS),
+    *(Rule(f"{op.lower()}_qdq", Pattern(Q, (Pattern(op),)), _binary_group, _qlinear_binary) for op in ("Add", "Mul")),
     *(Rule(f"{op.lower()}_integers", Pattern(Q, (Pattern(op, (Pattern(DQ),)),)), _same_quantization, _move_integers)
       for op in _MOVES if op in registered_ops()),
 ))

@@ -120,9 +120,10 @@ def test_qoperator_cnn_runs_as_the_qdq_integer_kernels(tmp_path, capsys, activat
     _validate(capsys, path, "--platform", "Generic")
 
 
-def test_qoperator_elementwise_and_pooling_run_float_and_are_listed(tmp_path, capsys):
+def test_qoperator_sigmoid_and_pooling_run_float_and_are_listed(tmp_path, capsys):
     """com.microsoft's QLinearAdd, QLinearSigmoid and QLinearGlobalAveragePool become their QDQ
-    groups, which compute in float (``-v`` lists them)."""
+    groups: the Add runs on the integers, Sigmoid and GlobalAveragePool compute in float (``-v``
+    lists them)."""
     rng = np.random.default_rng(0)
     weight = numpy_helper.from_array((rng.standard_normal([8, 8, 3, 3]) * 0.2).astype(np.float32), "w")
     nodes = [helper.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1]), helper.make_node("Add", ["c", "x"], ["a"]),
@@ -142,9 +143,9 @@ def test_qoperator_elementwise_and_pooling_run_float_and_are_listed(tmp_path, ca
     out = capsys.readouterr().out
     assert code == 0, out
     listed = next(line for line in out.splitlines() if line.startswith("  float:"))
-    for op in ("(Add)", "(Sigmoid)", "(GlobalAveragePool)"):
+    for op in ("(Sigmoid)", "(GlobalAveragePool)"):
         assert op in listed, listed
-    assert "(Conv)" not in listed, listed
+    assert "(Conv)" not in listed and "(Add)" not in listed, listed
 
 
 def _integer_model(tmp_path, op: str, w: np.ndarray, x_shape, y_shape, **attrs) -> str:
@@ -251,3 +252,86 @@ def test_per_channel_requantisation_lets_the_layout_transposes_cancel(tmp_path, 
     graph = run_passes(graph, SIRACUSA_PASSES)
     transposes = [n for n in graph.nodes if n.op == "Transpose"]
     assert len(transposes) == 2, [repr(n) for n in transposes]
+
+
+def _quantized_elementwise(tmp_path, activations: str, quant_format=QuantFormat.QDQ) -> str:
+    """Conv -> residual Add -> Mul by a per-channel constant (broadcast along H and W) -> Mul by
+    the input, quantized by onnxruntime (QDQ: the Add and Mul groups; QOperator: QLinearAdd and
+    QLinearMul)."""
+    rng = np.random.default_rng(5)
+    inits = [numpy_helper.from_array((rng.standard_normal([8, 8, 3, 3]) * 0.2).astype(np.float32), "w"),
+             numpy_helper.from_array(rng.standard_normal([8, 1, 1]).astype(np.float32), "c")]
+    nodes = [helper.make_node("Conv", ["x", "w"], ["cv"], pads=[1, 1, 1, 1]), helper.make_node("Add", ["cv", "x"], ["a"]),
+             helper.make_node("Mul", ["a", "c"], ["m"]), helper.make_node("Mul", ["m", "x"], ["y"])]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 8, 8, 8])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 8, 8, 8])], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    onnx.save(model, tmp_path / "float.onnx")
+    data = iter([{"x": rng.standard_normal([1, 8, 8, 8]).astype(np.float32)} for _ in range(4)])
+    reader = type("Reader", (CalibrationDataReader,), {"get_next": lambda self: next(data, None)})()
+    quantize_static(str(tmp_path / "float.onnx"), str(tmp_path / "q.onnx"), reader, quant_format=quant_format,
+                    per_channel=True, reduce_range=True, weight_type=QuantType.QInt8,
+                    activation_type=QuantType.QInt8 if activations == "int8" else QuantType.QUInt8)
+    return str(tmp_path / "q.onnx")
+
+
+def _validate_n(capsys, n: int, *argv) -> None:
+    code = main(["validate", *map(str, argv)])
+    out = capsys.readouterr()
+    text = out.out + out.err
+    assert code == 0, text
+    assert f"reference vs onnxruntime: worst error 0, 0 of {n} elements" in text, text
+    assert re.search(rf"^Errors: 0 out of {n}( \(float outputs: worst abs error 0\.000e0|$)", text, re.M), text
+
+
+@pytest.mark.parametrize("activations,quant_format", [("int8", QuantFormat.QDQ), ("uint8", QuantFormat.QDQ),
+                                                      ("uint8", QuantFormat.QOperator)])
+def test_qdq_add_and_mul_run_as_qlinear_kernels(tmp_path, capsys, activations, quant_format):
+    """The Add and Mul groups (QOperator: QLinearAdd, QLinearMul) become QLinearAdd and QLinearMul on
+    the integers, bit-exact with onnxruntime; only the input quantizer and output dequantizer stay float."""
+    path = _quantized_elementwise(tmp_path, activations, quant_format)
+    ops = [n.op for n in _lowered(path).nodes]
+    assert ops.count("QLinearAdd") == 1 and ops.count("QLinearMul") == 2, ops
+    assert ops.count("QuantizeLinear") == ops.count("DequantizeLinear") == 1 and "Add" not in ops, ops
+    _validate_n(capsys, 512, path, "--platform", "Generic")
+
+
+@needs_qemu
+def test_qdq_add_and_mul_bit_exact_on_siracusa(tmp_path, capsys):
+    path = _quantized_elementwise(tmp_path, "int8")
+    _validate_n(capsys, 512, path, "--platform", "Siracusa")
+    _validate_n(capsys, 512, path, "--platform", "Siracusa", "--l1", "1500")
+
+
+def _qlinear_model(tmp_path, op: str, dtype, a_shape, b_shape, scales, zero_points) -> str:
+    """One com.microsoft ``op`` node of two activations."""
+    elem = TensorProto.INT8 if dtype == np.int8 else TensorProto.UINT8
+    inits = [numpy_helper.from_array(np.array(s, np.float32), f"{t}s") for t, s in zip("aby", scales)]
+    inits += [numpy_helper.from_array(np.array(z, dtype), f"{t}z") for t, z in zip("aby", zero_points)]
+    node = helper.make_node(op, ["a", "as", "az", "b", "bs", "bz", "ys", "yz"], ["y"], domain="com.microsoft")
+    out_shape = list(np.broadcast_shapes(tuple(a_shape), tuple(b_shape)))
+    graph = helper.make_graph([node], "q", [helper.make_tensor_value_info("a", elem, a_shape),
+                                            helper.make_tensor_value_info("b", elem, b_shape)],
+                              [helper.make_tensor_value_info("y", elem, out_shape)], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)])
+    model.ir_version = 8
+    path = tmp_path / f"{op}.onnx"
+    onnx.save(model, path)
+    return str(path)
+
+
+@pytest.mark.parametrize("op", ["QLinearAdd", "QLinearMul"])
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8])
+def test_qlinear_add_and_mul_match_onnxruntime_on_every_pair(tmp_path, capsys, op, dtype):
+    """Every pair of 8-bit operands, same shape and with b one value per row (onnxruntime's scalar
+    span), for a few scale sets: the Generic kernel gives onnxruntime's values."""
+    info, rng = np.iinfo(dtype), np.random.default_rng(7)
+    values = np.arange(info.min, info.max + 1).astype(dtype)
+    rows, columns = np.repeat(values[:, None], 256, axis=1), np.tile(values, (256, 1))
+    for a, b in ((rows, columns), (columns, values[:, None]), (values[:, None], columns)):
+        scales = rng.uniform(0.004, 0.2, 3).astype(np.float32)
+        path = _qlinear_model(tmp_path, op, dtype, list(a.shape), list(b.shape), scales,
+                              rng.integers(info.min, info.max + 1, 3))
+        np.savez(tmp_path / "inputs.npz", a=a, b=b)
+        _validate_n(capsys, 65536, path, "--platform", "Generic", "--inputs", tmp_path / "inputs.npz")

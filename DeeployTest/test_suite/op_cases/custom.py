@@ -41,6 +41,25 @@ def naive_requantize_linear(xs, attrs):
     return y
 
 
+def onnxruntime_qlinear(op: str):
+    """onnxruntime's own com.microsoft QLinearAdd / QLinearMul on the operands, the scales and zero
+    points as its inputs: the op is defined as what onnxruntime computes."""
+    def oracle(xs, attrs):
+        import onnxruntime as ort
+        from onnx import TensorProto, helper, numpy_helper
+        dtype, elem = (np.int8, TensorProto.INT8) if num(attrs.get("signed", 1)) else (np.uint8, TensorProto.UINT8)
+        consts = [numpy_helper.from_array(np.array(num(attrs[f"{t}_scale"]), np.float32), f"{t}s") for t in "aby"]
+        consts += [numpy_helper.from_array(np.array(num(attrs[f"{t}_zero_point"]), dtype), f"{t}z") for t in "aby"]
+        node = helper.make_node(op, ["a", "as", "az", "b", "bs", "bz", "ys", "yz"], ["y"], domain="com.microsoft")
+        graph = helper.make_graph([node], "q", [helper.make_tensor_value_info(n, elem, x.shape) for n, x in zip("ab", xs)],
+                                  [helper.make_tensor_value_info("y", elem, None)], consts)
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)])
+        model.ir_version = 8
+        session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+        return session.run(None, {n: x.astype(dtype) for n, x in zip("ab", xs)})[0].astype(np.int64)
+    return oracle
+
+
 def naive_requant_shift(xs, attrs):
     x, mul, add = xs
     div = num(attrs["div"])
@@ -256,6 +275,8 @@ ORACLES = {
     "SGD": naive_sgd,
     "RequantShift": naive_requant_shift,
     "RequantizeLinear": naive_requantize_linear,
+    "QLinearAdd": onnxruntime_qlinear("QLinearAdd"),
+    "QLinearMul": onnxruntime_qlinear("QLinearMul"),
     "iSoftmax": naive_isoftmax,
     "ITAMax": naive_itamax,
     "ITAPartialMax": naive_itapartialmax,

@@ -28,6 +28,18 @@ static inline int32_t deeploy_round_even(float f) {
 #endif
 }
 
+/* Float32 arithmetic in a fixed order, as a bit-exact reference computes it: deeploy_fmaf
+ * rounds x * y + z once (a fused multiply-add), deeploy_fmul rounds x * y on its own (GNU C
+ * would otherwise contract a product and a following addition into one fused operation). */
+static inline float deeploy_fmaf(float x, float y, float z) {
+    return __builtin_fmaf(x, y, z);
+}
+
+static inline float deeploy_fmul(float x, float y) {
+    volatile float p = x * y;
+    return p;
+}
+
 /* Work splitting. On a cluster every core runs the same kernel call (inside a fork) and takes
  * its share of the kernel's outermost parallel loop; on a serial platform there is one core
  * and the share is everything, so both give bit-identical results. The runtime header of a

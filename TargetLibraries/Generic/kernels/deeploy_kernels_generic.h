@@ -1471,6 +1471,31 @@
                        const int32_t *begin, const int32_t *end, const uint32_t *in_strides, \
                        const uint32_t *out_block, uint32_t mode)
 
+/* QLinearBinary (qlinear_binary.inc): y = QLinearAdd or QLinearMul of a and b (onnxruntime's
+ * float32 formulas, Deeploy/ops/qlinear.py), a and b broadcast onto y over up to 4 merged dims.
+ *
+ * Type macros:
+ *   T: the element types of the node's operands, in order (inputs, then outputs)
+ * Scratch: none.
+ * Arguments:
+ *   a: first operand
+ *   b: second operand
+ *   y: output, contiguous
+ *   d0, d1, d2, d3: output dims after merging, outermost first (1-padded)
+ *   sa0, sa1, sa2, sa3: element strides of a over d0..d3 (0 on broadcast dims)
+ *   sb0, sb1, sb2, sb3: element strides of b over d0..d3 (0 on broadcast dims)
+ *   ra, rb, k: the op's float32 constants
+ *   za, zb: Mul's zero points of a and b
+ *   mode: 0: Add; 1, 2: Add with a or b one value per broadcast run; 3: Mul
+ *   lo, hi: the output type's range
+ */
+#define DEEPLOY_PROTOTYPE_QLinearBinary \
+    static void KERNEL(const T *restrict a, const T *restrict b, T *restrict y, uint32_t d0, \
+                       uint32_t d1, uint32_t d2, uint32_t d3, uint32_t sa0, uint32_t sa1, \
+                       uint32_t sa2, uint32_t sa3, uint32_t sb0, uint32_t sb1, uint32_t sb2, \
+                       uint32_t sb3, float ra, float rb, float k, int32_t za, int32_t zb, \
+                       uint32_t mode, int32_t lo, int32_t hi)
+
 /* Reduce (reduce.inc): ReduceSum / rounded integer mean (ReduceMean, IntegerMean): y = floor((sum +
  * divisor/2) / divisor) over the reduced axes; an empty input gives zeros without a call.
  *

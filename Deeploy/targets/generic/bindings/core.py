@@ -123,6 +123,23 @@ _REQUANTIZE_LINEAR_CALL = Signature(
      param("uint32_t inner", "${p.inner}", "x's view"), param("int32_t lo", "${p.lo}"),
      param("int32_t hi", "${p.hi}", "the output type's range")))
 
+_QLINEAR_CALL = Signature(
+    "y = QLinearAdd or QLinearMul of a and b (onnxruntime's float32 formulas, Deeploy/ops/qlinear.py), a and b "
+    "broadcast onto y over up to 4 merged dims.",
+    (param("const T *restrict a", _X, "first operand"), param("const T *restrict b", "${x[1].ptr}", "second operand"),
+     param("T *restrict y", _Y, "output, contiguous"),
+     params("uint32_t d#", "${dims[#]}", 4, "output dims after merging, outermost first (1-padded)"),
+     params("uint32_t sa#", "${sa[#]}", 4, "element strides of a over d0..d3 (0 on broadcast dims)"),
+     params("uint32_t sb#", "${sb[#]}", 4, "element strides of b over d0..d3 (0 on broadcast dims)"),
+     param("float ra", "${c_float(p.ra)}"), param("float rb", "${c_float(p.rb)}"),
+     param("float k", "${c_float(p.k)}", "the op's float32 constants"),
+     param("int32_t za", "${p.za}"), param("int32_t zb", "${p.zb}", "Mul's zero points of a and b"),
+     param("uint32_t mode", "${3 if p.product else p.scalar}",
+           "0: Add; 1, 2: Add with a or b one value per broadcast run; 3: Mul"),
+     param("int32_t lo", "${p.lo}"), param("int32_t hi", "${p.hi}", "the output type's range")),
+    setup=_IMPORTS + "\n<%! from Deeploy.codegen.c_text import c_float %>"
+    "<% dims, (sa, sb) = broadcast_operands(y[0].shape, [x[0].shape, x[1].shape]) %>")
+
 _COPY_CALL = Signature(
     "Copy of a buffer (a view op whose output needs its own storage); nothing is called when the output "
     "aliases the input.",
@@ -253,6 +270,8 @@ CORE_KERNELS: dict[str, tuple[Kernel, ...]] = {
                             shared_scratch=_requant_table_bytes, scratch_optional=True),),
     "RequantizeLinear": (Kernel("RequantizeLinear", "requantize_linear.inc", _REQUANTIZE_LINEAR_CALL,
                                 ("T", "TS", "TZ", "TY"), floats=(FLOAT32,)),),
+    **{op: (Kernel("QLinearBinary", "qlinear_binary.inc", _QLINEAR_CALL, ("T",), _broadcastable),)
+       for op in ("QLinearAdd", "QLinearMul")},
     "Conv": (
         Kernel("DWConv2d", "conv2d_depthwise.inc", _DWCONV_CALL, ("TIN", "TW"),
                accepts=lambda n, g: None if n.params.depthwise else "not depthwise", extra_types=_conv_types),
