@@ -1,5 +1,5 @@
 """Lowering of the layers the engine assignment gives the NPU into ``NeurekaConv`` jobs
-(``Deeploy/ops/npu.py``): weights encoded offline (``weights.py``), the requantization's scale
+(``ops.py``): weights encoded offline (``weights.py``), the requantization's scale
 and bias as one int32 per output channel with the rounding term folded into the bias (the engine
 does not round) and the power of two scales and shift share divided out (``normquant_terms``);
 the scales are stored as uint8 when they fit (the engine's 8-bit scale mode; its driver's tests
@@ -13,8 +13,8 @@ import numpy as np
 from Deeploy.ir.dtypes import INT32, UINT8
 from Deeploy.ir.graph import Graph, Node, Tensor
 from Deeploy.ops.fused import is_fused
-from Deeploy.ops.npu import MODE_NAMES
 from Deeploy.targets.siracusa_w_neureka.assign import CONVS, normquant_terms, npu_mode, refactor_plane
+from Deeploy.targets.siracusa_w_neureka.ops import MODE_NAMES
 from Deeploy.targets.siracusa_w_neureka.weights import encode_weights
 
 __all__ = ["lower_node"]
