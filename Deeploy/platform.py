@@ -9,12 +9,14 @@ import argparse
 import subprocess
 import sys
 from dataclasses import dataclass, field
+from difflib import get_close_matches
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Sequence
 
 from Deeploy.binding import HOST, Engine, Kernel
 from Deeploy.errors import BuildError
 from Deeploy.memory.levels import MemoryLevel
+from Deeploy.ops import registered_ops
 from Deeploy.resources import target_libraries
 
 if TYPE_CHECKING:
@@ -53,6 +55,16 @@ class Platform:
     # level than the arena's): (graph, layers, platform) -> {tensor: (level, alignment) of the
     # double buffer, or None: not streamed}; the rest stream into the arena
     stream_into: Callable[..., dict] | None = None
+
+    def __post_init__(self) -> None:
+        """Every binding key is a registered op (a target registers its own ops before it builds
+        its platform): a misspelt key fails when the target is imported."""
+        known = registered_ops()
+        for op in self.bindings:
+            if op not in known:
+                near = get_close_matches(op, known, n=1)
+                raise RuntimeError(f"platform {self.name}: bindings name '{op}', which is no registered op"
+                                   + (f" (did you mean '{near[0]}'?)" if near else ""))
 
     @property
     def kernel_dirs(self) -> tuple[Path, ...]:

@@ -14,11 +14,12 @@ from mako.template import Template
 from Deeploy.binding import Layer
 from Deeploy.codegen.api import NetworkApi, io_quantization
 from Deeploy.codegen.buffers import Buf, BufferNames, stream_buffer
+from Deeploy.codegen.calls import render_call
 from Deeploy.codegen.describe import describe_network, idle_reason
 from Deeploy.codegen.project_files import write_platform_files
 from Deeploy.codegen.rolled import roll_regions, stream_code
+from Deeploy.codegen.tiled import TiledCode, tiled_layer_code
 from Deeploy.codegen.c_text import c_float, comment_text
-from Deeploy.codegen.c_values import CallParts, render_parts
 from Deeploy.ir.dtypes import BFLOAT16
 from Deeploy.ir.graph import Graph
 from Deeploy.manifest import MANIFEST_FILE, Manifest
@@ -63,24 +64,6 @@ class EmitSummary:
     io_bytes: int
     manifest: Manifest | None = None
     notes: tuple[str, ...] = ()   # what became of the graph's regions
-
-
-def call_parts(layer: Layer, node, x: list, y: list, scratch: str, shared: str) -> CallParts:
-    """The parts of ``layer``'s kernel call for ``node`` (the layer's node, or a tile node) on the
-    buffers ``x`` and ``y``."""
-    return render_parts(layer.kernel.call, fn=layer.variant, node=node, p=node.params, x=x, y=y,
-                        scratch=scratch, shared=shared)
-
-
-def layer_call_parts(layer: Layer, names: BufferNames) -> CallParts:
-    node = layer.node
-    return call_parts(layer, node, [names.buf(i) if i else None for i in node.inputs],
-                      [names.buf(o) if o else None for o in node.outputs], names.scratch(node.name),
-                      names.scratch(node.name, layer.shared_offset))
-
-
-def render_call(layer: Layer, names: BufferNames) -> str:
-    return "".join(map(str, layer_call_parts(layer, names)))
 
 
 def _tile_context(platform: Platform, tiling) -> dict:
@@ -129,7 +112,6 @@ def emit_project(graph: Graph, layers: list[Layer], plan: MemoryPlan, platform: 
     stream_defs, stream_at, stream_blocks = stream_code(plan, names, engine, rolled) if plan.streams else ([], {}, [])
     tiled = {}
     if tiling is not None:
-        from Deeploy.codegen.tiled import TiledCode, tiled_layer_code
         tiled = {k: tiled_layer_code(k, layers[k], sched, graph, names, arenas["tile_arena"], arenas["staging_arena"])
                  for k, sched in tiling.schedules.items() if k not in rolled.covered}
         described = {**tiled, **{k: TiledCode("", m) for k, m in rolled.tiled_manifest.items()}}

@@ -18,8 +18,10 @@ import numpy as np
 from Deeploy.binding import Layer
 from Deeploy.codegen.buffers import Buf, BufferNames, stream_buffer
 from Deeploy.codegen.c_text import comment_text
+from Deeploy.codegen.calls import layer_call_parts
 from Deeploy.codegen.c_values import CallParts, CArray, Unsigned, Value, c_int
 from Deeploy.codegen.describe import idle_reason
+from Deeploy.codegen.tiled import tiled_layer_code
 from Deeploy.ir.graph import Graph
 from Deeploy.manifest import LoopInfo
 from Deeploy.memory.fold import Span, region_spans
@@ -220,7 +222,6 @@ def _region_code(b: _Region, tiling, arenas: dict) -> tuple[RolledRegion, dict] 
         if tiling is not None and ks[0] in tiling.schedules:
             if any(k not in tiling.schedules for k in ks):
                 return f"body position {pos} ({head.node.op}) is tiled in some iterations only"
-            from Deeploy.codegen.tiled import tiled_layer_code
             p = f"deeploy_t{ks[0]}"   # one set of tables for every iteration
             codes = [tiled_layer_code(k, lay, tiling.schedules[k], b.graph, nm, arenas["tile_arena"],
                                       arenas["staging_arena"], prefix=p, writable_ops=True)
@@ -242,7 +243,6 @@ def _region_code(b: _Region, tiling, arenas: dict) -> tuple[RolledRegion, dict] 
         if reason is not None:
             body.append((title, None, [f"/* {reason} */"]))
             continue
-        from Deeploy.codegen.emit import layer_call_parts
         call = b.lift([layer_call_parts(lay, nm) for lay, nm in zip(layers, names)])
         if call is None:
             return f"body position {pos} ({head.node.op}) has different code per iteration"

@@ -9,9 +9,9 @@ from dataclasses import dataclass
 
 from Deeploy.binding import Layer
 from Deeploy.codegen.buffers import Buf, BufferNames
+from Deeploy.codegen.calls import call_parts
 from Deeploy.codegen.c_text import comment_text
 from Deeploy.codegen.c_values import CallParts
-from Deeploy.codegen.emit import call_parts
 from Deeploy.ir.graph import Graph
 from Deeploy.errors import DeeployError
 from Deeploy.runtime.abi import TILE_ARG, TILE_AXIS, TILE_OPERAND, TILED_LAYER, check_tile_limits

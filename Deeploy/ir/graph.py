@@ -15,7 +15,6 @@ import numpy as np
 
 from Deeploy.errors import GraphError
 from Deeploy.ir.dtypes import DType, dtype_of_values
-from Deeploy.ir.region import Region, region_mismatch
 
 __all__ = ["Tensor", "Node", "Graph", "NAME_SCOPES_KEY", "fresh_name"]
 
@@ -91,7 +90,7 @@ class Graph:
     nodes: list[Node]
     inputs: list[str]
     outputs: list[str]
-    regions: list[Region] = field(default_factory=list)   # blocks that run as one unit, N times
+    regions: list = field(default_factory=list)   # Regions (ir/region.py): blocks that run as one unit, N times
     float_declared: frozenset[str] = frozenset()   # tensors the file declares float (ONNX FLOAT, DOUBLE, BFLOAT16)
     int_declared: dict[str, DType] = field(default_factory=dict)   # inputs and constants the file declares integer
     onnx_integers: bool = False   # integer ops follow ONNX semantics (onnx_loader.integer_semantics)
@@ -270,7 +269,7 @@ class Graph:
                 raise GraphError(f"variable '{var}' takes the value of '{update}', which no node produces")
         claimed: set[str] = set()
         for region in self.regions:
-            reason = region_mismatch(self, region)
+            reason = region.mismatch(self)
             if reason is not None:
                 raise GraphError(reason)
             if claimed & region.node_names():

@@ -3,7 +3,7 @@ transformer). The graph stays flat; a ``Region`` names the nodes of each iterati
 body order for every iteration, so later stages can plan, tile and emit the body once and run it
 N times with per-iteration pointers.
 
-``region_mismatch`` says why the iterations are not the same block (op types, attributes,
+``Region.mismatch`` says why the iterations are not the same block (op types, attributes,
 shapes, dtypes and wiring must agree; constant values may differ), and ``body_inputs`` classifies
 what the body reads:
 
@@ -21,25 +21,25 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from Deeploy.ir.dtypes import DType, widest
+from Deeploy.ir.graph import Graph, Node
 
-if TYPE_CHECKING:
-    from Deeploy.ir.graph import Graph, Node
-
-__all__ = ["Region", "InputKind", "BodyInput", "region_mismatch", "body_inputs", "node_signature", "value_attrs",
-           "body_attributes"]
+__all__ = ["Region", "InputKind", "BodyInput", "body_inputs", "node_signature", "body_attributes"]
 
 
 @dataclass(frozen=True)
 class Region:
-    """``instances[i]``: the names of iteration i's nodes in body order."""
+    """``instances[i]``: the names of iteration i's nodes in body order. ``values[k]``: the
+    attributes of body position k that are numbers its kernel computes with (its op's
+    ``OpDef.value_attrs``, given by the pass that finds the region): they may differ between
+    iterations; none where not given."""
 
     name: str
     instances: tuple[tuple[str, ...], ...]
+    values: tuple[frozenset[str], ...] = ()
 
     @property
     def iterations(self) -> int:
@@ -51,6 +51,38 @@ class Region:
 
     def node_names(self) -> set[str]:
         return {name for instance in self.instances for name in instance}
+
+    def values_at(self, position: int) -> frozenset[str]:
+        return self.values[position] if position < len(self.values) else frozenset()
+
+    def mismatch(self, graph: Graph) -> str | None:
+        """None if every iteration is the same block, else where and how they differ."""
+        if self.iterations < 1 or len({len(i) for i in self.instances}) != 1:
+            return f"region '{self.name}': iterations have different node counts"
+        known = {n.name for n in graph.nodes}
+        missing = sorted(self.node_names() - known)
+        if missing:
+            return f"region '{self.name}': no node '{missing[0]}' in the graph"
+        if len(self.node_names()) != self.iterations * self.body_size:
+            return f"region '{self.name}': a node belongs to two iterations"
+        instances = _instances(graph, self)
+        where = {o: (i, k) for i, nodes in enumerate(instances) for k, n in enumerate(nodes) for o in n.outputs}
+        first, carried_from = instances[0], {}
+        for i, nodes in enumerate(instances[1:], start=1):
+            for k, (ref, node) in enumerate(zip(first, nodes)):
+                values = self.values_at(k)
+                if node_signature(graph, ref, values) != node_signature(graph, node, values):
+                    return (f"region '{self.name}': iteration {i} differs at body position {k}: "
+                            f"'{node.name}' ({node.op}) vs '{ref.name}' ({ref.op}) (op, attributes, shapes or dtypes)")
+                for slot, (a, b) in enumerate(zip(ref.inputs, node.inputs)):
+                    kind = _wiring(a, b, i, where, graph)
+                    carried = where[b][1] if kind == InputKind.CARRIED else None   # same source every iteration
+                    if carried_from.setdefault((k, slot), carried) != carried:
+                        kind = None
+                    if kind is None:
+                        return (f"region '{self.name}': iteration {i}, '{node.name}' input {slot} ('{b}') is not "
+                                f"wired like iteration 0's '{ref.name}' input {slot} ('{a}')")
+        return None
 
 
 class InputKind(enum.Enum):
@@ -71,24 +103,15 @@ class BodyInput:
     dtype: DType
 
 
-def _instances(graph: "Graph", region: Region) -> list[list["Node"]]:
+def _instances(graph: Graph, region: Region) -> list[list[Node]]:
     by_name = {n.name: n for n in graph.nodes}
     return [[by_name[name] for name in instance] for instance in region.instances]
 
 
 
-def value_attrs(node: "Node") -> frozenset[str]:
-    """The node's attributes that are numbers its kernel computes with (``OpDef.value_attrs``):
-    they may differ between iterations."""
-    from Deeploy.ops import registered_ops   # the IR does not import the ops at load time
-    op = registered_ops().get(node.op)
-    return op.value_attrs if op is not None else frozenset()   # unknown op: every attribute is structure
-
-
-def node_signature(graph: "Graph", node: "Node") -> tuple:
+def node_signature(graph: Graph, node: Node, values: frozenset[str] = frozenset()) -> tuple:
     """What must agree between a node and its counterpart in every other iteration (hashable);
-    attributes that are values (``value_attrs``) are left out."""
-    values = value_attrs(node)
+    its attributes that are values (``values``) are left out."""
 
     def tensor(name):   # constants' types follow their values, which may differ per iteration
         t = graph.tensors[name] if name else None
@@ -98,36 +121,7 @@ def node_signature(graph: "Graph", node: "Node") -> tuple:
     return (node.op, node.domain, attrs, tuple(tensor(i) for i in node.inputs), tuple(tensor(o) for o in node.outputs))
 
 
-def region_mismatch(graph: "Graph", region: Region) -> str | None:
-    """None if every iteration is the same block, else where and how they differ."""
-    if region.iterations < 1 or len({len(i) for i in region.instances}) != 1:
-        return f"region '{region.name}': iterations have different node counts"
-    known = {n.name for n in graph.nodes}
-    missing = sorted(region.node_names() - known)
-    if missing:
-        return f"region '{region.name}': no node '{missing[0]}' in the graph"
-    if len(region.node_names()) != region.iterations * region.body_size:
-        return f"region '{region.name}': a node belongs to two iterations"
-    instances = _instances(graph, region)
-    where = {o: (i, k) for i, nodes in enumerate(instances) for k, n in enumerate(nodes) for o in n.outputs}
-    first, carried_from = instances[0], {}
-    for i, nodes in enumerate(instances[1:], start=1):
-        for k, (ref, node) in enumerate(zip(first, nodes)):
-            if node_signature(graph, ref) != node_signature(graph, node):
-                return (f"region '{region.name}': iteration {i} differs at body position {k}: "
-                        f"'{node.name}' ({node.op}) vs '{ref.name}' ({ref.op}) (op, attributes, shapes or dtypes)")
-            for slot, (a, b) in enumerate(zip(ref.inputs, node.inputs)):
-                kind = _wiring(a, b, i, where, graph)
-                carried = where[b][1] if kind == InputKind.CARRIED else None   # same source every iteration
-                if carried_from.setdefault((k, slot), carried) != carried:
-                    kind = None
-                if kind is None:
-                    return (f"region '{region.name}': iteration {i}, '{node.name}' input {slot} ('{b}') is not "
-                            f"wired like iteration 0's '{ref.name}' input {slot} ('{a}')")
-    return None
-
-
-def _wiring(a: str, b: str, i: int, where: dict, graph: "Graph") -> InputKind | str | None:
+def _wiring(a: str, b: str, i: int, where: dict, graph: Graph) -> InputKind | str | None:
     """How iteration i's input ``b`` corresponds to iteration 0's ``a``: 'internal' (produced in
     its own iteration at the same position), a kind, or None (wired differently)."""
     src_a, src_b = where.get(a), where.get(b)
@@ -149,9 +143,9 @@ def _wiring(a: str, b: str, i: int, where: dict, graph: "Graph") -> InputKind | 
     return None
 
 
-def body_inputs(graph: "Graph", region: Region) -> list[BodyInput]:
-    """What every body input slot reads, for a region ``region_mismatch`` accepts."""
-    reason = region_mismatch(graph, region)
+def body_inputs(graph: Graph, region: Region) -> list[BodyInput]:
+    """What every body input slot reads, for a region ``Region.mismatch`` accepts."""
+    reason = region.mismatch(graph)
     if reason is not None:
         raise ValueError(reason)
     instances = _instances(graph, region)
@@ -169,14 +163,14 @@ def body_inputs(graph: "Graph", region: Region) -> list[BodyInput]:
     return found
 
 
-def body_attributes(graph: "Graph", region: Region) -> dict[tuple[int, str], tuple]:
-    """The value attributes (``value_attrs``) that differ between iterations: (body position,
+def body_attributes(graph: Graph, region: Region) -> dict[tuple[int, str], tuple]:
+    """The value attributes (``Region.values``) that differ between iterations: (body position,
     attribute name) -> the value of each iteration, to be passed per iteration like the
     per-iteration inputs."""
     instances = _instances(graph, region)
     found = {}
     for k, ref in enumerate(instances[0]):
-        for attr in sorted(value_attrs(ref) & set(ref.attrs)):
+        for attr in sorted(region.values_at(k) & set(ref.attrs)):
             values = tuple(nodes[k].attrs.get(attr) for nodes in instances)
             if any(repr(v) != repr(values[0]) for v in values[1:]):
                 found[(k, attr)] = values

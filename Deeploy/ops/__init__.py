@@ -6,4 +6,3 @@ from Deeploy.ops import (  # noqa: F401  (imported for their registrations)
     pad, pool, reduce, qlinear, quant, requant, resize, select, shape_ops, slicing, softmax,
 )
 from Deeploy.ops import fused  # noqa: F401,E402  (composes the ops above)
-from Deeploy.ops import npu  # noqa: F401,E402  (NPU jobs, made by a target's lowering pass)

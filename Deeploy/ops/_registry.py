@@ -43,6 +43,9 @@ class Trait(enum.Enum):
     VIEW = "view"                      # the output is the input's buffer reinterpreted: zero copy
     SHAPE_ONLY = "shape_only"          # the output depends on the inputs' shapes only: folds at compile time
     LOWERED = "lowered"                # a pass rewrites it into other ops (passes/qdq.py, passes/variadic.py): no kernel of its own
+    CHANNELS_LAST = "channels_last"    # has a channels-last form (attribute channels_last): passes/layout.py moves it there
+    TWO_STAGE = "two_stage"            # a float reduction over several axes may reduce the last of them first (passes/reductions.py)
+    GEMM = "gemm"                      # a (batched) matrix product: its params give batch, m and n
 
 
 @dataclass(frozen=True)

@@ -154,6 +154,6 @@ def _conv_cases(rng):
 
 
 register(OpDef("Conv", _conv_parse, _conv_infer, _conv_reference, _conv_cost,
-               traits=frozenset({Trait.STANDARD}), tiling="conv", fuse_slots=3,
+               traits=frozenset({Trait.STANDARD, Trait.CHANNELS_LAST}), tiling="conv", fuse_slots=3,
                magnitude=magnitude_by_reference(_conv_reference),
                examples=_conv_cases))

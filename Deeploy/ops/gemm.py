@@ -191,11 +191,11 @@ def _matmul_cases(rng):
 
 
 register(OpDef("MatMul", _matmul_parse, _mm_infer, _gemm_reference, _mm_cost,
-               traits=frozenset({Trait.STANDARD}), tiling="gemm", fuse_slots=3,
+               traits=frozenset({Trait.STANDARD, Trait.GEMM}), tiling="gemm", fuse_slots=3,
                magnitude=magnitude_by_reference(_gemm_reference, lambda p: replace(p, onnx_type=None)),
                examples=_matmul_cases))
 register(OpDef("Gemm", _gemm_parse, _mm_infer, _gemm_reference, _mm_cost,
-               traits=frozenset({Trait.STANDARD}), tiling="gemm", fuse_slots=3,
+               traits=frozenset({Trait.STANDARD, Trait.GEMM}), tiling="gemm", fuse_slots=3,
                magnitude=magnitude_by_reference(_gemm_reference, lambda p: replace(p, alpha=abs(p.alpha), beta=abs(p.beta),
                                                                                    onnx_type=None)),
                examples=_gemm_cases))

@@ -149,12 +149,12 @@ def _integer_mean_cases(rng):
 
 register(OpDef("ReduceSum", _sum_parse, _sum_infer,
                lambda p, xs: [_sum(p, xs[0])], _reduce_cost,
-               traits=frozenset({Trait.STANDARD, Trait.REDUCTION}), tiling="reduce",
+               traits=frozenset({Trait.STANDARD, Trait.REDUCTION, Trait.TWO_STAGE}), tiling="reduce",
                magnitude=lambda p, b, ins, outs: [b[0] * max(p.count, 1)],
                examples=_reducesum_cases))
 register(OpDef("ReduceMean", _mean_parse, lambda p, ins: [(p.out_shape, ins[0].dtype)],
                _mean_reference, _reduce_cost,
-               traits=frozenset({Trait.STANDARD, Trait.REDUCTION}), tiling="reduce",
+               traits=frozenset({Trait.STANDARD, Trait.REDUCTION, Trait.TWO_STAGE}), tiling="reduce",
                examples=_reducemean_cases))
 register(OpDef("IntegerMean", lambda node, graph: _mean_parse(node, graph, False),
                lambda p, ins: [(p.out_shape, ins[0].dtype)], _mean_reference, _reduce_cost,

@@ -1,7 +1,7 @@
 """Channels-last layout for convolutions, and Transpose clean-up.
 
-- ``Conv(x, W)  =>  Transpose(Conv_hwc(Transpose(x, NHWC), Transpose(W)), NCHW)`` for Conv and
-  RequantizedConv; the weight Transpose is a constant and folds away;
+- ``Conv(x, W)  =>  Transpose(Conv_hwc(Transpose(x, NHWC), Transpose(W)), NCHW)`` for the ops
+  with a channels-last form (``Trait.CHANNELS_LAST``: Conv, RequantizedConv); the weight Transpose is a constant and folds away;
 - ``Transpose(Transpose(x, p), q)  =>  x`` when q undoes p, else one Transpose;
 - ``Op(Transpose(x, p), ...)  =>  Transpose(Op(x, ...), p)`` for elementwise ops whose other
   inputs are scalars, constants of the output's rank (a per-channel scale; transposed along) or
@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from Deeploy.ir.graph import Graph, Node
-from Deeploy.ops import Trait, get_op
+from Deeploy.ops import Trait, get_op, ops_with
 from Deeploy.passes._engine import on_copy
 
 __all__ = ["convs_to_channels_last", "simplify_transposes"]
@@ -31,9 +31,9 @@ def _perm_to_first(rank: int) -> list[int]:
 
 @on_copy
 def convs_to_channels_last(graph: Graph, log=None) -> bool:
-    nodes, modified = [], False
+    nodes, modified, convs = [], False, ops_with(Trait.CHANNELS_LAST)
     for node in graph.nodes:
-        if node.op not in ("Conv", "RequantizedConv") or node.attrs.get("channels_last"):
+        if node.op not in convs or node.attrs.get("channels_last"):
             nodes.append(node)
             continue
         rank = len(graph.tensors[node.inputs[0]].shape)

@@ -7,7 +7,7 @@ dynamo=True) writes them) contain ``encoder.layer.<i>``; a node without name sco
 file, or a pass rebuilt it) when its name does (``/encoder/layer.0/attention/MatMul`` or
 ``encoder.layer.0.fc``: the names of the TorchScript exporter and of hand-made graphs). Nodes a
 pass created under other names join the instance all their neighbours belong to. All instances (at least 2) form one region,
-which ``region_mismatch`` must accept.
+which ``Region.mismatch`` must accept.
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ import re
 
 from Deeploy.errors import DeeployError
 from Deeploy.ir.graph import Graph
-from Deeploy.ir.region import Region, region_mismatch
-from Deeploy.passes.loop_rolling import dfs_order
+from Deeploy.ir.region import Region
+from Deeploy.passes.region_body import body_region, dfs_order
 
 __all__ = ["parse_hierarchy", "hierarchy_region"]
 
@@ -94,8 +94,8 @@ def hierarchy_region(graph: Graph, spec: tuple[str, ...], claimed: set[str] = fr
     name = re.sub(r"\W+", "_", spec[0]).strip("_") or "loop"
     reasons = []
     for order in (dfs_order(graph, False), dfs_order(graph, True), graph.nodes):   # body order: as discovery
-        region = Region(name, tuple(tuple(n.name for n in order if found.get(n.name) == i) for i in numbers))
-        reason = region_mismatch(graph, region)
+        region = body_region(name, [[n for n in order if found.get(n.name) == i] for i in numbers])
+        reason = region.mismatch(graph)
         if reason is None:
             return region
         reasons.append(reason)

@@ -8,22 +8,24 @@ runs; a run of length >= p is a block of p nodes repeated at least twice. Runs a
 greedily by the nodes they cover (ties: the shorter body, i.e. more iterations), trimmed to the
 nodes no earlier region took, placed at the phase that cuts the fewest tensors between
 iterations (then the one taking fewest nodes other runs want), and kept only if
-``region_mismatch`` accepts the wiring (else with fewer iterations) and something is carried
+``Region.mismatch`` accepts the wiring (else with fewer iterations) and something is carried
 from one iteration to the next. This is done on two depth-first orders and the execution order
 (whose levels may interleave the layers); the best cover wins. ``--loop-body-hierarchy`` (``loop_hierarchy.py``) names bodies by module path instead.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable
 
 import numpy as np
 
 from Deeploy.ir.graph import Graph
-from Deeploy.ir.region import InputKind, Region, body_attributes, body_inputs, node_signature, region_mismatch
+from Deeploy.ir.region import InputKind, Region, body_attributes, body_inputs, node_signature
+from Deeploy.passes.loop_hierarchy import hierarchy_region
+from Deeploy.passes.region_body import body_region, dfs_order, value_attrs
 
-__all__ = ["LoopRolling", "find_repeats", "roll_loops", "describe_region", "dfs_order"]
+__all__ = ["LoopRolling", "find_repeats", "roll_loops", "describe_region"]
 
 
 @dataclass(frozen=True)
@@ -74,50 +76,20 @@ def _cut(order: list, start: int, p: int, producer_at: dict[str, int]) -> int:
     return sum(1 for t in read if start <= producer_at.get(t, -1) < start + p)
 
 
-def dfs_order(graph: Graph, reverse_slots: bool) -> list:
-    """A topological order that keeps a layer's nodes together whatever the schedule: post-order
-    depth-first from the graph outputs, each node's producers visited in input-slot order (or
-    reversed), so every layer of a stack is walked the same way. Values computed from the graph
-    inputs alone that several nodes share (a mask every layer reads) come first, not inside the
-    first layer that reads them."""
-    producers, consumers = graph.producers(), graph.consumers()
-    static: set[str] = set()   # tensors computed from graph inputs and constants alone
-    for n in graph.nodes:
-        if all(not i or i in static or i in graph.inputs or graph.is_constant(i) for i in n.inputs):
-            static.update(n.outputs)
-    shared = [n for n in graph.nodes if any(o in static and len(consumers.get(o, [])) > 1 for o in n.outputs)]
-    roots = shared + [producers[o] for o in graph.outputs if o in producers] + list(graph.nodes)
-    order, done = [], set()
-    for root in roots:
-        stack = [(root, False)]
-        while stack:
-            node, expanded = stack.pop()
-            if id(node) in done:
-                continue
-            if expanded:
-                done.add(id(node))
-                order.append(node)
-                continue
-            stack.append((node, True))
-            inputs = node.inputs if reverse_slots else node.inputs[::-1]   # the stack pops the last first
-            stack.extend((producers[i], False) for i in inputs if i in producers and id(producers[i]) not in done)
-    return order
-
-
 def _verified(graph: Graph, order: list, start: int, p: int, copies: int) -> Region | None:
-    """The region of ``copies`` iterations from ``start`` that ``region_mismatch`` accepts and
+    """The region of ``copies`` iterations from ``start`` that ``Region.mismatch`` accepts and
     that carries something from one iteration to the next, trying fewer iterations when a later
     one is wired differently; None if not even 2 are alike."""
     for c in range(copies, 1, -1):
-        region = Region("", tuple(tuple(n.name for n in order[start + k * p:start + (k + 1) * p]) for k in range(c)))
-        if region_mismatch(graph, region) is None:
+        region = body_region("", [order[start + k * p:start + (k + 1) * p] for k in range(c)])
+        if region.mismatch(graph) is None:
             return region if any(b.kind == InputKind.CARRIED for b in body_inputs(graph, region)) else None
     return None
 
 
 def _repeats_in(graph: Graph, order: list, exclude: set[str], min_body: int) -> list[tuple[int, Region]]:
     ids: dict[tuple, int] = {}
-    sig = np.array([ids.setdefault(node_signature(graph, n), len(ids)) for n in order], dtype=np.int64)
+    sig = np.array([ids.setdefault(node_signature(graph, n, value_attrs(n)), len(ids)) for n in order], dtype=np.int64)
     taken = np.array([n.name in exclude for n in order], dtype=bool)
     producer_at = {o: i for i, n in enumerate(order) for o in n.outputs}
     runs = _runs(sig, min_body)
@@ -165,7 +137,7 @@ def find_repeats(graph: Graph, *, exclude: set[str] = frozenset(), min_body: int
         if score(found) > score(best):
             best = found
     best.sort(key=lambda c: c[0])
-    return [Region(f"{prefix}{k}", region.instances) for k, (_, region) in enumerate(best)]
+    return [replace(region, name=f"{prefix}{k}") for k, (_, region) in enumerate(best)]
 
 
 def describe_region(graph: Graph, region: Region, detail: bool = False) -> list[str]:
@@ -204,7 +176,6 @@ def roll_loops(graph: Graph, options: LoopRolling | None, log: Callable[[str], N
     ``graph`` itself comes back when nothing is asked for."""
     if options is None or not options.enabled:
         return graph, []
-    from Deeploy.passes.loop_hierarchy import hierarchy_region   # it builds on this module
     work = graph.copy()
     regions = list(work.regions)
     for spec in options.hierarchies:

@@ -1,7 +1,8 @@
 """Float reductions over several axes with too few outputs to share among cores, in two stages:
 
 - ``ReduceX(x, axes)  =>  ReduceX(ReduceX(x, [last of axes], keepdims=1), axes)`` for float
-  ReduceMean and ReduceSum (a mean of equal-sized group means is the mean).
+  reductions that allow it (``Trait.TWO_STAGE``: ReduceMean and ReduceSum; a mean of
+  equal-sized group means is the mean).
 
 The first stage has many outputs (the cores split them) and a short reduced extent (its tiles
 fit a small L1); the second reduces what is left (the last axis is then of size 1). Each output
@@ -12,6 +13,7 @@ a rounded mean of rounded means is not the rounded mean.
 from __future__ import annotations
 
 from Deeploy.ir.graph import Graph, Node
+from Deeploy.ops import Trait, ops_with
 from Deeploy.passes._engine import on_copy
 
 __all__ = ["split_float_reductions", "FEW_OUTPUTS"]
@@ -20,7 +22,7 @@ FEW_OUTPUTS = 8   # a reduction with fewer outputs than this leaves cores idle
 
 
 def _splits(node: Node, graph: Graph) -> bool:
-    if node.op not in ("ReduceMean", "ReduceSum") or not node.inputs or not node.inputs[0]:
+    if node.op not in ops_with(Trait.TWO_STAGE) or not node.inputs or not node.inputs[0]:
         return False
     x, y = graph.tensors[node.inputs[0]], graph.tensors[node.outputs[0]]
     if x.dtype is None or not x.dtype.is_float or x.shape is None or y.shape is None:

@@ -60,7 +60,7 @@ def _wide_output_feeds_x(graph: Graph, chain: list[Node]) -> str | None:
         reason = _row_constants(graph, graph.tensors[op.outputs[0]].shape, rqs.inputs[1:])
         if reason:
             return reason
-    if op.op in ("Gemm", "MatMul"):
+    if Trait.GEMM in op_named(op.op).traits:
         # the fused GEMM indexes mul/add over its flattened (batch, rows, columns) product
         gemm = op.params or op_named(op.op).parse(op, graph)   # made by this pass: not yet inferred
         dims, rq = (gemm.batch, gemm.m, gemm.n), rqs.params

@@ -4,7 +4,4 @@ Every family module registers builder functions with ``@test("Kernels/<Op>/<Vari
 builder takes a seeded ``numpy.random.Generator`` and returns a ``Net``. Seeds derive from the
 test path, so adding or removing a test never changes the others."""
 
-from DeeployTest.generators.registry import TESTS, all_tests, test  # noqa: F401
-
-FAMILIES = ("elementwise", "conv", "linear", "shape", "reduce", "integer", "mobilenet", "llama", "kws",
-            "autoencoder", "resnet", "cct", "floatnets", "stacks", "standard_ops")
+from DeeployTest.generators.registry import FAMILIES, TESTS, all_tests, test  # noqa: F401

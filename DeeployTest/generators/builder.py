@@ -20,14 +20,10 @@ from Deeploy.frontend.onnx_loader import _attribute_value
 from Deeploy.ir.dtypes import dtype_of_values
 from Deeploy.ir.graph import NAME_SCOPES_KEY, Graph, Node, Tensor
 from Deeploy.ops import get_op
+from DeeployTest.generators.calib import calibrate
+from DeeployTest.generators.limits import INT32_LIMIT, BuildError
 
-__all__ = ["Net", "tensor_attr", "BuildError", "INT32_LIMIT"]
-
-INT32_LIMIT = 2 ** 31
-
-
-class BuildError(RuntimeError):
-    """A generator built something inconsistent (overflow, bad calibration, ...)."""
+__all__ = ["Net", "tensor_attr"]
 
 
 def tensor_attr(value, rank: int = 1, dtype=np.float32) -> TensorProto:
@@ -236,7 +232,6 @@ class Net:
 
         axis: per-channel along this axis of x (mul/add shaped ``vec_shape`` or ``[C,1,...]``
         trailing ones to broadcast), else scalar."""
-        from DeeployTest.generators.calib import calibrate
         mul, add, shift = calibrate(self.values[x], self.bounds[x], signed=signed, axis=axis,
                                     target=target, center=center, max_shift=max_shift,
                                     rng=offset_rng, percentile=percentile, zero_frac=zero_frac)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from DeeployTest.generators.builder import INT32_LIMIT, BuildError
+from DeeployTest.generators.limits import INT32_LIMIT, BuildError
 
 __all__ = ["calibrate", "pick_shift"]
 

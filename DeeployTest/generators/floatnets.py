@@ -19,8 +19,8 @@ from onnx import TensorProto, helper, numpy_helper
 from Deeploy.frontend import assign_input_types, infer_graph, load_onnx
 from Deeploy.ir.dtypes import FLOAT32
 from Deeploy.reference import run_reference
-from DeeployTest.generators.builder import BuildError
 from DeeployTest.generators.golden import save_arrays
+from DeeployTest.generators.limits import BuildError
 from DeeployTest.generators.registry import test
 from DeeployTest.testUtils.harness import FLOAT_TOLERANCE
 

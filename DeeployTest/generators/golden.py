@@ -23,7 +23,8 @@ from Deeploy.frontend import assign_input_types, infer_graph, load_onnx
 from Deeploy.ir.dtypes import dtype_of_values
 from Deeploy.ops import Trait, ops_with
 from Deeploy.reference import run_reference
-from DeeployTest.generators.builder import BuildError, Net
+from DeeployTest.generators.builder import Net
+from DeeployTest.generators.limits import BuildError
 
 __all__ = ["write_test", "save_npz", "save_arrays", "STANDARD_OPS"]
 

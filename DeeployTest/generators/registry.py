@@ -9,7 +9,11 @@ from typing import Callable
 
 import numpy as np
 
-__all__ = ["TestDef", "TESTS", "test", "all_tests", "seed_of", "s8", "u8", "ints_in"]
+__all__ = ["TestDef", "TESTS", "FAMILIES", "test", "all_tests", "seed_of", "s8", "u8", "ints_in"]
+
+# the family modules, each registering its builders when imported
+FAMILIES = ("elementwise", "conv", "linear", "shape", "reduce", "integer", "mobilenet", "llama", "kws",
+            "autoencoder", "resnet", "cct", "floatnets", "stacks", "standard_ops")
 
 
 @dataclass(frozen=True)
@@ -34,7 +38,6 @@ def test(path: str, max_data_bytes: int = 64 * 1024):
 
 
 def all_tests() -> dict[str, TestDef]:
-    from DeeployTest.generators import FAMILIES
     for fam in FAMILIES:
         importlib.import_module(f"DeeployTest.generators.{fam}")
     return dict(sorted(TESTS.items()))

@@ -13,7 +13,7 @@ import pytest
 
 from Deeploy.errors import DeeployError
 from Deeploy.frontend import assign_input_types, infer_graph, load_npz_arrays, load_onnx, map_arrays
-from Deeploy.ir import InputKind, body_attributes, body_inputs, region_mismatch
+from Deeploy.ir import InputKind, body_attributes, body_inputs
 from Deeploy.ir.onnx_export import to_onnx
 from Deeploy.passes.graph_outputs import copy_shared_outputs
 from Deeploy.passes.loop_hierarchy import hierarchy_region, parse_hierarchy
@@ -77,7 +77,7 @@ def test_hierarchy_by_metadata_finds_the_same_body_as_discovery():
     auto = find_repeats(graph)[0]
     named = hierarchy_region(graph, ("layers", "layers.0"))
     assert named.iterations == 8 and named.node_names() == auto.node_names()
-    assert region_mismatch(graph, named) is None
+    assert named.mismatch(graph) is None
 
 
 def test_hierarchy_reads_the_name_scopes_not_only_the_names():
@@ -159,7 +159,7 @@ def test_value_attributes_may_differ_structure_may_not():
     region = find_repeats(graph)[0]
     act = next(n for n in graph.nodes if n.name == "layers.1.mlp.act")
     act.attrs["six"] = act.attrs["six"] + 2   # a coefficient: per iteration
-    assert region_mismatch(graph, region) is None
+    assert region.mismatch(graph) is None
     k = next(k for k, name in enumerate(region.instances[0]) if name == "layers.0.mlp.act")
     assert body_attributes(graph, region)[(k, "six")][1] == act.attrs["six"]
 

@@ -13,7 +13,8 @@ from Deeploy.frontend import assign_input_types, infer_graph, load_onnx
 from Deeploy.passes.manager import run_passes
 from Deeploy.targets import get_platform
 from Deeploy.targets.siracusa.platform import SIRACUSA, SIRACUSA_PASSES
-from Deeploy.targets.siracusa_w_neureka.assign import decisions, make_assign_engines, npu_reason, refactor_plane
+from Deeploy.targets.siracusa_w_neureka.assign import decisions, npu_reason, refactor_plane
+from Deeploy.targets.siracusa_w_neureka.lower import make_assign_engines
 from Deeploy.targets.siracusa_w_neureka.platform import PLATFORM, with_wmem_size
 from Deeploy.targets.siracusa_w_neureka.weights import encode_weights
 from DeeployTest.test_suite.conftest import DEEPLOY_TEST

@@ -10,7 +10,7 @@ import pytest
 
 from Deeploy.errors import GraphError
 from Deeploy.frontend import infer_graph
-from Deeploy.ir import INT8, InputKind, Region, body_inputs, region_mismatch
+from Deeploy.ir import INT8, InputKind, Region, body_inputs
 from Deeploy.ir.graph import Graph, Node, Tensor
 from Deeploy.ir.onnx_export import to_onnx
 from Deeploy.reference import run_reference
@@ -58,7 +58,7 @@ def _blocks(n: int = N, same_bias: bool = True, tweak=None) -> tuple[Graph, Regi
 
 def test_identical_blocks_form_a_region_and_inputs_are_classified():
     graph, region = _blocks()
-    assert region_mismatch(graph, region) is None
+    assert region.mismatch(graph) is None
     kinds = {(b.position, b.slot): b.kind for b in body_inputs(graph, region)}
     assert kinds == {(0, 0): InputKind.CARRIED,          # the hidden state of the previous layer
                      (0, 1): InputKind.PER_ITERATION,    # each layer's weights
@@ -83,7 +83,7 @@ def test_differing_attribute_is_named():
         if i == 2:
             block[2].attrs["div"] = 128
     graph, region = _blocks(tweak=tweak)
-    reason = region_mismatch(graph, region)
+    reason = region.mismatch(graph)
     assert reason is not None and "iteration 2 differs at body position 2" in reason and "'rq2'" in reason
 
 
@@ -92,7 +92,7 @@ def test_differing_wiring_is_named():
         if i == 1:   # the residual skips a layer: reads x instead of h0
             block[3].inputs[1] = "x"
     graph, region = _blocks(tweak=tweak)
-    reason = region_mismatch(graph, region)
+    reason = region.mismatch(graph)
     assert reason is not None and "'res2' input 1 ('h1') is not wired like iteration 0's 'res0' input 1 ('x')" in reason
 
 

@@ -12,24 +12,21 @@
   or (ReLU) uint8 outputs, and ``acc * scale + bias + rounding`` provably within int32 once the
   power of two the scales share with ``2**shift`` is divided out (the engine wraps the product
   and does not round: the rounding term goes into the bias; ``normquant_terms``).
-``make_assign_engines(excluded)`` makes the pass that logs every decision with its reason
-(verbose mode); names in ``excluded`` (``--no-npu-for``) stay on the cluster.
+``decisions`` gives every node's engine and reason; the pass that applies them is
+``lower.make_assign_engines``.
 """
 
 from __future__ import annotations
 
-from typing import Callable, Iterable
-
 import numpy as np
 
-from Deeploy.errors import DeeployError
 from Deeploy.ir.dtypes import INT8, INT32, UINT8
 from Deeploy.ir.graph import Graph, Node
 from Deeploy.ops.bounds import conv_sum_bound, gemm_sum_bound
 from Deeploy.ops.fused import is_fused
 from Deeploy.targets.siracusa_w_neureka.params import NEUREKA
 
-__all__ = ["npu_reason", "npu_mode", "refactor_plane", "make_assign_engines", "assign_engines",
+__all__ = ["npu_reason", "npu_mode", "refactor_plane", "decisions",
            "NPU_OPS", "normquant_terms"]
 
 CONVS = ("Conv", "RequantizedConv")
@@ -175,34 +172,6 @@ def npu_reason(node: Node, graph: Graph) -> str | None:
     return _conv_reason(node, graph) if node.op in CONVS else _gemm_reason(node, graph)
 
 
-def make_assign_engines(excluded: Iterable[str] = ()) -> Callable:
-    """The assignment pass: every layer the NPU takes becomes its ``NeurekaConv`` job
-    (``lower.py``); nodes named in ``excluded`` stay on the cluster. Verbose mode logs each
-    candidate's engine and reason."""
-    from Deeploy.targets.siracusa_w_neureka.lower import lower_node
-    excluded = frozenset(excluded)
-
-    def assign_engines(graph: Graph, log: Callable[[str], None] | None = None) -> tuple[Graph, bool]:
-        unknown = sorted(excluded - {n.name for n in graph.nodes})
-        if unknown:
-            candidates = [n.name for n, engine, _ in decisions(graph) if engine == "neureka"]
-            raise DeeployError(f"--no-npu-for: no layer named {', '.join(repr(u) for u in unknown)} "
-                               f"(layers on the NPU: {', '.join(candidates) or 'none'})")
-        chosen = []
-        for node, engine, why in decisions(graph, excluded):
-            if log and node.op in NPU_OPS:
-                log(f"engine {engine} for {node.op} '{node.name}': {why}")
-            if engine == "neureka":
-                chosen.append(node.name)
-        if not chosen:
-            return graph, False
-        work = graph.copy()
-        work.nodes = [lower_node(n, work) if n.name in chosen else n for n in work.nodes]
-        return work, True
-
-    return assign_engines
-
-
 def decisions(graph: Graph, excluded: frozenset[str] = frozenset()) -> list[tuple[Node, str, str]]:
     """(node, engine name, reason) for every node of ``graph``."""
     out = []
@@ -217,5 +186,3 @@ def decisions(graph: Graph, excluded: frozenset[str] = frozenset()) -> list[tupl
             out.append((node, "cluster", reason))
     return out
 
-
-assign_engines = make_assign_engines()

@@ -1,23 +1,30 @@
 """Lowering of the layers the engine assignment gives the NPU into ``NeurekaConv`` jobs
-(``Deeploy/ops/npu.py``): weights encoded offline (``weights.py``), the requantization's scale
+(``ops.py``): weights encoded offline (``weights.py``), the requantization's scale
 and bias as one int32 per output channel with the rounding term folded into the bias (the engine
 does not round) and the power of two scales and shift share divided out (``normquant_terms``);
 the scales are stored as uint8 when they fit (the engine's 8-bit scale mode; its driver's tests
 use unsigned 8-bit scales, the spec does not say: *unverified*), else int32; a GEMM's rows are
-refactored into the plane that best fills the PE array."""
+refactored into the plane that best fills the PE array. ``make_assign_engines(excluded)`` makes
+the target's pass: it lowers every layer the assignment (``assign.decisions``) gives the NPU and
+logs every decision with its reason (verbose mode); names in ``excluded`` (``--no-npu-for``)
+stay on the cluster."""
 
 from __future__ import annotations
 
+from typing import Callable, Iterable
+
 import numpy as np
 
+from Deeploy.errors import DeeployError
 from Deeploy.ir.dtypes import INT32, UINT8
 from Deeploy.ir.graph import Graph, Node
 from Deeploy.ops.fused import is_fused
-from Deeploy.ops.npu import MODE_NAMES
-from Deeploy.targets.siracusa_w_neureka.assign import CONVS, normquant_terms, npu_mode, refactor_plane
+from Deeploy.targets.siracusa_w_neureka.assign import (CONVS, NPU_OPS, decisions, normquant_terms, npu_mode,
+                                                       refactor_plane)
+from Deeploy.targets.siracusa_w_neureka.ops import MODE_NAMES
 from Deeploy.targets.siracusa_w_neureka.weights import encode_weights
 
-__all__ = ["lower_node"]
+__all__ = ["lower_node", "make_assign_engines", "assign_engines"]
 
 
 def _values(graph: Graph, name: str) -> np.ndarray:
@@ -52,3 +59,33 @@ def lower_node(node: Node, graph: Graph) -> Node:
         inputs += [graph.add_constant(f"{node.name}.npu_scale", np.ascontiguousarray(mul), scale_type),
                    graph.add_constant(f"{node.name}.npu_bias", np.ascontiguousarray(bias), INT32)]
     return Node(node.name, "NeurekaConv", inputs, list(node.outputs), attrs)
+
+
+def make_assign_engines(excluded: Iterable[str] = ()) -> Callable:
+    """The assignment pass: every layer the NPU takes becomes its ``NeurekaConv`` job
+    (``lower_node``); nodes named in ``excluded`` stay on the cluster. Verbose mode logs each
+    candidate's engine and reason."""
+    excluded = frozenset(excluded)
+
+    def assign_engines(graph: Graph, log: Callable[[str], None] | None = None) -> tuple[Graph, bool]:
+        unknown = sorted(excluded - {n.name for n in graph.nodes})
+        if unknown:
+            candidates = [n.name for n, engine, _ in decisions(graph) if engine == "neureka"]
+            raise DeeployError(f"--no-npu-for: no layer named {', '.join(repr(u) for u in unknown)} "
+                               f"(layers on the NPU: {', '.join(candidates) or 'none'})")
+        chosen = []
+        for node, engine, why in decisions(graph, excluded):
+            if log and node.op in NPU_OPS:
+                log(f"engine {engine} for {node.op} '{node.name}': {why}")
+            if engine == "neureka":
+                chosen.append(node.name)
+        if not chosen:
+            return graph, False
+        work = graph.copy()
+        work.nodes = [lower_node(n, work) if n.name in chosen else n for n in work.nodes]
+        return work, True
+
+    return assign_engines
+
+
+assign_engines = make_assign_engines()

@@ -11,7 +11,7 @@ from typing import Sequence
 from Deeploy.errors import DeeployError
 from Deeploy.platform import Engine, MemoryLevel, Platform
 from Deeploy.targets.siracusa.platform import SIRACUSA, SIRACUSA_PASSES
-from Deeploy.targets.siracusa_w_neureka.assign import assign_engines, make_assign_engines
+from Deeploy.targets.siracusa_w_neureka.lower import assign_engines, make_assign_engines
 from Deeploy.targets.siracusa_w_neureka.bindings import NEUREKA_BINDINGS
 from Deeploy.targets.siracusa_w_neureka.params import WEIGHT_MEMORY
 from Deeploy.targets.siracusa_w_neureka.tile_cycles import npu_tile_model

@@ -1,4 +1,4 @@
-"""NeurekaConv (an NPU job, ``Deeploy/ops/npu.py``): its tiling rule and its restriction to one tile.
+"""NeurekaConv (an NPU job, ``Deeploy/targets/siracusa_w_neureka/ops.py``): its tiling rule and its restriction to one tile.
 
 Dims: planes N, output rows OH, output columns OW and (dense modes) output channels CO. The
 NPU's tile rules (specs/neureka.md "Tile constraints"): input channels are never tiled (the

@@ -18,6 +18,7 @@ import numpy as np
 
 from Deeploy.ops import Trait, op_named, registered_ops
 from Deeploy.ops.examples import F32, Case, Operand, act, const, i64
+from Deeploy.targets import platforms
 from DeeployTest.test_suite.op_cases._case import OpRecord, cases_of
 from DeeployTest.test_suite.op_cases.custom import ORACLES, naive_requant_shift
 from DeeployTest.test_suite.op_cases.standard import EXPECT_FROM_ORT
@@ -27,6 +28,7 @@ __all__ = ["Operand", "Case", "OpRecord", "RECORDS", "ONNX_OPS", "CUSTOM_OPS", "
 
 
 # ---- the records: every op's own cases, with its oracle ---------------------------------------
+platforms()   # the targets register their own ops (the NPU job)
 RECORDS: dict[str, OpRecord] = {name: OpRecord(name, op.examples, ORACLES.get(name), EXPECT_FROM_ORT.get(name))
                                 for name, op in sorted(registered_ops().items()) if op.examples is not None}
 ONNX_OPS = sorted(name for name in RECORDS if op_named(name).has(Trait.STANDARD))

@@ -2,7 +2,7 @@
 
 Inputs: ``x`` channels-last activations (int8/uint8) whose last axis is ``cin`` and whose other
 axes hold ``batch`` planes of ``plane = (h, w)`` pixels; ``w`` the encoded weight blob
-(``Deeploy/targets/siracusa_w_neureka/weights.py``: bit planes, channel subtiles, stored as
+(``weights.py``: bit planes, channel subtiles, stored as
 ``W - weight_offset``); with ``normquant``, ``scale`` and ``bias`` (int32, one per output channel).
 Attributes: ``mode`` (0 3x3 dense, 1 3x3 depthwise, 2 1x1: the config word's mode bits),
 ``cout``, ``cin``, ``plane``, ``pads`` (top, left, bottom, right; at most 2), ``weight_offset``,
@@ -12,6 +12,7 @@ Semantics: 32-bit wrapping accumulators of ``x * (stored + weight_offset)``; wit
 ``y = sat8(relu?(sat_i32(wrap_i32(acc * scale) + bias)) >> shift)`` (no rounding: a rounding
 term belongs in the bias). The output has ``x``'s leading axes with the convolved plane and
 ``cout`` channels: a 1x1 job without padding keeps ``x``'s shape but for the last axis.
+The target registers the op when it is imported (its package imports this module).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from Deeploy.ir.dtypes import INT8, INT32, UINT8
 from Deeploy.ops._attrs import attr_int, attr_ints
 from Deeploy.ops._registry import Cost, OpDef, register
 from Deeploy.ops.examples import I32, U8, Case, act, const, rand
+from Deeploy.targets.siracusa_w_neureka.weights import decode_weights, encode_weights
 
 __all__ = ["NpuConvParams", "MODE_NAMES", "npu_job"]
 
@@ -137,7 +139,6 @@ def npu_job(p: NpuConvParams, x: np.ndarray, weights: np.ndarray, scale=None, bi
 
 
 def _reference(p: NpuConvParams, xs):
-    from Deeploy.targets.siracusa_w_neureka.weights import decode_weights
     weights = decode_weights(np.asarray(xs[1]).astype(np.uint8), p.mode, p.weight_offset, p.cout, p.cin)
     scale, bias = (xs[2], xs[3]) if p.normquant else (None, None)
     return [npu_job(p, np.asarray(xs[0], dtype=np.int64), weights, scale, bias)]
@@ -149,8 +150,6 @@ def _cost(p: NpuConvParams, ins, outs):
 
 
 def _cases(rng):
-    from Deeploy.targets.siracusa_w_neureka.weights import encode_weights
-
     def case(label, mode, x, w, pads=(0, 0, 0, 0), rq=None, signed=True, scale_type=I32):
         enc = encode_weights(w, mode)
         cout = w.shape[0]
