@@ -26,7 +26,7 @@ from Deeploy.ir.dtypes import DType
 from Deeploy.ir.graph import Graph
 from Deeploy.ir.onnx_export import save_snapshot
 from Deeploy.manifest import Manifest
-from Deeploy.memory.planner import MemoryPlan, plan_memory
+from Deeploy.memory.planner import MemoryPlan, Placement, arena_scratch, choose_streams, plan_memory
 from Deeploy.passes.graph_outputs import copy_shared_outputs
 from Deeploy.passes.loop_rolling import LoopRolling, roll_loops
 from Deeploy.passes.manager import run_passes
@@ -36,7 +36,7 @@ from Deeploy.targets import get_platform
 from Deeploy.tiling.network import (TiledNetwork, TilingOptions, check_level_limits, spill_constants, staging_budget,
                                      tile_network)
 
-__all__ = ["CompileResult", "compile_network", "compile_graph", "atomic_folder", "write_atomically",
+__all__ = ["CompileResult", "compile_network", "compile_graph", "plan_network", "atomic_folder", "write_atomically",
            "check_replaceable", "OUTPUT_MARK", "Stages"]
 
 
@@ -271,43 +271,82 @@ def compile_graph(graph: Graph, platform: str, out_dir: str | Path, *, source: s
         save_snapshot(graph, snapshots / "backend_post_binding.onnx",
                       {layer.node.name: {"kernel": layer.variant, "engine": layer.engine.name}
                        for layer in layers})
-    if tiling is None:
-        plan = plan_memory(graph, layers, target.level(target.default_level))
-        notes = target.place_weights(graph, layers, plan, target, None, cores, log) if target.place_weights else []
-        stages("memory planning")
-        summary = write_atomically(Path(out_dir), lambda tmp: _emit(
-            tmp, extra_files, graph, layers, plan, target, source, cores, api=api, stages=stages))
-        stages("writing")
-        return CompileResult(graph, layers, plan, summary, rolled + notes + list(summary.notes))
-    into = target.stream_into(graph, layers, target) if target.stream_into else None
-
-    def planned(stream: bool, levels: dict[str, str] | None = None) -> MemoryPlan:
-        return plan_memory(graph, [replace(layer, scratch=0, shared_offset=0) for layer in layers],
-                           target.level(target.tiling.tiles.source), target.level(tiling.data_level),
-                           stream=stream, levels=levels, into=into)
-    plan = planned(bool(target.tiling.stream_engine))
-    if plan.streams and staging_budget(graph, plan, tiling) < 0:   # the double buffers do not fit --l2
-        unstreamed = planned(False)
-        if staging_budget(graph, unstreamed, tiling) >= 0:
-            plan = unstreamed
-            rolled = rolled + [f"parameters in L3 staged tile by tile, not streamed: two iterations' worth do "
-                               f"not fit --l2 {tiling.l2}"]
-    moved = spill_constants(graph, plan, tiling) if any(m.name == "L3" for m in target.memory) else []
-    more, staged, staged_moved = (moved if target.tiling.stream_engine and graph.regions else []), plan, list(moved)
-    while more:   # moved per-iteration constants of a region are streamed: plan again with their double buffers
-        plan = planned(True, {name: "L3" for name in moved})
-        more = spill_constants(graph, plan, tiling)
-        moved += more
-    if staged is not plan and staging_budget(graph, plan, tiling) < 0 <= staging_budget(graph, staged, tiling):
-        plan, moved = staged, staged_moved   # the double buffers do not fit where staging tile by tile does
-    placed = target.place_weights(graph, layers, plan, target, tiling, cores, log) if target.place_weights else []
-    moved = [name for name in moved if plan.placements[name].level == "L3"]   # not those now in a weight memory
-    notes = rolled + ([f"constants moved to L3 to fit --l2 {tiling.l2}: {', '.join(moved)} "
-                       f"(give --defaultMemLevel to place all data yourself)"] if moved else []) + placed
+    plan, notes = plan_network(graph, layers, target, tiling, cores, log)
     stages("memory planning")
-    tiled = tile_network(graph, layers, plan, tiling, target.tiling, cores)
-    stages("tiling")
+    tiled = None
+    if tiling is not None:
+        tiled = tile_network(graph, layers, plan, tiling, target.tiling, cores)
+        stages("tiling")
     summary = write_atomically(Path(out_dir), lambda tmp: _emit(
         tmp, extra_files, graph, layers, plan, target, source, cores, tiled, api, stages))
     stages("writing")
-    return CompileResult(graph, layers, plan, summary, notes + list(summary.notes), tiled=tiled)
+    return CompileResult(graph, layers, plan, summary, rolled + notes + list(summary.notes), tiled=tiled)
+
+
+def plan_network(graph: Graph, layers: list[Layer], target, tiling: TilingOptions | None, cores: int,
+                 log: Callable[[str], None] | None = None) -> tuple[MemoryPlan, list[str]]:
+    """The memory plan of a bound network and notes on the decisions behind it. Every decision is a
+    field of the ``Placement`` the plan is made from (``memory/planner.py``); one that depends on a
+    plan is taken from the plan of the decisions before it and planned again, never edited in:
+    tiled, the constants' levels and streams (``_fit_l2``); then the weight memory's contents
+    (``Platform.place_weights``)."""
+    if tiling is None:
+        placement, notes = Placement(scratch=arena_scratch(layers)), []
+        plan = plan_memory(graph, layers, target.level(target.default_level), None, placement)
+    else:
+        placement, plan, notes = _fit_l2(graph, layers, target, tiling)
+    weights, placed = target.place_weights(graph, layers, plan, target, tiling, cores, log) \
+        if target.place_weights else ({}, [])
+    if weights:
+        placement = replace(placement, weights=weights)
+        plan = plan_memory(graph, layers, plan.level, plan.data_level, placement)
+    moved = [name for name in placement.levels if plan.placements[name].level == "L3"]   # not streamed or weights
+    notes += [f"constants moved to L3 to fit --l2 {tiling.l2}: {', '.join(moved)} "
+              f"(give --defaultMemLevel to place all data yourself)"] if moved else []
+    return plan, notes + placed
+
+
+def _fit_l2(graph: Graph, layers: list[Layer], target, tiling: TilingOptions
+            ) -> tuple[Placement, MemoryPlan, list[str]]:
+    """Tiled: the constants' levels and streams, the plan they give and notes. A rolled region's
+    per-iteration constants stored outside L2 are streamed, unless their double buffers do not fit
+    ``--l2`` where staging them tile by tile does. Without ``--defaultMemLevel``, constants move to
+    L3 until the data fit (``spill_constants``), one decide -> plan -> check round after another
+    while moved per-iteration constants of a region are streamed (their double buffers take L2),
+    unless the double buffers do not fit where staging the first round's tile by tile does. The
+    tiled layers' kernel scratch lives with their tiles, not in the arena."""
+    level, data = target.level(target.tiling.tiles.source), target.level(tiling.data_level)
+    into = target.stream_into(graph, layers, target) if target.stream_into else None
+    streaming = bool(target.tiling.stream_engine)
+
+    def decide(stream: bool, moved) -> Placement:
+        levels = dict.fromkeys(moved, "L3")
+        return Placement(levels, streams=choose_streams(graph, level, data, levels, into) if stream else ())
+
+    def planned(placement: Placement) -> tuple[Placement, MemoryPlan]:
+        return placement, plan_memory(graph, layers, level, data, placement)
+
+    def fits(plan: MemoryPlan) -> bool:
+        return staging_budget(graph, plan, tiling) >= 0
+
+    notes = []
+    placement, plan = planned(decide(streaming, ()))
+    if plan.streams and not fits(plan):   # the double buffers do not fit --l2
+        unstreamed = planned(decide(False, ()))
+        if fits(unstreamed[1]):
+            placement, plan = unstreamed
+            notes.append(f"parameters in L3 staged tile by tile, not streamed: two iterations' worth do not fit "
+                         f"--l2 {tiling.l2}")
+    moved = spill_constants(graph, plan, tiling) if any(m.name == "L3" for m in target.memory) else []
+    if not moved:
+        return placement, plan, notes
+    staged = planned(replace(placement, levels=dict.fromkeys(moved, "L3")))   # the streams as they were
+    placement, plan = staged
+    more = moved if streaming and graph.regions else []
+    while more:
+        placement, plan = planned(decide(True, moved))
+        more = spill_constants(graph, plan, tiling)
+        moved = moved + more
+    if placement is not staged[0] and not fits(plan) and fits(staged[1]):
+        placement, plan = staged
+    return placement, plan, notes

@@ -48,9 +48,10 @@ class Platform:
     address_bits: int = 32
     # the platform with user options applied (e.g. NPU exclusions); None: it takes no options
     configure: Callable[..., "Platform"] | None = None
-    # decides which constants live in a weight memory once the memory plan exists, changing the
-    # plan; (graph, layers, plan, platform, tiling options or None, cores, log) -> notes
-    place_weights: Callable[..., list[str]] | None = None
+    # decides which constants live in a weight memory from the memory plan made without them (the
+    # compiler plans again with them: ``Placement.weights``); (graph, layers, plan, platform, tiling
+    # options or None, cores, log) -> ({tensor: weight memory level}, notes)
+    place_weights: Callable[..., tuple[dict[str, str], list[str]]] | None = None
     # where a rolled region's per-iteration constants go when they are streamed (stored in another
     # level than the arena's): (graph, layers, platform) -> {tensor: (level, alignment) of the
     # double buffer, or None: not streamed}; the rest stream into the arena

@@ -86,7 +86,7 @@ def describe_network(graph: Graph, layers: list[Layer], plan: MemoryPlan, platfo
         end = max((b.offset + b.size for b in data if b.level == s.level), default=0)
         data.append(PlannedBuffer(f"deeploy_s{n}_src: streamed parameters of '{s.span.name}'", BufferKind.CONSTANT,
                                   s.level, -(-end // 16) * 16, s.span.iterations * s.slot, 0, max(len(layers) - 1, 0)))
-    buffers = plan.buffers + data
+    buffers = [*plan.buffers, *data]
     capacity = {m.name: m.size for m in platform.memory}
     if tiling is not None:
         tiles = platform.tiling.tiles

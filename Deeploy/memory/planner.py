@@ -3,12 +3,19 @@ gets a fixed offset in the arena of its memory level, reusing space between buff
 lifetimes do not overlap; graph inputs, outputs and constants get their level and, for the
 picture of a level, their place after the arena (``data_buffers``); the tiles of tiled layers are
 recorded from their schedules (``tile_buffers``). Graph inputs and outputs own dedicated buffers
-so a caller can refill inputs and read outputs around any number of runs."""
+so a caller can refill inputs and read outputs around any number of runs.
+
+Planning is a function: ``plan_memory`` maps the graph, its layers, the levels and a
+``Placement`` (the decisions made before it: constants moved to another level, constants in a
+weight memory, streamed parameters, the arena's kernel scratch) to a read-only ``MemoryPlan``; a
+decision that depends on a plan is made from one and planned again, never by editing it."""
 
 from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field, replace
+from types import MappingProxyType
+from typing import Mapping, Sequence
 
 from Deeploy.binding import Layer
 from Deeploy.ir.graph import Graph
@@ -17,8 +24,8 @@ from Deeploy.memory.lifetimes import Interval, alias_roots, lifetimes
 from Deeploy.memory.stream import Stream, stream_candidates
 from Deeploy.memory.levels import MemoryLevel
 
-__all__ = ["BufferKind", "Placement", "PlannedBuffer", "MemoryPlan", "plan_memory", "place_intervals",
-           "peak_live_bytes", "data_buffers", "tile_buffers", "DATA_ALIGNMENT"]
+__all__ = ["BufferKind", "Location", "Placement", "PlannedBuffer", "MemoryPlan", "plan_memory", "choose_streams",
+           "arena_scratch", "place_intervals", "peak_live_bytes", "data_buffers", "tile_buffers", "DATA_ALIGNMENT"]
 
 DATA_ALIGNMENT = 16   # I/O buffers and constants: aligned(16) (Network.c, the DEEPLOY_L* placement macros)
 _STORED = ("constant", "weight")   # constant arrays of the program (BufferKind values)
@@ -40,7 +47,7 @@ class BufferKind(str, enum.Enum):
 
 
 @dataclass(frozen=True)
-class Placement:
+class Location:
     """Where a tensor's storage lives: its ``kind``, the memory ``level``, the tensor whose storage
     it shares (``root``, itself unless it is a zero-copy view), the ``offset`` of an activation in
     its level's arena, or the ``index`` of a dedicated input / output buffer."""
@@ -66,31 +73,52 @@ class PlannedBuffer:
     role: str = ""      # a tile slot's operand: "input", "weight" (a constant input) or "output"
 
 
-@dataclass
+def _frozen(mapping: Mapping) -> Mapping:
+    """A read-only copy of ``mapping``."""
+    return MappingProxyType(dict(mapping))
+
+
+@dataclass(frozen=True)
+class Placement:
+    """The decisions a memory plan follows, made before planning: ``levels``, constants stored in
+    another level than the data level (moved to L3 to fit ``--l2``); ``weights``, constants in an
+    engine's weight memory (tensor -> that level: ``BufferKind.WEIGHT``); ``streams``, regions'
+    parameters streamed into a double buffer (``choose_streams``; planning gives the offsets);
+    ``scratch``, node name -> bytes of its layer's kernel scratch in the arena (``arena_scratch``;
+    none for tiled layers, whose scratch lives with their tiles)."""
+
+    levels: Mapping[str, str] = field(default_factory=dict)
+    weights: Mapping[str, str] = field(default_factory=dict)
+    streams: tuple[Stream, ...] = ()
+    scratch: Mapping[str, int] = field(default_factory=dict)
+
+    def __post_init__(self):
+        for name in ("levels", "weights", "scratch"):
+            object.__setattr__(self, name, _frozen(getattr(self, name)))
+        object.__setattr__(self, "streams", tuple(self.streams))
+
+
+@dataclass(frozen=True)
 class MemoryPlan:
-    """Placements of all tensors, the arena's buffers (activations and kernel scratch) with their
+    """Locations of all tensors, the arena's buffers (activations and kernel scratch) with their
     offsets and lifetimes, the arena size and its lower bound. ``level`` holds the arena,
-    ``data_level`` the graph inputs, outputs and constants."""
+    ``data_level`` the graph inputs, outputs and constants. Read-only: made by ``plan_memory``."""
 
     level: MemoryLevel
     data_level: MemoryLevel
-    placements: dict[str, Placement] = field(default_factory=dict)
-    scratch_offsets: dict[str, int] = field(default_factory=dict)  # node name -> arena offset
+    placements: Mapping[str, Location] = field(default_factory=dict)
+    scratch_offsets: Mapping[str, int] = field(default_factory=dict)  # node name -> arena offset
     arena_size: int = 0
     lower_bound: int = 0
-    buffers: list[PlannedBuffer] = field(default_factory=list)
-    streams: list[Stream] = field(default_factory=list)   # regions' parameters streamed into the arena
-    stream_buffers: dict[str, int] = field(default_factory=dict)   # level -> bytes of its streams' double buffers
+    buffers: tuple[PlannedBuffer, ...] = ()
+    streams: tuple[Stream, ...] = ()   # regions' parameters streamed into the arena or a stream buffer
+    stream_buffers: Mapping[str, int] = field(default_factory=dict)   # level -> bytes of its streams' double buffers
 
-
-def _place_stream(plan: MemoryPlan, s: Stream, level: str, offset: int) -> None:
-    """Stream ``s`` with its double buffer at ``offset`` of ``level``'s arena or stream buffer."""
-    plan.streams.append(replace(s, offset=offset))
-    plan.buffers.append(PlannedBuffer(f"{s.span.name}: streamed parameters", BufferKind.STREAMED, level, offset,
-                                      2 * s.slot, s.span.start, s.span.end - 1))
-    for j, members in enumerate(s.members):
-        for name, at in members:
-            plan.placements[name] = Placement(BufferKind.STREAMED, name, level, offset + j % 2 * s.slot + at)
+    def __post_init__(self):
+        for name in ("placements", "scratch_offsets", "stream_buffers"):
+            object.__setattr__(self, name, _frozen(getattr(self, name)))
+        for name in ("buffers", "streams"):
+            object.__setattr__(self, name, tuple(getattr(self, name)))
 
 
 def align(n: int, a: int) -> int:
@@ -170,65 +198,93 @@ def peak_live_bytes(intervals: list[Interval]) -> int:
     return peak
 
 
-def plan_memory(graph: Graph, layers: list[Layer], level: MemoryLevel,
-                data_level: MemoryLevel | None = None, stream: bool = False,
-                levels: dict[str, str] | None = None, into: dict | None = None) -> MemoryPlan:
-    """Activations and scratch in ``level``'s arena; inputs, outputs and constants in ``data_level``
-    (default: ``level``). ``stream``: a rolled region's per-iteration constants outside ``level``
-    are streamed into a double buffer in the arena (``memory/stream.py``), or, those ``into``
-    names (tensor -> (level, alignment); None: not streamed), into the stream buffer of that
-    level. ``levels``:
-    constants placed in another level than ``data_level`` (moved there to fit, ``spill_constants``)."""
+def arena_scratch(layers: Sequence[Layer]) -> dict[str, int]:
+    """Node name -> kernel scratch bytes of the layers that have some (untiled: in the arena)."""
+    return {layer.node.name: layer.scratch for layer in layers if layer.scratch}
+
+
+def _constant_levels(graph: Graph, level: MemoryLevel, data_level: MemoryLevel,
+                     levels: Mapping[str, str]) -> dict[str, str]:
+    """Constant -> the level storing it: a variable in the arena's level (the program's initialised
+    data), a constant in ``data_level`` unless ``levels`` moves it."""
+    return {t.name: level.name if t.name in graph.state else levels.get(t.name, data_level.name)
+            for t in graph.tensors.values() if t.name in graph.state or t.is_constant}
+
+
+def choose_streams(graph: Graph, level: MemoryLevel, data_level: MemoryLevel, levels: Mapping[str, str],
+                   into: dict | None = None) -> tuple[Stream, ...]:
+    """The streams of the rolled regions' per-iteration constants stored outside the arena's
+    ``level`` (constants in ``data_level`` unless ``levels`` moves them; ``memory/stream.py``):
+    into a double buffer in the arena or, those ``into`` names (tensor -> (level, alignment);
+    None: not streamed), into the stream buffer of that level."""
+    spans, _ = region_spans(graph)
+    return tuple(stream_candidates(graph, spans, _constant_levels(graph, level, data_level, levels), level.name,
+                                   into))
+
+
+def plan_memory(graph: Graph, layers: Sequence[Layer], level: MemoryLevel, data_level: MemoryLevel | None = None,
+                placement: Placement | None = None) -> MemoryPlan:
+    """Activations, the ``placement``'s kernel scratch and streams' double buffers in ``level``'s
+    arena; inputs, outputs and constants in ``data_level`` (default: ``level``), constants where
+    the ``placement`` puts them; ``layers`` give the steps. Default placement: nothing moved and
+    every layer's kernel scratch in the arena. Changes none of its arguments."""
     data_level = data_level or level
-    plan = MemoryPlan(level, data_level)
+    placement = placement or Placement(scratch=arena_scratch(layers))
+    placements: dict[str, Location] = {}
     roots = alias_roots(graph)
     for k, name in enumerate(graph.inputs):
-        plan.placements[name] = Placement(BufferKind.INPUT, name, data_level.name, index=k)
+        placements[name] = Location(BufferKind.INPUT, name, data_level.name, index=k)
     for k, name in enumerate(graph.outputs):
-        if name not in plan.placements:
-            plan.placements[name] = Placement(BufferKind.OUTPUT, name, data_level.name, index=k)
-    for t in graph.tensors.values():
-        if t.name in graph.state:   # a variable: the program's initialised data, in the arena's level
-            plan.placements[t.name] = Placement(BufferKind.CONSTANT, t.name, level.name)
-        elif t.is_constant:
-            plan.placements[t.name] = Placement(BufferKind.CONSTANT, t.name, (levels or {}).get(t.name, data_level.name))
+        if name not in placements:
+            placements[name] = Location(BufferKind.OUTPUT, name, data_level.name, index=k)
+    for name, at in _constant_levels(graph, level, data_level, placement.levels).items():
+        placements[name] = Location(BufferKind.CONSTANT, name, at)
+    for name, at in placement.weights.items():
+        placements[name] = Location(BufferKind.WEIGHT, name, at)
 
     sizes: dict[str, int] = {}
     for node in graph.nodes:
         for name in node.outputs:
-            if name and name not in plan.placements and name not in roots:
+            if name and name not in placements and name not in roots:
                 sizes[name] = align(graph.tensors[name].nbytes, level.alignment)
     tensors = lifetimes(graph, sizes, roots)
     step_of = {layer.node.name: step for step, layer in enumerate(layers)}
-    scratch_layers = [layer for layer in layers if layer.scratch]
-    scratches = [Interval(layer.node.name, align(layer.scratch, level.alignment),
-                          step_of[layer.node.name], step_of[layer.node.name]) for layer in scratch_layers]
-    spans, _ = region_spans(graph)
-    streams = stream_candidates(graph, spans, {n: p.level for n, p in plan.placements.items()
-                                               if p.kind == BufferKind.CONSTANT}, level.name, into) if stream else []
-    elsewhere = [s for s in streams if s.into]
-    streams = [s for s in streams if not s.into]
+    scratches = [Interval(layer.node.name, align(placement.scratch[layer.node.name], level.alignment),
+                          step_of[layer.node.name], step_of[layer.node.name])
+                 for layer in layers if placement.scratch.get(layer.node.name)]
+    in_arena = [s for s in placement.streams if not s.into]
     doubles = [Interval(f"{s.span.name}: streamed parameters", 2 * s.slot, s.span.start, s.span.end - 1)
-               for s in streams]
-    offsets, plan.arena_size = _place(graph, tensors, scratches, step_of, level.alignment, doubles)
-    for s, offset in zip(streams, offsets[len(tensors) + len(scratches):]):
-        _place_stream(plan, s, level.name, offset)
-    for s in elsewhere:   # one after the other in their level's stream buffer
-        offset = plan.stream_buffers.get(s.into, 0)
-        _place_stream(plan, s, s.into, offset)
-        plan.stream_buffers[s.into] = offset + 2 * s.slot
-    plan.lower_bound = peak_live_bytes(tensors + scratches + doubles)
+               for s in in_arena]
+    offsets, arena_size = _place(graph, tensors, scratches, step_of, level.alignment, doubles)
+    streams, buffers, stream_buffers = [], [], {}
+
+    def place_stream(s: Stream, at: str, offset: int) -> None:
+        """Stream ``s`` with its double buffer at ``offset`` of ``at``'s arena or stream buffer."""
+        streams.append(replace(s, offset=offset))
+        buffers.append(PlannedBuffer(f"{s.span.name}: streamed parameters", BufferKind.STREAMED, at, offset,
+                                     2 * s.slot, s.span.start, s.span.end - 1))
+        for j, members in enumerate(s.members):
+            for name, off in members:
+                placements[name] = Location(BufferKind.STREAMED, name, at, offset + j % 2 * s.slot + off)
+    for s, offset in zip(in_arena, offsets[len(tensors) + len(scratches):]):
+        place_stream(s, level.name, offset)
+    for s in placement.streams:   # the others one after the other in their level's stream buffer
+        if s.into:
+            place_stream(s, s.into, stream_buffers.get(s.into, 0))
+            stream_buffers[s.into] = stream_buffers.get(s.into, 0) + 2 * s.slot
     for iv, offset in zip(tensors, offsets):
-        plan.placements[iv.name] = Placement(BufferKind.ACTIVATION, iv.name, level.name, offset=offset)
-        plan.buffers.append(PlannedBuffer(iv.name, BufferKind.ACTIVATION, level.name, offset,
-                                          graph.tensors[iv.name].nbytes, iv.first, iv.last))
-    for layer, iv, offset in zip(scratch_layers, scratches, offsets[len(tensors):]):
-        plan.scratch_offsets[iv.name] = offset
-        plan.buffers.append(PlannedBuffer(f"{iv.name}: kernel scratch", BufferKind.SCRATCH, level.name, offset,
-                                          layer.scratch, iv.first, iv.last))
+        placements[iv.name] = Location(BufferKind.ACTIVATION, iv.name, level.name, offset=offset)
+        buffers.append(PlannedBuffer(iv.name, BufferKind.ACTIVATION, level.name, offset,
+                                     graph.tensors[iv.name].nbytes, iv.first, iv.last))
+    scratch_offsets = {}
+    for iv, offset in zip(scratches, offsets[len(tensors):]):
+        scratch_offsets[iv.name] = offset
+        buffers.append(PlannedBuffer(f"{iv.name}: kernel scratch", BufferKind.SCRATCH, level.name, offset,
+                                     placement.scratch[iv.name], iv.first, iv.last))
     for name, root in roots.items():
-        plan.placements[name] = plan.placements[root]
-    return plan
+        placements[name] = placements[root]
+    return MemoryPlan(level, data_level, placements, scratch_offsets, arena_size,
+                      peak_live_bytes(tensors + scratches + doubles), buffers, streams, stream_buffers)
 
 
 def _place(graph: Graph, tensors: list[Interval], scratches: list[Interval], step_of: dict[str, int],

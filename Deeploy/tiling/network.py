@@ -106,25 +106,23 @@ def spill_constants(graph: Graph, plan: MemoryPlan, options: TilingOptions) -> l
     ``--l2``, move constants to L3, the largest first, until the rest fits with ``--l1`` bytes
     left for the L2 tiles of the moved ones; a region's per-iteration constant moves with the
     same constant of every other iteration (the iterations stay alike, so the region still rolls).
-    Changes ``plan``; returns the names moved."""
+    Returns the names to move (the caller plans again with them in L3)."""
     if options.default_level is not None:
         return []
     family = {t: f for region in graph.regions for b in body_inputs(graph, region)
               if b.kind == InputKind.PER_ITERATION for f in [tuple(dict.fromkeys(b.tensors))] for t in f}
     need = plan.arena_size + _data_bytes(graph, plan)
-    moved = []
+    moved: dict[str, None] = {}
     for t in sorted(graph.constants(), key=lambda t: (-t.nbytes, t.name)):
         if need + (options.l1 if moved else 0) <= options.l2:
             break
         for c in family.get(t.name, (t.name,)):
-            if plan.placements[c].level != "L2" or plan.placements[c].kind == BufferKind.STREAMED or c in graph.state:
+            p = plan.placements[c]
+            if p.level != "L2" or p.kind == BufferKind.STREAMED or c in graph.state or c in moved:
                 continue
-            for name, p in list(plan.placements.items()):
-                if p.root == c:
-                    plan.placements[name] = replace(p, level="L3")
             need -= graph.tensors[c].nbytes
-            moved.append(c)
-    return moved
+            moved[c] = None
+    return list(moved)
 
 
 def _l2_error(plan: MemoryPlan, data: int, staging: int, options: TilingOptions) -> DeeployError:

@@ -12,12 +12,12 @@ import shutil
 from dataclasses import replace
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from Deeploy.binding import bind
 from Deeploy.compiler import compile_graph
 from Deeploy.frontend import assign_input_types, infer_graph, load_onnx
+from Deeploy.frontend.io_data import load_npz_arrays, map_arrays
 from Deeploy.memory.fold import region_spans
 from Deeploy.memory.planner import BufferKind, plan_memory
 from Deeploy.memory.stream import first_pieces, spread
@@ -44,7 +44,8 @@ TOOLCHAIN = pytest.mark.skipif(shutil.which("qemu-system-riscv32") is None, reas
 
 def _lowered(platform: str):
     graph = load_onnx(LLAMA / "network.onnx")
-    assign_input_types(graph, dict(np.load(LLAMA / "inputs.npz")), None)
+    npz = LLAMA / "inputs.npz"
+    assign_input_types(graph, map_arrays(npz, load_npz_arrays(npz), graph.inputs, graph, "input"))
     infer_graph(graph)
     target = get_platform(platform)
     graph = run_passes(graph, (*target.passes, copy_shared_outputs), None)
@@ -96,7 +97,8 @@ def test_one_arena_layout_for_every_iteration(platform):
 
 def test_rolled_code_is_one_body(tmp_path):
     graph = load_onnx(LLAMA / "network.onnx")
-    assign_input_types(graph, dict(np.load(LLAMA / "inputs.npz")), None)
+    npz = LLAMA / "inputs.npz"
+    assign_input_types(graph, map_arrays(npz, load_npz_arrays(npz), graph.inputs, graph, "input"))
     result = compile_graph(graph, "Generic", tmp_path / "out", loop_rolling=AUTO)
     c = (tmp_path / "out" / "Network.c").read_text()
     assert c.count("static void deeploy_r0_body(uint32_t i)") == 1

@@ -5,10 +5,12 @@ it saves there: tiled, the tiler's cycles of the layer with the blob DMA'd per t
 L3, as placed) less those with the blob read in place (no DMA, no L1 slot; the freed L1 may also
 allow larger tiles); untiled, the cycles of one DMA of the blob into L1 (what the NPU, reading
 through its L1 port, would otherwise need). The blobs placed are the best knapsack within the
-weight memory's capacity (``Deeploy/memory/knapsack.py``), not the first in graph order. A placed
-blob becomes a ``BufferKind.WEIGHT`` of the weight-memory level (a constant array in its section,
-loaded with the program as the MRAM/SRAM would be preloaded) and its job gets the config bit
-that selects the weight memory (``NpuConvParams.wmem``).
+weight memory's capacity (``Deeploy/memory/knapsack.py``), not the first in graph order. They
+are valued on the memory plan made without them; the compiler plans again with them in the
+placement (``memory/planner.Placement.weights``), where each becomes a ``BufferKind.WEIGHT`` of the
+weight-memory level (a constant array in its section, loaded with the program as the MRAM/SRAM
+would be preloaded); its job gets the config bit that selects the weight memory
+(``NpuConvParams.wmem``).
 
 Weights of a rolled region's body stored in L3 are streamed (``memory/stream.py``): when every NPU
 blob fits the weight memory, they are preloaded there instead (not streamed); when they do not
@@ -26,7 +28,7 @@ from Deeploy.errors import TilingError
 from Deeploy.ir.graph import Graph
 from Deeploy.ir.region import InputKind, body_inputs
 from Deeploy.memory.knapsack import Item, choose
-from Deeploy.memory.planner import BufferKind, MemoryPlan, Placement, align
+from Deeploy.memory.planner import BufferKind, MemoryPlan, align
 
 __all__ = ["place_weights", "stream_into_wmem", "weight_values"]
 
@@ -94,13 +96,14 @@ def weight_values(graph: Graph, layers: list[Layer], plan: MemoryPlan, platform,
 
 
 def place_weights(graph: Graph, layers: list[Layer], plan: MemoryPlan, platform, tiling, cores: int,
-                  log: Callable[[str], None] | None = None) -> list[str]:
-    """Places the chosen NPU weight blobs in the weight memory (changes ``plan`` and their jobs);
-    returns a note saying what was placed."""
+                  log: Callable[[str], None] | None = None) -> tuple[dict[str, str], list[str]]:
+    """The NPU weight blobs to place in the weight memory (tensor -> its level), chosen on ``plan``
+    (made without them; it is not changed), and notes saying what was placed; the jobs of the
+    blobs placed or streamed there get the weight-memory bit."""
     streamed = _read_streamed(layers, plan)
     values = weight_values(graph, layers, plan, platform, tiling, cores)
     if not values:
-        return streamed or ["--neureka-wmem: no layer runs on the NPU, the weight memory stays empty"]
+        return {}, streamed or ["--neureka-wmem: no layer runs on the NPU, the weight memory stays empty"]
     capacity = platform.level(WMEM).size - plan.stream_buffers.get(WMEM, 0)
     chosen = set(choose([Item(w, size, value) for w, (size, value) in values.items()], capacity))
     for w, (size, value) in values.items():
@@ -108,8 +111,6 @@ def place_weights(graph: Graph, layers: list[Layer], plan: MemoryPlan, platform,
             worth = f"{value % MUST_PLACE} modelled cycles" + (" (its layer tiles only so)" if value >= MUST_PLACE else "")
             log(f"weight memory: '{w}' {size} B saves {worth}: "
                 f"{'placed' if w in chosen else 'DMA per tile'}")
-    for w in chosen:
-        plan.placements[w] = Placement(BufferKind.WEIGHT, w, WMEM)
     for layer in layers:
         if layer.node.op == "NeurekaConv" and layer.node.inputs[1] in chosen:
             layer.node.attrs["wmem"] = 1
@@ -117,8 +118,9 @@ def place_weights(graph: Graph, layers: list[Layer], plan: MemoryPlan, platform,
     used = sum(values[w][0] for w in chosen)
     saved = sum(values[w][1] % MUST_PLACE for w in chosen)
     rest = "; the rest are DMA'd per tile" if len(chosen) < len(values) else ""
-    return streamed + [f"weight memory: {len(chosen)} of {len(values)} NPU weight blobs placed ({used} of {capacity} B), "
-                       f"saving {saved} modelled cycles{rest}"]
+    return {w: WMEM for w in values if w in chosen}, streamed + [
+        f"weight memory: {len(chosen)} of {len(values)} NPU weight blobs placed ({used} of {capacity} B), "
+        f"saving {saved} modelled cycles{rest}"]
 
 
 def _read_streamed(layers: list[Layer], plan: MemoryPlan) -> list[str]:
