@@ -123,11 +123,13 @@ def _declared_pairing(path: Path, arrays: Mapping[str, np.ndarray], names: list[
                       graph: Graph) -> list[tuple[int, str]]:
     """(input position, array key) pairs of a positional file in the file's own input order, the
     initializers it lists as graph inputs included: their arrays must hold the initializers'
-    values; arrays after the last declared input are ignored with a note."""
+    values; arrays after the last declared input are ignored with a note, and initializers after the
+    last array keep their values."""
     keys, declared = list(arrays), list(graph.declared_inputs)
-    if len(keys) < len(declared):
+    missing = [n for n in declared[len(keys):] if n in names]   # trailing initializers keep their values
+    if missing:
         raise FrontendError(f"{path}: holds {len(keys)} arrays but the network lists {len(declared)} graph inputs "
-                            f"(initializers included); arrays for {', '.join(declared[len(keys):])} are missing")
+                            f"(initializers included); arrays for {', '.join(missing)} are missing")
     pairs = []
     for key, name in zip(keys, declared):
         if name in names:
@@ -158,13 +160,12 @@ def map_arrays(path: str | Path, arrays: Mapping[str, np.ndarray] | Sequence[np.
         arrays = {f"arr_{k}": a for k, a in enumerate(arrays)}
     keys = list(arrays)
     listed = [n for n in graph.declared_inputs if n not in names]   # initializers listed as graph inputs
-    if role == "input" and listed and not set(names) <= set(keys) and len(keys) > len(names):
-        pairs = _declared_pairing(path, arrays, list(names), graph)
-        unused = []
-    else:
-        pairs = _pairing(path, keys, list(names), role)
-        used = {key for _, key in pairs}
-        unused = [key for key in keys if key not in used and not _is_constant_copy(arrays[key], graph)]
+    pairs = _pairing(path, keys, list(names), role)
+    used = {key for _, key in pairs}
+    unused = [key for key in keys if key not in used and not _is_constant_copy(arrays[key], graph)]
+    if role == "input" and listed and unused and not set(names) <= set(keys):
+        # arrays beyond the inputs that copy no constant: the file's positional order, initializers included
+        pairs, unused = _declared_pairing(path, arrays, list(names), graph), []
     by_name = all(name in keys for name in names)
     extra = [key for key in unused if not by_name or _positional_key(key, role) or key in graph.tensors]
     for key in unused:
