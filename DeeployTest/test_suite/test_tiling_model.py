@@ -306,8 +306,7 @@ def test_cp_sat_optimum_is_the_brute_force_optimum(net):
             assert sol.tile_sizes == {d: prob.cands[d][k] for d, k in prob.choice(best[0]).items()}
             if len(fits) < 600:
                 built = prob.model("cycles", capacity, pareto=False)
-                solver, status = built.solve(params)
-                assert solver.Value(built.cost) == best[4]
+                assert built.solve(params).value(built.cost) == best[4]
 
 
 def test_auto_buffering_is_never_worse():
