@@ -357,11 +357,6 @@ def _minimal(prob: _Problem) -> TilingSolution:
     return replace(sol, optimal=status == cpsat.OPTIMAL)
 
 
-def min_footprint(spec: LayerSpec, params: TilingParams) -> TilingSolution:
-    """The tiling with the smallest footprint: its ``l1_bytes`` is the smallest capacity that fits."""
-    if spec.zero_copy:
-        return _zero_copy(spec, params)
-    return _minimal(_Problem(spec, params))
 
 
 def _infeasible(spec: LayerSpec, params: TilingParams, smallest: TilingSolution) -> TilingError:
@@ -398,6 +393,17 @@ def _relabel(sol: TilingSolution, spec: LayerSpec) -> TilingSolution:
     names = [o.tensor for o in spec.operands if o.nbytes > 0]
     return replace(sol, layer=spec.layer, op=spec.op,
                    buffers=tuple(replace(b, tensor=t) for b, t in zip(sol.buffers, names)))
+
+
+def min_footprint(spec: LayerSpec, params: TilingParams) -> TilingSolution:
+    """The tiling with the smallest footprint: its ``l1_bytes`` is the smallest capacity that fits
+    (one solve per signature, as ``solve_spec``)."""
+    if spec.zero_copy:
+        return _zero_copy(spec, params)
+    key = ("footprint", spec.signature(), params)
+    if key not in _CACHE:
+        _CACHE[key] = _minimal(_Problem(spec, params))
+    return _relabel(_CACHE[key], spec)
 
 
 def solve_spec(spec: LayerSpec, params: TilingParams, cache: bool = True) -> TilingSolution:
