@@ -20,10 +20,14 @@ from Deeploy.tiling.solver import min_footprint
 from Deeploy.tiling.spec import LayerSpec, TileScratch, candidates
 from Deeploy.tiling.tile_node import tile_node
 
-__all__ = ["with_tile_scratch", "MAX_SCRATCH_TILES"]
+__all__ = ["with_tile_scratch", "clear_cache", "MAX_SCRATCH_TILES"]
 
 MAX_SCRATCH_TILES = 512  # candidate tiles evaluated; beyond, the whole layer's scratch is kept
 _CACHE: dict[tuple, "int | TileScratch"] = {}
+
+
+def clear_cache() -> None:
+    _CACHE.clear()
 
 
 def with_tile_scratch(spec: LayerSpec, layer: Layer, graph: Graph, cores: int,
