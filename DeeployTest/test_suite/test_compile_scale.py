@@ -4,6 +4,8 @@ repeated identical layers share their tiling work."""
 
 from __future__ import annotations
 
+import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -17,6 +19,8 @@ from Deeploy.frontend import load_npz_arrays
 from Deeploy.ir.dtypes import INT8
 from Deeploy.tiling.network import TilingOptions
 from DeeployTest.testUtils.chain import write_chain
+
+REPO = Path(__file__).resolve().parents[2]
 
 
 def _calls(folder: Path, nodes: int, platform: str) -> int:
@@ -92,3 +96,19 @@ def test_identical_layers_share_their_tiling_work(tmp_path, monkeypatch):
         work[blocks] = dict(counts)
     assert work[3]["tile_node"] > 0 and work[3]["solve"] > 0
     assert work[6] == work[3]
+
+
+def test_tiled_compile_imports_no_pandas_pygments_or_other_targets(tmp_path):
+    """A tiled Siracusa compile loads neither pandas (OR-Tools' cp_model imports it), pygments
+    (Mako's HTML error pages) nor the other targets' packages."""
+    path = _requant_chain(tmp_path / "net", 2)
+    code = ("import sys; from Deeploy.compiler import compile_network; from Deeploy.ir.dtypes import INT8; "
+            "from Deeploy.tiling.network import TilingOptions; "
+            f"compile_network({str(path)!r}, 'Siracusa', {str(tmp_path / 'out')!r}, input_types={{'x': INT8}}, "
+            "cores=8, tiling=TilingOptions(l1=8000)); "
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('pandas', 'pygments') "
+            "or m.startswith(('Deeploy.targets.generic.platform', 'Deeploy.targets.siracusa_w_neureka'))))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO,
+                         env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split("\n")[-2] == "[]"
