@@ -11,7 +11,6 @@ from Deeploy.passes.reductions import split_float_reductions
 from Deeploy.passes.requant_fusion import fuse_requant
 from Deeploy.targets.platform import Engine, MemoryLevel, Platform
 from Deeploy.targets.siracusa.bindings import SIRACUSA_BINDINGS
-from Deeploy.targets.siracusa.execute import run_program
 from Deeploy.targets.siracusa.linker import l1_reserved_bytes, linker_script
 from Deeploy.targets.siracusa.timing import TimingModel
 from Deeploy.targets.siracusa.conv_cycles import conv_tile_model
@@ -84,6 +83,7 @@ _L1_RESERVED = l1_reserved_bytes() + 16 * KiB
 
 def _execute_on_qemu(elf, timeout: float) -> tuple[int, str]:
     """The program under QEMU with the timing plugin; its output then ``Runtime: N cycles``."""
+    from Deeploy.targets.siracusa.execute import run_program   # QEMU's modules only when running
     run = run_program(elf, TIMING, timeout=timeout)
     return run.exit_code, run.output
 
