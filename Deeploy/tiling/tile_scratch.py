@@ -65,8 +65,8 @@ def _per_tile(spec: LayerSpec, layer: Layer, graph: Graph, cores: int) -> LayerS
         nbytes = tuple(scratch_of(e) for e in extents)
         return TileScratch(tuple(d.name for d in free), extents, nbytes, layer.scratch)
 
-    key = (node_content(graph, layer.node), kernel.scratch, kernel.shared_scratch, layer.scratch, cores,
-           spec.signature())
+    key = (node_content(graph, layer.node), graph.onnx_integers, kernel.scratch, kernel.shared_scratch,
+           layer.scratch, cores, spec.signature())
     if key not in _CACHE:
         _CACHE[key] = scratch()
     return replace(spec, scratch=_CACHE[key])
