@@ -31,8 +31,8 @@ from Deeploy.ir.dtypes import DType, widest
 if TYPE_CHECKING:
     from Deeploy.ir.graph import Graph, Node
 
-__all__ = ["Region", "InputKind", "BodyInput", "region_mismatch", "body_inputs", "node_signature", "node_content", "value_attrs",
-           "body_attributes"]
+__all__ = ["Region", "InputKind", "BodyInput", "region_mismatch", "body_inputs", "node_signature", "node_content",
+           "value_attrs", "body_attributes"]
 
 
 @dataclass(frozen=True)

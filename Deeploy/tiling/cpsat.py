@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from ortools.sat.python import cp_model_helper as cmh
 
-__all__ = ["CpModel", "solve", "OPTIMAL", "FEASIBLE", "INFEASIBLE", "CHOOSE_FIRST", "SELECT_MAX_VALUE",
-           "FIXED_SEARCH"]
+__all__ = ["CpModel", "solve", "weighted_sum", "OPTIMAL", "FEASIBLE", "INFEASIBLE", "CHOOSE_FIRST",
+           "SELECT_MAX_VALUE", "FIXED_SEARCH"]
 
 
 class Response:
@@ -27,6 +27,7 @@ if hasattr(cmh, "CpBaseModel"):
     CHOOSE_FIRST = cmh.DecisionStrategyProto.VariableSelectionStrategy.CHOOSE_FIRST
     SELECT_MAX_VALUE = cmh.DecisionStrategyProto.DomainReductionStrategy.SELECT_MAX_VALUE
     FIXED_SEARCH = cmh.SatParameters.SearchBranching.FIXED_SEARCH
+    weighted_sum = cmh.LinearExpr.weighted_sum
     from ortools.util.python.sorted_interval_list import Domain
 
     class CpModel(cmh.CpBaseModel):
@@ -82,7 +83,8 @@ if hasattr(cmh, "CpBaseModel"):
         return Response(response.status, lambda expr: cmh.ResponseHelper.value(response, expr))
 else:   # pragma: no cover - OR-Tools before the C++ model base: cp_model itself
     from ortools.sat.python.cp_model import (CHOOSE_FIRST, FEASIBLE, FIXED_SEARCH, INFEASIBLE,  # noqa: F401
-                                             OPTIMAL, SELECT_MAX_VALUE, CpModel, CpSolver)
+                                             OPTIMAL, SELECT_MAX_VALUE, CpModel, CpSolver, LinearExpr)
+    weighted_sum = LinearExpr.WeightedSum
 
     def solve(model: CpModel, parameters: dict) -> Response:
         """Solves ``model`` with the given SatParameters fields."""

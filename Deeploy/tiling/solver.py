@@ -250,7 +250,7 @@ class _Problem:
         m.add_exactly_one(z)
 
         def over(values):
-            return cpsat.cmh.LinearExpr.weighted_sum(z, [int(v) for v in values])
+            return cpsat.weighted_sum(z, [int(v) for v in values])
 
         # the tile size and tile count of every free dim, and the loop order and buffering, as
         # the chosen option makes them
