@@ -10,10 +10,10 @@ import numpy as np
 from Deeploy.errors import FrontendError, OpError
 from Deeploy.frontend.onnx_loader import integer_valued, is_float_graph, promote_to_float
 from Deeploy.ir.dtypes import INT8, DType, computed, dtype_of_values, stored
-from Deeploy.ir.graph import Graph
-from Deeploy.ops import Trait, get_op
+from Deeploy.ir.graph import Graph, Node
+from Deeploy.ops import OpDef, Trait, get_op
 
-__all__ = ["assign_input_types", "infer_graph"]
+__all__ = ["assign_input_types", "infer_graph", "infer_node"]
 
 
 def assign_input_types(graph: Graph, values: dict[str, np.ndarray] | None = None,
@@ -55,6 +55,24 @@ def assign_input_types(graph: Graph, values: dict[str, np.ndarray] | None = None
                                 f"{name}=float32 for a float network) or sample inputs (--inputs)")
 
 
+def infer_node(graph: Graph, node: Node) -> OpDef:
+    """Parse the node's attributes and set the shapes and types of its outputs; its op."""
+    op = get_op(node)
+    node.params = op.parse(node, graph)
+    ins = [graph.tensors[i] if i else None for i in node.inputs]
+    outs = op.infer(node.params, ins)
+    if len(outs) < len([o for o in node.outputs if o]):
+        raise OpError(node, f"produces {len(outs)} outputs, the node lists {len(node.outputs)}")
+    for name, (shape, dtype) in zip(node.outputs, outs):
+        if not name:
+            continue
+        t = graph.tensors[name]
+        t.shape, t.dtype = tuple(int(d) for d in shape), dtype
+        if any(d < 0 for d in t.shape):
+            raise OpError(node, f"inferred a negative dimension for output '{name}': {list(t.shape)}")
+    return op
+
+
 def infer_graph(graph: Graph) -> None:
     """Parse every node's attributes and set shapes and types of all node outputs, in order.
 
@@ -64,19 +82,7 @@ def infer_graph(graph: Graph) -> None:
     folded: set[str] = set()
     kept = []
     for node in graph.nodes:
-        op = get_op(node)
-        node.params = op.parse(node, graph)
-        ins = [graph.tensors[i] if i else None for i in node.inputs]
-        outs = op.infer(node.params, ins)
-        if len(outs) < len([o for o in node.outputs if o]):
-            raise OpError(node, f"produces {len(outs)} outputs, the node lists {len(node.outputs)}")
-        for name, (shape, dtype) in zip(node.outputs, outs):
-            if not name:
-                continue
-            t = graph.tensors[name]
-            t.shape, t.dtype = tuple(int(d) for d in shape), dtype
-            if any(d < 0 for d in t.shape):
-                raise OpError(node, f"inferred a negative dimension for output '{name}': {list(t.shape)}")
+        op = infer_node(graph, node)
         inputs = [i for i in node.inputs if i]
         shape_arithmetic = op.has(Trait.SHAPE_ONLY) or (
             set(inputs) & folded and all(graph.is_constant(i) for i in inputs))

@@ -20,6 +20,7 @@ what the body reads:
 from __future__ import annotations
 
 import enum
+import hashlib
 from dataclasses import dataclass
 
 import numpy as np
@@ -27,7 +28,8 @@ import numpy as np
 from Deeploy.ir.dtypes import DType, widest
 from Deeploy.ir.graph import Graph, Node
 
-__all__ = ["Region", "InputKind", "BodyInput", "body_inputs", "node_signature", "body_attributes"]
+__all__ = ["Region", "InputKind", "BodyInput", "body_inputs", "node_signature", "node_content",
+           "body_attributes"]
 
 
 @dataclass(frozen=True)
@@ -118,6 +120,23 @@ def node_signature(graph: Graph, node: Node, values: frozenset[str] = frozenset(
         return None if t is None else (t.shape, "constant" if t.is_constant else str(t.dtype))
     attrs = tuple(sorted((k, repr(v.tolist() if isinstance(v, np.ndarray) else v)) for k, v in node.attrs.items()
                          if k not in values))
+    return (node.op, node.domain, attrs, tuple(tensor(i) for i in node.inputs), tuple(tensor(o) for o in node.outputs))
+
+
+def node_content(graph: Graph, node: Node) -> tuple:
+    """Everything a node computes from but names (hashable): op, every attribute, its tensors'
+    shapes and types, the constants' values (a digest) and which inputs are one tensor. Two
+    nodes with equal keys are the same function, whatever their tensors are called."""
+    first = {}
+
+    def tensor(name):
+        t = graph.tensors[name] if name else None
+        if t is None:
+            return None
+        value = None if t.value is None else (
+            t.value.dtype.str, hashlib.blake2b(np.ascontiguousarray(t.value).tobytes(), digest_size=16).digest())
+        return t.shape, str(t.dtype), value, first.setdefault(name, len(first))
+    attrs = tuple(sorted((k, repr(v.tolist() if isinstance(v, np.ndarray) else v)) for k, v in node.attrs.items()))
     return (node.op, node.domain, attrs, tuple(tensor(i) for i in node.inputs), tuple(tensor(o) for o in node.outputs))
 
 

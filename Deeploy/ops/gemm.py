@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+import math
+
 import numpy as np
 
 from Deeploy.errors import OpError
@@ -48,11 +50,11 @@ class MatMulParams:
 def _batch_layout(node, a_shape, b_shape, m, n):
     a_batch, b_batch = tuple(a_shape[:-2]), tuple(b_shape[:-2])
     batch_shape = broadcast_shape(node, [a_batch, b_batch])
-    size = int(np.prod(batch_shape, dtype=np.int64))
-    a_full = int(np.prod(a_batch, dtype=np.int64)) == size
-    b_full = int(np.prod(b_batch, dtype=np.int64)) == size
-    a_one = int(np.prod(a_batch, dtype=np.int64)) == 1
-    b_one = int(np.prod(b_batch, dtype=np.int64)) == 1
+    size = int(math.prod(batch_shape))
+    a_full = int(math.prod(a_batch)) == size
+    b_full = int(math.prod(b_batch)) == size
+    a_one = int(math.prod(a_batch)) == 1
+    b_one = int(math.prod(b_batch)) == 1
     if not ((a_full or a_one) and (b_full or b_one)):
         raise OpError(node, f"partial batch broadcasting of {list(a_shape)} and {list(b_shape)} "
                       "is not supported")
@@ -100,7 +102,7 @@ def _gemm_parse(node, graph):
             raise OpError(node, f"C of shape {list(c)} does not broadcast to the output {list(out)}")
         c2 = (1,) * max(0, 2 - len(c)) + tuple(c[-2:])
         c_rows, c_cols = c2
-        c_batched = int(np.prod(c[:-2], dtype=np.int64)) > 1
+        c_batched = int(math.prod(c[:-2])) > 1
     if floating:
         alpha, beta = float(np.float32(alpha)), float(np.float32(beta))
     else:

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import math
+
 import numpy as np
 
 from Deeploy.errors import OpError
@@ -40,7 +42,7 @@ def channel_layout(node, x_shape, vec_shapes) -> tuple[int, int, int]:
     rank = len(x_shape)
     varying: set[int] = set()
     for shape in vec_shapes:
-        size = int(np.prod(shape, dtype=np.int64))
+        size = int(math.prod(shape))
         if size == 1:
             continue
         axes = None
@@ -60,11 +62,11 @@ def channel_layout(node, x_shape, vec_shapes) -> tuple[int, int, int]:
             raise OpError(node, "mul and add vary along different axes")
         varying = axes
     if not varying:
-        return int(np.prod(x_shape, dtype=np.int64)), 1, 1
+        return int(math.prod(x_shape)), 1, 1
     first, last = min(varying), max(varying)
     if last - first + 1 != len(varying):
         raise OpError(node, f"per-channel constants vary along non-adjacent axes {sorted(varying)}")
-    prod = lambda dims: int(np.prod(dims, dtype=np.int64))  # noqa: E731
+    prod = lambda dims: int(math.prod(dims))  # noqa: E731
     return prod(x_shape[:first]), prod(x_shape[first:last + 1]), prod(x_shape[last + 1:])
 
 
@@ -78,8 +80,8 @@ def channel_strides(rq: RequantParams, dims: tuple[int, ...], per_channel: bool)
         return (0,) * len(dims)
     for first in range(len(dims)):
         for last in range(first, len(dims)):
-            inner = int(np.prod(dims[last + 1:]))
-            if inner == rq.inner and int(np.prod(dims[first:last + 1])) == rq.channels:
+            inner = int(math.prod(dims[last + 1:]))
+            if inner == rq.inner and int(math.prod(dims[first:last + 1])) == rq.channels:
                 strides, step = [0] * len(dims), 1
                 for axis in range(last, first - 1, -1):
                     strides[axis], step = step, step * dims[axis]

@@ -75,19 +75,21 @@ def _permutable(graph: Graph, name: str, out_shape: tuple[int, ...]) -> bool:
         and all(d in (1, o) for d, o in zip(t.shape, out_shape))
 
 
-def _below(graph: Graph, node: Node, inputs: list[str], perm: list[int], log, src: Node) -> None:
-    """Replaces ``node`` by itself on ``inputs`` followed by Transpose(perm)."""
+def _below(graph: Graph, node: Node, inputs: list[str], perm: list[int], log, src: Node) -> list[Node]:
+    """Replaces ``node`` by itself on ``inputs`` followed by Transpose(perm); the new nodes."""
     inner = graph.add_tensor(f"{node.outputs[0]}_pre_transpose")
     at = graph.nodes.index(node)
-    graph.nodes[at:at + 1] = [
+    graph.nodes[at:at + 1] = new = [
         Node(node.name, node.op, inputs, [inner], dict(node.attrs), node.domain),
         Node(graph.fresh(f"{node.name}_transpose"), "Transpose", [inner], node.outputs, {"perm": perm}),
     ]
     if log:
         log(f"  transposes: moved {src!r} below {node!r}")
+    return new
 
 
-def _simplify_once(graph: Graph, log) -> bool:
+def _simplify_once(graph: Graph, log) -> list[Node] | None:
+    """One rewrite: the nodes it added (to infer), None if there is none to make."""
     producers, consumers, outputs = graph.producers(), graph.consumers(), set(graph.outputs)
     for node in graph.nodes:
         if node.op == "Transpose":
@@ -95,14 +97,16 @@ def _simplify_once(graph: Graph, log) -> bool:
             if src is not None and src.op == "Transpose":
                 perm = _compose(_perm(src), _perm(node))
                 at = graph.nodes.index(node)
+                new = []
                 if perm == sorted(perm) and node.outputs[0] not in outputs:
                     graph.replace_uses(node.outputs[0], src.inputs[0])
                     del graph.nodes[at]
                 else:
                     graph.nodes[at] = Node(node.name, "Transpose", [src.inputs[0]], node.outputs, {"perm": perm})
+                    new.append(graph.nodes[at])
                 if log:
                     log(f"  transposes: merged {src!r} and {node!r}")
-                return True
+                return new
         if node.op == "Pad" and len(node.inputs) > 1 and graph.is_constant(node.inputs[1]) \
                 and (len(node.inputs) < 4 or not node.inputs[3]):
             src = producers.get(node.inputs[0])
@@ -111,8 +115,7 @@ def _simplify_once(graph: Graph, log) -> bool:
             perm, pads = _perm(src), graph.tensors[node.inputs[1]].value.reshape(2, -1)
             inverse = [perm.index(a) for a in range(len(perm))]
             moved = graph.add_constant(f"{node.name}.pads", pads[:, inverse].reshape(-1).astype(np.int64))
-            _below(graph, node, [src.inputs[0], moved] + node.inputs[2:], perm, log, src)
-            return True
+            return _below(graph, node, [src.inputs[0], moved] + node.inputs[2:], perm, log, src)
         if get_op(node).has(Trait.ELEMENTWISE):
             out_shape = tuple(graph.tensors[node.outputs[0]].shape)
             acts = [i for i in node.inputs if i and not _is_scalar(graph, i) and not _permutable(graph, i, out_shape)]
@@ -130,19 +133,20 @@ def _simplify_once(graph: Graph, log) -> bool:
             mapping.update({i: graph.add_constant(f"{i}_transposed", graph.tensors[i].value.transpose(inverse))
                             for i in node.inputs if i and i not in mapping and not _is_scalar(graph, i)
                             and _permutable(graph, i, out_shape)})
-            _below(graph, node, [mapping.get(i, i) for i in node.inputs], perm, log, srcs[0])
-            return True
-    return False
+            return _below(graph, node, [mapping.get(i, i) for i in node.inputs], perm, log, srcs[0])
+    return None
 
 
 @on_copy
 def simplify_transposes(graph: Graph, log=None) -> bool:
-    from Deeploy.frontend.type_inference import infer_graph
+    """Rewrites until none applies; each rewrite infers only the nodes it adds (the tensors it
+    leaves keep their shapes and types), the pass manager then the whole graph."""
+    from Deeploy.frontend.type_inference import infer_node
     modified = False
     while True:
-        changed = _simplify_once(graph, log)
-        changed = graph.remove_dead_nodes() or changed
-        if not changed:
+        new = _simplify_once(graph, log)
+        for node in new or ():
+            infer_node(graph, node)
+        if not graph.remove_dead_nodes() and new is None:
             return modified
         modified = True
-        infer_graph(graph)

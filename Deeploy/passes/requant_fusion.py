@@ -5,6 +5,8 @@ registered with ``fuse_slots`` (Conv, Gemm, MatMul, Add, Mul, iGELU, iHardswish,
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from Deeploy.ir.graph import Graph, Node
@@ -19,7 +21,7 @@ __all__ = ["fuse_requant", "REQUANT_FUSION"]
 def _trailing(shape, out) -> bool:
     """The operand is a scalar, or the output's trailing dims broadcast over its leading ones
     (so the fused kernel reads it with a period)."""
-    if int(np.prod(shape, dtype=np.int64)) == 1:
+    if int(math.prod(shape)) == 1:
         return True
     dims = [1] * (len(out) - len(shape)) + list(shape)
     k = next((i for i, d in enumerate(dims) if d != 1), len(dims))
@@ -31,7 +33,7 @@ def _row_constants(graph: Graph, out, consts) -> str | None:
     output, over at most three row dims."""
     for name in consts:
         shape = tuple(graph.tensors[name].shape)
-        if int(np.prod(shape, dtype=np.int64)) == 1:
+        if int(math.prod(shape)) == 1:
             continue
         try:
             fits = len(shape) <= len(out) and tuple(np.broadcast_shapes(shape, tuple(out))) == tuple(out)

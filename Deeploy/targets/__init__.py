@@ -46,6 +46,17 @@ def _found() -> dict[str, tuple[str, Platform]]:
 
 
 def get_platform(name: str) -> Platform:
+    """The platform named ``name``: first from the package of that name in lower case (without
+    loading the other targets), else from the registry."""
+    platform = None
+    if name.isidentifier():
+        try:
+            platform = getattr(importlib.import_module(f"{__name__}.{name.lower()}.platform"), "PLATFORM", None)
+        except ModuleNotFoundError as exc:
+            if not (exc.name or "").startswith(f"{__name__}.{name.lower()}"):
+                raise
+    if isinstance(platform, Platform) and platform.name == name:
+        return platform
     try:
         return platforms()[name]
     except KeyError:

@@ -90,8 +90,10 @@ class TiledNetwork:
 _DATA = (BufferKind.CONSTANT, BufferKind.INPUT, BufferKind.OUTPUT)
 
 
-def _l3_tensors(plan: MemoryPlan) -> set[str]:
-    return {n for n, p in plan.placements.items() if p.kind in _DATA and p.level == "L3"}
+def _in_l3(plan: MemoryPlan, name: str) -> bool:
+    """An input, output or constant placed in L3."""
+    p = plan.placements.get(name)
+    return p is not None and p.kind in _DATA and p.level == "L3"
 
 
 def _data_bytes(graph: Graph, plan: MemoryPlan, level: str = "L2") -> int:
@@ -193,8 +195,7 @@ def schedule_one(layer: Layer, graph: Graph, plan: MemoryPlan, options: TilingOp
         return None
     mine = resident & {o.tensor for o in spec.operands}
     moved = _check_resident(spec, mine)
-    in_l3 = _l3_tensors(plan)
-    staged = {o.tensor: True for o in moved.operands if o.tensor in in_l3 and o.nbytes > 0}
+    staged = {o.tensor: True for o in moved.operands if o.nbytes > 0 and _in_l3(plan, o.tensor)}
     if staged:
         if budget < 1024:
             raise _l2_error(plan, _data_bytes(graph, plan), 1024, options)

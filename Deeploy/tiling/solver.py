@@ -69,8 +69,8 @@ from Deeploy.tiling.params import TilingParams
 from Deeploy.tiling.solution import BufferTiling, TilingSolution
 from Deeploy.tiling.spec import INPUT, LayerSpec, scratch_bytes
 
-if TYPE_CHECKING:   # loaded when a model is built: ortools (with pandas) takes ~0.5 s to import
-    from ortools.sat.python import cp_model
+if TYPE_CHECKING:   # loaded when a model is built
+    from Deeploy.tiling import cpsat
 
 __all__ = ["BufferTiling", "TilingSolution", "solve_spec", "evaluate", "min_footprint", "clear_cache",
            "cache_info"]
@@ -242,15 +242,15 @@ class _Problem:
         variables per dim, the L1 constraint as the sum of the operand buffers (a second copy
         where double buffered and changing) plus scratch, and the options' cycles as objective
         (``objective`` "cycles"), or the footprint itself ("footprint")."""
-        from ortools.sat.python import cp_model
+        from Deeploy.tiling import cpsat
         spec = self.spec
-        m = cp_model.CpModel()
+        m = cpsat.CpModel()
         options = self.options(pareto)
-        z = [m.NewBoolVar(f"option{k}") for k in range(len(options))]
-        m.AddExactlyOne(z)
+        z = [m.new_bool_var(f"option{k}") for k in range(len(options))]
+        m.add_exactly_one(z)
 
         def over(values):
-            return cp_model.LinearExpr.WeightedSum(z, [int(v) for v in values])
+            return cpsat.weighted_sum(z, [int(v) for v in values])
 
         # the tile size and tile count of every free dim, and the loop order and buffering, as
         # the chosen option makes them
@@ -258,17 +258,17 @@ class _Problem:
         for d in self.free:
             cand, counts = self.cands[d], self.counts[d]
             sizes = [cand[int(self.index[d][pt])] for pt, *_ in options]
-            t[d] = m.NewIntVar(min(cand), max(cand), f"t_{d}")
-            m.Add(t[d] == over(sizes))
-            n[d] = m.NewIntVar(1, max(counts), f"n_{d}")
-            m.Add(n[d] == over([counts[int(self.index[d][pt])] for pt, *_ in options]))
+            t[d] = m.new_int_var(min(cand), max(cand), f"t_{d}")
+            m.add(t[d] == over(sizes))
+            n[d] = m.new_int_var(1, max(counts), f"n_{d}")
+            m.add(n[d] == over([counts[int(self.index[d][pt])] for pt, *_ in options]))
         orders = spec.orders()
-        order = [m.NewBoolVar(f"order{k}") for k in range(len(orders))]
-        m.AddExactlyOne(order)
+        order = [m.new_bool_var(f"order{k}") for k in range(len(orders))]
+        m.add_exactly_one(order)
         for k, lit in enumerate(order):
-            m.Add(lit == sum(z[j] for j, (_, oi, _, _, _) in enumerate(options) if oi == k))
-        db = m.NewBoolVar("double_buffered")
-        m.Add(db == sum(z[j] for j, (_, _, dbv, _, _) in enumerate(options) if dbv))
+            m.add(lit == sum(z[j] for j, (_, oi, _, _, _) in enumerate(options) if oi == k))
+        db = m.new_bool_var("double_buffered")
+        m.add(db == sum(z[j] for j, (_, _, dbv, _, _) in enumerate(options) if dbv))
 
         # L1: per operand buffer its largest tile (given the chosen tile sizes) and a second copy
         # when double buffered and its tile changes from tile to tile; plus the kernel scratch
@@ -277,31 +277,31 @@ class _Problem:
             bytes_b, changes = self.buffer_bytes[i], self.buffer_changes[i]
             one = [bytes_b[pt] for pt, *_ in options]
             two = [bytes_b[pt] if (dbv and changes[pt]) else 0 for pt, _, dbv, _, _ in options]
-            tile = m.NewIntVar(min(one), max(one), f"tile_bytes{i}")
-            m.Add(tile == over(one))
-            second = m.NewIntVar(min(two), max(two), f"second_copy{i}")
-            m.Add(second == over(two))
+            tile = m.new_int_var(min(one), max(one), f"tile_bytes{i}")
+            m.add(tile == over(one))
+            second = m.new_int_var(min(two), max(two), f"second_copy{i}")
+            m.add(second == over(two))
             buffers.append((tile, second))
-        l1 = m.NewIntVar(0, max(f for *_, f, _ in options), "l1")
-        m.Add(l1 == sum(a + b for a, b in buffers) + over([self.scratch[pt] for pt, *_ in options]))
+        l1 = m.new_int_var(0, max(f for *_, f, _ in options), "l1")
+        m.add(l1 == sum(a + b for a, b in buffers) + over([self.scratch[pt] for pt, *_ in options]))
         if capacity is not None:
-            m.Add(l1 <= capacity)
+            m.add(l1 <= capacity)
         keys = [key for *_, key in options]
-        cost = m.NewIntVar(min(keys), max(keys), "cost")
-        m.Add(cost == over(keys))
+        cost = m.new_int_var(min(keys), max(keys), "cost")
+        m.add(cost == over(keys))
         if objective == "footprint":
-            m.Minimize(l1)        # footprints of Pareto options differ: no tie
+            m.minimize(l1)        # footprints of Pareto options differ: no tie
             ranked = range(len(z))
         else:
-            m.Minimize(cost)
+            m.minimize(cost)
             ranked = sorted(range(len(z)), key=lambda k: (options[k][4], k))
-        m.AddDecisionStrategy([z[k] for k in ranked], cp_model.CHOOSE_FIRST, cp_model.SELECT_MAX_VALUE)
+        m.add_decision_strategy([z[k] for k in ranked], cpsat.CHOOSE_FIRST, cpsat.SELECT_MAX_VALUE)
         return _Model(m, t, db, l1, z, options, order, cost, self._width)
 
 
 @dataclass
 class _Model:
-    model: cp_model.CpModel
+    model: cpsat.CpModel
     t: dict
     db: object
     l1: object
@@ -311,25 +311,22 @@ class _Model:
     cost: object
     width: int
 
-    def solve(self, params: TilingParams) -> tuple[cp_model.CpSolver, int]:
-        from ortools.sat.python import cp_model
-        solver = cp_model.CpSolver()
-        solver.parameters.num_workers = 1
-        solver.parameters.random_seed = params.seed
-        solver.parameters.max_deterministic_time = params.max_deterministic_time
-        solver.parameters.max_time_in_seconds = params.max_time_s
-        solver.parameters.search_branching = cp_model.FIXED_SEARCH   # options by cost
-        solver.parameters.cp_model_presolve = False    # presolve costs 10-100x the search here
-        return solver, solver.Solve(self.model)
+    def solve(self, params: TilingParams) -> "cpsat.Response":
+        from Deeploy.tiling import cpsat
+        return cpsat.solve(self.model, {
+            "num_workers": 1, "random_seed": params.seed, "max_deterministic_time": params.max_deterministic_time,
+            "max_time_in_seconds": params.max_time_s,
+            "search_branching": cpsat.FIXED_SEARCH,   # options by cost
+            "cp_model_presolve": False})              # presolve costs 10-100x the search here
 
-    def point(self, solver: cp_model.CpSolver) -> int:
-        return self.options[[k for k, lit in enumerate(self.z) if solver.Value(lit)][0]][0]
+    def point(self, solver: "cpsat.Response") -> int:
+        return self.options[[k for k, lit in enumerate(self.z) if solver.value(lit)][0]][0]
 
-    def double_buffered(self, solver: cp_model.CpSolver) -> bool:
-        return bool(solver.Value(self.db))
+    def double_buffered(self, solver: "cpsat.Response") -> bool:
+        return bool(solver.value(self.db))
 
-    def order_index(self, solver: cp_model.CpSolver) -> int:
-        return [k for k, lit in enumerate(self.order) if solver.Value(lit)][0]
+    def order_index(self, solver: "cpsat.Response") -> int:
+        return [k for k, lit in enumerate(self.order) if solver.value(lit)][0]
 
 
 def _zero_copy(spec: LayerSpec, params: TilingParams) -> TilingSolution:
@@ -347,23 +344,19 @@ def evaluate(spec: LayerSpec, tiles: Mapping[str, int], params: TilingParams,
 
 
 def _minimal(prob: _Problem) -> TilingSolution:
-    from ortools.sat.python import cp_model
+    from Deeploy.tiling import cpsat
     built = prob.model("footprint", None)
-    solver, status = built.solve(prob.params)
-    if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-        raise RuntimeError(f"{prob.spec.layer}: footprint model status {solver.StatusName(status)}")
+    solver = built.solve(prob.params)
+    status = solver.status
+    if status not in (cpsat.OPTIMAL, cpsat.FEASIBLE):
+        raise RuntimeError(f"{prob.spec.layer}: footprint model status {solver.status_name()}")
     choice = prob.choice(built.point(solver))
     sol = prob.evaluate(choice, prob.spec.orders()[built.order_index(solver)], built.double_buffered(solver))
-    if sol.l1_bytes != solver.Value(built.l1):
-        raise RuntimeError(f"{prob.spec.layer}: footprint {solver.Value(built.l1)} vs evaluated {sol.l1_bytes}")
-    return replace(sol, optimal=status == cp_model.OPTIMAL)
+    if sol.l1_bytes != solver.value(built.l1):
+        raise RuntimeError(f"{prob.spec.layer}: footprint {solver.value(built.l1)} vs evaluated {sol.l1_bytes}")
+    return replace(sol, optimal=status == cpsat.OPTIMAL)
 
 
-def min_footprint(spec: LayerSpec, params: TilingParams) -> TilingSolution:
-    """The tiling with the smallest footprint: its ``l1_bytes`` is the smallest capacity that fits."""
-    if spec.zero_copy:
-        return _zero_copy(spec, params)
-    return _minimal(_Problem(spec, params))
 
 
 def _infeasible(spec: LayerSpec, params: TilingParams, smallest: TilingSolution) -> TilingError:
@@ -402,6 +395,17 @@ def _relabel(sol: TilingSolution, spec: LayerSpec) -> TilingSolution:
                    buffers=tuple(replace(b, tensor=t) for b, t in zip(sol.buffers, names)))
 
 
+def min_footprint(spec: LayerSpec, params: TilingParams) -> TilingSolution:
+    """The tiling with the smallest footprint: its ``l1_bytes`` is the smallest capacity that fits
+    (one solve per signature, as ``solve_spec``)."""
+    if spec.zero_copy:
+        return _zero_copy(spec, params)
+    key = ("footprint", spec.signature(), params)
+    if key not in _CACHE:
+        _CACHE[key] = _minimal(_Problem(spec, params))
+    return _relabel(_CACHE[key], spec)
+
+
 def solve_spec(spec: LayerSpec, params: TilingParams, cache: bool = True) -> TilingSolution:
     """The tiling of minimal modelled cycles that fits ``params.capacity``; TilingError (with
     the smallest capacity that fits) if none does. Identical layers (same signature) share
@@ -414,29 +418,30 @@ def solve_spec(spec: LayerSpec, params: TilingParams, cache: bool = True) -> Til
         if isinstance(hit, TilingError):
             raise _infeasible(spec, params, _relabel(hit.smallest, spec))
         return _relabel(hit, spec)
-    from ortools.sat.python import cp_model
+    from Deeploy.tiling import cpsat
     start = time.perf_counter()
     prob = _Problem(spec, params)
     built = prob.model("cycles", params.capacity)
-    solver, status = built.solve(params)
-    if status == cp_model.INFEASIBLE:
+    solver = built.solve(params)
+    status = solver.status
+    if status == cpsat.INFEASIBLE:
         error = _infeasible(spec, params, _minimal(prob))
         if cache:
             _CACHE[key] = error
         raise error
-    if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+    if status not in (cpsat.OPTIMAL, cpsat.FEASIBLE):
         raise TilingError(f"layer '{spec.layer}' ({spec.op}): no tiling found within the solver's limits "
-                          f"(status {solver.StatusName(status)})", layer=spec.layer, op=spec.op)
+                          f"(status {solver.status_name()})", layer=spec.layer, op=spec.op)
     choice = prob.choice(built.point(solver))
     sol = prob.evaluate(choice, spec.orders()[built.order_index(solver)], built.double_buffered(solver))
-    if sol.total_cycles != solver.Value(built.cost) // built.width or sol.l1_bytes != solver.Value(built.l1):
+    if sol.total_cycles != solver.value(built.cost) // built.width or sol.l1_bytes != solver.value(built.l1):
         raise RuntimeError(f"{spec.layer}: CP-SAT model and evaluation disagree: "
-                           f"{solver.Value(built.cost) // built.width} vs {sol.total_cycles} cycles, "
-                           f"{solver.Value(built.l1)} vs {sol.l1_bytes} B")
+                           f"{solver.value(built.cost) // built.width} vs {sol.total_cycles} cycles, "
+                           f"{solver.value(built.l1)} vs {sol.l1_bytes} B")
     for d in prob.free:
-        if solver.Value(built.t[d]) != sol.tile_of(d):
+        if solver.value(built.t[d]) != sol.tile_of(d):
             raise RuntimeError(f"{spec.layer}: tile variable of {d} disagrees with the chosen option")
-    sol = replace(sol, optimal=status == cp_model.OPTIMAL, solve_seconds=time.perf_counter() - start)
+    sol = replace(sol, optimal=status == cpsat.OPTIMAL, solve_seconds=time.perf_counter() - start)
     if cache:
         _CACHE[key] = sol
     return sol

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from typing import Callable, Mapping, Sequence
 
 __all__ = ["Dim", "AxisMap", "Operand", "LayerSpec", "TileScratch", "scratch_bytes", "AxisStats", "candidates", "tile_ranges",
@@ -129,12 +129,19 @@ class TileScratch:
     nbytes: tuple[int, ...]
     whole: int
 
+    @cached_property
+    def _exact(self) -> dict[tuple[int, ...], int]:
+        exact = {}
+        for ext, n in zip(self.extents, self.nbytes):
+            exact.setdefault(ext, n)
+        return exact
+
     def at(self, tile: Mapping[str, int]) -> int:
         want = tuple(tile[d] for d in self.dims)
+        if want in self._exact:
+            return self._exact[want]
         best = None
         for ext, n in zip(self.extents, self.nbytes):
-            if ext == want:
-                return n
             if all(e >= w for e, w in zip(ext, want)):
                 best = n if best is None else min(best, n)
         return self.whole if best is None else best

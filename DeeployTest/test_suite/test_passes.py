@@ -29,7 +29,7 @@ def _rqs(x, y, name, mul=3, add=17, div=2**8):
             [_const(f"{name}.mul", np.asarray(mul)), _const(f"{name}.add", np.asarray(add))])
 
 
-def _lower(tmp_path, nodes, inits, x_shape, y_shape, values, log=None):
+def _lower(tmp_path, nodes, inits, x_shape, y_shape, values, log=None, passes=SIRACUSA_PASSES):
     g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, x_shape)],
                           [helper.make_tensor_value_info("y", TensorProto.FLOAT, y_shape)], inits)
     onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), tmp_path / "m.onnx")
@@ -37,7 +37,7 @@ def _lower(tmp_path, nodes, inits, x_shape, y_shape, values, log=None):
     assign_input_types(graph, {"x": values})
     infer_graph(graph)
     before = run_reference(graph, {"x": values})["y"]
-    graph = run_passes(graph, SIRACUSA_PASSES, log)
+    graph = run_passes(graph, passes, log)
     after = run_reference(graph, {"x": values})["y"]
     assert np.array_equal(before, after)
     return [n.op for n in graph.nodes]
@@ -53,6 +53,37 @@ def test_conv_chain_fuses_and_runs_channels_last(tmp_path):
                  [1, 4, 6, 6], [1, 8, 6, 6], RNG.integers(-128, 128, (1, 4, 6, 6)))
     # the transposes between the two convolutions cancel; one remains at each end
     assert ops == ["Transpose", "RequantizedConv", "RequantizedConv", "Transpose"]
+
+
+def test_transpose_rewrites_do_not_reinfer_the_graph(tmp_path, monkeypatch):
+    """Moving and cancelling the Transposes of a chain of channels-last convolutions infers only
+    the nodes each rewrite adds, not the whole graph once per rewrite; the result is the
+    reference's and every inferred shape and type is the whole-graph inference's."""
+    import Deeploy.frontend.type_inference as type_inference
+    from Deeploy.passes.layout import simplify_transposes
+    whole = []
+    monkeypatch.setattr(type_inference, "infer_graph", lambda graph: whole.append(graph) or infer_graph(graph))
+    nodes, inits, x = [], [], "x"
+    for k in range(6):
+        y = "y" if k == 5 else f"h{k}"
+        r, c = _rqs(f"c{k}", y, f"rq{k}", mul=RNG.integers(1, 9, (8, 1, 1)), add=0)
+        nodes += [helper.make_node("Conv", [x, f"w{k}"], [f"c{k}"], name=f"conv{k}", pads=[1, 1, 1, 1]), r]
+        inits += [_const(f"w{k}", RNG.integers(-8, 8, (8, 4 if k == 0 else 8, 3, 3)))] + c
+        x = y
+    mismatches = []
+
+    def checked(graph, log=None):   # simplify_transposes, then compared with a whole-graph inference
+        graph, modified = simplify_transposes(graph, log)
+        again = graph.copy()
+        infer_graph(again)
+        mismatches.extend(n for n, t in graph.tensors.items() if (t.shape, t.dtype) != (again.tensors[n].shape,
+                                                                                      again.tensors[n].dtype))
+        return graph, modified
+    checked.__name__ = "simplify_transposes"
+    ops = _lower(tmp_path, nodes, inits, [1, 4, 6, 6], [1, 8, 6, 6], RNG.integers(-128, 128, (1, 4, 6, 6)),
+                 passes=[checked if p is simplify_transposes else p for p in SIRACUSA_PASSES])
+    assert ops == ["Transpose"] + ["RequantizedConv"] * 6 + ["Transpose"]
+    assert not whole and not mismatches
 
 
 def test_matmul_bias_requant_becomes_one_gemm(tmp_path):

@@ -306,8 +306,25 @@ def test_cp_sat_optimum_is_the_brute_force_optimum(net):
             assert sol.tile_sizes == {d: prob.cands[d][k] for d, k in prob.choice(best[0]).items()}
             if len(fits) < 600:
                 built = prob.model("cycles", capacity, pareto=False)
-                solver, status = built.solve(params)
-                assert solver.Value(built.cost) == best[4]
+                assert built.solve(params).value(built.cost) == best[4]
+
+
+def test_cp_sat_model_is_the_one_cp_model_builds(monkeypatch):
+    """``tiling/cpsat.py`` writes the same model proto as OR-Tools' ``cp_model.CpModel`` for the
+    tiler's calls (variables, linear equalities, exactly-one, objective, decision strategy)."""
+    from ortools.sat.python import cp_model
+    from Deeploy.tiling import cpsat
+    graph = lowered(DEEPLOY_TEST / "Tests/Models/ResNet8")
+    specs = {s.signature(): s for s in (layer_spec(n, graph) for n in graph.nodes) if not s.zero_copy}
+    for spec in specs.values():
+        for objective, capacity in (("cycles", 16000), ("footprint", None)):
+            prob = _Problem(spec, replace(SIRACUSA_L1, capacity=16000))
+            ours = prob.model(objective, capacity).model.proto
+            with monkeypatch.context() as m:
+                m.setattr(cpsat, "CpModel", cp_model.CpModel)
+                m.setattr(cpsat, "weighted_sum", cp_model.LinearExpr.weighted_sum)
+                theirs = prob.model(objective, capacity).model.proto
+            assert str(ours) == str(theirs)
 
 
 def test_auto_buffering_is_never_worse():
