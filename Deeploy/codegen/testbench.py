@@ -41,13 +41,15 @@ def _array(ident: str, values: np.ndarray, ctype: str, section: str) -> str:
 
 def write_harness(graph: Graph, inputs: dict[str, np.ndarray], expected: list[np.ndarray],
                   out_dir: Path, runs: int = 2, section: str = "", source: Path | str = "outputs.npz",
-                  name: str | None = None) -> None:
+                  name: str | None = None, tolerance: dict | None = None) -> None:
     """Write main.c and testdata.h into ``out_dir``; ``runs`` > 1 checks RunNetwork is re-entrant;
     ``section``: where the reference data goes (e.g. off-chip memory), default .rodata.
     ``expected`` holds one array per graph output, by position (a tensor may be listed twice);
     each must have its output's number of elements (``source`` names their file in the error);
-    ``name``: the network's ``--name`` (prefix of the C symbols it exports)."""
+    ``name``: the network's ``--name`` (prefix of the C symbols it exports); ``tolerance``:
+    (rtol, atol) per float type replacing ``FLOAT_TOLERANCE``'s."""
     api = NetworkApi(name)
+    tolerance = {**FLOAT_TOLERANCE, **(tolerance or {})}
     for k, name in enumerate(graph.outputs):
         t = graph.tensors[name]
         if expected[k].size != t.size:
@@ -66,14 +68,14 @@ def write_harness(graph: Graph, inputs: dict[str, np.ndarray], expected: list[np
         t, values = graph.tensors[name], expected[k]
         tol = None
         if t.dtype.is_float:
-            rtol, atol = FLOAT_TOLERANCE[t.dtype]
+            rtol, atol = tolerance[t.dtype]
             tol = (c_float(rtol), c_float(atol))
             values = np.asarray(values, dtype=np.float32)
         store = dtype_of_values(values)
         data.append(_array(f"test_expected_{k}", values, store.ctype, section))
         ctype = "uint16_t" if t.dtype == BFLOAT16 else t.dtype.ctype
         outs.append((f"test_expected_{k}", ctype, t.size, string_literal(name), tol))
-    tolerance_text = ", ".join(f"{t}: rel {r:.3g} + abs {a:.3g}" for t, (r, a) in FLOAT_TOLERANCE.items()
+    tolerance_text = ", ".join(f"{t}: rel {r:.3g} + abs {a:.3g}" for t, (r, a) in tolerance.items()
                                if any(graph.tensors[o].dtype == t for o in graph.outputs))
     (out_dir / "testdata.h").write_text("".join(data))
     (out_dir / "main.c").write_text(Template(_MAIN.read_text(), strict_undefined=True).render(
@@ -81,7 +83,8 @@ def write_harness(graph: Graph, inputs: dict[str, np.ndarray], expected: list[np
 
 
 def testbench_writer(graph: Graph, inputs: dict[str, np.ndarray], outputs_npz: Path, *, runs: int = 1,
-                     section: str = "", name: str | None = None) -> Callable[[Graph, Path], None]:
+                     section: str = "", name: str | None = None,
+                     tolerance: dict | None = None) -> Callable[[Graph, Path], None]:
     """Check the expected outputs in ``outputs_npz`` against the loaded ``graph`` (names, element
     counts) now, before anything is compiled, and return the function that writes the testbench
     of the compiled graph into a folder (``write_harness``)."""
@@ -92,5 +95,5 @@ def testbench_writer(graph: Graph, inputs: dict[str, np.ndarray], outputs_npz: P
     def write(compiled: Graph, folder: Path) -> None:
         expected = map_arrays(outputs_npz, golden, outputs, graph, "output")   # with inferred shapes
         write_harness(compiled, inputs, [expected[n] for n in outputs], folder, runs=runs, section=section,
-                      source=outputs_npz, name=name)
+                      source=outputs_npz, name=name, tolerance=tolerance)
     return write

@@ -9,9 +9,10 @@ import numpy as np
 
 from Deeploy.errors import FrontendError, OpError
 from Deeploy.frontend.onnx_loader import integer_valued, is_float_graph, promote_to_float
-from Deeploy.ir.dtypes import INT8, DType, computed, dtype_of_values, stored
+from Deeploy.ir.dtypes import INT8, DType, dtype_of_values
 from Deeploy.ir.graph import Graph
-from Deeploy.ops import Trait, get_op
+from Deeploy.ops import get_op
+from Deeploy.passes.constant_folding import fold_node, folds
 
 __all__ = ["assign_input_types", "infer_graph"]
 
@@ -58,10 +59,10 @@ def assign_input_types(graph: Graph, values: dict[str, np.ndarray] | None = None
 def infer_graph(graph: Graph) -> None:
     """Parse every node's attributes and set shapes and types of all node outputs, in order.
 
-    Shape arithmetic folds on the way: a node whose output depends on shapes only (``Shape``), and
-    then a node whose inputs are all constants with one of them folded so, becomes constants (the
-    node leaves the graph), so that the ops reading it (a Reshape's shape) see a constant."""
-    folded: set[str] = set()
+    Constants fold on the way (``passes/constant_folding.folds``, quantization joints excepted): a
+    node whose inputs are all constants, or whose output depends on shapes only (``Shape``), becomes
+    constants (the node leaves the graph) before the nodes after it are parsed, so that the ops
+    reading it as a parameter (a Reshape's shape, a Clip's min) see a constant."""
     kept = []
     for node in graph.nodes:
         op = get_op(node)
@@ -77,17 +78,8 @@ def infer_graph(graph: Graph) -> None:
             t.shape, t.dtype = tuple(int(d) for d in shape), dtype
             if any(d < 0 for d in t.shape):
                 raise OpError(node, f"inferred a negative dimension for output '{name}': {list(t.shape)}")
-        inputs = [i for i in node.inputs if i]
-        shape_arithmetic = op.has(Trait.SHAPE_ONLY) or (
-            set(inputs) & folded and all(graph.is_constant(i) for i in inputs))
-        if shape_arithmetic and not set(node.outputs) & set(graph.outputs):
-            values = op.reference(node.params, [computed(graph.tensors[i].value, graph.tensors[i].dtype)
-                                                if graph.is_constant(i) else None for i in node.inputs])
-            for name, value in zip(node.outputs, values):
-                if name:
-                    t = graph.tensors[name]
-                    t.set_value(stored(value, t.dtype), t.dtype if graph.onnx_integers else None)
-                    folded.add(name)
-            continue
-        kept.append(node)
+        if folds(node, graph, joints=False):
+            fold_node(graph, node)
+        else:
+            kept.append(node)
     graph.nodes = kept

@@ -1,32 +1,53 @@
 """Constant folding: a node whose inputs are all constants, or whose output depends on its inputs'
 shapes only (``Trait.SHAPE_ONLY``: Shape), is evaluated at compile time with its operator's
-reference.  ``op(const...) -> const``"""
+reference.  ``op(const...) -> const``
+
+The frontend's inference already folds every such node except the quantization joints
+(``Trait.QDQ_JOINT``), which the QDQ lowering reads on their constants: so the ops that take
+parameter inputs (a Reshape's shape, a Clip's min and max) see constants wherever these come from
+a constant subgraph. The pass folds what the lowering left."""
 
 from __future__ import annotations
 
+from typing import Callable
 
 from Deeploy.ir.dtypes import computed, stored
-from Deeploy.ir.graph import Graph
+from Deeploy.ir.graph import Graph, Node
 from Deeploy.ops import Trait, get_op
 from Deeploy.passes._engine import on_copy
 
-__all__ = ["fold_constants"]
+__all__ = ["fold_constants", "folds", "fold_node"]
+
+
+def folds(node: Node, graph: Graph, is_constant: Callable[[str], bool] | None = None, joints: bool = True) -> bool:
+    """Whether ``node`` evaluates at compile time: a shape-only op, or all its inputs constant
+    (``is_constant``, default the graph's constants), writing no graph output; ``joints``: also
+    a quantization joint."""
+    op = get_op(node)
+    is_constant = is_constant or graph.is_constant
+    inputs = [i for i in node.inputs if i]
+    return bool(inputs) and (op.has(Trait.SHAPE_ONLY) or all(is_constant(i) for i in inputs)) \
+        and (joints or not op.has(Trait.QDQ_JOINT)) and not set(node.outputs) & set(graph.outputs)
+
+
+def fold_node(graph: Graph, node: Node) -> None:
+    """Make ``node``'s outputs constants holding what its op's reference computes from its
+    (parsed) parameters and constant inputs; the caller drops the node."""
+    values = get_op(node).reference(node.params, [computed(graph.tensors[i].value, graph.tensors[i].dtype)
+                                                  if i and graph.is_constant(i) else None for i in node.inputs])
+    for name, value in zip(node.outputs, values):
+        if name:
+            t = graph.tensors[name]
+            keep = t.dtype.is_float or graph.onnx_integers   # else typed by its values
+            t.set_value(stored(value, t.dtype), t.dtype if keep else None)
 
 
 @on_copy
 def fold_constants(graph: Graph, log=None) -> bool:
     kept, modified = [], False
     for node in graph.nodes:
-        inputs = [i for i in node.inputs if i]
-        shape_only = get_op(node).has(Trait.SHAPE_ONLY)
-        if inputs and (shape_only or all(graph.is_constant(i) for i in inputs)) \
-                and not set(node.outputs) & set(graph.outputs):
-            values = get_op(node).reference(node.params, [computed(graph.tensors[i].value, graph.tensors[i].dtype)
-                                                          if graph.is_constant(i) else None for i in node.inputs])
-            for name, value in zip(node.outputs, values):
-                t = graph.tensors[name]
-                keep = t.dtype.is_float or graph.onnx_integers   # else typed by its values
-                t.set_value(stored(value, t.dtype), t.dtype if keep else None)
+        if folds(node, graph):
+            fold_node(graph, node)
             modified = True
             if log:
                 log(f"  fold_constants: {node!r} evaluated at compile time")

@@ -53,6 +53,7 @@ class RunnerPlatform:
     timeout: float = 300.0
     harness_runs: int = 2                          # RunNetwork calls per test (re-entrancy check)
     harness_section: str = ""                      # section of the reference data (default .rodata)
+    harness_tolerance: dict | None = None          # (rtol, atol) per float type (default FLOAT_TOLERANCE)
     explain_build_error: Callable[[str], str | None] | None = None  # e.g. an over-full memory level
     after_compile: Callable[[object, argparse.Namespace, Path], None] | None = None  # e.g. reports
 
@@ -105,7 +106,7 @@ def _generate(test_dir: Path, rp: RunnerPlatform, stage: Path, log, compile_opti
     inputs = map_arrays(test_dir / "inputs.npz", load_npz_arrays(test_dir / "inputs.npz"),
                         graph.inputs, graph, "input")
     write_testbench = testbench_writer(graph, inputs, test_dir / "outputs.npz", runs=rp.harness_runs,
-                                       section=rp.harness_section)
+                                       section=rp.harness_section, tolerance=rp.harness_tolerance)
     assign_input_types(graph, inputs)
     result = compile_graph(graph, rp.platform, stage / "network", snapshot_dir=stage / "deeployStates",
                            log=log, **(compile_options or {}))

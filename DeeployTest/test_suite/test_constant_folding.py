@@ -1,0 +1,53 @@
+"""Constant subgraphs fold before ops check their parameter inputs: a Clip's min and max made by a
+Cast of constants (a quantization-aware export), a Reshape's shape computed from constants."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+from onnx import TensorProto, helper, numpy_helper
+
+from Deeploy.compiler import compile_graph
+from Deeploy.frontend import assign_input_types, load_onnx
+from Deeploy.reference import run_reference
+
+RNG = np.random.default_rng(3)
+
+
+def _compile(tmp_path, nodes, inits, x, y_shape, y_type=TensorProto.FLOAT):
+    """Compile for Generic; the compiled graph's ops and its reference output beside onnxruntime's."""
+    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(x.shape))],
+                          [helper.make_tensor_value_info("y", y_type, y_shape)],
+                          [numpy_helper.from_array(np.asarray(v), k) for k, v in inits.items()])
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    onnx.save(model, tmp_path / "m.onnx")
+    expected = ort.InferenceSession(model.SerializeToString()).run(None, {"x": x})[0]
+    graph = load_onnx(tmp_path / "m.onnx")
+    assign_input_types(graph, {"x": x})
+    result = compile_graph(graph, "Generic", tmp_path / "out")
+    got = run_reference(result.graph, {"x": x})["y"]
+    return [n.op for n in result.graph.nodes], got, expected
+
+
+def test_clip_bounds_cast_from_constants_fold(tmp_path):
+    x = RNG.normal(size=(2, 8)).astype(np.float32)
+    nodes = [helper.make_node("Cast", ["lo16"], ["lo"], to=TensorProto.FLOAT),
+             helper.make_node("Cast", ["hi16"], ["hi"], to=TensorProto.FLOAT),
+             helper.make_node("Clip", ["x", "lo", "hi"], ["y"])]
+    ops, got, expected = _compile(tmp_path, nodes, {"lo16": np.array(-0.5, np.float64),
+                                                     "hi16": np.array(0.75, np.float64)}, x, [2, 8])
+    assert ops == ["Clip"]
+    np.testing.assert_allclose(got, expected, rtol=0, atol=0)
+
+
+def test_reshape_shape_from_constant_arithmetic_folds(tmp_path):
+    x = RNG.normal(size=(2, 3, 4)).astype(np.float32)
+    nodes = [helper.make_node("Constant", [], ["half"], value=numpy_helper.from_array(np.array([3, 4], np.int64))),
+             helper.make_node("Mul", ["half", "two"], ["shape"]),   # [6, 8] -> not a constant initializer
+             helper.make_node("Sub", ["shape", "half"], ["shape2"]),
+             helper.make_node("Concat", ["two", "shape2"], ["full"], axis=0),
+             helper.make_node("Reshape", ["x", "full"], ["y"])]
+    ops, got, expected = _compile(tmp_path, nodes, {"two": np.array([2], np.int64)}, x, [2, 3, 4])
+    assert ops == ["Reshape"]
+    np.testing.assert_array_equal(got, expected)
