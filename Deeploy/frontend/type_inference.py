@@ -11,7 +11,7 @@ from Deeploy.errors import FrontendError, OpError
 from Deeploy.frontend.onnx_loader import integer_valued, is_float_graph, promote_to_float
 from Deeploy.ir.dtypes import INT8, DType, dtype_of_values
 from Deeploy.ir.graph import Graph
-from Deeploy.ops import get_op
+from Deeploy.ops import Trait, get_op, registered_ops
 from Deeploy.passes.constant_folding import fold_node, folds
 
 __all__ = ["assign_input_types", "infer_graph"]
@@ -22,7 +22,9 @@ def assign_input_types(graph: Graph, values: dict[str, np.ndarray] | None = None
     """Give every graph input a type.
 
     A graph whose float-declared inputs receive non-integer sample values, a float type by
-    override, or feed a QuantizeLinear (the model quantizes them itself) becomes a float network
+    override, or feed a QuantizeLinear (the model quantizes them itself), or a graph with
+    float-declared tensors holding an op that computes on floats only (``Trait.FLOAT_ONLY``: Sqrt,
+    Div, Softmax...; a QuantLib file uses the integer ops) becomes a float network
     (``promote_to_float``). Priority: an explicit override, then a float network's float-declared
     type, then a type the file declares under ONNX integer semantics (never narrowed), then the
     smallest type holding the sample ``values``, then the integer type declared in the file (int8
@@ -35,7 +37,9 @@ def assign_input_types(graph: Graph, values: dict[str, np.ndarray] | None = None
                             f"(inputs: {', '.join(graph.inputs)})")
     fractional = any(not integer_valued(v) for k, v in values.items() if k in graph.float_declared)
     quantized = {n.inputs[0] for n in graph.nodes if n.op == "QuantizeLinear"} & graph.float_declared
-    if fractional or any(t.is_float for t in overrides.values()) or quantized & set(graph.inputs):
+    known = registered_ops()
+    float_only = graph.float_declared and any(known[n.op].has(Trait.FLOAT_ONLY) for n in graph.nodes if n.op in known)
+    if fractional or float_only or any(t.is_float for t in overrides.values()) or quantized & set(graph.inputs):
         promote_to_float(graph)
     as_float = is_float_graph(graph)
     for name in graph.inputs:

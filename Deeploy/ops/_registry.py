@@ -42,6 +42,7 @@ class Trait(enum.Enum):
     DATA_MOVEMENT = "data_movement"    # moves elements, computes nothing
     VIEW = "view"                      # the output is the input's buffer reinterpreted: zero copy
     SHAPE_ONLY = "shape_only"          # the output depends on the inputs' shapes only: folds at compile time
+    FLOAT_ONLY = "float_only"          # computes on float tensors only: a graph holding it is a float network
     QDQ_JOINT = "qdq_joint"            # Quantize/DequantizeLinear: on constants, folds after the QDQ lowering read it
 
 

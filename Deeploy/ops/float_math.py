@@ -114,7 +114,7 @@ def _unary_cost(ops):
 
 for _name, (_fn, _ops) in UNARY_FLOAT_OPS.items():
     register(OpDef(_name, _unary_parse, lambda p, ins: [(p.shape, ins[0].dtype)], _unary_reference(_fn),
-                   _unary_cost(_ops), traits=frozenset({Trait.STANDARD, Trait.ELEMENTWISE}), tiling="pointwise",
+                   _unary_cost(_ops), traits=frozenset({Trait.STANDARD, Trait.ELEMENTWISE, Trait.FLOAT_ONLY}), tiling="pointwise",
                    examples=_unary_cases(_name)))
 
 
@@ -158,9 +158,9 @@ def _pow_cases(rng):
 
 _BINARY = frozenset({Trait.STANDARD, Trait.ELEMENTWISE, Trait.BROADCASTING})
 register(OpDef("Div", _binary_parse, _binary_infer, lambda p, xs: [_div(xs[0], xs[1])],
-               _unary_cost(1), traits=_BINARY, tiling="broadcast", examples=_div_cases))
+               _unary_cost(1), traits=_BINARY | {Trait.FLOAT_ONLY}, tiling="broadcast", examples=_div_cases))
 register(OpDef("Pow", _binary_parse, _binary_infer, lambda p, xs: [_pow(xs[0], xs[1])],
-               _unary_cost(8), traits=_BINARY, tiling="broadcast", examples=_pow_cases))
+               _unary_cost(8), traits=_BINARY | {Trait.FLOAT_ONLY}, tiling="broadcast", examples=_pow_cases))
 
 
 # ---- Cast between float and integer types ------------------------------------------------------

@@ -100,11 +100,26 @@ def test_bfloat16_inputs_round_to_bfloat16(tmp_path):
 
 
 def test_float_only_op_on_integers_names_the_op(tmp_path):
-    path = _save(tmp_path, [helper.make_node("Sqrt", ["x"], ["y"], name="root")], [_vi("x", [3])], [_vi("y", [3])])
+    path = _save(tmp_path, [helper.make_node("Sqrt", ["x"], ["y"], name="root")],
+                 [_vi("x", [3], TensorProto.INT8)], [_vi("y", [3], TensorProto.INT8)])
     g = load_onnx(path)
     assign_input_types(g, {"x": np.array([1, 4, 9])})
     with pytest.raises(OpError, match="node 'root' \\(Sqrt\\): computes on float tensors only"):
         infer_graph(g)
+
+
+@pytest.mark.parametrize("op", ["Sqrt", "Softmax"])
+def test_float_only_op_makes_a_float_network_of_whole_numbers(tmp_path, op):
+    """A float-declared graph holding an op that computes on floats only is a float network even
+    when its samples are whole numbers (a QuantLib file uses the integer ops)."""
+    path = _save(tmp_path, [helper.make_node(op, ["x"], ["y"])], [_vi("x", [1, 3])], [_vi("y", [1, 3])])
+    g = load_onnx(path)
+    x = np.array([[1, 4, 9]])
+    assign_input_types(g, {"x": x})
+    infer_graph(g)
+    assert g.tensors["x"].dtype == FLOAT32 and g.tensors["y"].dtype == FLOAT32
+    expected = np.sqrt(x) if op == "Sqrt" else np.exp(x - 9) / np.exp(x - 9).sum()
+    np.testing.assert_allclose(run_reference(g, {"x": x.astype(np.float32)})["y"], expected, rtol=1e-6)
 
 
 def test_float_nodes_never_reach_integer_kernels(tmp_path):
