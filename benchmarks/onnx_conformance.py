@@ -120,15 +120,28 @@ def _array(value) -> np.ndarray:
     return array
 
 
-def _write_case(case, folder: Path) -> tuple[float, float]:
-    """The test folder of ``case`` (network.onnx, inputs.npz, outputs.npz); its float tolerance."""
+def _write_case(case, folder: Path, frozen: frozenset[str] = frozenset()) -> tuple[float, float]:
+    """The test folder of ``case`` (network.onnx, inputs.npz, outputs.npz), the graph inputs
+    ``frozen`` made initializers holding the case's values; its float tolerance."""
     folder.mkdir(parents=True, exist_ok=True)
-    onnx.save(case.model, str(folder / "network.onnx"))
+    model = onnx.ModelProto()
+    model.CopyFrom(case.model)
     inputs, outputs = case.data_sets[0]
-    g = case.model.graph
-    np.savez(folder / "inputs.npz", **{v.name: _array(a) for v, a in zip(g.input, inputs)})
+    g = model.graph
+    values = {v.name: a for v, a in zip(g.input, inputs)}
+    kept = [v for v in g.input if v.name not in frozen]
+    g.initializer.extend(numpy_helper.from_array(numpy_helper.to_array(values[n]) if isinstance(values[n], onnx.TensorProto)
+                                                 else np.asarray(values[n]), n) for n in sorted(frozen))
+    del g.input[:]
+    g.input.extend(kept)
+    onnx.save(model, str(folder / "network.onnx"))
+    np.savez(folder / "inputs.npz", **{v.name: _array(values[v.name]) for v in kept})
     np.savez(folder / "outputs.npz", **{v.name: _array(a) for v, a in zip(g.output, outputs)})
     return max(case.rtol, ONNX_TOLERANCE[0]), max(case.atol, ONNX_TOLERANCE[1])
+
+
+# an op refusing a parameter input (axes, shape, pads, min...) that is not a constant
+_NOT_CONSTANT = re.compile(r"'([^']+)'\) must be a constant initializer")
 
 
 def _first_line(text: str) -> str:
@@ -137,38 +150,57 @@ def _first_line(text: str) -> str:
 
 
 def _run_case(job: tuple) -> Outcome:
-    """Compile, build and run one case in ``work``; its outcome (every exception is caught)."""
+    """Compile, build and run one case in ``work``; its outcome (every exception is caught).
+
+    ONNX's node tests feed parameter inputs (a Reshape's shape, a Clip's min) as graph inputs; an
+    ahead-of-time compiler needs them known, as a deployed model holds them: each graph input the
+    compiler refuses as not constant is made an initializer holding the case's value, and the case
+    compiled again."""
     case, work = job
     folder = Path(work) / case.name
     standard = standard_typed(case)
+    names = {v.name for v in case.model.graph.input}
+    frozen: frozenset[str] = frozenset()
+    while True:
+        outcome, error = _attempt(case, folder, frozen, standard)
+        needed = _NOT_CONSTANT.search(error)
+        if not needed or needed.group(1) not in names - frozen:
+            return outcome
+        frozen |= {needed.group(1)}
+
+
+def _attempt(case, folder: Path, frozen: frozenset[str], standard: bool) -> tuple[Outcome, str]:
+    """One compile, build and run of ``case``; its outcome and the refusal's message (or "")."""
     out = io.StringIO()
     try:
-        rtol, atol = _write_case(case, folder / "test")
+        rtol, atol = _write_case(case, folder / "test", frozen)
         rp = replace(GENERIC, timeout=60.0, harness_tolerance={FLOAT32: (rtol, atol)})
         args = argparse.Namespace(test=str(folder / "test"), gen_dir=str(folder / "gen"), verbose=False,
                                   skipgen=False, skipsim=False, keep_failed=False)
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
             code = run_test(args, rp)
     except BuildError as exc:
-        return Outcome(case.name, "crashed", f"build: {_first_line(str(exc))}", standard)
+        return Outcome(case.name, "crashed", f"build: {_first_line(str(exc))}", standard), ""
     except DeeployError as exc:
         message = str(exc).strip()
-        kind = "refused" if "\n" not in message else "crashed"
-        return Outcome(case.name, kind, message if kind == "refused" else _first_line(message), standard)
+        if "\n" in message:
+            return Outcome(case.name, "crashed", _first_line(message), standard), ""
+        return Outcome(case.name, "refused", message, standard), message
     except Exception as exc:   # noqa: BLE001: a traceback is a finding, not a stop
         where = traceback.extract_tb(exc.__traceback__)[-1]
         return Outcome(case.name, "crashed", f"{type(exc).__name__}: {_first_line(str(exc))} "
-                                             f"({Path(where.filename).name}:{where.lineno})", standard)
+                                             f"({Path(where.filename).name}:{where.lineno})", standard), ""
     finally:
         shutil.rmtree(folder / "gen", ignore_errors=True)
     text = out.getvalue()
     if code == 0:
-        return Outcome(case.name, "passed", "", standard)
+        return Outcome(case.name, "passed", "", standard), ""
     result = re.search(r"Errors: \d+ out of \d+", text)
     if not result:
-        return Outcome(case.name, "crashed", f"the program reported no result: {_first_line(text[-400:])}", standard)
+        return Outcome(case.name, "crashed", f"the program reported no result: {_first_line(text[-400:])}",
+                       standard), ""
     detail = [line.strip() for line in text.splitlines() if "expected" in line.lower()][:1]
-    return Outcome(case.name, "wrong", "; ".join([result.group(0), *detail]), standard)
+    return Outcome(case.name, "wrong", "; ".join([result.group(0), *detail]), standard), ""
 
 
 def run_cases(cases: list, jobs: int = 1, work: Path | None = None) -> list[Outcome]:
