@@ -21,11 +21,11 @@ def assign_input_types(graph: Graph, values: dict[str, np.ndarray] | None = None
                        overrides: dict[str, DType] | None = None) -> None:
     """Give every graph input a type.
 
-    A graph whose float-declared inputs receive non-integer sample values, a float type by
-    override, or feed a QuantizeLinear (the model quantizes them itself), or a graph with
-    float-declared tensors holding an op that computes on floats only (``Trait.FLOAT_ONLY``: Sqrt,
-    Div, Softmax...; a QuantLib file uses the integer ops) becomes a float network
-    (``promote_to_float``). Priority: an explicit override, then a float network's float-declared
+    A graph whose float-declared inputs receive non-integer sample values or a float type by
+    override, or feed a QuantizeLinear (the model quantizes them itself) or are a quantization
+    scale, or a graph with float-declared tensors holding an op that computes on floats only
+    (``Trait.FLOAT_ONLY``: Sqrt, Div, Softmax...; a QuantLib file uses the integer ops) becomes a
+    float network (``promote_to_float``). Priority: an explicit override, then a float network's float-declared
     type, then a type the file declares under ONNX integer semantics (never narrowed), then the
     smallest type holding the sample ``values``, then the integer type declared in the file (int8
     for an empty input). A float-declared input of an integer network with none of these is a
@@ -36,7 +36,9 @@ def assign_input_types(graph: Graph, values: dict[str, np.ndarray] | None = None
         raise FrontendError(f"type override for '{unknown}', which is not a graph input "
                             f"(inputs: {', '.join(graph.inputs)})")
     fractional = any(not integer_valued(v) for k, v in values.items() if k in graph.float_declared)
-    quantized = {n.inputs[0] for n in graph.nodes if n.op == "QuantizeLinear"} & graph.float_declared
+    quantized = {n.inputs[0] for n in graph.nodes if n.op == "QuantizeLinear"} | \
+        {n.inputs[1] for n in graph.nodes if n.op in ("QuantizeLinear", "DequantizeLinear") and len(n.inputs) > 1}
+    quantized &= graph.float_declared
     known = registered_ops()
     float_only = graph.float_declared and any(known[n.op].has(Trait.FLOAT_ONLY) for n in graph.nodes if n.op in known)
     if fractional or float_only or any(t.is_float for t in overrides.values()) or quantized & set(graph.inputs):

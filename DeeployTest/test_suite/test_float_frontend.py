@@ -136,3 +136,16 @@ def test_float_nodes_never_reach_integer_kernels(tmp_path):
     with pytest.raises(BindingError, match="Conv \\('conv'.*FConv2d: no bfloat16 operands.*Conv2d: computes on "
                                            "integers only"):
         compile_graph(g, "Generic", tmp_path / "out")
+
+
+def test_whole_number_scale_input_makes_a_float_network(tmp_path):
+    """A quantization scale is float by definition, even when its sample is a whole number."""
+    path = _save(tmp_path, [helper.make_node("DequantizeLinear", ["x", "s", "z"], ["y"])],
+                 [_vi("x", [4], TensorProto.UINT8), _vi("s", []), _vi("z", [], TensorProto.UINT8)], [_vi("y", [4])])
+    g = load_onnx(path)
+    x, s, z = np.array([0, 3, 128, 255]), np.array(2), np.array(128)   # as sample files load: whole numbers
+    assign_input_types(g, {"x": x, "s": s, "z": z})
+    infer_graph(g)
+    assert g.tensors["s"].dtype == FLOAT32 and g.tensors["y"].dtype == FLOAT32
+    out = run_reference(g, {"x": x, "s": s, "z": z})["y"]
+    assert np.array_equal(out, np.array([-256, -250, 0, 254], np.float32))
