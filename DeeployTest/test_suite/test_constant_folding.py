@@ -51,3 +51,18 @@ def test_reshape_shape_from_constant_arithmetic_folds(tmp_path):
     ops, got, expected = _compile(tmp_path, nodes, {"two": np.array([2], np.int64)}, x, [2, 3, 4])
     assert ops == ["Reshape"]
     np.testing.assert_array_equal(got, expected)
+
+
+def test_integer_division_of_shapes_folds(tmp_path):
+    """Shape arithmetic with an integer Div (a center crop's offsets): truncated toward zero."""
+    x = RNG.normal(size=(2, 7)).astype(np.float32)
+    nodes = [helper.make_node("Shape", ["x"], ["s"]),
+             helper.make_node("Sub", ["keep", "s"], ["extra"]),        # [0, -3]
+             helper.make_node("Div", ["extra", "two"], ["half"]),       # [0, -1], not floor's -2
+             helper.make_node("Add", ["half", "shift"], ["start"]),     # [0, 1]
+             helper.make_node("Add", ["start", "keep"], ["end"]),
+             helper.make_node("Slice", ["x", "start", "end"], ["y"])]
+    ops, got, expected = _compile(tmp_path, nodes, {"keep": np.array([2, 4], np.int64), "two": np.array([2], np.int64),
+                                                     "shift": np.array([0, 2], np.int64)}, x, [2, 4])
+    assert ops == ["Slice"]
+    np.testing.assert_array_equal(got, expected)
