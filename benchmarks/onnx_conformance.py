@@ -67,6 +67,7 @@ class Outcome:
     kind: str       # one of CLASSES
     reason: str     # empty when passed
     standard: bool  # every element type is float32, bfloat16 or an 8-64-bit integer
+    frozen: tuple[str, ...] = ()   # graph inputs given as initializers (parameter inputs)
 
 
 def selected_ops() -> frozenset[str]:
@@ -165,7 +166,7 @@ def _run_case(job: tuple) -> Outcome:
         outcome, error = _attempt(case, folder, frozen, standard)
         needed = _NOT_CONSTANT.search(error)
         if not needed or needed.group(1) not in names - frozen:
-            return outcome
+            return replace(outcome, frozen=tuple(sorted(frozen)))
         frozen |= {needed.group(1)}
 
 
@@ -238,6 +239,9 @@ def summary(outcomes: list[Outcome], shown: int = 5) -> list[str]:
     counts = Counter(o.kind for o in outcomes)
     standard = [o for o in outcomes if o.standard]
     passed = sum(o.kind == "passed" for o in standard)
+    frozen = [o for o in outcomes if o.frozen]
+    lines.append(f"parameter inputs given as initializers in {len(frozen)} cases "
+                 f"({sum(o.kind == 'passed' for o in frozen)} of them passed)")
     crashed = f"; {counts['crashed']} crashed" if counts["crashed"] else ""
     lines.append(f"onnx node tests: {counts['passed']} passed, {counts['wrong']} wrong, {counts['refused']} refused "
                  f"of {len(outcomes)}{crashed}")
