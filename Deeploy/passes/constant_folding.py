@@ -21,13 +21,14 @@ __all__ = ["fold_constants", "folds", "fold_node"]
 
 def folds(node: Node, graph: Graph, is_constant: Callable[[str], bool] | None = None, joints: bool = True) -> bool:
     """Whether ``node`` evaluates at compile time: a shape-only op, or all its inputs constant
-    (``is_constant``, default the graph's constants), writing no graph output; ``joints``: also
-    a quantization joint."""
+    (``is_constant``, default the graph's constants); ``joints``: also a quantization joint. A
+    graph output it writes becomes a constant, which ``graph_outputs`` copies into the output (a
+    copy marked ``materialize``, which never folds)."""
     op = get_op(node)
     is_constant = is_constant or graph.is_constant
     inputs = [i for i in node.inputs if i]
     return bool(inputs) and (op.has(Trait.SHAPE_ONLY) or all(is_constant(i) for i in inputs)) \
-        and (joints or not op.has(Trait.QDQ_JOINT)) and not set(node.outputs) & set(graph.outputs)
+        and (joints or not op.has(Trait.QDQ_JOINT)) and not node.attrs.get("materialize")
 
 
 def fold_node(graph: Graph, node: Node) -> None:

@@ -66,3 +66,23 @@ def test_integer_division_of_shapes_folds(tmp_path):
                                                      "shift": np.array([0, 2], np.int64)}, x, [2, 4])
     assert ops == ["Slice"]
     np.testing.assert_array_equal(got, expected)
+
+
+def test_output_computed_from_shapes_alone_runs(tmp_path, capsys):
+    """Graph outputs that fold (a Shape; a Mul of constants) are constants copied into the outputs
+    by a layer, not refused for want of a Shape kernel nor left unwritten."""
+    from Deeploy.cli import main
+    x = RNG.normal(size=(2, 3, 5)).astype(np.float32)
+    nodes = [helper.make_node("Shape", ["x"], ["s"], start=1), helper.make_node("Mul", ["s", "two"], ["y"])]
+    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 5])],
+                          [helper.make_tensor_value_info(n, TensorProto.INT64, [2]) for n in "sy"],
+                          [numpy_helper.from_array(np.array([2], np.int64), "two")])
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    onnx.save(model, tmp_path / "network.onnx")
+    np.savez(tmp_path / "inputs.npz", x=x)
+    s, y = ort.InferenceSession(model.SerializeToString()).run(None, {"x": x})
+    np.savez(tmp_path / "outputs.npz", s=s, y=y)
+    assert main(["compile", str(tmp_path / "network.onnx"), "--platform", "Generic", "-o", str(tmp_path / "out"),
+                 "--emit-testbench"]) == 0
+    assert main(["run", str(tmp_path / "out")]) == 0
+    assert "Errors: 0 out of 4" in capsys.readouterr().out
