@@ -1,5 +1,6 @@
 """Reductions: ReduceSum (int32 output, int64 when count * max|x| needs it), and the integer means ReduceMean and IntegerMean, which
-round half up, ``floor(sum/n + 1/2)``, and keep the input's type (see specs/integer-ops.md).
+round half up, ``floor(sum/n + 1/2)``, and keep the input's type (see specs/integer-ops.md);
+ReduceMax and ReduceMin keep the input's type.
 
 Axes come from the ``axes`` attribute or (ReduceSum >= 13, ReduceMean >= 18) a constant input;
 no axes reduce everything unless ``noop_with_empty_axes`` is set."""
@@ -160,6 +161,29 @@ register(OpDef("IntegerMean", lambda node, graph: _mean_parse(node, graph, False
                lambda p, ins: [(p.out_shape, ins[0].dtype)], _mean_reference, _reduce_cost,
                traits=frozenset({Trait.REDUCTION}), tiling="reduce",
                examples=_integer_mean_cases))
+
+
+# ---- ReduceMax, ReduceMin -----------------------------------------------------------------------
+def _extremum_parse(node, graph):
+    p = _reduce_parse(node, graph)
+    if p.count == 0:
+        raise OpError(node, f"the {node.op[6:].lower()}imum over the empty axes {list(p.axes)} of {list(p.in_shape)} "
+                      "is not supported")
+    return p
+
+
+def _extremum_cases(rng):
+    return [Case("axes_attr", (act(frand(rng, [2, 3, 4]), F32),), dict(axes=[1])),
+            Case("two_axes_dropped", (act(frand(rng, [3, 4, 5]), F32),), dict(axes=[0, -1], keepdims=0)),
+            Case("axes_input", (act(frand(rng, [2, 5, 3]), F32), const(i64(2))), opset=18),
+            Case("all_axes", (act(frand(rng, [4, 3]), F32),), dict(keepdims=0))]
+
+
+for _name, _fn in (("ReduceMax", np.max), ("ReduceMin", np.min)):
+    register(OpDef(_name, _extremum_parse, lambda p, ins: [(p.out_shape, ins[0].dtype)],
+                   lambda p, xs, fn=_fn: [fn(xs[0], axis=p.axes, keepdims=p.keepdims).reshape(p.out_shape)],
+                   _reduce_cost, traits=frozenset({Trait.STANDARD, Trait.REDUCTION}), tiling="reduce",
+                   examples=_extremum_cases))
 
 
 # ---- GlobalAveragePool, GlobalMaxPool: reductions over the spatial axes ----------------------

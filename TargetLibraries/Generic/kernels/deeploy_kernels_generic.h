@@ -683,6 +683,31 @@
                        uint32_t sa2, uint32_t sa3, uint32_t sb0, uint32_t sb1, uint32_t sb2, \
                        uint32_t sb3)
 
+/* FMinReduce (fminreduce.inc): ReduceSum / rounded integer mean (ReduceMean, IntegerMean): y =
+ * floor((sum + divisor/2) / divisor) over the reduced axes; an empty input gives zeros without a
+ * call.
+ *
+ * Type macros:
+ *   TIN: the element types of the node's operands, in order (inputs, then outputs)
+ *   TOUT: the output's type
+ *   TACC: accumulator: int32_t if count * max|x| + count fits, else int64_t
+ * Scratch: none.
+ * Arguments:
+ *   x: input
+ *   y: output
+ *   kept: kept dims
+ *   ks: their element strides
+ *   red: reduced dims
+ *   rs: their element strides
+ *   inner: contiguous kept run (1 when the last axis is reduced)
+ *   divisor: the mean's count, 1 for a sum
+ *   shift: log2(divisor), or -1 if not a power of 2
+ */
+#define DEEPLOY_PROTOTYPE_FMinReduce \
+    static void KERNEL(const TIN *restrict x, TOUT *restrict y, const uint32_t kept[3], \
+                       const uint32_t ks[3], const uint32_t red[3], const uint32_t rs[3], \
+                       uint32_t inner, uint32_t divisor, int32_t shift)
+
 /* FMul (fmul.inc): y = OP(a, b) elementwise (Add, Sub, Mul, Max, Min: binary.inc), a and b
  * broadcast onto y over up to 4 merged dims.
  *
@@ -1290,6 +1315,31 @@
                        uint32_t KH, uint32_t KW, uint32_t OH, uint32_t OW, uint32_t SH, \
                        uint32_t SW, uint32_t DH, uint32_t DW, uint32_t PT, uint32_t PL, T lowest)
 
+/* MaxReduce (maxreduce.inc): ReduceSum / rounded integer mean (ReduceMean, IntegerMean): y =
+ * floor((sum + divisor/2) / divisor) over the reduced axes; an empty input gives zeros without a
+ * call.
+ *
+ * Type macros:
+ *   TIN: the element types of the node's operands, in order (inputs, then outputs)
+ *   TOUT: the output's type
+ *   TACC: accumulator: int32_t if count * max|x| + count fits, else int64_t
+ * Scratch: none.
+ * Arguments:
+ *   x: input
+ *   y: output
+ *   kept: kept dims
+ *   ks: their element strides
+ *   red: reduced dims
+ *   rs: their element strides
+ *   inner: contiguous kept run (1 when the last axis is reduced)
+ *   divisor: the mean's count, 1 for a sum
+ *   shift: log2(divisor), or -1 if not a power of 2
+ */
+#define DEEPLOY_PROTOTYPE_MaxReduce \
+    static void KERNEL(const TIN *restrict x, TOUT *restrict y, const uint32_t kept[3], \
+                       const uint32_t ks[3], const uint32_t red[3], const uint32_t rs[3], \
+                       uint32_t inner, uint32_t divisor, int32_t shift)
+
 /* Min (min.inc): y = OP(a, b) elementwise (Add, Sub, Mul, Max, Min: binary.inc), a and b broadcast
  * onto y over up to 4 merged dims.
  *
@@ -1311,6 +1361,31 @@
                        uint32_t d1, uint32_t d2, uint32_t d3, uint32_t sa0, uint32_t sa1, \
                        uint32_t sa2, uint32_t sa3, uint32_t sb0, uint32_t sb1, uint32_t sb2, \
                        uint32_t sb3)
+
+/* MinReduce (minreduce.inc): ReduceSum / rounded integer mean (ReduceMean, IntegerMean): y =
+ * floor((sum + divisor/2) / divisor) over the reduced axes; an empty input gives zeros without a
+ * call.
+ *
+ * Type macros:
+ *   TIN: the element types of the node's operands, in order (inputs, then outputs)
+ *   TOUT: the output's type
+ *   TACC: accumulator: int32_t if count * max|x| + count fits, else int64_t
+ * Scratch: none.
+ * Arguments:
+ *   x: input
+ *   y: output
+ *   kept: kept dims
+ *   ks: their element strides
+ *   red: reduced dims
+ *   rs: their element strides
+ *   inner: contiguous kept run (1 when the last axis is reduced)
+ *   divisor: the mean's count, 1 for a sum
+ *   shift: log2(divisor), or -1 if not a power of 2
+ */
+#define DEEPLOY_PROTOTYPE_MinReduce \
+    static void KERNEL(const TIN *restrict x, TOUT *restrict y, const uint32_t kept[3], \
+                       const uint32_t ks[3], const uint32_t red[3], const uint32_t rs[3], \
+                       uint32_t inner, uint32_t divisor, int32_t shift)
 
 /* Mul (mul.inc): y = OP(a, b) elementwise (Add, Sub, Mul, Max, Min: binary.inc), a and b broadcast
  * onto y over up to 4 merged dims.
