@@ -110,9 +110,13 @@ def standard_typed(case) -> bool:
     return _element_types(case.model) <= STANDARD_TYPES
 
 
+def _numpy(value) -> np.ndarray:
+    return numpy_helper.to_array(value) if isinstance(value, onnx.TensorProto) else np.asarray(value)
+
+
 def _array(value) -> np.ndarray:
     """A case's input or output as an npz-storable array (bfloat16 and small floats as float32)."""
-    array = numpy_helper.to_array(value) if isinstance(value, onnx.TensorProto) else np.asarray(value)
+    array = _numpy(value)
     if array.dtype.kind == "V" or array.dtype == BFLOAT16.numpy or array.dtype.name.startswith("float8") \
             or array.dtype.name.startswith("float4"):
         array = array.astype(np.float32)
@@ -131,8 +135,7 @@ def _write_case(case, folder: Path, frozen: frozenset[str] = frozenset()) -> tup
     g = model.graph
     values = {v.name: a for v, a in zip(g.input, inputs)}
     kept = [v for v in g.input if v.name not in frozen]
-    g.initializer.extend(numpy_helper.from_array(numpy_helper.to_array(values[n]) if isinstance(values[n], onnx.TensorProto)
-                                                 else np.asarray(values[n]), n) for n in sorted(frozen))
+    g.initializer.extend(numpy_helper.from_array(_numpy(values[n]), n) for n in sorted(frozen))
     del g.input[:]
     g.input.extend(kept)
     onnx.save(model, str(folder / "network.onnx"))

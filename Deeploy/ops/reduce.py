@@ -208,7 +208,8 @@ def _global_cases(rng):
 
 
 register(OpDef("GlobalAveragePool", _global_parse, lambda p, ins: [(p.out_shape, ins[0].dtype)],
-               _mean_reference, _reduce_cost, traits=frozenset({Trait.STANDARD, Trait.REDUCTION, Trait.FLOAT_ONLY}), tiling="channels",
+               _mean_reference, _reduce_cost, traits=frozenset({Trait.STANDARD, Trait.REDUCTION, Trait.FLOAT_ONLY}),
+               tiling="channels",
                examples=_global_cases))
 register(OpDef("GlobalMaxPool", _global_parse, lambda p, ins: [(p.out_shape, ins[0].dtype)],
                _global_max, _reduce_cost, traits=frozenset({Trait.STANDARD, Trait.REDUCTION}), tiling="channels",
