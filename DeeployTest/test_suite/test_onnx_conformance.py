@@ -29,6 +29,7 @@ SLICE = [
     ("quantizelinear", "test_quantizelinear"), ("pad", "test_constant_pad"),
     ("castlike", "test_castlike_FLOAT_to_BFLOAT16_expanded"), ("shape", "test_shape_start_1"),
     ("reducemax", "test_reduce_max_do_not_keepdims_example"), ("reducemin", "test_reduce_min_keepdims_random"),
+    ("reducel2", "test_reduce_l2_do_not_keepdims_example"),
 ]
 
 

@@ -275,6 +275,12 @@ FLOAT_KERNELS: dict[str, tuple[Kernel, ...]] = {
                          extra_types=_out_type("TOUT")),),
     "ReduceMin": (_kernel("FMinReduce", "fminreduce.inc", _REDUCE_CALL, ("TIN",), _reduce_accepts,
                          extra_types=_out_type("TOUT")),),
+    **{op: (_kernel(name, source, _REDUCE_CALL, ("TIN",), _reduce_accepts, extra_types=_out_type("TOUT")),)
+       for op, name, source in (("ReduceL1", "FReduceL1", "freducel1.inc"), ("ReduceL2", "FReduceL2", "freducel2.inc"),
+                                ("ReduceSumSquare", "FSumSquare", "fsumsquare.inc"),
+                                ("ReduceLogSum", "FLogSum", "flogsum.inc"),
+                                ("ReduceLogSumExp", "FLogSumExp", "flogsumexp.inc"),
+                                ("ReduceProd", "FProd", "fprod.inc"))},
     "AveragePool": (_kernel("FAvgPool", "favgpool.inc", _AVGPOOL_CALL, ("T",), _floats),),
     "LayerNormalization": (_kernel("FNorm", "fnorm.inc", _NORM_CALL, ("T",), _floats),),
     "RMSNorm": (_kernel("FNorm", "fnorm.inc", _NORM_CALL, ("T",), _floats),),
