@@ -114,11 +114,18 @@ def _type_args(kernel: Kernel, node: Node, graph: Graph) -> tuple[tuple[str, DTy
 
 
 def check_supported(graph: Graph, platform: KernelTable) -> None:
-    """Fail early, naming every node whose op has no definition or no kernel on ``platform``."""
+    """Fail early, naming every node whose op has no definition, or no kernel on ``platform`` while
+    it does not fold at compile time (``ops.folding.folds``) and no pass lowers it (``Trait.LOWERED``)."""
     from Deeploy.ops import Trait, registered_ops
-    known = registered_ops()
-    missing = [(n.op, n.name) for n in graph.nodes if n.op not in known or not platform.bindings.get(n.op)
-               and not known[n.op].has(Trait.SHAPE_ONLY) and not known[n.op].has(Trait.LOWERED)]  # shapes fold
+    from Deeploy.ops.folding import folds
+    known, constant, missing = registered_ops(), set(), []
+    for n in graph.nodes:
+        if n.op not in known:
+            missing.append((n.op, n.name))
+        elif folds(n, graph, lambda name: name in constant or graph.is_constant(name), joints=False):
+            constant.update(filter(None, n.outputs))
+        elif not platform.bindings.get(n.op) and not known[n.op].has(Trait.LOWERED):
+            missing.append((n.op, n.name))
     if missing:
         raise UnsupportedOpError(platform.name, missing)
 

@@ -41,15 +41,18 @@ def _array(ident: str, values: np.ndarray, ctype: str, section: str) -> str:
 
 def write_harness(graph: Graph, inputs: dict[str, np.ndarray], expected: list[np.ndarray],
                   out_dir: Path, runs: int = 2, section: str = "", source: Path | str = "outputs.npz",
-                  name: str | None = None, later: Sequence[list[np.ndarray]] = ()) -> None:
+                  name: str | None = None, later: Sequence[list[np.ndarray]] = (),
+                  tolerance: dict | None = None) -> None:
     """Write main.c and testdata.h into ``out_dir``; ``runs`` > 1 checks RunNetwork is re-entrant;
     ``section``: where the reference data goes (e.g. off-chip memory), default .rodata.
     ``expected`` holds one array per graph output, by position (a tensor may be listed twice);
     each must have its output's number of elements (``source`` names their file in the error);
     ``name``: the network's ``--name`` (prefix of the C symbols it exports). ``later``: the
     expected outputs of the following runs, one list each, for a network whose variables every
-    run updates (``Graph.state``): the network then runs once per list of expected outputs."""
+    run updates (``Graph.state``): the network then runs once per list of expected outputs.
+    ``tolerance``: (rtol, atol) per float type replacing ``FLOAT_TOLERANCE``'s."""
     api = NetworkApi(name)
+    tolerance = {**FLOAT_TOLERANCE, **(tolerance or {})}
     steps = [list(expected), *map(list, later)]
     runs = len(steps) if later else runs
     for step in steps:
@@ -71,14 +74,14 @@ def write_harness(graph: Graph, inputs: dict[str, np.ndarray], expected: list[np
         t, values = graph.tensors[name], np.concatenate([np.asarray(step[k]).reshape(-1) for step in steps])
         tol = None
         if t.dtype.is_float:
-            rtol, atol = FLOAT_TOLERANCE[t.dtype]
+            rtol, atol = tolerance[t.dtype]
             tol = (c_float(rtol), c_float(atol))
             values = np.asarray(values, dtype=np.float32)
         store = dtype_of_values(values)
         data.append(_array(f"test_expected_{k}", values, store.ctype, section))
         ctype = "uint16_t" if t.dtype == BFLOAT16 else t.dtype.ctype
         outs.append((f"test_expected_{k}", ctype, t.size, string_literal(name), tol))
-    tolerance_text = ", ".join(f"{t}: rel {r:.3g} + abs {a:.3g}" for t, (r, a) in FLOAT_TOLERANCE.items()
+    tolerance_text = ", ".join(f"{t}: rel {r:.3g} + abs {a:.3g}" for t, (r, a) in tolerance.items()
                                if any(graph.tensors[o].dtype == t for o in graph.outputs))
     (out_dir / "testdata.h").write_text("".join(data))
     (out_dir / "main.c").write_text(Template(_MAIN.read_text(), strict_undefined=True).render(
@@ -86,7 +89,8 @@ def write_harness(graph: Graph, inputs: dict[str, np.ndarray], expected: list[np
 
 
 def testbench_writer(graph: Graph, inputs: dict[str, np.ndarray], outputs_npz: Path, *, runs: int = 1,
-                     section: str = "", name: str | None = None) -> Callable[[Graph, Path], None]:
+                     section: str = "", name: str | None = None,
+                     tolerance: dict | None = None) -> Callable[[Graph, Path], None]:
     """Check the expected outputs in ``outputs_npz`` against the loaded ``graph`` (names, element
     counts) now, before anything is compiled, and return the function that writes the testbench
     of the compiled graph into a folder (``write_harness``). A network with variables
@@ -105,5 +109,5 @@ def testbench_writer(graph: Graph, inputs: dict[str, np.ndarray], outputs_npz: P
         steps = [map_arrays(f, arrays, outputs, graph, "output") for f, arrays in zip(files, golden)]  # inferred shapes
         expected = [[step[n] for n in outputs] for step in steps]
         write_harness(compiled, inputs, expected[0], folder, runs=1 if graph.state else runs, section=section,
-                      source=outputs_npz, name=name, later=expected[1:])
+                      source=outputs_npz, name=name, later=expected[1:], tolerance=tolerance)
     return write

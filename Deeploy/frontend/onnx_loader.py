@@ -243,7 +243,7 @@ def load_onnx(path: str | Path) -> Graph:
         declared = dtype_of_onnx(elem)
         inferred = elem in (onnx.TensorProto.FLOAT, onnx.TensorProto.DOUBLE, onnx.TensorProto.INT64)
         declared = None if inferred else declared  # fake-float and int64 inputs: typed from values
-        if declared is None and not inferred or declared is not None and declared.bits > 32:
+        if declared is None and not inferred:
             raise FrontendError(f"{path}: graph input '{vi.name}' has unsupported element type "
                                 f"{onnx.TensorProto.DataType.Name(elem)}")
         shape = _declared_shape(vi, path)

@@ -9,9 +9,10 @@ import numpy as np
 
 from Deeploy.errors import FrontendError, OpError
 from Deeploy.frontend.onnx_loader import integer_valued, is_float_graph, promote_to_float
-from Deeploy.ir.dtypes import INT8, DType, computed, dtype_of_values, stored
+from Deeploy.ir.dtypes import INT8, DType, dtype_of_values
 from Deeploy.ir.graph import Graph, Node
-from Deeploy.ops import OpDef, Trait, get_op
+from Deeploy.ops import OpDef, Trait, get_op, registered_ops
+from Deeploy.ops.folding import fold_node, folds
 
 __all__ = ["assign_input_types", "infer_graph", "infer_node"]
 
@@ -20,9 +21,11 @@ def assign_input_types(graph: Graph, values: dict[str, np.ndarray] | None = None
                        overrides: dict[str, DType] | None = None) -> None:
     """Give every graph input a type.
 
-    A graph whose float-declared inputs receive non-integer sample values, a float type by
-    override, or feed a QuantizeLinear (the model quantizes them itself) becomes a float network
-    (``promote_to_float``). Priority: an explicit override, then a float network's float-declared
+    A graph whose float-declared inputs receive non-integer sample values or a float type by
+    override, or feed a QuantizeLinear (the model quantizes them itself) or are a quantization
+    scale, or a graph with float-declared tensors holding an op that computes on floats only
+    (``Trait.FLOAT_ONLY``: Sqrt, Div, Softmax...; a QuantLib file uses the integer ops) becomes a
+    float network (``promote_to_float``). Priority: an explicit override, then a float network's float-declared
     type, then a type the file declares under ONNX integer semantics (never narrowed), then the
     smallest type holding the sample ``values``, then the integer type declared in the file (int8
     for an empty input). A float-declared input of an integer network with none of these is a
@@ -33,8 +36,12 @@ def assign_input_types(graph: Graph, values: dict[str, np.ndarray] | None = None
         raise FrontendError(f"type override for '{unknown}', which is not a graph input "
                             f"(inputs: {', '.join(graph.inputs)})")
     fractional = any(not integer_valued(v) for k, v in values.items() if k in graph.float_declared)
-    quantized = {n.inputs[0] for n in graph.nodes if n.op == "QuantizeLinear"} & graph.float_declared
-    if fractional or any(t.is_float for t in overrides.values()) or quantized & set(graph.inputs):
+    quantized = {n.inputs[0] for n in graph.nodes if n.op == "QuantizeLinear"} | \
+        {n.inputs[1] for n in graph.nodes if n.op in ("QuantizeLinear", "DequantizeLinear") and len(n.inputs) > 1}
+    quantized &= graph.float_declared
+    known = registered_ops()
+    float_only = graph.float_declared and any(known[n.op].has(Trait.FLOAT_ONLY) for n in graph.nodes if n.op in known)
+    if fractional or float_only or any(t.is_float for t in overrides.values()) or quantized & set(graph.inputs):
         promote_to_float(graph)
     as_float = is_float_graph(graph)
     for name in graph.inputs:
@@ -76,24 +83,15 @@ def infer_node(graph: Graph, node: Node) -> OpDef:
 def infer_graph(graph: Graph) -> None:
     """Parse every node's attributes and set shapes and types of all node outputs, in order.
 
-    Shape arithmetic folds on the way: a node whose output depends on shapes only (``Shape``), and
-    then a node whose inputs are all constants with one of them folded so, becomes constants (the
-    node leaves the graph), so that the ops reading it (a Reshape's shape) see a constant."""
-    folded: set[str] = set()
+    Constants fold on the way (``ops/folding.folds``, quantization joints excepted): a
+    node whose inputs are all constants, or whose output depends on shapes only (``Shape``), becomes
+    constants (the node leaves the graph) before the nodes after it are parsed, so that the ops
+    reading it as a parameter (a Reshape's shape, a Clip's min) see a constant."""
     kept = []
     for node in graph.nodes:
-        op = infer_node(graph, node)
-        inputs = [i for i in node.inputs if i]
-        shape_arithmetic = op.has(Trait.SHAPE_ONLY) or (
-            set(inputs) & folded and all(graph.is_constant(i) for i in inputs))
-        if shape_arithmetic and not set(node.outputs) & set(graph.outputs):
-            values = op.reference(node.params, [computed(graph.tensors[i].value, graph.tensors[i].dtype)
-                                                if graph.is_constant(i) else None for i in node.inputs])
-            for name, value in zip(node.outputs, values):
-                if name:
-                    t = graph.tensors[name]
-                    t.set_value(stored(value, t.dtype), t.dtype if graph.onnx_integers else None)
-                    folded.add(name)
-            continue
-        kept.append(node)
+        infer_node(graph, node)
+        if folds(node, graph, joints=False):
+            fold_node(graph, node)
+        else:
+            kept.append(node)
     graph.nodes = kept

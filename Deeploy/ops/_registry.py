@@ -46,6 +46,8 @@ class Trait(enum.Enum):
     CHANNELS_LAST = "channels_last"    # has a channels-last form (attribute channels_last): passes/layout.py moves it there
     TWO_STAGE = "two_stage"            # a float reduction over several axes may reduce the last of them first (passes/reductions.py)
     GEMM = "gemm"                      # a (batched) matrix product: its params give batch, m and n
+    FLOAT_ONLY = "float_only"          # computes on float tensors only: a graph holding it is a float network
+    QDQ_JOINT = "qdq_joint"            # Quantize/DequantizeLinear: on constants, folds after the QDQ lowering read it
 
 
 @dataclass(frozen=True)

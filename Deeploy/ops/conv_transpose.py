@@ -110,4 +110,4 @@ def _cases(rng):
 
 register(OpDef("ConvTranspose", _parse, _infer,
                lambda p, xs: [conv_transpose_reference(p, xs[0], xs[1], xs[2] if len(xs) > 2 else None)], _cost,
-               traits=frozenset({Trait.STANDARD}), tiling="conv_transpose", examples=_cases))
+               traits=frozenset({Trait.STANDARD, Trait.FLOAT_ONLY}), tiling="conv_transpose", examples=_cases))

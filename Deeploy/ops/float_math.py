@@ -1,10 +1,12 @@
 """Float element-wise math: the unary ops Sqrt, Exp, Log, Erf, Tanh, Neg, Abs, Reciprocal, Ceil,
 Floor, Round, Sigmoid, HardSigmoid, HardSwish, Swish, Gelu (ONNX and com.microsoft) and the broadcasting Div and Pow. They compute on
 float32 (bfloat16 operands widened, results rounded back) and keep the input's float type;
-integer networks use the integer ops (iGELU, iHardswish, IntegerDiv) instead."""
+integer networks use the integer ops (iGELU, iHardswish, IntegerDiv) instead. A Div of integer
+constants (shape arithmetic) folds, its quotient truncated toward zero as ONNX's."""
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -115,7 +117,7 @@ def _unary_cost(ops):
 
 for _name, (_fn, _ops) in UNARY_FLOAT_OPS.items():
     register(OpDef(_name, _unary_parse, lambda p, ins: [(p.shape, ins[0].dtype)], _unary_reference(_fn),
-                   _unary_cost(_ops), traits=frozenset({Trait.STANDARD, Trait.ELEMENTWISE}), tiling="pointwise",
+                   _unary_cost(_ops), traits=frozenset({Trait.STANDARD, Trait.ELEMENTWISE, Trait.FLOAT_ONLY}), tiling="pointwise",
                    examples=_unary_cases(_name)))
 
 
@@ -125,15 +127,17 @@ class FloatBinaryParams:
     shape: tuple[int, ...]
 
 
-def _binary_parse(node, graph):
+def _binary_parse(node, graph, integer_constants: bool = False):
+    """``integer_constants``: also integer constants (shape arithmetic, which folds)."""
     require_inputs(node, 2)
-    require_float(node, graph)
+    if not integer_constants or not all(graph.is_constant(i) for i in node.inputs):
+        require_float(node, graph)
     refuse_axis_broadcast(node, graph)
     return FloatBinaryParams(broadcast_shape(node, [graph.tensors[i].shape for i in node.inputs]))
 
 
 def _binary_infer(p, ins):
-    return [(p.shape, float_result(ins[0].dtype) or float_result(ins[1].dtype))]
+    return [(p.shape, float_result(ins[0].dtype) or float_result(ins[1].dtype) or ins[0].dtype)]
 
 
 def _pow(a, b):
@@ -142,6 +146,9 @@ def _pow(a, b):
 
 
 def _div(a, b):
+    if a.dtype.kind == b.dtype.kind == "i":   # integer constants: the quotient truncated toward zero
+        with np.errstate(divide="ignore"):
+            return np.abs(a) // np.where(b == 0, 1, np.abs(b)) * np.sign(a) * np.sign(b)
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.divide(a.astype(np.float32), b.astype(np.float32))
 
@@ -159,10 +166,10 @@ def _pow_cases(rng):
 
 
 _BINARY = frozenset({Trait.STANDARD, Trait.ELEMENTWISE, Trait.BROADCASTING})
-register(OpDef("Div", _binary_parse, _binary_infer, lambda p, xs: [_div(xs[0], xs[1])],
-               _unary_cost(1), traits=_BINARY, tiling="broadcast", examples=_div_cases))
+register(OpDef("Div", functools.partial(_binary_parse, integer_constants=True), _binary_infer, lambda p, xs: [_div(xs[0], xs[1])],
+               _unary_cost(1), traits=_BINARY | {Trait.FLOAT_ONLY}, tiling="broadcast", examples=_div_cases))
 register(OpDef("Pow", _binary_parse, _binary_infer, lambda p, xs: [_pow(xs[0], xs[1])],
-               _unary_cost(8), traits=_BINARY, tiling="broadcast", examples=_pow_cases))
+               _unary_cost(8), traits=_BINARY | {Trait.FLOAT_ONLY}, tiling="broadcast", examples=_pow_cases))
 
 
 # ---- Cast between float and integer types ------------------------------------------------------

@@ -162,7 +162,7 @@ def _rmsnorm_cases(rng):
     return [Case("rows", (act(frand(rng, [3, 8]), F32), const(frand(rng, [8]), F32)), dict(eps=1e-6))]
 
 
-_NORM = dict(cost=_norm_cost, traits=frozenset({Trait.STANDARD, Trait.ROWWISE}))
+_NORM = dict(cost=_norm_cost, traits=frozenset({Trait.STANDARD, Trait.ROWWISE, Trait.FLOAT_ONLY}))
 register(OpDef("LayerNormalization", _layernorm_parse, _layernorm_infer, _layernorm_reference,
                examples=_layernorm_cases, tiling="norm", **_NORM))
 register(OpDef("InstanceNormalization", _channel_norm_parse, lambda p, ins: [(p.shape, ins[0].dtype)],
@@ -170,7 +170,7 @@ register(OpDef("InstanceNormalization", _channel_norm_parse, lambda p, ins: [(p.
 register(OpDef("GroupNormalization", _channel_norm_parse, lambda p, ins: [(p.shape, ins[0].dtype)],
                _norm_reference, examples=_groupnorm_cases, tiling="channels", **_NORM))
 register(OpDef("RMSNorm", _rmsnorm_parse, lambda p, ins: [(p.shape, ins[0].dtype)], _norm_reference,
-               _norm_cost, traits=frozenset({Trait.ROWWISE}), tiling="norm", examples=_rmsnorm_cases))
+               _norm_cost, traits=frozenset({Trait.ROWWISE, Trait.FLOAT_ONLY}), tiling="norm", examples=_rmsnorm_cases))
 
 
 # ---- BatchNormalization (inference): a per-channel affine map --------------------------------
@@ -212,7 +212,7 @@ def _batchnorm_cases(rng):
 
 
 register(OpDef("BatchNormalization", _batchnorm_parse, lambda p, ins: [(p.shape, ins[0].dtype)], _batchnorm_reference,
-               _norm_cost, traits=frozenset({Trait.STANDARD}), tiling="channels", examples=_batchnorm_cases))
+               _norm_cost, traits=frozenset({Trait.STANDARD, Trait.FLOAT_ONLY}), tiling="channels", examples=_batchnorm_cases))
 
 
 # ---- Softmax, SoftmaxGrad ---------------------------------------------------------------------
@@ -269,10 +269,10 @@ def _softmax_cost(p, ins, outs):
 
 
 register(OpDef("Softmax", _softmax_parse, lambda p, ins: [(p.shape, ins[0].dtype)], _softmax_reference,
-               _softmax_cost, traits=frozenset({Trait.STANDARD, Trait.ROWWISE}), tiling="softmax",
+               _softmax_cost, traits=frozenset({Trait.STANDARD, Trait.ROWWISE, Trait.FLOAT_ONLY}), tiling="softmax",
                examples=_softmax_cases))
 register(OpDef("SoftmaxGrad", _softmax_parse, lambda p, ins: [(p.shape, ins[0].dtype)], _softmax_grad_reference,
-               _softmax_cost, traits=frozenset({Trait.ROWWISE}), tiling="norm", examples=_softmax_grad_cases))
+               _softmax_cost, traits=frozenset({Trait.ROWWISE, Trait.FLOAT_ONLY}), tiling="norm", examples=_softmax_grad_cases))
 
 
 # ---- SoftmaxCrossEntropyLoss and its gradient (com.microsoft) ---------------------------------

@@ -206,5 +206,5 @@ def _avgpool_cases(rng):
 
 register(OpDef("AveragePool", _avgpool_parse, _maxpool_infer,
                lambda p, xs: [avgpool_reference(p, xs[0])], _maxpool_cost,
-               traits=frozenset({Trait.STANDARD}), tiling="maxpool",
+               traits=frozenset({Trait.STANDARD, Trait.FLOAT_ONLY}), tiling="maxpool",
                examples=_avgpool_cases))

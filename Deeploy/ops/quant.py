@@ -206,8 +206,10 @@ for _name, _cases in (("MatMulInteger", _matmul_integer_cases), ("ConvInteger", 
                    traits=frozenset({Trait.STANDARD, Trait.LOWERED}), magnitude=_integer_magnitude,
                    examples=_cases))
 register(OpDef("QuantizeLinear", _quant_parse, _quant_infer, _quant_reference, _cost,
-               traits=frozenset({Trait.STANDARD, Trait.ELEMENTWISE}), tiling="quant", examples=_quant_cases))
+               traits=frozenset({Trait.STANDARD, Trait.ELEMENTWISE, Trait.QDQ_JOINT}), tiling="quant",
+               examples=_quant_cases))
 register(OpDef("DequantizeLinear", _quant_parse, _dequant_infer, _dequant_reference, _cost,
-               traits=frozenset({Trait.STANDARD, Trait.ELEMENTWISE}), tiling="quant", examples=_dequant_cases))
+               traits=frozenset({Trait.STANDARD, Trait.ELEMENTWISE, Trait.QDQ_JOINT}), tiling="quant",
+               examples=_dequant_cases))
 register(OpDef("RequantizeLinear", _requant_parse, _requant_infer, _requant_reference, _cost,
                traits=frozenset({Trait.ELEMENTWISE}), tiling="requant", examples=_requant_cases))

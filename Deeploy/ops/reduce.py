@@ -1,5 +1,7 @@
 """Reductions: ReduceSum (int32 output, int64 when count * max|x| needs it), and the integer means ReduceMean and IntegerMean, which
-round half up, ``floor(sum/n + 1/2)``, and keep the input's type (see specs/integer-ops.md).
+round half up, ``floor(sum/n + 1/2)``, and keep the input's type (see specs/integer-ops.md);
+ReduceMax and ReduceMin keep the input's type; ReduceL1, ReduceL2, ReduceSumSquare, ReduceLogSum,
+ReduceLogSumExp and ReduceProd compute on floats.
 
 Axes come from the ``axes`` attribute or (ReduceSum >= 13, ReduceMean >= 18) a constant input;
 no axes reduce everything unless ``noop_with_empty_axes`` is set."""
@@ -162,6 +164,64 @@ register(OpDef("IntegerMean", lambda node, graph: _mean_parse(node, graph, False
                examples=_integer_mean_cases))
 
 
+# ---- ReduceMax, ReduceMin -----------------------------------------------------------------------
+def _nonempty_parse(node, graph):
+    p = _reduce_parse(node, graph)
+    if p.count == 0:
+        raise OpError(node, f"a reduction over the empty axes {list(p.axes)} of {list(p.in_shape)} is not supported")
+    return p
+
+
+def _extremum_cases(rng):
+    return [Case("axes_attr", (act(frand(rng, [2, 3, 4]), F32),), dict(axes=[1])),
+            Case("two_axes_dropped", (act(frand(rng, [3, 4, 5]), F32),), dict(axes=[0, -1], keepdims=0)),
+            Case("axes_input", (act(frand(rng, [2, 5, 3]), F32), const(i64(2))), opset=18),
+            Case("all_axes", (act(frand(rng, [4, 3]), F32),), dict(keepdims=0))]
+
+
+for _name, _fn in (("ReduceMax", np.max), ("ReduceMin", np.min)):
+    register(OpDef(_name, _nonempty_parse, lambda p, ins: [(p.out_shape, ins[0].dtype)],
+                   lambda p, xs, fn=_fn: [fn(xs[0], axis=p.axes, keepdims=p.keepdims).reshape(p.out_shape)],
+                   _reduce_cost, traits=frozenset({Trait.STANDARD, Trait.REDUCTION}), tiling="reduce",
+                   examples=_extremum_cases))
+
+
+# ---- ReduceL1, ReduceL2, ReduceSumSquare, ReduceLogSum, ReduceLogSumExp, ReduceProd: float ----
+def _float_fold_parse(node, graph):
+    from Deeploy.ops.float_math import require_float
+    require_float(node, graph)
+    return _nonempty_parse(node, graph)
+
+
+def _float_fold(fn):
+    """The reference of a float reduction ``fn(x, axes)``: in double, rounded once to float32."""
+    def reference(p: ReduceParams, xs):
+        with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+            y = fn(xs[0].astype(np.float64), p.axes)
+        return [np.asarray(y).astype(np.float32).reshape(p.out_shape)]
+    return reference
+
+
+def _float_fold_cases(rng):
+    return [Case("axes_attr", (act(frand(rng, [2, 3, 4], 0.1, 2.0), F32),), dict(axes=[1])),
+            Case("axes_input_dropped", (act(frand(rng, [3, 2, 4], 0.1, 2.0), F32), const(i64(0, -1))),
+                 dict(keepdims=0), opset=18)]
+
+
+_FLOAT_FOLDS = {
+    "ReduceL1": lambda x, a: np.sum(np.abs(x), axis=a),
+    "ReduceL2": lambda x, a: np.sqrt(np.sum(x * x, axis=a)),
+    "ReduceSumSquare": lambda x, a: np.sum(x * x, axis=a),
+    "ReduceLogSum": lambda x, a: np.log(np.sum(x, axis=a)),
+    "ReduceLogSumExp": lambda x, a: np.log(np.sum(np.exp(x), axis=a)),
+    "ReduceProd": lambda x, a: np.prod(x, axis=a),
+}
+for _name, _fn in _FLOAT_FOLDS.items():
+    register(OpDef(_name, _float_fold_parse, lambda p, ins: [(p.out_shape, ins[0].dtype)], _float_fold(_fn),
+                   _reduce_cost, traits=frozenset({Trait.STANDARD, Trait.REDUCTION, Trait.FLOAT_ONLY}),
+                   tiling="reduce", examples=_float_fold_cases))
+
+
 # ---- GlobalAveragePool, GlobalMaxPool: reductions over the spatial axes ----------------------
 def _global_parse(node, graph):
     require_inputs(node, 1)
@@ -184,7 +244,8 @@ def _global_cases(rng):
 
 
 register(OpDef("GlobalAveragePool", _global_parse, lambda p, ins: [(p.out_shape, ins[0].dtype)],
-               _mean_reference, _reduce_cost, traits=frozenset({Trait.STANDARD, Trait.REDUCTION}), tiling="channels",
+               _mean_reference, _reduce_cost, traits=frozenset({Trait.STANDARD, Trait.REDUCTION, Trait.FLOAT_ONLY}),
+               tiling="channels",
                examples=_global_cases))
 register(OpDef("GlobalMaxPool", _global_parse, lambda p, ins: [(p.out_shape, ins[0].dtype)],
                _global_max, _reduce_cost, traits=frozenset({Trait.STANDARD, Trait.REDUCTION}), tiling="channels",

@@ -1,13 +1,16 @@
 """Constant folding: a node whose inputs are all constants, or whose output depends on its inputs'
 shapes only (``Trait.SHAPE_ONLY``: Shape), is evaluated at compile time with its operator's
-reference.  ``op(const...) -> const``"""
+reference.  ``op(const...) -> const``
+
+The frontend's inference already folds every such node except the quantization joints
+(``Trait.QDQ_JOINT``), which the QDQ lowering reads on their constants: so the ops that take
+parameter inputs (a Reshape's shape, a Clip's min and max) see constants wherever these come from
+a constant subgraph. The pass folds what the lowering left."""
 
 from __future__ import annotations
 
-
-from Deeploy.ir.dtypes import computed, stored
 from Deeploy.ir.graph import Graph
-from Deeploy.ops import Trait, get_op
+from Deeploy.ops.folding import fold_node, folds
 from Deeploy.passes._engine import on_copy
 
 __all__ = ["fold_constants"]
@@ -17,16 +20,8 @@ __all__ = ["fold_constants"]
 def fold_constants(graph: Graph, log=None) -> bool:
     kept, modified = [], False
     for node in graph.nodes:
-        inputs = [i for i in node.inputs if i]
-        shape_only = get_op(node).has(Trait.SHAPE_ONLY)
-        if inputs and (shape_only or all(graph.is_constant(i) for i in inputs)) \
-                and not set(node.outputs) & set(graph.outputs):
-            values = get_op(node).reference(node.params, [computed(graph.tensors[i].value, graph.tensors[i].dtype)
-                                                          if graph.is_constant(i) else None for i in node.inputs])
-            for name, value in zip(node.outputs, values):
-                t = graph.tensors[name]
-                keep = t.dtype.is_float or graph.onnx_integers   # else typed by its values
-                t.set_value(stored(value, t.dtype), t.dtype if keep else None)
+        if folds(node, graph):
+            fold_node(graph, node)
             modified = True
             if log:
                 log(f"  fold_constants: {node!r} evaluated at compile time")

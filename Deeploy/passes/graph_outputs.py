@@ -1,6 +1,7 @@
 """Every graph output gets storage of its own that some layer writes: an output listed a second
 time, an output that is a graph input and an output that is a constant are each produced by an
-Identity copy into a fresh tensor (``x -> Identity -> x_out``). Without it, the second listing
+Identity copy into a fresh tensor (``x -> Identity -> x_out``, marked ``materialize``: never
+folded, never zero-copy). Without it, the second listing
 of a tensor, or an input or constant listed as output, names an output buffer nothing writes."""
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ def copy_shared_outputs(graph: Graph, log=None) -> bool:
             continue
         t = graph.tensors[name]
         copy = graph.add_tensor(f"{name}_out{k}", t.shape, t.dtype)
-        graph.nodes.append(Node(graph.fresh(f"output_copy_{k}"), "Identity", [name], [copy]))
+        graph.nodes.append(Node(graph.fresh(f"output_copy_{k}"), "Identity", [name], [copy], {"materialize": 1}))
         graph.outputs[k] = copy
         seen.add(copy)
         modified = True

@@ -41,6 +41,7 @@ class RunnerPlatform:
     platform: str                                  # compiler platform name
     gen_root: str                                  # DeeployTest/<gen_root>/<test path>
     harness_runs: int = 2                          # RunNetwork calls per test (re-entrancy check)
+    harness_tolerance: dict | None = None          # (rtol, atol) per float type (default FLOAT_TOLERANCE)
 
     @property
     def target(self) -> Platform:
@@ -99,7 +100,7 @@ def _generate(test_dir: Path, rp: RunnerPlatform, stage: Path, log, compile_opti
     inputs = map_arrays(test_dir / "inputs.npz", load_npz_arrays(test_dir / "inputs.npz"),
                         graph.inputs, graph, "input")
     write_testbench = testbench_writer(graph, inputs, test_dir / "outputs.npz", runs=rp.harness_runs,
-                                       section=rp.target.reference_section)
+                                       section=rp.target.reference_section, tolerance=rp.harness_tolerance)
     assign_input_types(graph, inputs)
     result = compile_graph(graph, rp.platform, stage / "network", snapshot_dir=stage / "deeployStates",
                            log=log, **(compile_options or {}))

@@ -100,11 +100,26 @@ def test_bfloat16_inputs_round_to_bfloat16(tmp_path):
 
 
 def test_float_only_op_on_integers_names_the_op(tmp_path):
-    path = _save(tmp_path, [helper.make_node("Sqrt", ["x"], ["y"], name="root")], [_vi("x", [3])], [_vi("y", [3])])
+    path = _save(tmp_path, [helper.make_node("Sqrt", ["x"], ["y"], name="root")],
+                 [_vi("x", [3], TensorProto.INT8)], [_vi("y", [3], TensorProto.INT8)])
     g = load_onnx(path)
     assign_input_types(g, {"x": np.array([1, 4, 9])})
     with pytest.raises(OpError, match="node 'root' \\(Sqrt\\): computes on float tensors only"):
         infer_graph(g)
+
+
+@pytest.mark.parametrize("op", ["Sqrt", "Softmax"])
+def test_float_only_op_makes_a_float_network_of_whole_numbers(tmp_path, op):
+    """A float-declared graph holding an op that computes on floats only is a float network even
+    when its samples are whole numbers (a QuantLib file uses the integer ops)."""
+    path = _save(tmp_path, [helper.make_node(op, ["x"], ["y"])], [_vi("x", [1, 3])], [_vi("y", [1, 3])])
+    g = load_onnx(path)
+    x = np.array([[1, 4, 9]])
+    assign_input_types(g, {"x": x})
+    infer_graph(g)
+    assert g.tensors["x"].dtype == FLOAT32 and g.tensors["y"].dtype == FLOAT32
+    expected = np.sqrt(x) if op == "Sqrt" else np.exp(x - 9) / np.exp(x - 9).sum()
+    np.testing.assert_allclose(run_reference(g, {"x": x.astype(np.float32)})["y"], expected, rtol=1e-6)
 
 
 def test_float_nodes_never_reach_integer_kernels(tmp_path):
@@ -121,3 +136,16 @@ def test_float_nodes_never_reach_integer_kernels(tmp_path):
     with pytest.raises(BindingError, match="Conv \\('conv'.*FConv2d: no bfloat16 operands.*Conv2d: computes on "
                                            "integers only"):
         compile_graph(g, "Generic", tmp_path / "out")
+
+
+def test_whole_number_scale_input_makes_a_float_network(tmp_path):
+    """A quantization scale is float by definition, even when its sample is a whole number."""
+    path = _save(tmp_path, [helper.make_node("DequantizeLinear", ["x", "s", "z"], ["y"])],
+                 [_vi("x", [4], TensorProto.UINT8), _vi("s", []), _vi("z", [], TensorProto.UINT8)], [_vi("y", [4])])
+    g = load_onnx(path)
+    x, s, z = np.array([0, 3, 128, 255]), np.array(2), np.array(128)   # as sample files load: whole numbers
+    assign_input_types(g, {"x": x, "s": s, "z": z})
+    infer_graph(g)
+    assert g.tensors["s"].dtype == FLOAT32 and g.tensors["y"].dtype == FLOAT32
+    out = run_reference(g, {"x": x, "s": s, "z": z})["y"]
+    assert np.array_equal(out, np.array([-256, -250, 0, 254], np.float32))

@@ -125,6 +125,14 @@ def test_generic_runs_match_onnxruntime(tmp_path, capsys, op, dtype):
     assert "Errors: 0 out of 24" in _compile_and_run(path, "Generic", capsys)
 
 
+@pytest.mark.parametrize("op", ["Add", "Mul"])
+def test_uint64_inputs_run_on_generic(tmp_path, capsys, op):
+    """uint64-declared inputs are accepted (values below 2^62, as every integer sample)."""
+    rng = np.random.default_rng(9)
+    a, b = (rng.integers(0, 2**31, 24, dtype=np.uint64) for _ in "ab")
+    assert "Errors: 0 out of 24" in _compile_and_run(_binary(tmp_path, op, "uint64", a, b), "Generic", capsys)
+
+
 @pytest.mark.skipif(not CROSS, reason="RISC-V toolchain or QEMU missing: run bash toolchain/install.sh")
 @pytest.mark.parametrize("op, dtype", [("Add", "uint8"), ("Mul", "uint32"), ("Sub", "int16")])
 def test_siracusa_runs_match_onnxruntime(tmp_path, capsys, op, dtype):

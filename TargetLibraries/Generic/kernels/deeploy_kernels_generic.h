@@ -662,6 +662,55 @@
 #define DEEPLOY_PROTOTYPE_FLog \
     static void KERNEL(const T *restrict x, TY *restrict y, uint32_t n, float alpha, float beta)
 
+/* FLogSum (flogsum.inc): ReduceSum / rounded integer mean (ReduceMean, IntegerMean): y = floor((sum
+ * + divisor/2) / divisor) over the reduced axes; an empty input gives zeros without a call.
+ *
+ * Type macros:
+ *   TIN: the element types of the node's operands, in order (inputs, then outputs)
+ *   TOUT: the output's type
+ *   TACC: accumulator: int32_t if count * max|x| + count fits, else int64_t
+ * Scratch: none.
+ * Arguments:
+ *   x: input
+ *   y: output
+ *   kept: kept dims
+ *   ks: their element strides
+ *   red: reduced dims
+ *   rs: their element strides
+ *   inner: contiguous kept run (1 when the last axis is reduced)
+ *   divisor: the mean's count, 1 for a sum
+ *   shift: log2(divisor), or -1 if not a power of 2
+ */
+#define DEEPLOY_PROTOTYPE_FLogSum \
+    static void KERNEL(const TIN *restrict x, TOUT *restrict y, const uint32_t kept[3], \
+                       const uint32_t ks[3], const uint32_t red[3], const uint32_t rs[3], \
+                       uint32_t inner, uint32_t divisor, int32_t shift)
+
+/* FLogSumExp (flogsumexp.inc): ReduceSum / rounded integer mean (ReduceMean, IntegerMean): y =
+ * floor((sum + divisor/2) / divisor) over the reduced axes; an empty input gives zeros without a
+ * call.
+ *
+ * Type macros:
+ *   TIN: the element types of the node's operands, in order (inputs, then outputs)
+ *   TOUT: the output's type
+ *   TACC: accumulator: int32_t if count * max|x| + count fits, else int64_t
+ * Scratch: none.
+ * Arguments:
+ *   x: input
+ *   y: output
+ *   kept: kept dims
+ *   ks: their element strides
+ *   red: reduced dims
+ *   rs: their element strides
+ *   inner: contiguous kept run (1 when the last axis is reduced)
+ *   divisor: the mean's count, 1 for a sum
+ *   shift: log2(divisor), or -1 if not a power of 2
+ */
+#define DEEPLOY_PROTOTYPE_FLogSumExp \
+    static void KERNEL(const TIN *restrict x, TOUT *restrict y, const uint32_t kept[3], \
+                       const uint32_t ks[3], const uint32_t red[3], const uint32_t rs[3], \
+                       uint32_t inner, uint32_t divisor, int32_t shift)
+
 /* FMax (fmax.inc): y = OP(a, b) elementwise (Add, Sub, Mul, Max, Min: binary.inc), a and b
  * broadcast onto y over up to 4 merged dims.
  *
@@ -730,6 +779,31 @@
                        uint32_t d1, uint32_t d2, uint32_t d3, uint32_t sa0, uint32_t sa1, \
                        uint32_t sa2, uint32_t sa3, uint32_t sb0, uint32_t sb1, uint32_t sb2, \
                        uint32_t sb3)
+
+/* FMinReduce (fminreduce.inc): ReduceSum / rounded integer mean (ReduceMean, IntegerMean): y =
+ * floor((sum + divisor/2) / divisor) over the reduced axes; an empty input gives zeros without a
+ * call.
+ *
+ * Type macros:
+ *   TIN: the element types of the node's operands, in order (inputs, then outputs)
+ *   TOUT: the output's type
+ *   TACC: accumulator: int32_t if count * max|x| + count fits, else int64_t
+ * Scratch: none.
+ * Arguments:
+ *   x: input
+ *   y: output
+ *   kept: kept dims
+ *   ks: their element strides
+ *   red: reduced dims
+ *   rs: their element strides
+ *   inner: contiguous kept run (1 when the last axis is reduced)
+ *   divisor: the mean's count, 1 for a sum
+ *   shift: log2(divisor), or -1 if not a power of 2
+ */
+#define DEEPLOY_PROTOTYPE_FMinReduce \
+    static void KERNEL(const TIN *restrict x, TOUT *restrict y, const uint32_t kept[3], \
+                       const uint32_t ks[3], const uint32_t red[3], const uint32_t rs[3], \
+                       uint32_t inner, uint32_t divisor, int32_t shift)
 
 /* FMul (fmul.inc): y = OP(a, b) elementwise (Add, Sub, Mul, Max, Min: binary.inc), a and b
  * broadcast onto y over up to 4 merged dims.
@@ -815,6 +889,30 @@
                        uint32_t sa2, uint32_t sa3, uint32_t sb0, uint32_t sb1, uint32_t sb2, \
                        uint32_t sb3)
 
+/* FProd (fprod.inc): ReduceSum / rounded integer mean (ReduceMean, IntegerMean): y = floor((sum +
+ * divisor/2) / divisor) over the reduced axes; an empty input gives zeros without a call.
+ *
+ * Type macros:
+ *   TIN: the element types of the node's operands, in order (inputs, then outputs)
+ *   TOUT: the output's type
+ *   TACC: accumulator: int32_t if count * max|x| + count fits, else int64_t
+ * Scratch: none.
+ * Arguments:
+ *   x: input
+ *   y: output
+ *   kept: kept dims
+ *   ks: their element strides
+ *   red: reduced dims
+ *   rs: their element strides
+ *   inner: contiguous kept run (1 when the last axis is reduced)
+ *   divisor: the mean's count, 1 for a sum
+ *   shift: log2(divisor), or -1 if not a power of 2
+ */
+#define DEEPLOY_PROTOTYPE_FProd \
+    static void KERNEL(const TIN *restrict x, TOUT *restrict y, const uint32_t kept[3], \
+                       const uint32_t ks[3], const uint32_t red[3], const uint32_t rs[3], \
+                       uint32_t inner, uint32_t divisor, int32_t shift)
+
 /* FQuantize (fquantize.inc): QuantizeLinear / DequantizeLinear over x viewed as
  * [outer][channels][inner], scale and zero point per channel (channels = 1: scalar).
  *
@@ -853,6 +951,56 @@
  */
 #define DEEPLOY_PROTOTYPE_FReciprocal \
     static void KERNEL(const T *restrict x, TY *restrict y, uint32_t n, float alpha, float beta)
+
+/* FReduceL1 (freducel1.inc): ReduceSum / rounded integer mean (ReduceMean, IntegerMean): y =
+ * floor((sum + divisor/2) / divisor) over the reduced axes; an empty input gives zeros without a
+ * call.
+ *
+ * Type macros:
+ *   TIN: the element types of the node's operands, in order (inputs, then outputs)
+ *   TOUT: the output's type
+ *   TACC: accumulator: int32_t if count * max|x| + count fits, else int64_t
+ * Scratch: none.
+ * Arguments:
+ *   x: input
+ *   y: output
+ *   kept: kept dims
+ *   ks: their element strides
+ *   red: reduced dims
+ *   rs: their element strides
+ *   inner: contiguous kept run (1 when the last axis is reduced)
+ *   divisor: the mean's count, 1 for a sum
+ *   shift: log2(divisor), or -1 if not a power of 2
+ */
+#define DEEPLOY_PROTOTYPE_FReduceL1 \
+    static void KERNEL(const TIN *restrict x, TOUT *restrict y, const uint32_t kept[3], \
+                       const uint32_t ks[3], const uint32_t red[3], const uint32_t rs[3], \
+                       uint32_t inner, uint32_t divisor, int32_t shift)
+
+/* FReduceL2 (freducel2.inc): ReduceSum / rounded integer mean (ReduceMean, IntegerMean): y =
+ * floor((sum + divisor/2) / divisor) over the reduced axes; an empty input gives zeros without a
+ * call.
+ *
+ * Type macros:
+ *   TIN: the element types of the node's operands, in order (inputs, then outputs)
+ *   TOUT: the output's type
+ *   TACC: accumulator: int32_t if count * max|x| + count fits, else int64_t
+ * Scratch: none.
+ * Arguments:
+ *   x: input
+ *   y: output
+ *   kept: kept dims
+ *   ks: their element strides
+ *   red: reduced dims
+ *   rs: their element strides
+ *   inner: contiguous kept run (1 when the last axis is reduced)
+ *   divisor: the mean's count, 1 for a sum
+ *   shift: log2(divisor), or -1 if not a power of 2
+ */
+#define DEEPLOY_PROTOTYPE_FReduceL2 \
+    static void KERNEL(const TIN *restrict x, TOUT *restrict y, const uint32_t kept[3], \
+                       const uint32_t ks[3], const uint32_t red[3], const uint32_t rs[3], \
+                       uint32_t inner, uint32_t divisor, int32_t shift)
 
 /* FResize (fresize.inc): Linear Resize of float data: per-axis tables of the two input element
  * offsets and weights of each output index; the interpolated axes' corners summed.
@@ -1011,6 +1159,31 @@
  *   shift: log2(divisor), or -1 if not a power of 2
  */
 #define DEEPLOY_PROTOTYPE_FSum \
+    static void KERNEL(const TIN *restrict x, TOUT *restrict y, const uint32_t kept[3], \
+                       const uint32_t ks[3], const uint32_t red[3], const uint32_t rs[3], \
+                       uint32_t inner, uint32_t divisor, int32_t shift)
+
+/* FSumSquare (fsumsquare.inc): ReduceSum / rounded integer mean (ReduceMean, IntegerMean): y =
+ * floor((sum + divisor/2) / divisor) over the reduced axes; an empty input gives zeros without a
+ * call.
+ *
+ * Type macros:
+ *   TIN: the element types of the node's operands, in order (inputs, then outputs)
+ *   TOUT: the output's type
+ *   TACC: accumulator: int32_t if count * max|x| + count fits, else int64_t
+ * Scratch: none.
+ * Arguments:
+ *   x: input
+ *   y: output
+ *   kept: kept dims
+ *   ks: their element strides
+ *   red: reduced dims
+ *   rs: their element strides
+ *   inner: contiguous kept run (1 when the last axis is reduced)
+ *   divisor: the mean's count, 1 for a sum
+ *   shift: log2(divisor), or -1 if not a power of 2
+ */
+#define DEEPLOY_PROTOTYPE_FSumSquare \
     static void KERNEL(const TIN *restrict x, TOUT *restrict y, const uint32_t kept[3], \
                        const uint32_t ks[3], const uint32_t red[3], const uint32_t rs[3], \
                        uint32_t inner, uint32_t divisor, int32_t shift)
@@ -1382,6 +1555,31 @@
                        uint32_t SH, uint32_t SW, uint32_t DH, uint32_t DW, uint32_t PT, \
                        uint32_t PL, T lowest, uint32_t storage_order)
 
+/* MaxReduce (maxreduce.inc): ReduceSum / rounded integer mean (ReduceMean, IntegerMean): y =
+ * floor((sum + divisor/2) / divisor) over the reduced axes; an empty input gives zeros without a
+ * call.
+ *
+ * Type macros:
+ *   TIN: the element types of the node's operands, in order (inputs, then outputs)
+ *   TOUT: the output's type
+ *   TACC: accumulator: int32_t if count * max|x| + count fits, else int64_t
+ * Scratch: none.
+ * Arguments:
+ *   x: input
+ *   y: output
+ *   kept: kept dims
+ *   ks: their element strides
+ *   red: reduced dims
+ *   rs: their element strides
+ *   inner: contiguous kept run (1 when the last axis is reduced)
+ *   divisor: the mean's count, 1 for a sum
+ *   shift: log2(divisor), or -1 if not a power of 2
+ */
+#define DEEPLOY_PROTOTYPE_MaxReduce \
+    static void KERNEL(const TIN *restrict x, TOUT *restrict y, const uint32_t kept[3], \
+                       const uint32_t ks[3], const uint32_t red[3], const uint32_t rs[3], \
+                       uint32_t inner, uint32_t divisor, int32_t shift)
+
 /* Min (min.inc): y = OP(a, b) elementwise (Add, Sub, Mul, Max, Min: binary.inc), a and b broadcast
  * onto y over up to 4 merged dims.
  *
@@ -1403,6 +1601,31 @@
                        uint32_t d1, uint32_t d2, uint32_t d3, uint32_t sa0, uint32_t sa1, \
                        uint32_t sa2, uint32_t sa3, uint32_t sb0, uint32_t sb1, uint32_t sb2, \
                        uint32_t sb3)
+
+/* MinReduce (minreduce.inc): ReduceSum / rounded integer mean (ReduceMean, IntegerMean): y =
+ * floor((sum + divisor/2) / divisor) over the reduced axes; an empty input gives zeros without a
+ * call.
+ *
+ * Type macros:
+ *   TIN: the element types of the node's operands, in order (inputs, then outputs)
+ *   TOUT: the output's type
+ *   TACC: accumulator: int32_t if count * max|x| + count fits, else int64_t
+ * Scratch: none.
+ * Arguments:
+ *   x: input
+ *   y: output
+ *   kept: kept dims
+ *   ks: their element strides
+ *   red: reduced dims
+ *   rs: their element strides
+ *   inner: contiguous kept run (1 when the last axis is reduced)
+ *   divisor: the mean's count, 1 for a sum
+ *   shift: log2(divisor), or -1 if not a power of 2
+ */
+#define DEEPLOY_PROTOTYPE_MinReduce \
+    static void KERNEL(const TIN *restrict x, TOUT *restrict y, const uint32_t kept[3], \
+                       const uint32_t ks[3], const uint32_t red[3], const uint32_t rs[3], \
+                       uint32_t inner, uint32_t divisor, int32_t shift)
 
 /* Mul (mul.inc): y = OP(a, b) elementwise (Add, Sub, Mul, Max, Min: binary.inc), a and b broadcast
  * onto y over up to 4 merged dims.

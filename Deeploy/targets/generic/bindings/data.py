@@ -423,6 +423,10 @@ _REDUCE_KERNEL = Kernel("Reduce", "reduce.inc", _REDUCE_CALL, ("TIN",), _dm_redu
                         extra_types=_dm_reduce_types)
 _CLIP_KERNEL = Kernel("Clip", "clip.inc", _CLIP_CALL, ("T",), extra_types=_dm_out_type("TY"))
 
+
+def _dm_extremum_accepts(node, graph):
+    return None if _dm_reduce_view(node.params) is not None else "more than 3 kept or reduced axis groups"
+
 _COPIED = (FLOAT32, BFLOAT16)   # kernels that only move elements take any float type
 
 DATA_KERNELS: dict[str, tuple[Kernel, ...]] = {
@@ -444,6 +448,10 @@ DATA_KERNELS: dict[str, tuple[Kernel, ...]] = {
     "ReduceSum": (_REDUCE_KERNEL,),
     "IntegerMean": (_REDUCE_KERNEL,),
     "Cast": (Kernel("Cast", "cast.inc", _CAST_CALL, ("T",), extra_types=_dm_out_type("TY")),),
+    "ReduceMax": (Kernel("MaxReduce", "maxreduce.inc", _REDUCE_CALL, ("TIN",), _dm_extremum_accepts,
+                         extra_types=_dm_out_type("TOUT")),),
+    "ReduceMin": (Kernel("MinReduce", "minreduce.inc", _REDUCE_CALL, ("TIN",), _dm_extremum_accepts,
+                         extra_types=_dm_out_type("TOUT")),),
     "Relu": (_CLIP_KERNEL,),
     "Clip": (_CLIP_KERNEL,),
 }
