@@ -178,9 +178,9 @@ def _attempt(case, folder: Path, frozen: frozenset[str], standard: bool) -> tupl
     out = io.StringIO()
     try:
         rtol, atol = _write_case(case, folder / "test", frozen)
-        rp = replace(GENERIC, timeout=60.0, harness_tolerance={FLOAT32: (rtol, atol)})
+        rp = replace(GENERIC, harness_tolerance={FLOAT32: (rtol, atol)})
         args = argparse.Namespace(test=str(folder / "test"), gen_dir=str(folder / "gen"), verbose=False,
-                                  skipgen=False, skipsim=False, keep_failed=False)
+                                  skipgen=False, skipsim=False, keep_failed=False, timeout=60.0)
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
             code = run_test(args, rp)
     except BuildError as exc:
