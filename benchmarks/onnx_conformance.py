@@ -7,7 +7,8 @@ compiled, built and run as ``testRunner_generic.py`` does (reusing the CMake pla
 
 Float outputs are compared with ONNX's own tolerance (rtol 1e-3, atol 1e-5, or the case's if
 looser), integers exactly. Every case is one of: passed; wrong (the program ran and an output
-differs); refused (a one-line ``DeeployError`` while compiling); crashed (a traceback, a
+differs); disputed (wrong against ONNX's expected outputs, which onnxruntime does not give
+either, and exact with onnxruntime's); refused (a one-line ``DeeployError`` while compiling); crashed (a traceback, a
 multi-line error, a failed build or a program that did not report). Per class the count and the
 first reasons are printed, then ``onnx node tests: <pass> passed, <wrong> wrong, <refused>
 refused of <N>`` and the pass rate over the cases whose element types are float32, bfloat16 or
@@ -58,7 +59,9 @@ COMMON_OPS = frozenset({
 STANDARD_TYPES = frozenset(onnx.TensorProto.DataType.Value(n) for n in (
     "FLOAT", "BFLOAT16", "INT8", "INT16", "INT32", "INT64", "UINT8", "UINT16", "UINT32", "UINT64"))
 ONNX_TOLERANCE = (1e-3, 1e-5)   # onnx's backend tests: rtol 1e-3; atol 1e-5 no tighter than its 1e-7
-CLASSES = ("passed", "wrong", "refused", "crashed")
+# disputed: wrong against ONNX's expected outputs, which onnxruntime does not give either, and
+# exact with onnxruntime's (the two references disagree: e.g. Resize align_corners on scales)
+CLASSES = ("passed", "wrong", "refused", "crashed", "disputed")
 
 
 @dataclass(frozen=True)
@@ -125,13 +128,16 @@ def _array(value) -> np.ndarray:
     return array
 
 
-def _write_case(case, folder: Path, frozen: frozenset[str] = frozenset()) -> tuple[float, float]:
-    """The test folder of ``case`` (network.onnx, inputs.npz, outputs.npz), the graph inputs
-    ``frozen`` made initializers holding the case's values; its float tolerance."""
+def _write_case(case, folder: Path, frozen: frozenset[str] = frozenset(),
+                expected: list | None = None) -> tuple[float, float]:
+    """The test folder of ``case`` (network.onnx, inputs.npz, outputs.npz: the case's outputs, or
+    ``expected``), the graph inputs ``frozen`` made initializers holding the case's values; its
+    float tolerance."""
     folder.mkdir(parents=True, exist_ok=True)
     model = onnx.ModelProto()
     model.CopyFrom(case.model)
     inputs, outputs = case.data_sets[0]
+    outputs = outputs if expected is None else expected
     g = model.graph
     values = {v.name: a for v, a in zip(g.input, inputs)}
     kept = [v for v in g.input if v.name not in frozen]
@@ -141,6 +147,11 @@ def _write_case(case, folder: Path, frozen: frozenset[str] = frozenset()) -> tup
     onnx.save(model, str(folder / "network.onnx"))
     np.savez(folder / "inputs.npz", **{v.name: _array(values[v.name]) for v in kept})
     np.savez(folder / "outputs.npz", **{v.name: _array(a) for v, a in zip(g.output, outputs)})
+    return _tolerance(case)
+
+
+def _tolerance(case) -> tuple[float, float]:
+    """(rtol, atol) of a float comparison: ONNX's own, or the case's if looser."""
     return max(case.rtol, ONNX_TOLERANCE[0]), max(case.atol, ONNX_TOLERANCE[1])
 
 
@@ -169,15 +180,40 @@ def _run_case(job: tuple) -> Outcome:
         outcome, error = _attempt(case, folder, frozen, standard)
         needed = _NOT_CONSTANT.search(error)
         if not needed or needed.group(1) not in names - frozen:
-            return replace(outcome, frozen=tuple(sorted(frozen)))
+            break
         frozen |= {needed.group(1)}
+    if outcome.kind == "wrong":
+        theirs = _onnxruntime_outputs(case)
+        if theirs is not None and not _close(theirs, case.data_sets[0][1], *_tolerance(case)) \
+                and _attempt(case, folder, frozen, standard, theirs)[0].kind == "passed":
+            outcome = replace(outcome, kind="disputed", reason=f"exact with onnxruntime, whose outputs differ "
+                                                                f"from ONNX's expected ones ({outcome.reason})")
+    return replace(outcome, frozen=tuple(sorted(frozen)))
 
 
-def _attempt(case, folder: Path, frozen: frozenset[str], standard: bool) -> tuple[Outcome, str]:
-    """One compile, build and run of ``case``; its outcome and the refusal's message (or "")."""
+def _onnxruntime_outputs(case) -> list | None:
+    """onnxruntime's outputs of ``case`` (None if it cannot run it)."""
+    import onnxruntime as ort
+    try:
+        session = ort.InferenceSession(case.model.SerializeToString(), providers=["CPUExecutionProvider"])
+        inputs = case.data_sets[0][0]
+        return session.run(None, {v.name: _numpy(a) for v, a in zip(case.model.graph.input, inputs)})
+    except Exception:   # noqa: BLE001: onnxruntime lacks the kernel or refuses the model
+        return None
+
+
+def _close(ours: list, theirs: list, rtol: float, atol: float) -> bool:
+    return all(np.allclose(np.asarray(a, np.float64), _numpy(b).astype(np.float64), rtol=rtol, atol=atol)
+               for a, b in zip(ours, theirs))
+
+
+def _attempt(case, folder: Path, frozen: frozenset[str], standard: bool,
+             expected: list | None = None) -> tuple[Outcome, str]:
+    """One compile, build and run of ``case`` (checked against ``expected``, default the case's
+    outputs); its outcome and the refusal's message (or "")."""
     out = io.StringIO()
     try:
-        rtol, atol = _write_case(case, folder / "test", frozen)
+        rtol, atol = _write_case(case, folder / "test", frozen, expected)
         rp = replace(GENERIC, harness_tolerance={FLOAT32: (rtol, atol)})
         args = argparse.Namespace(test=str(folder / "test"), gen_dir=str(folder / "gen"), verbose=False,
                                   skipgen=False, skipsim=False, keep_failed=False, timeout=60.0)
@@ -246,8 +282,9 @@ def summary(outcomes: list[Outcome], shown: int = 5) -> list[str]:
     lines.append(f"parameter inputs given as initializers in {len(frozen)} cases "
                  f"({sum(o.kind == 'passed' for o in frozen)} of them passed)")
     crashed = f"; {counts['crashed']} crashed" if counts["crashed"] else ""
+    disputed = f"; {counts['disputed']} disputed" if counts["disputed"] else ""
     lines.append(f"onnx node tests: {counts['passed']} passed, {counts['wrong']} wrong, {counts['refused']} refused "
-                 f"of {len(outcomes)}{crashed}")
+                 f"of {len(outcomes)}{crashed}{disputed}")
     lines.append(f"float32/bfloat16/integer-typed: {passed} of {len(standard)} passed "
                  f"({100.0 * passed / max(1, len(standard)):.1f}%)")
     return lines
