@@ -24,7 +24,7 @@ from onnx import numpy_helper
 
 from Deeploy.errors import FrontendError
 from Deeploy.frontend.qoperator import expand_qoperators
-from Deeploy.ir.dtypes import ALL_DTYPES, BFLOAT16, FLOAT32, FLOAT_ONNX_TYPES, DType, dtype_by_name, dtype_of_onnx
+from Deeploy.ir.dtypes import BFLOAT16, FLOAT32, FLOAT_ONNX_TYPES, DType, dtype_by_name, dtype_of_onnx
 from Deeploy.ir.graph import NAME_SCOPES_KEY, Graph, Node, Tensor, fresh_name
 from Deeploy.ops import registered_ops
 
@@ -321,11 +321,6 @@ def load_onnx(path: str | Path) -> Graph:
     for t in graph.tensors.values():
         if t.is_constant:
             t.set_value(t.value)
-    for node in graph.nodes:   # a zero point keeps its stored type: it names the quantized type
-        zp = node.inputs[2] if node.op in ("QuantizeLinear", "DequantizeLinear") and len(node.inputs) > 2 else ""
-        stored_type = next((d for d in ALL_DTYPES if zp in raw and d.numpy == raw[zp][0].dtype), None)
-        if stored_type is not None and not stored_type.is_float:
-            graph.tensors[zp] = Tensor(zp, graph.tensors[zp].shape, stored_type, raw[zp][0])
     if as_float:
         promote_to_float(graph)
     elif not declared_float:

@@ -183,25 +183,11 @@ def test_initializer_array_with_other_values_is_refused(tmp_path):
 
 
 def test_exported_folder_runs_on_generic(tmp_path, capsys):
-    import argparse
-    from DeeployTest.testRunner_generic import GENERIC
-    from DeeployTest.testUtils.runner import run_test
-    folder = _exported(tmp_path / "exported")
-    args = argparse.Namespace(test=str(folder), verbose=False, skipgen=False, skipsim=False,
-                              gen_dir=str(tmp_path / "gen"))
-    code = run_test(args, GENERIC)
-    out = capsys.readouterr().out
-    assert code == 0 and "Errors: 0 out of" in out, out
+    from DeeployTest.test_suite.test_compiler_defects import run_generic
+    run_generic(_exported(tmp_path / "exported"), capsys)
 
 
 @pytest.mark.skipif(__import__("shutil").which("qemu-system-riscv32") is None, reason="QEMU missing")
 def test_exported_folder_runs_on_siracusa(tmp_path, capsys):
-    import argparse
-    from DeeployTest.testUtils.runner import RunnerPlatform, run_test
-    folder = _exported(tmp_path / "exported")
-    args = argparse.Namespace(test=str(folder), verbose=False, skipgen=False, skipsim=False,
-                              gen_dir=str(tmp_path / "gen"),
-                              cores=8, profileUntiled=False, timeout=None)
-    code = run_test(args, RunnerPlatform("Siracusa", "TEST_SIRACUSA"), {"cores": 8})
-    out = capsys.readouterr().out
-    assert code == 0 and "Errors: 0 out of" in out, out
+    from DeeployTest.test_suite.test_compiler_defects import run_siracusa
+    run_siracusa(_exported(tmp_path / "exported"), capsys)

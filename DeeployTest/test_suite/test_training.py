@@ -5,7 +5,6 @@ numpy reference (Generic, Siracusa untiled and tiled)."""
 
 from __future__ import annotations
 
-import argparse
 import re
 import shutil
 from pathlib import Path
@@ -18,9 +17,7 @@ from onnx import TensorProto, helper, numpy_helper
 from Deeploy.compiler import compile_graph
 from Deeploy.errors import FrontendError, OpError
 from Deeploy.frontend import assign_input_types, infer_graph, load_onnx
-from Deeploy.tiling.network import TilingOptions
-from DeeployTest.testRunner_generic import GENERIC
-from DeeployTest.testUtils.runner import RunnerPlatform, run_test
+from DeeployTest.test_suite.test_compiler_defects import run_generic, run_siracusa
 
 STEPS = 3
 LR = 0.5
@@ -101,13 +98,8 @@ def _expect_steps(out: str) -> None:
 
 def test_training_steps_on_generic(tmp_path, capsys):
     test = _mlp_training(tmp_path / "mlp_sgd")
-    args = argparse.Namespace(test=str(test), verbose=False, skipgen=False, skipsim=False,
-                              gen_dir=str(tmp_path / "gen"))
-    code = run_test(args, GENERIC)
-    out = capsys.readouterr().out
-    assert code == 0, out
-    _expect_steps(out)
-    source = (tmp_path / "gen" / "network" / "Network.c").read_text()
+    _expect_steps(run_generic(test, capsys))
+    source = (test / "gen_generic" / "network" / "Network.c").read_text()
     assert re.search(r"^static float c_W2\[", source, re.M), "the weights are mutable variables"
     assert "static const float c_W2" not in source
 
@@ -116,15 +108,7 @@ def test_training_steps_on_generic(tmp_path, capsys):
 @pytest.mark.parametrize("tiled", (False, True), ids=("untiled", "tiled"))
 def test_training_steps_on_siracusa(tmp_path, capsys, tiled):
     test = _mlp_training(tmp_path / "mlp_sgd")
-    args = argparse.Namespace(test=str(test), verbose=False, skipgen=False, skipsim=False,
-                              gen_dir=str(tmp_path / "gen"),
-                              cores=8, profileUntiled=False, timeout=None, l1=4096, l2=TilingOptions.l2,
-                              defaultMemLevel="L2", doublebuffer=True, profileTiling=False, plotMemAlloc=False)
-    options = {"cores": 8} | ({"tiling": TilingOptions(4096, TilingOptions.l2, "L2", True)} if tiled else {})
-    code = run_test(args, RunnerPlatform("Siracusa", "TEST_SIRACUSA"), options)
-    out = capsys.readouterr().out
-    assert code == 0, out
-    _expect_steps(out)
+    _expect_steps(run_siracusa(test, capsys, l1=4096 if tiled else None, double_buffer=tiled))
 
 
 def _load(tmp_path):
