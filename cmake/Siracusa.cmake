@@ -1,7 +1,7 @@
 # Siracusa on the QEMU virtual platform: RV32 bare-metal cross build with picolibc
-# (semihosting start-up, printf and exit), the PULPOpen cluster runtime and a generated linker
+# (semihosting start-up, printf and exit), the Siracusa cluster runtime and a generated linker
 # script. Loaded before project() by the top-level CMakeLists.txt, by
-# TargetLibraries/PULPOpen/examples/CMakeLists.txt and, as its copy in cmake/, by a compiled
+# TargetLibraries/Siracusa/examples/CMakeLists.txt and, as its copy in cmake/, by a compiled
 # output's own CMakeLists.txt (or a firmware project that includes that copy).
 #
 # Cache variables:
@@ -54,8 +54,8 @@ if(EXISTS ${SIRACUSA_BASE_DIR}/runtime/deeploy_runtime.c)
   set(SIRACUSA_RUNTIME_INCLUDE_DIR ${SIRACUSA_BASE_DIR}/include)
   set(SIRACUSA_DEFAULT_LINKER_SCRIPT ${SIRACUSA_BASE_DIR}/link.ld)
 else()
-  set(SIRACUSA_RUNTIME_SOURCE_DIR ${SIRACUSA_BASE_DIR}/TargetLibraries/PULPOpen/src)
-  set(SIRACUSA_RUNTIME_INCLUDE_DIR ${SIRACUSA_BASE_DIR}/TargetLibraries/PULPOpen/inc)
+  set(SIRACUSA_RUNTIME_SOURCE_DIR ${SIRACUSA_BASE_DIR}/TargetLibraries/Siracusa/src)
+  set(SIRACUSA_RUNTIME_INCLUDE_DIR ${SIRACUSA_BASE_DIR}/TargetLibraries/Siracusa/inc)
   set(SIRACUSA_DEFAULT_LINKER_SCRIPT "")
 endif()
 set(LINKER_SCRIPT "${SIRACUSA_DEFAULT_LINKER_SCRIPT}" CACHE FILEPATH

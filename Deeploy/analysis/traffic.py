@@ -1,5 +1,5 @@
 """Bytes a tiled layer moves per memory level, replayed from its tile schedule the way the tile
-loop of the runtime (``TargetLibraries/PULPOpen/src/deeploy_tiling.c``) issues its DMA transfers:
+loop of the runtime (``TargetLibraries/Siracusa/src/deeploy_tiling.c``) issues its DMA transfers:
 
 - per L2 tile, an operand living in L3 is staged into L2 when its box over the L2 tile differs
   from the box staged last (inputs L3 -> L2), and a staged output is written back after every L2

@@ -1,4 +1,4 @@
-"""C of one tiled layer: the tables ``deeploy_run_tiled`` reads (TargetLibraries/PULPOpen/inc/
+"""C of one tiled layer: the tables ``deeploy_run_tiled`` reads (TargetLibraries/Siracusa/inc/
 deeploy_tiling.h) and the tile kernel, one call of the layer's kernel per tile class, rendered
 with the params of that class's tile node (built by the tiler: TileSchedule.classes) on the L1 tiles."""
 

@@ -1,9 +1,9 @@
-"""The interface shared by the generated code, the PULPOpen runtime library
-(``TargetLibraries/PULPOpen``), the QEMU timing plugin (``toolchain/qemu_plugin``) and the cycle
+"""The interface shared by the generated code, the Siracusa runtime library
+(``TargetLibraries/Siracusa``), the QEMU timing plugin (``toolchain/qemu_plugin``) and the cycle
 model (``timing.py``, ``profile.py``): marker ids and the tables of tiled layers.
 
 Every marker id and the layout of every tile-table struct is defined here, once. The C headers
-``TargetLibraries/PULPOpen/inc/deeploy_abi.h`` and ``toolchain/qemu_plugin/deeploy_markers.h``
+``TargetLibraries/Siracusa/inc/deeploy_abi.h`` and ``toolchain/qemu_plugin/deeploy_markers.h``
 are generated from this module (``python -m Deeploy.runtime.abi_headers``) and
 committed; a test checks that regenerating them gives the same bytes.
 
@@ -140,7 +140,7 @@ MARKERS: tuple[Marker, ...] = (
 )
 
 
-# ---- tables of tiled layers (read by deeploy_run_tiled, TargetLibraries/PULPOpen/src/deeploy_tiling.c)
+# ---- tables of tiled layers (read by deeploy_run_tiled, TargetLibraries/Siracusa/src/deeploy_tiling.c)
 
 TILE_MAX_DIMS = 8
 TILE_MAX_OPERANDS = 12

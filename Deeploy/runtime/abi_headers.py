@@ -17,7 +17,7 @@ from Deeploy.runtime import abi
 __all__ = ["REPO", "RUNTIME_HEADER", "PLUGIN_HEADER", "render_headers", "write_headers", "stale_headers"]
 
 REPO = data_root()   # the folder holding TargetLibraries/ and toolchain/ (the repository in a checkout)
-RUNTIME_HEADER = Path("TargetLibraries/PULPOpen/inc/deeploy_abi.h")
+RUNTIME_HEADER = Path("TargetLibraries/Siracusa/inc/deeploy_abi.h")
 PLUGIN_HEADER = Path("toolchain/qemu_plugin/deeploy_markers.h")
 _SOURCE = "Deeploy/runtime/abi.py"
 _COMMAND = "python -m Deeploy.runtime.abi_headers"

@@ -1,5 +1,5 @@
 """The tile schedule of one layer, as the generated code runs it
-(``TargetLibraries/PULPOpen/src/deeploy_tiling.c``): the L2 tiles (operands in L3 are staged
+(``TargetLibraries/Siracusa/src/deeploy_tiling.c``): the L2 tiles (operands in L3 are staged
 through L2) and inside each the L1 tiles, in the chosen loop order; every operand's L1 slots and
 L2 staging buffer; and the *tile classes*: tiles that look alike to the kernel (same extents and
 the same clipping at the borders along every dim) share one kernel call.

@@ -114,7 +114,7 @@ def test_tile_structs_keep_their_rv32_layout(tmp_path):
     src = tmp_path / "layout.c"
     src.write_text("\n".join(checks) + "\n")
     proc = subprocess.run([RV_GCC, "-march=rv32imac", "-mabi=ilp32", "--specs=picolibc.specs", "-c", str(src),
-                           "-o", str(tmp_path / "l.o"), "-I", str(REPO / "TargetLibraries/PULPOpen/inc")],
+                           "-o", str(tmp_path / "l.o"), "-I", str(REPO / "TargetLibraries/Siracusa/inc")],
                           capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
 

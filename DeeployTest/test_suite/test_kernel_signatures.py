@@ -22,7 +22,7 @@ ENTRIES = [e for entries in library_kernels().values() for e in entries]
 
 
 def test_every_library_with_kernels_has_a_header():
-    assert {e.library for e in ENTRIES} == {"Generic", "PULPOpen", "Neureka"}
+    assert {e.library for e in ENTRIES} == {"Generic", "Siracusa", "Neureka"}
     assert len(ENTRIES) >= 30
 
 
@@ -63,7 +63,7 @@ def test_disagreements_are_reported(tmp_path):
 
 def test_committed_headers_are_fresh():
     fresh = headers()
-    assert set(fresh) == {header_path("Generic"), header_path("PULPOpen"), header_path("Neureka")}
+    assert set(fresh) == {header_path("Generic"), header_path("Siracusa"), header_path("Neureka")}
     for path, text in fresh.items():
         assert path.read_text() == text, f"{path.name} is stale: run python -m Deeploy.targets.kernel_headers"
     assert main(["--check"]) == 0
@@ -93,7 +93,7 @@ _TYPES = ["int8_t", "uint8_t", "int16_t", "int32_t", "uint16_t", "int64_t", "uin
 
 
 @pytest.mark.skipif(shutil.which("gcc") is None, reason="needs gcc")
-@pytest.mark.parametrize("library", ["Generic", "PULPOpen"])
+@pytest.mark.parametrize("library", ["Generic", "Siracusa"])
 def test_header_prototypes_compile_against_the_sources(library, tmp_path):
     """Each kernel declared with its DEEPLOY_PROTOTYPE_ macro, then defined by its source, each
     type macro a different C type: a C compiler rejects any prototype that disagrees."""

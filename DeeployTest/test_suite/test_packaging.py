@@ -73,8 +73,8 @@ def installed(tmp_path_factory) -> Installed:
 
 def test_wheel_carries_the_data_and_not_the_tests(installed):
     names = zipfile.ZipFile(installed.wheel).namelist()
-    for needed in ("Deeploy/_data/TargetLibraries/Generic/kernels/", "Deeploy/_data/TargetLibraries/PULPOpen/src/",
-                   "Deeploy/_data/TargetLibraries/PULPOpen/inc/deeploy_runtime.h",
+    for needed in ("Deeploy/_data/TargetLibraries/Generic/kernels/", "Deeploy/_data/TargetLibraries/Siracusa/src/",
+                   "Deeploy/_data/TargetLibraries/Siracusa/inc/deeploy_runtime.h",
                    "Deeploy/_data/cmake/Siracusa.cmake", "Deeploy/_data/cmake/Generic.cmake",
                    "Deeploy/_data/toolchain/qemu_plugin/deeploy_timing.c",
                    "Deeploy/codegen/templates/Network.c.mako", "Deeploy/codegen/templates/testbench.c.mako"):

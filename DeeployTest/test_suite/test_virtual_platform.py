@@ -1,5 +1,5 @@
 """The Siracusa virtual platform: generated linker script, cluster runtime on QEMU, timing plugin
-and cycle model, exercised with the matmul demo and the DMA demo (TargetLibraries/PULPOpen/examples)
+and cycle model, exercised with the matmul demo and the DMA demo (TargetLibraries/Siracusa/examples)
 on 1 and 8 cores. Tests that build or run need the toolchain of `bash toolchain/install.sh`."""
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from DeeployTest.test_suite.conftest import REPO
 
 SIRACUSA_LEVELS = get_platform("Siracusa").memory
 
-DEMO_DIR = REPO / "TargetLibraries" / "PULPOpen" / "examples"
+DEMO_DIR = REPO / "TargetLibraries" / "Siracusa" / "examples"
 
 _missing = [t for t in ("riscv64-unknown-elf-gcc", "qemu-system-riscv32", "cmake") if shutil.which(t) is None]
 PLUGIN = timing_plugin(build=False)   # the checkout's toolchain/build/ (toolchain/install.sh)

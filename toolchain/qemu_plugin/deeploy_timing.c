@@ -5,7 +5,7 @@
  * the DMA-internal ones, DEEPLOY_RT_DMA_INNER_FIRST..LAST) it appends a record with the hart's
  * counters to the output file. Counting stops after a runtime marker with an even id in
  * DEEPLOY_RT_WAIT_FIRST..LAST (a wait region opens) and resumes after an odd one (see
- * TargetLibraries/PULPOpen/inc/deeploy_runtime.h); marker instructions are never counted. DMA
+ * TargetLibraries/Siracusa/inc/deeploy_runtime.h); marker instructions are never counted. DMA
  * transfers and waits get records of their own (below). Marker ids: deeploy_markers.h, generated
  * from Deeploy/runtime/abi.py.
  *
@@ -35,7 +35,7 @@
  * exit); counters are cumulative since reset, excluding wait regions, counted up to (not
  * including) the marker.
  *
- * DMA (protocol in TargetLibraries/PULPOpen/inc/deeploy_dma.h): an issue window (ISSUE_BEGIN ..
+ * DMA (protocol in TargetLibraries/Siracusa/inc/deeploy_dma.h): an issue window (ISSUE_BEGIN ..
  * ISSUE_END) or a wait window (WAIT_BEGIN .. WAIT_END) is a wait region like the runtime's others,
  * and its two markers write ordinary records. Inside it, the DMA-internal markers write no record:
  * ENGINE(e) (ENGINE_BASE + e) names the engine, CMD counts a hardware command, the accesses
@@ -72,7 +72,7 @@ DEEPLOY_PLUGIN_EXPORT int qemu_plugin_version = DEEPLOY_QEMU_PLUGIN_API_VERSION;
 #define MARKER_MATCH 0x00002013u /* opcode OP-IMM (0x13), funct3 SLTI (2), rd = rs1 = x0 */
 #define RT_FIRST DEEPLOY_RT_WAIT_FIRST
 #define RT_LAST DEEPLOY_RT_WAIT_LAST
-/* DMA markers (TargetLibraries/PULPOpen/inc/deeploy_dma.h) */
+/* DMA markers (TargetLibraries/Siracusa/inc/deeploy_dma.h) */
 #define DMA_ISSUE_BEGIN DEEPLOY_RT_DMA_ISSUE_BEGIN
 #define DMA_ISSUE_END DEEPLOY_RT_DMA_ISSUE_END
 #define DMA_WAIT_BEGIN DEEPLOY_RT_DMA_WAIT_BEGIN

@@ -1,4 +1,4 @@
-"""Modelled cycles of one requantised channels-last convolution call on the cluster (PULPOpen
+"""Modelled cycles of one requantised channels-last convolution call on the cluster (Siracusa
 ``conv2d_hwc.inc`` with ``CONV_REQUANT``, integer, not depthwise), as a formula of the tile's
 shape and the core count, for the tiler's cost model.
 

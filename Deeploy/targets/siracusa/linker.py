@@ -5,7 +5,7 @@ of QEMU ``virt`` DRAM (which starts at 0x80000000), so a level that is too full 
 time with ld's ``region `L2' overflowed by N bytes``; :func:`link_error_message` turns that into
 one clear line.
 
-Placement (the section names are those of ``TargetLibraries/PULPOpen/inc/deeploy_runtime.h``):
+Placement (the section names are those of ``TargetLibraries/Siracusa/inc/deeploy_runtime.h``):
 
 ====  ===========================================================================================
 L2    the entry stub (first, at the region origin where every hart starts), code, .rodata,

@@ -57,7 +57,7 @@ SIRACUSA_L1 = TilingParams(capacity=64000, alignment=4, dma_bytes_per_cycle=int(
 # data in L1, from the timing plugin's records of the Siracusa network tests (cores8) evaluated
 # with the platform's TimingModel and l2_latency=0: RequantizedConv 2.25, RequantizedGemm 2.69,
 # RequantizedMatMul 2.64, RequantShift 4.99 ops/cycle; 2.5 is representative of the heavy layers.
-# Per tile, the generated tile loop (TargetLibraries/PULPOpen/src/deeploy_tiling.c) costs core 0
+# Per tile, the generated tile loop (TargetLibraries/Siracusa/src/deeploy_tiling.c) costs core 0
 # about 2000 modelled cycles on the virtual platform beyond the kernel: operand boxes, DMA command
 # set-up, waits and the fork, measured with --profileTiling on microLlama64_parallel's GEMMs
 # ((layer cycles - kernel cycles) / tiles: 1962 at --l1 8000, with the tables copied by DMA).
@@ -88,7 +88,7 @@ _L1_RESERVED = l1_reserved_bytes() + 16 * KiB
 
 SIRACUSA = Platform(
     name="Siracusa",
-    libraries=("Generic", "PULPOpen"),
+    libraries=("Generic", "Siracusa"),
     memory=(
         MemoryLevel("L1", 256 * KiB, alignment=4, data_attr="DEEPLOY_L1", reserved=_L1_RESERVED,
                     reserved_for="core stacks and runtime state"),

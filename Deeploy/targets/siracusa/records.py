@@ -7,7 +7,7 @@ The plugin writes one record per marker instruction (format in
     0 4 0x010 54682 36 9507 10 20 0 0 2 0
 
 with counters cumulative per hart and excluding the runtime's wait regions, plus one line per DMA
-transfer and per DMA wait (``TargetLibraries/PULPOpen/inc/deeploy_dma.h``)::
+transfer and per DMA wait (``TargetLibraries/Siracusa/inc/deeploy_dma.h``)::
 
     # dma-columns dma hart seq engine index commands rows L2_rd L2_wr L1_rd L1_wr ... other_rd other_wr
     dma 0 17 0 3 1 64 2048 0 0 2048 0 0 0 0

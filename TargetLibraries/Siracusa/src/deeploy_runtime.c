@@ -1,4 +1,4 @@
-/* Cluster runtime of the PULPOpen/Siracusa target on the QEMU virtual platform
+/* Cluster runtime of the Siracusa target on the QEMU virtual platform
  * (qemu-system-riscv32 -machine virt -smp DEEPLOY_NUM_CORES, semihosting; see
  * Deeploy/targets/siracusa/linker.py for the memory map).
  *

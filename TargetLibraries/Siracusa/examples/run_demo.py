@@ -4,7 +4,7 @@ plugin (twice each, to check determinism) and print checksums, instruction count
 modelled cycles: the matmul demo (forks, barriers) and the DMA demo (single- vs double-buffered
 copy-compute-copy through L1; modelled DMA time exposed vs hidden).
 
-    python TargetLibraries/PULPOpen/examples/run_demo.py [--build-dir DIR] [--slowdown]
+    python TargetLibraries/Siracusa/examples/run_demo.py [--build-dir DIR] [--slowdown]
 
 ``--slowdown`` also times a longer run (the matmul repeated 50 times) with and without the plugin.
 Needs the toolchain of ``bash toolchain/install.sh``.

@@ -11,7 +11,7 @@
  * otherwise). The checksum does not depend on the number of cores.
  * Layers (markers for the timing model): 0 = input generation, 1 = L3 round trip, 2 = single-
  * buffered pipeline (one fork), 3 = double-buffered pipeline (one fork), 4 = serial check.
- * Build and run: TargetLibraries/PULPOpen/examples/run_demo.py. */
+ * Build and run: TargetLibraries/Siracusa/examples/run_demo.py. */
 #include <stdint.h>
 #include <stdio.h>
 

@@ -1,4 +1,4 @@
-/* DMA engines of the PULPOpen/Siracusa target on the QEMU virtual platform (interface and
+/* DMA engines of the Siracusa target on the QEMU virtual platform (interface and
  * marker protocol: inc/deeploy_dma.h).
  *
  * Everything here runs inside an issue or wait window (runtime markers), so none of it is counted

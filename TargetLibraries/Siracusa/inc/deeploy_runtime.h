@@ -1,4 +1,4 @@
-/* Cluster runtime of the PULPOpen/Siracusa target on the QEMU virtual platform.
+/* Cluster runtime of the Siracusa target on the QEMU virtual platform.
  * Hart 0 is the fabric controller and cluster core 0; harts 0..N-1 are the cluster cores.
  * Generated network code only uses this interface. */
 #ifndef DEEPLOY_RUNTIME_H

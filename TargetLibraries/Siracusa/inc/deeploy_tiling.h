@@ -1,4 +1,4 @@
-/* Tiled execution of one layer (PULPOpen/Siracusa): the tile loop, DMA of every operand's tile
+/* Tiled execution of one layer (Siracusa): the tile loop, DMA of every operand's tile
  * between its home (L2 or L3) and L1, single or double buffering, and the fork of the layer's
  * kernel on every tile. Generated code describes each tiled layer with the tables below
  * (Deeploy/codegen/tiled.py); the loop itself lives here, once.

@@ -1,4 +1,4 @@
-/* DMA engines of the PULPOpen/Siracusa target on the QEMU virtual platform.
+/* DMA engines of the Siracusa target on the QEMU virtual platform.
  *
  * Two engines, each one FIFO queue of transfers:
  *   DEEPLOY_DMA_CLUSTER  the cluster DMA (mchan): L2 <-> L1; one side must be in L1, the other in L2

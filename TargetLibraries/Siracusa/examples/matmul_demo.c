@@ -5,7 +5,7 @@
  * not depend on the number of cores.
  * Layers (markers for the timing model): 0 = input initialisation (serial), 1 = the forked
  * matmul + checksum, 2 = the serial check.
- * Build and run: TargetLibraries/PULPOpen/examples/run_demo.py. */
+ * Build and run: TargetLibraries/Siracusa/examples/run_demo.py. */
 #include <stdint.h>
 #include <stdio.h>
 
