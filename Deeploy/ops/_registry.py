@@ -47,6 +47,7 @@ class Trait(enum.Enum):
     TWO_STAGE = "two_stage"            # a float reduction over several axes may reduce the last of them first (passes/reductions.py)
     GEMM = "gemm"                      # a (batched) matrix product: its params give batch, m and n
     FLOAT_ONLY = "float_only"          # computes on float tensors only: a graph holding it is a float network
+    QUANT_TRANSPARENT = "quant_transparent"  # outputs are input values (moved, selected or their max): commutes with a per-tensor quantizer (passes/qdq.py)
     QDQ_JOINT = "qdq_joint"            # Quantize/DequantizeLinear: on constants, folds after the QDQ lowering read it
 
 

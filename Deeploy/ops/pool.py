@@ -154,7 +154,7 @@ def _maxpool_cases(rng):
 
 register(OpDef("MaxPool", _maxpool_parse, _maxpool_infer,
                lambda p, xs: list(maxpool_reference(p, xs[0], with_indices=True)), _maxpool_cost,
-               traits=frozenset({Trait.STANDARD}), tiling="maxpool",
+               traits=frozenset({Trait.STANDARD, Trait.QUANT_TRANSPARENT}), tiling="maxpool",
                examples=_maxpool_cases))
 
 

@@ -160,7 +160,8 @@ for _name, _parse in (("Reshape", _reshape_parse), ("Flatten", _flatten_parse),
                       ("Squeeze", _squeeze_parse), ("Unsqueeze", _unsqueeze_parse),
                       ("Identity", _identity_parse)):
     register(OpDef(_name, _parse, _view_infer, lambda p, xs: [xs[0].reshape(p.shape)], _view_cost,
-                   traits=frozenset({Trait.STANDARD, Trait.DATA_MOVEMENT, Trait.VIEW}), tiling=_name.lower(),
+                   traits=frozenset({Trait.STANDARD, Trait.DATA_MOVEMENT, Trait.VIEW, Trait.QUANT_TRANSPARENT}),
+                   tiling=_name.lower(),
                    examples=_VIEW_EXAMPLES[_name]))
 
 
@@ -186,7 +187,7 @@ def _transpose_parse(node, graph):
 register(OpDef("Transpose", _transpose_parse, lambda p, ins: [(p.out_shape, ins[0].dtype)],
                lambda p, xs: [np.transpose(xs[0], p.perm)],
                lambda p, ins, outs: Cost(0, ins[0].nbytes + outs[0].nbytes),
-               traits=frozenset({Trait.STANDARD, Trait.DATA_MOVEMENT}), tiling="transpose",
+               traits=frozenset({Trait.STANDARD, Trait.DATA_MOVEMENT, Trait.QUANT_TRANSPARENT}), tiling="transpose",
                examples=_transpose_cases))
 
 

@@ -115,7 +115,8 @@ def _gather_cases(rng):
 
 register(OpDef("Slice", _slice_parse, lambda p, ins: [(p.out_shape, ins[0].dtype)],
                _slice_reference, _move_cost,
-               traits=frozenset({Trait.STANDARD, Trait.DATA_MOVEMENT}), tiling="slice",
+               traits=frozenset({Trait.STANDARD, Trait.DATA_MOVEMENT, Trait.QUANT_TRANSPARENT}),
+               tiling="slice",
                examples=_slice_cases))
 
 
@@ -157,7 +158,8 @@ def _gather_reference(p: GatherParams, xs):
 
 register(OpDef("Gather", _gather_parse, lambda p, ins: [(p.out_shape, ins[0].dtype)],
                _gather_reference, _move_cost,
-               traits=frozenset({Trait.STANDARD, Trait.DATA_MOVEMENT}), tiling="gather",
+               traits=frozenset({Trait.STANDARD, Trait.DATA_MOVEMENT, Trait.QUANT_TRANSPARENT}),
+               tiling="gather",
                examples=_gather_cases))
 
 

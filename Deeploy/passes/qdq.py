@@ -26,14 +26,13 @@ import numpy as np
 
 from Deeploy.errors import OpError
 from Deeploy.ir.graph import Graph, Node
-from Deeploy.ops import registered_ops
+from Deeploy.ops import Trait, ops_with
 from Deeploy.ops._attrs import attr_float, attr_int
 from Deeploy.passes._engine import Pattern, Rule, RuleSet, apply_rules, chain
 
 __all__ = ["lower_qdq", "QDQ_LOWERING"]
 
 DQ, Q = "DequantizeLinear", "QuantizeLinear"
-_MOVES = ("Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose", "MaxPool", "Gather", "Slice")
 
 
 def _const(graph: Graph, name: str) -> np.ndarray | None:
@@ -245,7 +244,7 @@ QDQ_LOWERING = RuleSet("qdq", (
     *(Rule(op.lower(), Pattern(op), _integer_fits, _lower_integer) for op in _INTEGER_OPS),
     *(Rule(f"{op.lower()}_qdq", Pattern(Q, (Pattern(op),)), _binary_group, _qlinear_binary) for op in ("Add", "Mul")),
     *(Rule(f"{op.lower()}_integers", Pattern(Q, (Pattern(op, (Pattern(DQ),)),)), _same_quantization, _move_integers)
-      for op in _MOVES if op in registered_ops()),
+      for op in sorted(ops_with(Trait.QUANT_TRANSPARENT))),
 ))
 
 
