@@ -135,7 +135,7 @@ XPULP_DEF_SIMD_ACC(xpulp_shuffle2_b, XPULP_SIMD_SHUFFLE2, 1)
 #if !DEEPLOY_XPULPV2
 #define XPULP_ABS_LANES(w) ".insn r 0x7b, " #w ", 0x38, %0, %1, x0"
 #else
-#define XPULP_ABS_LANES(w) ".insn r 0x57, " #w ", 0x70, %0, %1, x0"
+#define XPULP_ABS_LANES(w) ".insn r 0x57, " #w ", 0x38, %0, %1, x0"
 #endif
 static inline uint32_t xpulp_abs_h(uint32_t a) {
   uint32_t r;
@@ -334,14 +334,15 @@ static inline int32_t xpulp_msu(int32_t acc, int32_t a, int32_t b) {
 #define xpulp_sb_postinc(p, v, inc) XPULP_ST_PI(uint8_t, 0, p, v, inc)
 #define xpulp_sh_postinc(p, v, inc) XPULP_ST_PI(uint16_t, 1, p, v, inc)
 #define xpulp_sw_postinc(p, v, inc) XPULP_ST_PI(uint32_t, 2, p, v, inc)
-/* p: an lvalue pointer, advanced by inc (a constant, -2048..2047) bytes */
+/* p: an lvalue pointer, advanced by inc (a constant, -2048..2047) bytes. Loads give an int32_t
+ * (sign- or zero-extended as the instruction does). */
 #define XPULP_LD_PI(type, f3, p, inc)                                                              \
   ({                                                                                               \
     int32_t v_;                                                                                    \
     __asm__ volatile(".insn i 0x0b, " #f3 ", %0, %1, %c3"                                          \
                      : "=r"(v_), "+r"(p)                                                           \
                      : "m"(*(const type *)(p)), "n"(inc));                                         \
-    (type) v_;                                                                                     \
+    v_;                                                                                            \
   })
 #define XPULP_ST_PI(type, f3, p, v, inc)                                                           \
   __asm__ volatile(".insn s 0x2b, " #f3 ", %2, %c3(%1)"                                            \
@@ -368,7 +369,7 @@ static inline int32_t xpulp_msu(int32_t acc, int32_t a, int32_t b) {
                        : "=r"(v_)                                                                  \
                        : "r"(p), "m"(*(const type *)((const char *)(p) + (r))), "r"(r), "n"(opc),  \
                          "n"(f3), "n"(f7));                                                        \
-    (type) v_;                                                                                     \
+    v_;                                                                                            \
   })
 #define XPULP_LD_RR__(...) XPULP_LD_RR_(__VA_ARGS__)
 /* Post-increment by a register: value at p, then p += r. Register offset: value at p + r. */
