@@ -1,8 +1,10 @@
 /* The PULP extension on the QEMU cluster: every operation of deeploy_xpulp.h (executed through the
  * runtime's trap-and-emulate) against a plain C reference written from the CV32E40P manual, on
  * random operands, on every core; hardware loops (1-instruction bodies, nesting); then a DSP
- * loop of XPULP_DOT_N cv.sdotsp.b (speed). Prints "xpulp ok <checks>" or the first mismatch and
- * exits with 1. */
+ * loop of XPULP_DOT_N cv.sdotsp.b (speed). Core 0 then runs two measured stretches for the timing
+ * plugin: layer 0 = 100 trips of a 4 x cv.sdotsp.b hardware loop, layer 1 = 16 trips of
+ * { cv.lw post-increment from L1; cv.sdotsp.b using it }. Prints "xpulp ok <checks>" or the first
+ * mismatch and exits with 1. */
 #include <stdint.h>
 #include <stdio.h>
 
@@ -194,6 +196,31 @@ static void dsp_loop(uint32_t me) {
   dots[me] = acc;
 }
 
+static DEEPLOY_L1 uint32_t l1_words[16];
+
+/* the measured stretches (layers 0 and 1) */
+static uint32_t measured(void) {
+  uint32_t acc = 0, n = 100, x;
+  const uint32_t *p = l1_words;
+  DEEPLOY_MARK_LAYER(0);
+  __asm__ volatile(XPULP_LOOP_BEGIN XPULP_LP_SETUP(0, "%[n]", "1f")
+                   ".insn r 0x7b, 1, 0x54, %[acc], %[n], %[n]\n"
+                   ".insn r 0x7b, 1, 0x54, %[acc], %[n], %[n]\n"
+                   ".insn r 0x7b, 1, 0x54, %[acc], %[n], %[n]\n"
+                   ".insn r 0x7b, 1, 0x54, %[acc], %[n], %[n]\n1:\n" XPULP_LOOP_FINISH
+                   : [acc] "+r"(acc)
+                   : [n] "r"(n));
+  DEEPLOY_MARK_LAYER(1);
+  n = 16;
+  __asm__ volatile(XPULP_LOOP_BEGIN XPULP_LP_SETUP(0, "%[n]", "1f")
+                   ".insn i 0x0b, 2, %[x], %[p], 4\n"
+                   ".insn r 0x7b, 1, 0x54, %[acc], %[x], %[x]\n1:\n" XPULP_LOOP_FINISH
+                   : [acc] "+r"(acc), [p] "+r"(p), [x] "=&r"(x)
+                   : [n] "r"(n));
+  DEEPLOY_MARK_LAYER_END();
+  return acc;
+}
+
 static void task(void *arg) {
   (void)arg;
   uint32_t me = deeploy_core_id();
@@ -212,6 +239,13 @@ int main(void) {
              (unsigned)first_bad[h][1], (unsigned)first_bad[h][2], (unsigned)fails[h]);
   }
   if (XPULP_DOT_N) printf("dot %u\n", (unsigned)dots[0]);
+  for (uint32_t i = 0; i < 16; i++) l1_words[i] = 0x01010101u * (i + 1);
+  uint32_t m = measured(), want = 400 * 100 * 100; /* lane 0 of n = 100: 100 * 100 */
+  for (uint32_t i = 0; i < 16; i++) want += 4 * (i + 1) * (i + 1);
+  if (m != want) {
+    printf("measured loops: got %u want %u\n", (unsigned)m, (unsigned)want);
+    return 1;
+  }
   if (bad) return 1;
   printf("xpulp ok %u\n", (unsigned)total);
   return 0;
