@@ -177,27 +177,59 @@ EMU static uint32_t simd(uint32_t f5, uint32_t f3, uint32_t a, uint32_t bval, ui
   return 0;
 }
 
+/* dot product of the byte lanes, k: 0 both unsigned, 1 a unsigned and b signed, 2 both signed */
+#define SB(v, i) ((int32_t)(int8_t)((v) >> (i)))
+#define UB(v, i) ((int32_t)(((v) >> (i)) & 0xff))
+static inline uint32_t dot_b(uint32_t a, uint32_t b, uint32_t k) {
+  if (k == 2) return (uint32_t)(SB(a, 0) * SB(b, 0) + SB(a, 8) * SB(b, 8) + SB(a, 16) * SB(b, 16) + SB(a, 24) * SB(b, 24));
+  if (k == 1) return (uint32_t)(UB(a, 0) * SB(b, 0) + UB(a, 8) * SB(b, 8) + UB(a, 16) * SB(b, 16) + UB(a, 24) * SB(b, 24));
+  return (uint32_t)(UB(a, 0) * UB(b, 0) + UB(a, 8) * UB(b, 8) + UB(a, 16) * UB(b, 16) + UB(a, 24) * UB(b, 24));
+}
+
 /* ---- the emulator -------------------------------------------------------------------------- */
-/* x: the saved registers x0..x31 (x[2] = sp at the trap). Returns 1 if handled. */
-EMU int deeploy_xpulp_emulate(uint32_t *x) {
-  uint32_t cause, pc, hart;
-  __asm__ volatile("csrr %0, mcause\n csrr %1, mepc\n csrr %2, mhartid" : "=r"(cause), "=r"(pc), "=r"(hart));
-  hwloop_t *l = &loops[hart % MAX_HARTS];
-  if (cause == 3) { /* hardware loop end (loop 0 first) */
-    int hit = 0;
-    for (uint32_t L = 0; L < 2; L++) {
-      if (!l->count[L] || l->end[L] != pc) continue;
-      hit = 1;
-      if (--l->count[L]) {
-        __asm__ volatile("csrw mepc, %0" ::"r"(l->start[L]));
-        return 1;
-      }
-      arm(l, L); /* last iteration: disarm, continue at the end */
+EMU static hwloop_t *my_loops(void) {
+  uint32_t hart;
+  __asm__ volatile("csrr %0, mhartid" : "=r"(hart));
+  return &loops[hart % MAX_HARTS];
+}
+
+/* breakpoint at pc: the end of an active hardware loop (loop 0 first)? */
+EMU static int loop_end(uint32_t pc) {
+  hwloop_t *l = my_loops();
+  int hit = 0;
+  for (uint32_t L = 0; L < 2; L++) {
+    if (!l->count[L] || l->end[L] != pc) continue;
+    hit = 1;
+    if (--l->count[L]) {
+      __asm__ volatile("csrw mepc, %0" ::"r"(l->start[L]));
+      return 1;
     }
-    return hit;
+    arm(l, L); /* last iteration: disarm, continue at the end */
   }
+  return hit;
+}
+
+EMU static int emulate(uint32_t *x, uint32_t pc, uint32_t w);
+
+/* x: the saved registers x0..x31 (x[2] = sp at the trap). Returns 1 if handled. The 8-bit dot
+ * products (the int8 kernels' inner loops) take a short path. */
+EMU int deeploy_xpulp_emulate(uint32_t *x) {
+  uint32_t cause, pc;
+  __asm__ volatile("csrr %0, mcause\n csrr %1, mepc" : "=r"(cause), "=r"(pc));
+  if (cause == 3) return loop_end(pc);
   if (cause != 2) return 0;
   uint32_t w = (uint32_t)*(volatile uint16_t *)pc | (uint32_t)*(volatile uint16_t *)(pc + 2) << 16;
+  uint32_t f7 = w >> 25, rd = (w >> 7) & 31;
+  if ((w & 0x707f) != 0x107b || f7 < 0x40 || f7 > 0x54 || (f7 & 3) || !rd) return emulate(x, pc, w);
+  uint32_t f5 = f7 >> 2, a = x[(w >> 15) & 31], b = x[(w >> 20) & 31]; /* cv.(s)dot{up,usp,sp}.b */
+  x[rd] = (f5 >= 0x13 ? x[rd] : 0) + dot_b(a, b, f5 - (f5 >= 0x13 ? 0x13 : 0x10));
+  __asm__ volatile("csrw mepc, %0" ::"r"(pc + 4));
+  return 1;
+}
+
+/* any other instruction word w at pc */
+EMU static int emulate(uint32_t *x, uint32_t pc, uint32_t w) {
+  hwloop_t *l = my_loops();
   uint32_t op = w & 0x7f, f3 = (w >> 12) & 7, f7 = w >> 25;
   uint32_t rd = (w >> 7) & 31, r1 = (w >> 15) & 31, r2 = (w >> 20) & 31;
   uint32_t a = x[r1], b = x[r2], d = x[rd];
