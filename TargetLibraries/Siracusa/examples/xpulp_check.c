@@ -100,6 +100,9 @@ static void check_ops(uint32_t me, uint32_t seed) {
     CHECK(20, xpulp_srl_b(a, b), ref_lanes(a, b, 8, 7));
     CHECK(21, xpulp_sra_h(a, b), ref_lanes(a, b, 16, 8));
     CHECK(22, xpulp_sll_b(a, b), ref_lanes(a, b, 8, 9));
+    CHECK(64, xpulp_and_b(a, b), a & b);
+    CHECK(65, xpulp_or_b(a, b), a | b);
+    CHECK(66, xpulp_xor_b(a, b), a ^ b);
     CHECK(23, xpulp_extract_b(a, 2), sl(a, 2, 8));
     CHECK(24, xpulp_extractu_h(a, 1), ul(a, 1, 16));
     CHECK(25, xpulp_insert_b(c, a, 3), (c & 0x00ffffffu) | (a << 24));
