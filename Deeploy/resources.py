@@ -44,13 +44,14 @@ def _cache_dir() -> Path:
 
 def timing_plugin(build: bool = True) -> Path:
     """The QEMU timing plugin: ``toolchain/build/`` of a checkout (``toolchain/install.sh`` builds
-    it there), else compiled once from the shipped sources with the host C compiler into
-    ``~/.cache/deeploy/`` (keyed by the sources' hash). Raises BuildError if it cannot be built."""
+    it there) unless a source is newer, else compiled once from the shipped sources with the host
+    C compiler into ``~/.cache/deeploy/`` (keyed by the sources' hash). Raises BuildError if it
+    cannot be built."""
     sources = toolchain_dir() / "qemu_plugin"
     built = toolchain_dir() / "build" / _PLUGIN
-    if built.is_file() or not build:
-        return built
     files = sorted(p for p in sources.glob("*") if p.suffix in (".c", ".h"))
+    if not build or (built.is_file() and all(p.stat().st_mtime <= built.stat().st_mtime for p in files)):
+        return built
     if not files:
         raise BuildError(f"the QEMU timing plugin's sources are missing ({sources})")
     digest = hashlib.sha256(b"".join(p.name.encode() + p.read_bytes() for p in files)).hexdigest()[:16]

@@ -61,7 +61,7 @@ endif()
 set(LINKER_SCRIPT "${SIRACUSA_DEFAULT_LINKER_SCRIPT}" CACHE FILEPATH
     "Generated linker script (empty: Siracusa's default memory levels)")
 set(SIRACUSA_RUNTIME_SOURCES ${SIRACUSA_RUNTIME_SOURCE_DIR}/deeploy_runtime.c ${SIRACUSA_RUNTIME_SOURCE_DIR}/deeploy_dma.c
-    ${SIRACUSA_RUNTIME_SOURCE_DIR}/deeploy_tiling.c)
+    ${SIRACUSA_RUNTIME_SOURCE_DIR}/deeploy_tiling.c ${SIRACUSA_RUNTIME_SOURCE_DIR}/deeploy_xpulp_emu.c)
 # what the top-level CMakeLists.txt builds once with DEEPLOY_RUNTIME_ONLY=ON
 set(DEEPLOY_PLATFORM_RUNTIME_SOURCES ${SIRACUSA_RUNTIME_SOURCES})
 set(DEEPLOY_PLATFORM_INCLUDE_DIRS ${SIRACUSA_RUNTIME_INCLUDE_DIR})

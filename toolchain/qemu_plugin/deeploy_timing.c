@@ -12,7 +12,8 @@
  *   qemu-system-riscv32 ... -plugin libdeeploy_timing.so,out=records.txt,region=L2:0x80000000:0x200000,...
  *
  * Arguments: out=FILE (required), region=NAME:BASE:SIZE (repeatable, up to 8, in column order;
- * an access goes to the first region containing its address, else to "other").
+ * an access goes to the first region containing its address, else to "other"), emu=START:END and
+ * emu_mem=START:END (the PULP emulator's code and access helpers, below; default: none).
  *
  * Output (text, one record per line, deterministic under -icount):
  *   # deeploy-vp-records 3
@@ -28,8 +29,19 @@
  * fall-through), jump (jal, jalr and their compressed forms), mulh (mulh, mulhsu, mulhu), div
  * (div, divu, rem, remu), loaduse (a load whose destination the next instruction of the same block
  * reads), misaligned (data accesses not aligned to their size), fpu (RV32F arithmetic, fused
- * multiply-add, conversions, compares, moves), fdivsqrt (fdiv.s, fsqrt.s); bank0..bank15: core
- * accesses to the region named L1 by TCDM bank ((address - base) / 4 mod 16).
+ * multiply-add, conversions, compares, moves), fdivsqrt (fdiv.s, fsqrt.s), and the CORE-V PULP
+ * extension (TargetLibraries/Siracusa/inc/deeploy_xpulp.h): simd (packed SIMD, opcode 0x7b), postinc
+ * (post-increment loads and stores), hwloop (hardware-loop setup), mac (cv.mac/msu, 16-bit
+ * multiply(-accumulate)); bank0..bank15: core accesses to the region named L1 by TCDM bank
+ * ((address - base) / 4 mod 16).
+ *
+ * The PULP extension runs through the runtime's trap-and-emulate (deeploy_xpulp_emu.c): a cv.*
+ * word traps and ends its block, so it is counted there as one instruction of its class. Blocks
+ * in the emulator's code (emu=START:END) are not counted at all (instructions, accesses, taken
+ * branches: the state carries across them, so a hardware loop's return to its start costs
+ * nothing); blocks in its access helpers (emu_mem=START:END) count only their data accesses, as
+ * the core's own. A cv load's use by the first instruction after it (the next block) is a
+ * load-use stall.
  * hart = vCPU index (= mhartid on virt); seq = the record's index among that hart's records;
  * marker = the id as 0x%03x, or "end" for the final record of every hart that ran (written at
  * exit); counters are cumulative since reset, excluding wait regions, counted up to (not
@@ -100,9 +112,11 @@ typedef struct {
 } dma_t;
 
 /* instruction classes (static ones are counted per block segment at translation) */
-enum { C_TAKEN, C_JUMP, C_MULH, C_DIV, C_LOADUSE, C_MISALIGNED, C_FPU, C_FDIVSQRT, N_CLASSES };
+enum { C_TAKEN, C_JUMP, C_MULH, C_DIV, C_LOADUSE, C_MISALIGNED, C_FPU, C_FDIVSQRT,
+       C_SIMD, C_POSTINC, C_HWLOOP, C_MAC, N_CLASSES };
 static const char *const class_names[N_CLASSES] = {"taken", "jump",       "mulh", "div",
-                                                   "loaduse", "misaligned", "fpu", "fdivsqrt"};
+                                                   "loaduse", "misaligned", "fpu", "fdivsqrt",
+                                                   "simd", "postinc", "hwloop", "mac"};
 #define N_BANKS 16
 
 typedef struct {
@@ -114,6 +128,8 @@ typedef struct {
 typedef struct {
   uint64_t fallthrough; /* pc after the block's final conditional branch, 0: none */
   uint64_t vaddr;
+  uint64_t first_reads; /* registers the block's first instruction reads */
+  int last_load_rd;     /* the block ends with a PULP load (it traps) to this register, else -1 */
   seg_t first;          /* the instructions before the block's first marker */
 } tb_info_t;
 
@@ -122,6 +138,7 @@ typedef struct {
   uint64_t cls[N_CLASSES];
   uint64_t bank[N_BANKS];
   uint64_t pending;                 /* fall-through pc of the last block's branch, 0: none */
+  int pending_load;                 /* destination of the PULP load that ended the last block, -1 */
   uint64_t acc[MAX_REGIONS + 1][2]; /* [region or other][0 = load, 1 = store] */
   uint64_t seq;
   int excluded;
@@ -136,6 +153,7 @@ typedef struct {
 
 static hart_t harts[MAX_HARTS];
 static region_t regions[MAX_REGIONS];
+static uint64_t emu_range[2], emu_mem_range[2]; /* [start, end) of the PULP emulator's code, access helpers */
 static int n_regions;
 static int l1_region = -1; /* index of the region named L1 (banked), -1: none */
 static FILE *out;
@@ -273,7 +291,9 @@ static void on_block(unsigned vcpu, void *udata) {
   hart_t *h = hart(vcpu);
   h->ran = 1;
   if (h->pending && h->pending != t->vaddr && !h->excluded) h->cls[C_TAKEN]++;
+  if (h->pending_load >= 0 && (t->first_reads >> h->pending_load) & 1 && !h->excluded) h->cls[C_LOADUSE]++;
   h->pending = t->fallthrough;
+  h->pending_load = t->last_load_rd;
   add_seg(h, &t->first);
 }
 
@@ -318,13 +338,14 @@ typedef struct {
   int load_rd;    /* destination of a load (x: 0..31, f: 32..63), -1: not a load or x0 */
   int cls;        /* C_JUMP, C_MULH, C_DIV, C_FPU, C_FDIVSQRT, or -1 */
   int branch;     /* conditional branch */
+  int pulp;       /* a CORE-V PULP instruction (emulated: it ends its block) */
 } insn_t;
 
 #define X(r) (1ull << (r))
 #define F(r) (1ull << (32 + (r)))
 
 static insn_t decode(uint32_t w, int size) {
-  insn_t d = {size, 0, -1, -1, 0};
+  insn_t d = {size, 0, -1, -1, 0, 0};
   if (size == 2) {
     unsigned op = w & 3, f3 = (w >> 13) & 7, r1 = (w >> 7) & 31, r2 = (w >> 2) & 31;
     unsigned p1 = 8 + ((w >> 7) & 7), p2 = 8 + ((w >> 2) & 7);
@@ -369,6 +390,27 @@ static insn_t decode(uint32_t w, int size) {
     case 0x6f: d.cls = C_JUMP; break;                                     /* jal */
     case 0x43: case 0x47: case 0x4b: case 0x4f:                           /* fmadd .. fnmadd */
       d.reads = F(r1) | F(r2) | F(r3); d.cls = C_FPU; break;
+    case 0x0b: d.reads = X(r1); d.load_rd = (int)rd; d.cls = C_POSTINC; d.pulp = 1; break; /* cv.l* (rs1), imm */
+    case 0x2b:                                                                          /* custom-1 */
+      d.pulp = 1;
+      d.reads = X(r1) | X(r2);
+      if (f3 <= 2) d.cls = C_POSTINC;                                   /* cv.s* (rs1), imm */
+      else if (f3 == 4) { d.reads = X(r1); d.cls = C_HWLOOP; }          /* hardware-loop setup */
+      else if (f3 == 3 && f7 < 0x10) {                                  /* loads: post-inc, rs2(rs1) */
+        d.load_rd = (int)rd;
+        d.cls = f7 & 4 ? -1 : C_POSTINC;
+      } else if (f3 == 3 && f7 < 0x18) {                                /* stores: rs3 in the rd field */
+        d.reads |= X(rd);
+        d.cls = f7 & 4 ? -1 : C_POSTINC;
+      } else if (f3 == 3 && (f7 == 0x48 || f7 == 0x49)) { d.reads |= X(rd); d.cls = C_MAC; }
+      else if (f3 == 3 && f7 == 0x1a) d.reads |= X(rd);                 /* cv.insertr */
+      break;
+    case 0x5b:                                    /* custom-2: bit fields, addN/subN, 16-bit mul/mac */
+      d.pulp = 1;
+      d.reads = X(r1) | X(r2) | X(rd);
+      if (f3 >= 4) d.cls = C_MAC;
+      break;
+    case 0x7b: d.reads = X(r1) | X(r2) | X(rd); d.cls = C_SIMD; d.pulp = 1; break; /* custom-3: SIMD */
     case 0x53:
       if (f7 == 0x68 || f7 == 0x78) d.reads = X(r1);                      /* fcvt.s.w[u], fmv.w.x */
       else if (f7 == 0x2c || (f7 >> 2) == 0x18 || (f7 >> 2) == 0x1c) d.reads = F(r1); /* fsqrt, fcvt.w, fmv/fclass */
@@ -391,13 +433,24 @@ static int marker_id(struct qemu_plugin_insn *insn) {
   return (int)(w >> 20); /* the 12-bit immediate (ids are 0..0x7ff) */
 }
 
+static inline int in_range(const uint64_t *r, uint64_t a) { return a - r[0] < r[1] - r[0]; }
+
 static void on_translate(qemu_plugin_id_t id, struct qemu_plugin_tb *tb) {
   (void)id;
   size_t n = qemu_plugin_tb_n_insns(tb);
+  uint64_t vaddr = qemu_plugin_insn_vaddr(qemu_plugin_tb_get_insn(tb, 0));
+  if (in_range(emu_range, vaddr)) return; /* the PULP emulator: not counted */
+  if (in_range(emu_mem_range, vaddr)) {   /* its access helpers: the core's data accesses */
+    for (size_t i = 0; i < n; i++)
+      qemu_plugin_register_vcpu_mem_cb(qemu_plugin_tb_get_insn(tb, i), on_mem, QEMU_PLUGIN_CB_NO_REGS,
+                                       QEMU_PLUGIN_MEM_RW, NULL);
+    return;
+  }
   tb_info_t *t = calloc(1, sizeof *t); /* lives as long as the translation (never freed) */
   seg_t *seg = &t->first;
-  insn_t prev = {0, 0, -1, -1, 0};
-  t->vaddr = qemu_plugin_insn_vaddr(qemu_plugin_tb_get_insn(tb, 0));
+  insn_t prev = {0, 0, -1, -1, 0, 0};
+  t->vaddr = vaddr;
+  t->last_load_rd = -1;
   for (size_t i = 0; i < n; i++) {
     struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
     int m = marker_id(insn);
@@ -411,6 +464,8 @@ static void on_translate(qemu_plugin_id_t id, struct qemu_plugin_tb *tb) {
     uint32_t w = 0;
     memcpy(&w, qemu_plugin_insn_data(insn), size < 4 ? size : 4);
     insn_t d = decode(w, (int)size);
+    if (i == 0) t->first_reads = d.reads;
+    t->last_load_rd = d.pulp ? d.load_rd : -1;
     seg->n++;
     if (d.cls >= 0) seg->cls[d.cls]++;
     if (prev.load_rd >= 0 && (d.reads >> prev.load_rd) & 1) seg->cls[C_LOADUSE]++;
@@ -440,6 +495,15 @@ static int fail(const char *msg, const char *arg) {
   return -1;
 }
 
+static int parse_range(const char *spec, uint64_t *r) {
+  char *end;
+  r[0] = strtoull(spec, &end, 0);
+  if (*end != ':') return fail("range must be START:END", spec);
+  r[1] = strtoull(end + 1, &end, 0);
+  if (*end || r[1] < r[0]) return fail("bad range end", spec);
+  return 0;
+}
+
 static int parse_region(const char *spec) {
   if (n_regions == MAX_REGIONS) return fail("too many regions (at most 8)", spec);
   region_t *r = &regions[n_regions];
@@ -466,8 +530,13 @@ DEEPLOY_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_in
       path = argv[i] + 4;
     else if (!strncmp(argv[i], "region=", 7)) {
       if (parse_region(argv[i] + 7)) return -1;
+    } else if (!strncmp(argv[i], "emu=", 4)) {
+      if (parse_range(argv[i] + 4, emu_range)) return -1;
+    } else if (!strncmp(argv[i], "emu_mem=", 8)) {
+      if (parse_range(argv[i] + 8, emu_mem_range)) return -1;
     } else
-      return fail("unknown argument (expected out=FILE, region=NAME:BASE:SIZE)", argv[i]);
+      return fail("unknown argument (expected out=FILE, region=NAME:BASE:SIZE, emu=START:END, emu_mem=START:END)",
+                  argv[i]);
   }
   if (!path || !*path) return fail("missing out=FILE", NULL);
   if (info->system_emulation && info->system.max_vcpus > MAX_HARTS) return fail("more than 64 vCPUs", NULL);
@@ -476,6 +545,7 @@ DEEPLOY_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_in
   setvbuf(out, NULL, _IOFBF, 1 << 16);
   for (int r = 0; r < n_regions; r++)
     if (!strcmp(regions[r].name, "L1")) l1_region = r;
+  for (int v = 0; v < MAX_HARTS; v++) harts[v].pending_load = -1;
   fprintf(out, "# deeploy-vp-records 3\n# regions");
   for (int r = 0; r < n_regions; r++)
     fprintf(out, " %s:0x%" PRIx64 ":0x%" PRIx64, regions[r].name, regions[r].base, regions[r].size);

@@ -8,9 +8,10 @@
 The QEMU command line is the one of ``specs/qemu-riscv.md``: ``-machine virt -smp N -bios none
 -kernel ELF``, semihosting through ``-chardev stdio`` (program output on stdout, exit code =
 the program's ``exit(n)``), ``-icount shift=0,sleep=off`` (deterministic). The memory regions
-(for ``-m`` and the plugin's region arguments) and the number of cores the ELF was built for are
-read from its symbol table (``__deeploy_region_<NAME>_start/_end``, ``__deeploy_num_cores``,
-defined by the generated linker script and the runtime).
+(for ``-m`` and the plugin's region arguments), the number of cores the ELF was built for and the
+address ranges of the runtime's PULP-extension emulator (which the plugin does not count) are read
+from its symbol table (``__deeploy_region_<NAME>_start/_end``, ``__deeploy_num_cores``,
+``__start_/__stop_deeploy_xpulp_text/_mem``, defined by the generated linker script and the runtime).
 """
 
 from __future__ import annotations
@@ -30,6 +31,11 @@ __all__ = ["QEMU", "RunResult", "elf_symbols", "elf_regions", "qemu_command", "r
 QEMU = "qemu-system-riscv32"
 _INSTALL = ("install it (Debian: apt-get install qemu-system-misc; in a checkout "
             "`bash toolchain/install.sh` installs everything)")
+
+
+# the runtime's PULP-extension emulator (deeploy_xpulp_emu.c): its code and its access helpers, whose
+# bounds the plugin gets from the ELF's __start_/__stop_ symbols (plugin arguments emu=, emu_mem=)
+_EMULATOR_SECTIONS = (("emu", "deeploy_xpulp_text"), ("emu_mem", "deeploy_xpulp_mem"))
 
 
 class RunResult(NamedTuple):
@@ -100,7 +106,9 @@ def run_elf(elf: str | Path, num_cores: int | None = None, *, timeout: float = 1
         if "," in str(rec_path):
             raise BuildError(f"record file path must not contain ',' (QEMU option syntax): {rec_path}")
         plugin_args = ",".join([str(plugin_path), f"out={rec_path}"] +
-                               [f"region={name}:0x{base:x}:0x{size:x}" for name, base, size in regions])
+                               [f"region={name}:0x{base:x}:0x{size:x}" for name, base, size in regions] +
+                               [f"{arg}=0x{syms[f'__start_{sec}']:x}:0x{syms[f'__stop_{sec}']:x}"
+                                for arg, sec in _EMULATOR_SECTIONS if f"__start_{sec}" in syms])
     cmd = qemu_command(elf, num_cores, memory, plugin_args, extra_args)
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)

@@ -86,6 +86,16 @@ class TimingModel:
         as loads/stores (load-use included).
     fdivsqrt_cycles: extra cycles of fdiv.s/fsqrt.s: GUESS 11 (iterative div/sqrt unit, about
         12 cycles for single precision; not in the specs).
+    simd_cycles: extra cycles of a CORE-V PULP instruction (deeploy_xpulp.h; run on QEMU by
+        trap-and-emulate and counted once each by the plugin) of packed SIMD (dot products, lane
+        ALU): 0, i.e. 1 cycle (CV32E40P user manual; the core's RTL, specs/pulp-core.md: a
+        hardware loop of cv.lw + cv.sdotsp.b takes 4 cycles per trip = 2 instructions + 1
+        load-use stall + 0 for the loop-back, which the plugin therefore does not count).
+    postinc_cycles: extra cycles of a post-increment load/store: 0 (same sources); it costs as a
+        load/store (level latency, load-use, misaligned).
+    hwloop_cycles: extra cycles of a hardware-loop setup instruction: 0 (CV32E40P user manual).
+    mac_cycles: extra cycles of cv.mac/msu and the 16-bit multiply(-accumulate)s: 0 (manual:
+        1 cycle, as mul).
     contention: model shared resources within a fork's phases (``contention.py``); False gives
         the model of record files without contention (with the class costs at 0: ``TIMING_V1``).
     l1_banks: TCDM banks, word-interleaved: 16 (spec "Memories": GVSoC cluster config). Each bank
@@ -153,6 +163,10 @@ class TimingModel:
     misaligned_cycles: float = 1.0
     fpu_cycles: float = 0.0
     fdivsqrt_cycles: float = 11.0
+    simd_cycles: float = 0.0
+    postinc_cycles: float = 0.0
+    hwloop_cycles: float = 0.0
+    mac_cycles: float = 0.0
     contention: bool = True
     l1_banks: int = 16
     l2_path_cycles: float = 1.0
@@ -178,7 +192,8 @@ class TimingModel:
         """Extra cycles per count of a record column after the regions' (0: a bank counter)."""
         return {"taken": self.taken_cycles, "jump": self.jump_cycles, "mulh": self.mulh_cycles,
                 "div": self.div_cycles, "loaduse": self.load_use_cycles, "misaligned": self.misaligned_cycles,
-                "fpu": self.fpu_cycles, "fdivsqrt": self.fdivsqrt_cycles}.get(column, 0.0)
+                "fpu": self.fpu_cycles, "fdivsqrt": self.fdivsqrt_cycles, "simd": self.simd_cycles,
+                "postinc": self.postinc_cycles, "hwloop": self.hwloop_cycles, "mac": self.mac_cycles}.get(column, 0.0)
 
     def latency(self, region: str) -> float:
         return {"L1": self.l1_latency, "L2": self.l2_latency, "L3": self.l3_latency}.get(region, self.other_latency)

@@ -61,7 +61,7 @@ __asm__(
     ".option norelax\n"
     "  la gp, __global_pointer$\n"
     ".option pop\n"
-    "  la t0, _trap\n" /* picolibc's trap report (crt0-semihost), as on hart 0 */
+    "  la t0, deeploy_xpulp_trap\n" /* PULP extension emulation, else picolibc's trap report */
     "  csrw mtvec, t0\n"
 #ifdef __riscv_flen
     "  lui t0, 0x2\n" /* mstatus.FS = Initial: the FPU is off at reset (hart 0: picolibc) */
@@ -160,6 +160,8 @@ static void check_stack(uint32_t h) {
                   (unsigned)(uintptr_t)(h ? __deeploy_worker_stack_size : __deeploy_main_stack_size));
 }
 
+void deeploy_xpulp_trap(void); /* deeploy_xpulp_emu.c */
+
 /* ---- hart 0: before main ------------------------------------------------------------------- */
 static void __attribute__((constructor)) deeploy_runtime_init(void) {
   DEEPLOY_MARKER(DEEPLOY_RT_INIT_ENTER); /* start-up is not counted (and touches the CLINT) */
@@ -179,6 +181,7 @@ static void __attribute__((constructor)) deeploy_runtime_init(void) {
                     DEEPLOY_STR(DEEPLOY_NUM_CORES), DEEPLOY_NUM_CORES, (unsigned)h);
   }
   *stack_bottom(0) = STACK_CANARY;
+  __asm__ volatile("csrw mtvec, %0" ::"r"(deeploy_xpulp_trap)); /* as the workers (entry above) */
   __asm__ volatile("csrs mie, %0" ::"r"(MIE_MSIE));
   fence();
   deeploy_boot_flag = BOOT_MAGIC;
