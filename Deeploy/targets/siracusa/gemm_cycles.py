@@ -66,14 +66,13 @@ def _blocks_cycles(batch: int, m: int, n: int, k: int, cores: int, unit: float) 
     units = row_blocks * col_blocks
     share = -(-units // cores)
     worst = 0.0
-    fpus = SIRACUSA_TIMING.fpus if cores > 1 else 0
-    fpu_ops = [0.0] * fpus
+    fpu_ops = [0.0] * SIRACUSA_TIMING.fpus
     for core in range(cores):
         lo, hi = min(core * share, units), min(core * share + share, units)
         if lo < hi:
             touched = (hi - 1) // col_blocks - lo // col_blocks + 1
             worst = max(worst, (hi - lo) * (unit + UNIT_PER_K * k) + touched * (PANEL + PANEL_PER_K * k))
-            if fpus:
+            if fpu_ops:
                 fpu_ops[SIRACUSA_TIMING.fpu_of_core(core)] += (hi - lo) * (FPU_UNIT + FPU_PER_K * k)
     return FIXED + max([worst, *fpu_ops])
 
