@@ -24,11 +24,12 @@ if(NOT SIRACUSA_CC)
 endif()
 set(CMAKE_C_COMPILER ${SIRACUSA_CC})
 
-# rv32imafc/ilp32f: the cluster cores' single-precision FPU (float kernels use hardware float;
-# integer code compiles to the same instructions as with rv32imac); picolibc has that multilib,
-# and QEMU's default rv32 cpu has F. -misa-spec=2.2 keeps csr instructions without the _zicsr
-# suffix that would break the multilib lookup. Every hart enables its FPU at boot (mstatus.FS).
-set(SIRACUSA_ARCH_FLAGS "-march=rv32imafc -mabi=ilp32f -misa-spec=2.2 --specs=picolibc.specs")
+# rv32imfc/ilp32f: the cluster cores' ISA, single-precision FPU and no A extension (no atomics:
+# the runtime synchronises with plain loads and stores); picolibc has no rv32imfc multilib, gcc
+# takes its rv32imf one (no atomics either), and QEMU's default rv32 cpu has F. -misa-spec=2.2
+# keeps csr instructions without the _zicsr suffix that would break the multilib lookup. Every
+# hart enables its FPU at boot (mstatus.FS).
+set(SIRACUSA_ARCH_FLAGS "-march=rv32imfc -mabi=ilp32f -misa-spec=2.2 --specs=picolibc.specs")
 set(CMAKE_C_FLAGS_INIT "${SIRACUSA_ARCH_FLAGS}")
 set(CMAKE_EXE_LINKER_FLAGS_INIT "--crt0=semihost --oslib=semihost")
 set(CMAKE_C_STANDARD 11)

@@ -113,8 +113,8 @@ def test_tile_structs_keep_their_rv32_layout(tmp_path):
             checks.append(f"_Static_assert(offsetof({struct}, {member}) == {at}, \"{struct}.{member}\");")
     src = tmp_path / "layout.c"
     src.write_text("\n".join(checks) + "\n")
-    proc = subprocess.run([RV_GCC, "-march=rv32imac", "-mabi=ilp32", "--specs=picolibc.specs", "-c", str(src),
-                           "-o", str(tmp_path / "l.o"), "-I", str(REPO / "TargetLibraries/Siracusa/inc")],
+    proc = subprocess.run([RV_GCC, "-march=rv32imfc", "-mabi=ilp32f", "-misa-spec=2.2", "--specs=picolibc.specs",
+                           "-c", str(src), "-o", str(tmp_path / "l.o"), "-I", str(REPO / "TargetLibraries/Siracusa/inc")],
                           capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
 

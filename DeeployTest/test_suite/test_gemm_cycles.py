@@ -39,8 +39,10 @@ def test_bias_formula_within_ten_percent(m, k, n, cores, tmp_path, capsys):
     assert kernel.endswith("_s32"), kernel
     predicted = gemm_rq_cycles(1, m, n, k, cores, UNIT_BIAS)
     assert abs(predicted - measured) <= 0.10 * measured, (predicted, measured, kernel)
-    # nearer the assembly store's cost than the C store's: C went into the assembly
-    assert abs(predicted - measured) < abs(gemm_rq_cycles(1, m, n, k, cores, UNIT_C) - measured)
+    # nearer the assembly store's cost than the C store's: C went into the assembly (unless the
+    # shared FPUs bound both alike)
+    with_c_store = gemm_rq_cycles(1, m, n, k, cores, UNIT_C)
+    assert predicted == with_c_store or abs(predicted - measured) < abs(with_c_store - measured)
 
 
 def test_off_path_shapes_have_no_formula():

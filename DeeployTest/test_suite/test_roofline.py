@@ -25,7 +25,7 @@ from Deeploy.ir.region import Region
 from DeeployTest.test_suite.conftest import CORPUS, DEEPLOY_TEST
 
 LLAMA = CORPUS / "Models" / "microLlama" / "INT8" / "microLlama64_parallel"
-# spec "Cluster": 8 cores; the virtual platform's cores are RV32IMAFC without SIMD: at most one
+# spec "Cluster": 8 cores; the virtual platform's cores are RV32IMFC without SIMD: at most one
 # multiply-accumulate (2 counted ops) per instruction (fmadd.s, also for exact integer sums), one
 # instruction per cycle
 PEAK = 8 * 2.0

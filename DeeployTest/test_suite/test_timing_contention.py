@@ -21,9 +21,9 @@ def line(hart, seq, marker, insns, l2=0, l1=0, classes=(0,) * 8, banks=None):
 def test_class_costs_of_serial_code():
     # 1000 instructions: 100 taken branches, 50 jumps, 10 mulh, 2 div, 30 load-use, 4 misaligned,
     # 20 fpu, 3 fdiv/fsqrt; by hand from the manual's cycles: taken 3, jump 2, mulh 5, div 19
-    # (stated average of 3-35), load-use +1, misaligned 2, fdiv/fsqrt 12
+    # (stated average of 3-35), load-use +1, misaligned 2; GVSoC's div/sqrt unit: 14
     text = HEADER + line(0, 0, "end", 1000, classes=(100, 50, 10, 2, 30, 4, 20, 3))
-    extra = 100 * 2 + 50 * 1 + 10 * 4 + 2 * 18 + 30 * 1 + 4 * 1 + 20 * 0 + 3 * 11
+    extra = 100 * 2 + 50 * 1 + 10 * 4 + 2 * 18 + 30 * 1 + 4 * 1 + 20 * 0 + 3 * 13
     assert model_cycles(text).total == 1000 + extra
     assert model_cycles(text, TIMING_V1).total == 1000
     assert read_records(text).column("mulh") == 1 + 2 * 3 + 2
@@ -64,3 +64,55 @@ def test_l2_path_is_shared():
     overhead = m.fork_cycles + m.barrier_cycles
     assert model_cycles(text).forks[0].cycles == overhead + 184
     assert model_cycles(text, replace(m, l2_path_cycles=20)).forks[0].cycles == overhead + 240
+
+
+def _fpu_fork(fp_of_core, insns=100):
+    """One fork on len(fp_of_core) cores: core h runs ``insns`` instructions of which
+    fp_of_core[h] = (fpu operations, fdiv/fsqrt) are floating-point; no memory accesses."""
+    n = len(fp_of_core)
+    classes = [(0, 0, 0, 0, 0, 0, f, d) for f, d in fp_of_core]
+    text = HEADER + line(0, 0, "0x010", 10)
+    for h in range(1, n):
+        text += line(h, 0, "0x016", 0)
+    for h in range(n):
+        base = 10 if h == 0 else 0
+        text += line(h, 1, "0x011", base)
+        text += line(h, 2, "0x012", base + insns, classes=classes[h])
+    text += line(0, 3, "0x013", 10 + insns, classes=classes[0])
+    text += line(0, 4, "end", 10 + insns, classes=classes[0])
+    for h in range(1, n):
+        text += line(h, 3, "end", insns, classes=classes[h])
+    return text
+
+
+def test_cores_sharing_an_fpu_wait_for_it():
+    from dataclasses import replace
+    m = SIRACUSA_TIMING
+    overhead = m.fork_cycles + m.barrier_cycles
+    # 8 cores, 100 instructions each, all fpu operations: cores i and i + 4 share FPU i % 4, which
+    # needs 200 cycles for their 200 operations
+    fork = model_cycles(_fpu_fork([(100, 0)] * 8)).forks[0]
+    assert fork.cycles == overhead + 200 and fork.contention == 100
+    # private FPUs (fpus=0), or 4 cores on 4 FPUs: each core alone, 100 cycles
+    assert model_cycles(_fpu_fork([(100, 0)] * 8), replace(m, fpus=0)).forks[0].cycles == overhead + 100
+    assert model_cycles(_fpu_fork([(100, 0)] * 4)).forks[0].cycles == overhead + 100
+    # only cores 1 and 5 (FPU 1) compute in float, 70 operations each: FPU 1 needs 140 cycles
+    fp = [(0, 0)] * 8
+    fp[1] = fp[5] = (70, 0)
+    assert model_cycles(_fpu_fork(fp)).forks[0].cycles == overhead + 140
+    # cores 1 and 2 are on different FPUs: no bound beyond the cores' own 100 cycles
+    fp = [(0, 0)] * 8
+    fp[1] = fp[2] = (70, 0)
+    assert model_cycles(_fpu_fork(fp)).forks[0].cycles == overhead + 100
+    assert model_cycles(_fpu_fork([(100, 0)] * 8), TIMING_V1).forks[0].cycles == overhead + 100
+
+
+def test_one_divider_for_the_cluster():
+    m = SIRACUSA_TIMING
+    overhead = m.fork_cycles + m.barrier_cycles
+    # each of 8 cores: 100 instructions, 4 of them fdiv/fsqrt: 100 + 4 * 13 = 152 cycles alone;
+    # the shared unit needs 8 * 4 * 14 = 448 cycles
+    fork = model_cycles(_fpu_fork([(0, 4)] * 8)).forks[0]
+    assert fork.cycles == overhead + 448 and fork.contention == 448 - 152
+    # two cores, one fdiv each: 2 * 14 = 28 cycles of the unit, below each core's 113
+    assert model_cycles(_fpu_fork([(0, 1)] * 2)).forks[0].cycles == overhead + 113

@@ -13,10 +13,16 @@ so the phase cannot end before every shared resource has served all of the phase
   cores of L2 accesses * l2_path_cycles`` cycles. The latency of each access is in the cores'
   own cost (``l2_latency``); the DMA's share of the path is modelled by its own engine queue
   (``timing.py``), not charged here: a transfer issued in a phase may run on after the barrier
-  (the barrier does not wait for it), so its bytes do not bound the phase that issued it.
+  (the barrier does not wait for it), so its bytes do not bound the phase that issued it;
+* each shared FPU performs one operation per cycle for the cores mapped to it
+  (``TimingModel.fpu_of_core``): at least ``max over FPUs of (sum over its cores of fpu +
+  fdivsqrt operations)`` cycles; the cluster's one div/sqrt unit is busy ``1 +
+  fdivsqrt_cycles`` per operation: at least that times all cores' fdiv/fsqrt. Two cores issuing
+  floating-point operations back to back on one FPU thus take twice as long (``fpus`` 0: private
+  FPUs, no bound).
 
 The phase lasts ``max(slowest core, these bounds)`` (``timing.model_cycles``). Parameters and
-sources: ``TimingModel`` (``l1_banks``, ``l2_path_cycles``).
+sources: ``TimingModel`` (``l1_banks``, ``l2_path_cycles``, ``fpus``, ``fdivsqrt_cycles``).
 """
 
 from __future__ import annotations
@@ -45,4 +51,13 @@ def phase_floor(model, recs: Records, bounds: dict[int, tuple[int, int]]) -> flo
         ld = 1 + 2 * recs.regions.index("L2")
         l2 = sum(_delta(recs, h, f, c, ld) + _delta(recs, h, f, c, ld + 1) for h, (f, c) in bounds.items())
         floor = max(floor, l2 * model.l2_path_cycles)
+    fpu, div = recs.column("fpu"), recs.column("fdivsqrt")
+    if model.fpus and fpu is not None and div is not None:
+        ops = [0] * model.fpus
+        divs = 0
+        for h, (f, c) in bounds.items():
+            d = _delta(recs, h, f, c, div)
+            ops[model.fpu_of_core(h)] += _delta(recs, h, f, c, fpu) + d
+            divs += d
+        floor = max(floor, max(ops), divs * (model.base_cpi + model.fdivsqrt_cycles))
     return float(floor)

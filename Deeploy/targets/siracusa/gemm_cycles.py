@@ -24,6 +24,12 @@ cost; PANEL_PER_K (packing 4 values of A), PANEL (a row block's call: its set-up
 callee-saved float registers the loop uses) and FIXED (fork, set-up, join). Shapes off the path (edges, K odd, N < 4, fewer units than cores) return
 None.
 
+The loop's sums are FPU operations, and the cycle model's cores share FPUs (``TimingModel.fpus``:
+core i on FPU i % 4): a unit issues FPU_PER_K operations per step of k (4 + 4 conversions, 16
+fused multiply-adds) and FPU_UNIT for its store (16 conversions back), counted in the assembly,
+so the kernel also lasts FIXED + the operations of the busiest FPU's units when that is longer
+(8 cores: about 48 cycles per step of k and block against the core's 34).
+
 ``gemm_rq_estimate`` extends it to every shape for the tiler (``GemmTileCycles``, the
 ``kernel_cycles`` of Siracusa's tiling parameters): M and N rounded up to whole blocks and K to
 even, and at most one unit per core when there are fewer than cores. Measured on 1 core
@@ -37,8 +43,10 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Mapping
 
-__all__ = ["FIXED", "UNIT", "UNIT_BIAS", "UNIT_C", "UNIT_WIDE", "UNIT_PER_K", "PANEL", "PANEL_PER_K", "gemm_rq_cycles",
-           "gemm_rq_estimate", "GemmTileCycles", "gemm_tile_model"]
+from Deeploy.targets.siracusa.timing import SIRACUSA_TIMING
+
+__all__ = ["FIXED", "UNIT", "UNIT_BIAS", "UNIT_C", "UNIT_WIDE", "UNIT_PER_K", "PANEL", "PANEL_PER_K", "FPU_PER_K",
+           "FPU_UNIT", "gemm_rq_cycles", "gemm_rq_estimate", "GemmTileCycles", "gemm_tile_model"]
 
 FIXED = 62.0
 UNIT = 149.0
@@ -48,6 +56,8 @@ UNIT_WIDE = 676.0
 UNIT_PER_K = 34.2
 PANEL_PER_K = 9.6
 PANEL = 272.0
+FPU_PER_K = 24
+FPU_UNIT = 16
 
 
 def _blocks_cycles(batch: int, m: int, n: int, k: int, cores: int, unit: float) -> float:
@@ -56,12 +66,15 @@ def _blocks_cycles(batch: int, m: int, n: int, k: int, cores: int, unit: float) 
     units = row_blocks * col_blocks
     share = -(-units // cores)
     worst = 0.0
+    fpu_ops = [0.0] * SIRACUSA_TIMING.fpus
     for core in range(cores):
         lo, hi = min(core * share, units), min(core * share + share, units)
         if lo < hi:
             touched = (hi - 1) // col_blocks - lo // col_blocks + 1
             worst = max(worst, (hi - lo) * (unit + UNIT_PER_K * k) + touched * (PANEL + PANEL_PER_K * k))
-    return FIXED + worst
+            if fpu_ops:
+                fpu_ops[SIRACUSA_TIMING.fpu_of_core(core)] += (hi - lo) * (FPU_UNIT + FPU_PER_K * k)
+    return FIXED + max([worst, *fpu_ops])
 
 
 def gemm_rq_cycles(batch: int, m: int, n: int, k: int, cores: int, unit: float = UNIT) -> float | None:

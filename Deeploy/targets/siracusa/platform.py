@@ -44,7 +44,7 @@ CLUSTER = Engine("cluster", cores=8, forked=True, runtime="deeploy_runtime.h")  
 # tiles of data in L2, moved by the cluster DMA (mchan) as the cycle model times it; 64000 B of the
 # 256 KiB L1 by default (--l1; spec "Cluster: L1 TCDM"), 4-byte aligned as the L1 level.
 # ops_per_cycle: 31, PULP-NN int8 kernels reach 15.5 MAC/cycle on 8 XpulpV2 cores, a MAC is 2 ops
-# (spec "Sanity checks"); the virtual platform (plain RV32IMAC, no SIMD) is ~12x slower: see
+# (spec "Sanity checks"); the virtual platform (plain RV32IMFC, no SIMD) is ~12x slower: see
 # VIRTUAL_PLATFORM_L1. tile_loop_cycles: GUESS 20 per tile (index and pointer updates, DMA waits).
 SIRACUSA_L1 = TilingParams(capacity=64000, alignment=4, dma_bytes_per_cycle=int(TIMING.dma_bandwidth),
                            dma_setup=int(TIMING.dma_setup_cycles), dma_row_cycles=int(TIMING.dma_row_cycles),
@@ -53,7 +53,7 @@ SIRACUSA_L1 = TilingParams(capacity=64000, alignment=4, dma_bytes_per_cycle=int(
                            ops_per_cycle=31.0, cores=CLUSTER.cores, fork_cycles=int(TIMING.fork_cycles),
                            barrier_cycles=int(TIMING.barrier_cycles), tile_loop_cycles=20)
 
-# The virtual platform (QEMU, plain RV32IMAC cores): measured ops per cycle of 8 cores with the
+# The virtual platform (QEMU, plain RV32IMFC cores): measured ops per cycle of 8 cores with the
 # data in L1, from the timing plugin's records of the Siracusa network tests (cores8) evaluated
 # with the platform's TimingModel and l2_latency=0: RequantizedConv 2.25, RequantizedGemm 2.69,
 # RequantizedMatMul 2.64, RequantShift 4.99 ops/cycle; 2.5 is representative of the heavy layers.

@@ -1,7 +1,7 @@
 """Siracusa's roofs for the roofline report (``Deeploy/analysis/roofs.py``), derived from the
 virtual platform's cycle model (``TIMING``, ``timing.TimingModel``: parameters and sources):
 
-- cluster peak: the cores are plain RV32IMAFC without SIMD; the most ops an instruction does is
+- cluster peak: the cores are plain RV32IMFC without SIMD; the most ops an instruction does is
   one multiply-accumulate (2 counted ops: ``fmadd.s``, which the int8 GEMM also uses for its
   exact integer sums), and a core retires at most one instruction per ``base_cpi`` cycles:
   ``2 * cores / base_cpi`` ops per cycle. Measured layers reach less (loads, conversions,
@@ -26,7 +26,7 @@ WORD = 4   # bytes of the widest integer load/store of RV32
 def cluster_peak(layer, graph, cores: int) -> Roof:
     n = cores if layer.engine.forked else 1
     return Roof(f"{layer.engine.name} ({n} core{'s' if n != 1 else ''})", 2 * n / TIMING.base_cpi,
-                f"{n} RV32IMAFC core{'s' if n != 1 else ''} without SIMD, one multiply-accumulate (fmadd.s: "
+                f"{n} RV32IMFC core{'s' if n != 1 else ''} without SIMD, one multiply-accumulate (fmadd.s: "
                 f"2 ops) per instruction, CPI {TIMING.base_cpi:g}")
 
 

@@ -17,7 +17,7 @@ instructions, plus the DMA transfers and waits. The model:
   (with no barrier inside and no DMA, this is the max over cores of their cost in the fork);
   with ``contention`` a phase lasts at least as long as its busiest shared resource needs to
   serve the cores' accesses of the phase (``contention.py``: the 16 TCDM banks, the cluster's
-  path to L2);
+  path to L2, the 4 shared FPUs and the div/sqrt unit);
 * DMA: every engine is one FIFO queue. A core reaching a copy at time ``t`` spends
   ``issue = commands * words * issue_word_cycles`` programming it (words: 3 per 1-D command,
   5 per 2-D command); the transfer starts (first beat) at
@@ -81,11 +81,19 @@ class TimingModel:
     misaligned_cycles: extra cycles of a misaligned load/store: 1 (manual: 2 cycles, split into
         two aligned accesses).
     fpu_cycles: extra cycles of an RV32F arithmetic/fused multiply-add/conversion/compare/move
-        instruction: 0 (CV32E40P with FPU: single-cycle issue with FPU_ADDMUL_LAT = FPU_OTHERS_LAT
-        = 0, the core's default configuration; GUESS for Siracusa's cluster FPUs). flw/fsw cost
-        as loads/stores (load-use included).
-    fdivsqrt_cycles: extra cycles of fdiv.s/fsqrt.s: GUESS 11 (iterative div/sqrt unit, about
-        12 cycles for single precision; not in the specs).
+        instruction: 0 (latency 1, one operation per cycle: GVSoC ``pulp_iss_wrapper.cpp``,
+        ``resource.cpp``; CV32E40P with FPU_ADDMUL_LAT = FPU_OTHERS_LAT = 0). flw/fsw cost as
+        loads/stores (load-use included).
+    fdivsqrt_cycles: extra cycles of fdiv.s/fsqrt.s: 13, i.e. 14 in all: the cluster's iterative
+        div/sqrt unit has 14 cycles latency and occupancy (GVSoC, as ``fpus``).
+    fpus: FPUs shared by the cluster cores: 4 for 8 cores, core i uses FPU ``i % fpus``
+        (``fpu_of_core``), one operation per cycle each, a busy FPU stalls the core; one div/sqrt
+        unit for the whole cluster, busy ``1 + fdivsqrt_cycles`` per fdiv/fsqrt (GVSoC
+        ``pulp/cpu/iss/pulp_iss_wrapper.cpp``, commit "share fpu at cluster level"; pulp_cluster
+        RTL tags v1.3-v2.0). A phase lasts at least as many cycles as its busiest FPU has
+        operations (fdiv/fsqrt included) and as the divider is busy (``contention.py``). 0: a
+        private FPU with its own div/sqrt unit per core, no such bound (the pulp_cluster RTL's
+        current default; which variant Siracusa's silicon has is not published).
     simd_cycles: extra cycles of a CORE-V PULP instruction (deeploy_xpulp.h; run on QEMU by
         trap-and-emulate and counted once each by the plugin) of packed SIMD (dot products, lane
         ALU): 0, i.e. 1 cycle (CV32E40P user manual; the core's RTL, specs/pulp-core.md: a
@@ -162,7 +170,8 @@ class TimingModel:
     load_use_cycles: float = 1.0
     misaligned_cycles: float = 1.0
     fpu_cycles: float = 0.0
-    fdivsqrt_cycles: float = 11.0
+    fdivsqrt_cycles: float = 13.0
+    fpus: int = 4
     simd_cycles: float = 0.0
     postinc_cycles: float = 0.0
     hwloop_cycles: float = 0.0
@@ -194,6 +203,10 @@ class TimingModel:
                 "div": self.div_cycles, "loaduse": self.load_use_cycles, "misaligned": self.misaligned_cycles,
                 "fpu": self.fpu_cycles, "fdivsqrt": self.fdivsqrt_cycles, "simd": self.simd_cycles,
                 "postinc": self.postinc_cycles, "hwloop": self.hwloop_cycles, "mac": self.mac_cycles}.get(column, 0.0)
+
+    def fpu_of_core(self, core: int) -> int:
+        """The shared FPU a core's floating-point operations go to (``fpus`` > 0)."""
+        return core % self.fpus
 
     def latency(self, region: str) -> float:
         return {"L1": self.l1_latency, "L2": self.l2_latency, "L3": self.l3_latency}.get(region, self.other_latency)

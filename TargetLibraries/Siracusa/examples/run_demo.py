@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Build the virtual-platform demos for 1 and 8 cores, run them under QEMU with the timing
 plugin (twice each, to check determinism) and print checksums, instruction counts and
-modelled cycles: the matmul demo (forks, barriers) and the DMA demo (single- vs double-buffered
-copy-compute-copy through L1; modelled DMA time exposed vs hidden).
+modelled cycles: the matmul demo (forks, barriers), the DMA demo (single- vs double-buffered
+copy-compute-copy through L1; modelled DMA time exposed vs hidden) and the FPU demo (what 8 cores
+gain on floating-point, integer and division code with shared and with private FPUs).
 
     python TargetLibraries/Siracusa/examples/run_demo.py [--build-dir DIR] [--slowdown]
 
@@ -17,6 +18,7 @@ import re
 import subprocess
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -24,7 +26,7 @@ REPO = HERE.parents[2]
 sys.path.insert(0, str(REPO))
 
 from Deeploy.targets.siracusa.qemu import run_elf  # noqa: E402
-from Deeploy.targets.siracusa.timing import TimingResult, model_cycles, read_records  # noqa: E402
+from Deeploy.targets.siracusa.timing import SIRACUSA_TIMING, TimingResult, model_cycles, read_records  # noqa: E402
 
 
 def build_demo(build_dir: Path, num_cores: int, repeat: int = 1, linker_script: Path | None = None,
@@ -111,6 +113,13 @@ def main() -> int:
         print("  " + runs[0].stdout.strip().splitlines()[-1])
         print("  " + res.summary().replace("\n", "\n  "))
         print("  " + dma_report(res).replace("\n", "\n  "))
+    runs = {n: run_elf(build_demo(base / f"cores{n}", n, target="fpu_demo"), n, timeout=60,
+                       records=base / f"cores{n}" / "fpu_records.txt") for n in (1, 8)}
+    print(f"FPU demo: {runs[8].stdout.strip()}")
+    for name, model in (("shared FPUs", SIRACUSA_TIMING), ("private FPUs", replace(SIRACUSA_TIMING, fpus=0))):
+        one, eight = (model_cycles(runs[n].records, model).per_layer() for n in (1, 8))
+        print(f"  {name}: 8 cores vs 1: " + ", ".join(f"{kind} {one[k]:.0f} / {eight[k]:.0f} = {one[k] / eight[k]:.2f}x"
+                                                        for k, kind in enumerate(("fmadd.s", "add", "fdiv.s"))))
     if a.slowdown:
         for n in (1, 8):
             elf = build_demo(base / f"slow{n}", n, repeat=50)

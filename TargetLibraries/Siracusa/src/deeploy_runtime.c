@@ -14,7 +14,12 @@
  * sleeps in wfi; mie.MSIE is set and mstatus.MIE stays 0, so a software interrupt (msip = 1,
  * written by the hart that changed the condition) only ends the wfi: no trap handler.
  * Every wait is inside runtime markers (deeploy_runtime.h) so that the timing plugin does not
- * count it. */
+ * count it.
+ *
+ * Synchronisation needs no atomics (the cluster cores have no A extension): as with the event
+ * unit, every core signals its own arrival in a word only it writes (a fork's done flag, a
+ * barrier's arrival count), with plain loads and stores ordered by fences, and the waiting cores
+ * read all the flags. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -98,11 +103,10 @@ __asm__(
 typedef struct {
   void (*fn)(void *);
   void *arg;
-  uint32_t gen;       /* fork generation: workers run when it changes */
-  uint32_t done;      /* workers finished with the current fork */
-  uint32_t in_fork;   /* hart 0 is inside deeploy_cluster_fork */
-  uint32_t bar_count; /* cores arrived at the current barrier */
-  uint32_t bar_gen;   /* barrier generation: waiting cores leave when it changes */
+  uint32_t gen;                         /* fork generation: workers run when it changes */
+  uint32_t in_fork;                     /* hart 0 is inside deeploy_cluster_fork */
+  uint32_t done[DEEPLOY_NUM_CORES];     /* per core: the last fork generation it finished */
+  uint32_t arrived[DEEPLOY_NUM_CORES];  /* per core: barriers it has arrived at (wraps) */
 } deeploy_rt_t;
 
 static deeploy_rt_t deeploy_rt DEEPLOY_L1;
@@ -123,7 +127,22 @@ static inline void sleep_prepare(uint32_t me) {
   fence();
 }
 static inline void sleep_once(void) { __asm__ volatile("wfi" ::: "memory"); }
-static inline uint32_t load_acq(uint32_t *p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
+/* Plain word accesses with fences: no read-modify-write atomics. */
+static inline uint32_t load_acquire(const volatile uint32_t *p) {
+  uint32_t v = *p;
+  __asm__ volatile("fence r, rw" ::: "memory");
+  return v;
+}
+static inline void store_release(volatile uint32_t *p, uint32_t v) {
+  __asm__ volatile("fence rw, w" ::: "memory");
+  *p = v;
+}
+/* Whether every core's flag has reached n (flags count up: a core is at most one ahead). */
+static inline int all_reached(const volatile uint32_t *flags, uint32_t first, uint32_t n) {
+  for (uint32_t h = first; h < DEEPLOY_NUM_CORES; h++)
+    if ((int32_t)(load_acquire(&flags[h]) - n) < 0) return 0;
+  return 1;
+}
 
 /* Sleep until cond holds; never spins: each failed check is followed by a wfi. */
 #define DEEPLOY_SLEEP_UNTIL(me, cond) \
@@ -204,7 +223,7 @@ void deeploy_worker_main(uint32_t me) {
                         every worker has finished this one */
   for (;;) {
     uint32_t gen;
-    DEEPLOY_SLEEP_UNTIL(me, (gen = load_acq(&deeploy_rt.gen)) != seen);
+    DEEPLOY_SLEEP_UNTIL(me, (gen = load_acquire(&deeploy_rt.gen)) != seen);
     seen = gen;
     void (*fn)(void *) = deeploy_rt.fn;
     void *arg = deeploy_rt.arg;
@@ -212,7 +231,8 @@ void deeploy_worker_main(uint32_t me) {
     fn(arg);
     DEEPLOY_MARKER(DEEPLOY_RT_TASK_END);
     check_stack(me);
-    __atomic_fetch_add(&deeploy_rt.done, 1, __ATOMIC_RELEASE);
+    store_release(&deeploy_rt.done[me], gen);
+    fence();
     wake(0); /* every worker wakes hart 0: the same instructions whoever finishes last */
   }
 }
@@ -227,8 +247,7 @@ void deeploy_cluster_fork(void (*fn)(void *), void *arg) {
 #if DEEPLOY_NUM_CORES > 1
   deeploy_rt.fn = fn;
   deeploy_rt.arg = arg;
-  deeploy_rt.done = 0;
-  __atomic_store_n(&deeploy_rt.gen, deeploy_rt.gen + 1, __ATOMIC_RELEASE);
+  store_release(&deeploy_rt.gen, deeploy_rt.gen + 1);
   fence();
   for (uint32_t h = 1; h < DEEPLOY_NUM_CORES; h++) wake(h);
 #endif
@@ -236,7 +255,7 @@ void deeploy_cluster_fork(void (*fn)(void *), void *arg) {
   fn(arg);
   DEEPLOY_MARKER(DEEPLOY_RT_TASK_END);
 #if DEEPLOY_NUM_CORES > 1
-  DEEPLOY_SLEEP_UNTIL(0, load_acq(&deeploy_rt.done) == DEEPLOY_NUM_CORES - 1);
+  DEEPLOY_SLEEP_UNTIL(0, all_reached(deeploy_rt.done, 1, deeploy_rt.gen));
 #endif
   check_stack(0);
   deeploy_rt.in_fork = 0;
@@ -247,16 +266,17 @@ void deeploy_cluster_barrier(void) {
   DEEPLOY_MARKER(DEEPLOY_RT_BARRIER_ENTER);
 #if DEEPLOY_NUM_CORES > 1
   if (deeploy_rt.in_fork) { /* outside a fork only core 0 runs: nothing to wait for */
+    /* Arrive (only this core writes its count), then leave once every core has arrived. The
+     * core that sees the last arrival (with the fences, at least one does) wakes the others. */
     uint32_t me = hart_id();
-    uint32_t gen = load_acq(&deeploy_rt.bar_gen);
-    if (__atomic_fetch_add(&deeploy_rt.bar_count, 1, __ATOMIC_ACQ_REL) == DEEPLOY_NUM_CORES - 1) {
-      deeploy_rt.bar_count = 0;
-      __atomic_store_n(&deeploy_rt.bar_gen, gen + 1, __ATOMIC_RELEASE);
-      fence();
+    uint32_t n = deeploy_rt.arrived[me] + 1;
+    store_release(&deeploy_rt.arrived[me], n);
+    fence();
+    if (all_reached(deeploy_rt.arrived, 0, n)) {
       for (uint32_t h = 0; h < DEEPLOY_NUM_CORES; h++)
         if (h != me) wake(h);
     } else {
-      DEEPLOY_SLEEP_UNTIL(me, load_acq(&deeploy_rt.bar_gen) != gen);
+      DEEPLOY_SLEEP_UNTIL(me, all_reached(deeploy_rt.arrived, 0, n));
     }
   }
 #endif
