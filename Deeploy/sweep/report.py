@@ -51,6 +51,7 @@ def best_within(records: list[dict], l1: int | None = None, l2: int | None = Non
 
 
 def _ticks(lo: float, hi: float, n: int = 5) -> list[float]:
+    """Round tick values covering lo..hi (hi > lo)."""
     raw = (hi - lo) / n
     step = 10 ** math.floor(math.log10(raw))
     step *= next(m for m in (1, 2, 2.5, 5, 10) if step * m >= raw)
@@ -71,10 +72,9 @@ def _flags(r: dict) -> str:
 def _panel(records: list[dict], level: str, title: str) -> str:
     """One scatter panel: cycles against the ``level`` peak, the Pareto front ringed and joined."""
     pts = [(r[f"peak_{level}"], r["cycles"]) for r in records]
-    tx = _ticks(min(x for x, _ in pts), max(x for x, _ in pts) or 1)
+    tx = _ticks(0, max(x for x, _ in pts) or 1)
     ty = _ticks(0, max(y for _, y in pts) or 1)
-    x0, x1 = (tx[0], tx[-1]) if tx[-1] > tx[0] else (tx[0] - 1, tx[0] + 1)
-    sx = lambda v: ML + (v - x0) / (x1 - x0) * W            # noqa: E731
+    sx = lambda v: ML + (v - tx[0]) / (tx[-1] - tx[0]) * W       # noqa: E731
     sy = lambda v: MT + H - (v - ty[0]) / (ty[-1] - ty[0]) * H   # noqa: E731
     out = [f'<svg class="panel" width="{ML + W + MR}" height="{MT + H + MB}" xmlns="http://www.w3.org/2000/svg">',
            f'<text x="{ML + W / 2}" y="18" text-anchor="middle" class="ptitle">{html.escape(title)}</text>']
