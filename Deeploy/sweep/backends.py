@@ -10,7 +10,7 @@ from typing import Callable
 
 from Deeploy.errors import DeeployError
 from Deeploy.sweep.config import Point
-from Deeploy.sweep.point import failed_record, run_isolated
+from Deeploy.sweep.point import failed_record, run_isolated, stop_running
 
 __all__ = ["run_local", "run_ray", "POINT_CPUS"]
 
@@ -26,9 +26,10 @@ def run_local(points: list[Point], done: Callable[[dict], None], *, jobs: int, t
         try:
             for future in as_completed(futures):
                 done(future.result())
-        except BaseException:
+        except BaseException:   # interrupted: no new point starts, the running ones are killed
             for future in futures:
                 future.cancel()
+            stop_running()
             raise
 
 

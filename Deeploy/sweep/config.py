@@ -1,6 +1,6 @@
 """A sweep's config file (YAML or TOML) and the points it asks for.
 
-    networks: [DeeployTest/Tests/Models/miniMobileNetv2]   # test folders or .onnx files
+    networks: [DeeployTest/Tests/Models/miniMobileNetv2]   # test folders, .onnx files, globs
     platforms: [Siracusa, Siracusa_w_neureka]
     l1: [8000, 16000, 32000, 64000]          # any flag of `deeploy compile` (add_compile_flags),
     doublebuffer: [false, true]              # named without its dashes: a value or a list
@@ -10,13 +10,15 @@
     seed: 0                                  # of the sample
 
 A network needs ``inputs.npz`` and ``outputs.npz`` beside its ONNX file (the testbench checks
-every point's outputs). Paths are relative to the working directory, else to the config's folder.
+every point's outputs). Paths are relative to the working directory, else to the config's folder;
+a glob pattern (``DeeployTest/Tests/Kernels/**``) names every test folder it matches.
 Every value is checked with the flag's own parser before anything runs."""
 
 from __future__ import annotations
 
 import argparse
 import difflib
+import glob
 import hashlib
 import itertools
 import json
@@ -207,16 +209,29 @@ def _values(where: str, value) -> list:
     return out
 
 
-def _model(where: str, entry, base: Path) -> Path:
+def _models(where: str, entry, base: Path) -> list[Path]:
+    """The ONNX files of a ``networks`` entry: a test folder, an .onnx file, or a glob pattern
+    (``DeeployTest/Tests/Kernels/**``: every test folder below)."""
     if not isinstance(entry, str):
         raise DeeployError(f"{where}: {entry!r} is not a path; give a test folder or an .onnx file")
+    if glob.has_magic(entry):
+        for root in (Path.cwd(), base):
+            found = sorted(Path(m) for m in glob.glob(str(root / entry), recursive=True))
+            found = [m / "network.onnx" if m.is_dir() else m for m in found]
+            found = [m for m in found if m.suffix == ".onnx" and m.is_file()]
+            if found:
+                return [_checked(where, m, m) for m in found]
+        raise DeeployError(f"{where}: '{entry}' matches no test folder (with network.onnx) or .onnx file, "
+                           f"relative to the working directory or to {base}")
     for candidate in (Path(entry), base / entry):
         model = candidate / "network.onnx" if candidate.is_dir() else candidate
         if model.is_file():
-            break
-    else:
-        raise DeeployError(f"{where}: '{entry}' not found (a test folder with network.onnx, or an .onnx file; "
-                           f"relative to the working directory or to {base})")
+            return [_checked(where, entry, model)]
+    raise DeeployError(f"{where}: '{entry}' not found (a test folder with network.onnx, or an .onnx file; "
+                       f"relative to the working directory or to {base})")
+
+
+def _checked(where: str, entry, model: Path) -> Path:
     missing = [n for n in ("inputs.npz", "outputs.npz") if not model.with_name(n).is_file()]
     if missing:
         raise DeeployError(f"{where}: '{entry}' has no {' and no '.join(missing)} beside {model.name} "
@@ -239,8 +254,8 @@ def load_config(path: str | Path) -> SweepConfig:
                                + f" (settings: {', '.join(SETTINGS)}; flags: {', '.join(actions)})")
     if "networks" not in data:
         raise DeeployError(f"sweep config '{path}' names no networks: add networks: [test folder or .onnx file, ...]")
-    models = tuple(dict.fromkeys(_model(where("networks"), e, path.parent) for e in _values(where("networks"),
-                                                                                             data["networks"])))
+    models = tuple(dict.fromkeys(m for e in _values(where("networks"), data["networks"])
+                                 for m in _models(where("networks"), e, path.parent)))
     platforms = tuple(dict.fromkeys(_values(where("platforms"), data.get("platforms", "Siracusa"))))
     for name in platforms:
         try:

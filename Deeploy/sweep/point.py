@@ -10,8 +10,10 @@ through it."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -24,7 +26,7 @@ from Deeploy import __version__
 from Deeploy.errors import DeeployError
 from Deeploy.sweep.config import Point
 
-__all__ = ["RESULT_FIELDS", "run_point", "run_isolated", "failed_record"]
+__all__ = ["RESULT_FIELDS", "run_point", "run_isolated", "failed_record", "stop_running"]
 
 # the measured columns of a record, after its point's columns (``store.py``)
 RESULT_FIELDS = ("status", "error", "cycles", "compute", "exposed_dma", "dma_issue", "dma_wait", "overhead",
@@ -32,6 +34,7 @@ RESULT_FIELDS = ("status", "error", "cycles", "compute", "exposed_dma", "dma_iss
                  "compile_s", "build_s", "run_s")
 _SPLIT = ("cycles", "compute", "exposed_dma", "dma_issue", "dma_wait", "overhead")
 _RECORD = "record.json"
+_running: set[int] = set()   # process groups of the points this process runs
 
 
 def _base(point: Point) -> dict:
@@ -100,7 +103,6 @@ def run_isolated(point: Point, timeout: float, work_root: str | Path | None = No
     """``run_point`` in a new process (and process group) in a temporary folder below
     ``work_root`` (default: the system's), removed afterwards; killed after ``timeout`` seconds.
     Never raises: a crash, a timeout or an internal error is the record's status and error."""
-    import shutil
     if work_root is not None:
         Path(work_root).mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix=f"point-{point.key[:12]}-", dir=work_root))
@@ -111,15 +113,15 @@ def run_isolated(point: Point, timeout: float, work_root: str | Path | None = No
     try:
         proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env,
                                 start_new_session=True)
+        _running.add(proc.pid)
         try:
             _, err = proc.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.communicate()
             return failed_record(point, "timeout", f"timed out after {timeout:.0f} s (config key timeout)")
-        except BaseException:   # interrupted: the point's process group goes with the sweep
-            os.killpg(proc.pid, signal.SIGKILL)
-            raise
+        finally:
+            _running.discard(proc.pid)
         if (work / _RECORD).is_file():
             return json.loads((work / _RECORD).read_text())
         lines = err.strip().splitlines()
@@ -130,8 +132,33 @@ def run_isolated(point: Point, timeout: float, work_root: str | Path | None = No
         shutil.rmtree(work, ignore_errors=True)
 
 
+def stop_running() -> None:
+    """Kill the points this process runs (an interrupted sweep)."""
+    for group in list(_running):
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(group, signal.SIGKILL)
+
+
+def _die_with_parent(work: Path) -> None:
+    """Linux: when the process that started this one dies (e.g. a killed Ray worker), this one
+    ends its process group and removes its folder."""
+    if not sys.platform.startswith("linux"):
+        return
+
+    def end(*_) -> None:
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        os.killpg(os.getpgrp(), signal.SIGTERM)
+        shutil.rmtree(work, ignore_errors=True)
+        os._exit(1)
+
+    import ctypes
+    signal.signal(signal.SIGTERM, end)
+    ctypes.CDLL(None).prctl(1, signal.SIGTERM)   # PR_SET_PDEATHSIG
+
+
 def _main(argv: list[str]) -> int:
     point, work, timeout = Point.from_json(json.loads(argv[0])), Path(argv[1]), float(argv[2])
+    _die_with_parent(work)
     try:
         record = run_point(point, work, timeout)
     except Exception as exc:   # a compiler defect: recorded with where it happened

@@ -60,6 +60,13 @@ def test_cross_product_ranges_and_toml(tmp_path):
     assert points[1].argv() == ["--l1", "4000", "--doublebuffer", "--cores", "8"]
 
 
+def test_networks_by_glob(tmp_path):
+    config = _config(tmp_path, f"networks: ['{ADD.parent}/*', '{ADD}']\n")
+    models = load_config(config).models
+    assert models == tuple(sorted(p / "network.onnx" for p in ADD.parent.iterdir() if (p / "network.onnx").is_file()))
+    assert len(models) > 1
+
+
 def test_latin_hypercube_sample_covers_every_value_once(tmp_path):
     config = _config(tmp_path, f"networks: [{ADD}]\nl1: [1000, 2000, 3000, 4000, 5000, 6000, 7000, 8000]\n"
                                "l2: {from: 100000, to: 800000, step: 100000}\ncores: [1, 2, 3, 4, 5, 6, 7, 8]\n")
