@@ -74,7 +74,7 @@ def _argv(action: argparse.Action, name: str, value) -> list[str]:
         words = value if isinstance(value, list) else [value]
         return [w for v in words for w in (option, str(v))]
     if isinstance(value, list):
-        raise DeeployError(f"flag '{name}': a value of a list of values must be a single value, not {value!r}")
+        raise DeeployError(f"flag '{name}': each of its values is a single value, not the list {value!r}")
     return [option, str(value)]
 
 

@@ -109,8 +109,8 @@ def _network_section(name: str, records: list[dict]) -> str:
              f"<p>{len(ok)} of {len(records)} points ran; the others are in the table below.</p>"]
     platforms = list(dict.fromkeys(r["platform"] for r in ok))
     for level in ("L1", "L2"):
-        panels = [_panel([r for r in ok if r["platform"] == p], level, f"{p}: cycles vs {level}")
-                  for p in platforms if any(f"peak_{level}" in r for r in ok)]
+        shown = {p: [r for r in ok if r["platform"] == p and f"peak_{level}" in r] for p in platforms}
+        panels = [_panel(rs, level, f"{p}: cycles vs {level}") for p, rs in shown.items() if rs]
         if panels:
             parts.append(f'<div class="row">{"".join(panels)}</div>')
     return "".join(parts)

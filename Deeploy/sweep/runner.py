@@ -21,7 +21,7 @@ def _flags_text(flags: dict) -> str:
 
 def run_sweep(config: str | Path, out: str | Path, *, jobs: int | None = None, ray: bool = False,
               ray_address: str | None = None, samples: int | None = None, retry_failed: bool = False,
-              say: Callable[[str], None] = print) -> int:
+              say: Callable[[str], None] = lambda line: print(line, flush=True)) -> int:
     """Run the points of ``config`` that ``out`` has no result for (``retry_failed``: nor a
     successful one); 0 once every point has a record, 1 if a point was lost with its Ray worker."""
     if jobs is not None and jobs < 1:
@@ -30,6 +30,8 @@ def run_sweep(config: str | Path, out: str | Path, *, jobs: int | None = None, r
         raise DeeployError(f"--samples {samples}: give at least 1")
     if ray_address and not ray:
         raise DeeployError("--ray-address needs --ray")
+    if ray and jobs is not None:
+        raise DeeployError("--jobs sizes the local pool; with --ray the cluster's CPUs decide: drop --jobs")
     cfg = load_config(config)
     points = cfg.points(samples)
     store = ResultStore(out, config)

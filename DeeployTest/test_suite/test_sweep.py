@@ -48,6 +48,20 @@ def test_config_errors_name_the_key_and_write_nothing(tmp_path, capsys, text, fr
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.parametrize("flags,fragment", [
+    (["--ray-address", "127.0.0.1:6379"], "--ray-address needs --ray"),
+    (["--ray", "--jobs", "2"], "with --ray the cluster's CPUs decide: drop --jobs"),
+    (["--jobs", "0"], "--jobs 0: give at least 1"),
+    (["extra.yaml"], "deeploy sweep takes one config file"),
+])
+def test_command_line_errors(tmp_path, capsys, flags, fragment):
+    config = _config(tmp_path, f"networks: [{ADD}]\n")
+    assert main(["sweep", str(config), *flags, "-o", str(tmp_path / "out")]) == 1
+    err = capsys.readouterr().err
+    assert fragment in err and err.count("\n") == 1, err
+    assert not (tmp_path / "out").exists()
+
+
 def test_cross_product_ranges_and_toml(tmp_path):
     config = _config(tmp_path, f'networks = ["{ADD}"]\nplatforms = ["Siracusa", "Siracusa_w_neureka"]\n'
                                'l1 = {from = 4000, to = 32000, factor = 2}\ndoublebuffer = [false, true]\n'
