@@ -39,8 +39,8 @@ def run_sweep(config: str | Path, out: str | Path, *, jobs: int | None = None, r
     todo = [p for p in points if store.records.get(p.key, {}).get("status") not in skip]
     backend = f"Ray at {ray_address}" if ray_address else "a local Ray instance" if ray else \
         f"{jobs or 1} local process{'es' if (jobs or 1) > 1 else ''}"
-    say(f"sweep: {len(points)} points, {len(points) - len(todo)} with results in {out}, {len(todo)} to run on "
-        f"{backend}")
+    say(f"sweep: {len(points)} point{'s' if len(points) != 1 else ''}, {len(points) - len(todo)} with results in "
+        f"{out}, {len(todo)} to run on {backend}")
     finished = []
 
     def done(record: dict) -> None:
