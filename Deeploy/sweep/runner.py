@@ -23,7 +23,8 @@ def run_sweep(config: str | Path, out: str | Path, *, jobs: int | None = None, r
               ray_address: str | None = None, samples: int | None = None, retry_failed: bool = False,
               say: Callable[[str], None] = lambda line: print(line, flush=True)) -> int:
     """Run the points of ``config`` that ``out`` has no result for (``retry_failed``: nor a
-    successful one); 0 once every point has a record, 1 if a point was lost with its Ray worker."""
+    successful one); 0 once every point has a record, 1 if a point was lost with its Ray worker,
+    130 if interrupted."""
     if jobs is not None and jobs < 1:
         raise DeeployError(f"--jobs {jobs}: give at least 1")
     if samples is not None and samples < 1:
@@ -51,11 +52,14 @@ def run_sweep(config: str | Path, out: str | Path, *, jobs: int | None = None, r
         say(f"[{len(finished)}/{len(todo)}] {record['network']} {record['platform']} "
             f"{_flags_text(record['flags'])}: {result}")
 
-    if todo:
-        if ray:
+    try:
+        if todo and ray:
             run_ray(todo, done, address=ray_address, timeout=cfg.timeout)
-        else:
+        elif todo:
             run_local(todo, done, jobs=jobs or 1, timeout=cfg.timeout, work_root=Path(out) / ".work")
+    except KeyboardInterrupt:
+        say(f"sweep: interrupted; the {len(finished)} points that finished are in {out} (the same command resumes)")
+        return 130
     statuses = [store.records[p.key]["status"] for p in points]
     counts = {s: statuses.count(s) for s in dict.fromkeys(statuses)}
     say("sweep: " + ", ".join(f"{n} {s}" for s, n in counts.items()) + f"; results in {Path(out) / 'results.csv'}")
