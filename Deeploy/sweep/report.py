@@ -69,11 +69,11 @@ def _flags(r: dict) -> str:
     return " ".join(f"{k}={v}" for k, v in r.get("flags", {}).items())
 
 
-def _panel(records: list[dict], level: str, title: str) -> str:
-    """One scatter panel: cycles against the ``level`` peak, the Pareto front ringed and joined."""
+def _panel(records: list[dict], level: str, title: str, top: tuple[float, float]) -> str:
+    """One scatter panel: cycles against the ``level`` peak up to ``top`` (x, y; shared by the
+    panels of a row), the Pareto front ringed and joined."""
     pts = [(r[f"peak_{level}"], r["cycles"]) for r in records]
-    tx = _ticks(0, max(x for x, _ in pts) or 1)
-    ty = _ticks(0, max(y for _, y in pts) or 1)
+    tx, ty = _ticks(0, top[0] or 1), _ticks(0, top[1] or 1)
     sx = lambda v: ML + (v - tx[0]) / (tx[-1] - tx[0]) * W       # noqa: E731
     sy = lambda v: MT + H - (v - ty[0]) / (ty[-1] - ty[0]) * H   # noqa: E731
     out = [f'<svg class="panel" width="{ML + W + MR}" height="{MT + H + MB}" xmlns="http://www.w3.org/2000/svg">',
@@ -110,7 +110,9 @@ def _network_section(name: str, records: list[dict]) -> str:
     platforms = list(dict.fromkeys(r["platform"] for r in ok))
     for level in ("L1", "L2"):
         shown = {p: [r for r in ok if r["platform"] == p and f"peak_{level}" in r] for p in platforms}
-        panels = [_panel(rs, level, f"{p}: cycles vs {level}") for p, rs in shown.items() if rs]
+        row = [r for rs in shown.values() for r in rs]
+        top = (max((r[f"peak_{level}"] for r in row), default=0), max((r["cycles"] for r in row), default=0))
+        panels = [_panel(rs, level, f"{p}: cycles vs {level}", top) for p, rs in shown.items() if rs]
         if panels:
             parts.append(f'<div class="row">{"".join(panels)}</div>')
     return "".join(parts)
@@ -120,9 +122,9 @@ def _cell(column: str, r: dict) -> str:
     value = _flags(r) if column == "flags" else r.get(column)
     if value is None or value == "":
         return '<td data-v=""></td>'
-    if isinstance(value, (int, float)):
-        return f'<td data-v="{value}" class="n">{value:g}</td>' if isinstance(value, float) else \
-            f'<td data-v="{value}" class="n">{value}</td>'
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        text = f"{value:.0f}" if float(value).is_integer() else f"{value:.3f}"
+        return f'<td data-v="{value}" class="n">{text}</td>'
     return f"<td>{html.escape(str(value))}</td>"
 
 
