@@ -220,7 +220,7 @@ def _sweep(args) -> int:
     if args.results is not None:
         raise DeeployError(f"deeploy sweep takes one config file, got also '{args.results}' "
                            "(a report: deeploy sweep report DIR -o report.html)")
-    from Deeploy.sweep import run_sweep
+    from Deeploy.sweep.runner import run_sweep
     return run_sweep(args.config, args.output, jobs=args.jobs, ray=args.ray, ray_address=args.ray_address,
                      samples=args.samples, retry_failed=args.retry_failed)
 

@@ -7,10 +7,8 @@ split, memory peaks and code size are appended to a results folder as it finishe
 * ``point``: one point, compiled, built and run in a process of its own;
 * ``backends``: where the points run (a local pool, or Ray tasks);
 * ``store``: the results folder (``results.jsonl`` and ``results.csv``), resumable;
-* ``report``: the HTML page of a results folder (Pareto fronts, side-by-side views, table).
+* ``report``: the HTML page of a results folder (Pareto fronts, side-by-side views, table);
+* ``runner``: ``run_sweep``, the points of a config that a results folder lacks, on a backend.
+
+The package imports none of them, so that ``python -m Deeploy.sweep.point`` runs a point alone.
 """
-
-from Deeploy.sweep.config import Point, SweepConfig, load_config
-from Deeploy.sweep.runner import run_sweep
-
-__all__ = ["Point", "SweepConfig", "load_config", "run_sweep"]

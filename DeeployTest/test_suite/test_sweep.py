@@ -13,8 +13,9 @@ from pathlib import Path
 import pytest
 
 from Deeploy.cli import main
-from Deeploy.sweep import load_config, run_sweep
+from Deeploy.sweep.config import load_config
 from Deeploy.sweep.report import best_within, pareto_front, write_report
+from Deeploy.sweep.runner import run_sweep
 from DeeployTest.test_suite.conftest import DEEPLOY_TEST
 
 ADD = DEEPLOY_TEST / "Tests" / "Kernels" / "Add" / "Regular"

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from Deeploy.sweep import run_sweep
+from Deeploy.sweep.runner import run_sweep
 from DeeployTest.test_suite.conftest import REPO
 from DeeployTest.test_suite.test_sweep import ADD, needs_cross
 
