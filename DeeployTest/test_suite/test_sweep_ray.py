@@ -41,7 +41,10 @@ def cluster():
     after the module's tests."""
     temp = Path(f"/tmp/ray-sweep-{os.getpid()}")    # short: Ray's socket paths must fit 107 characters
     port = _free_port()
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH")) if p)}
+    # a token left by an earlier local Ray instance would turn token authentication on for this
+    # cluster, which ray.init(address=...) does not follow: off for this loopback-only cluster
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH")) if p),
+           "RAY_AUTH_MODE": "disabled"}
     log = open(temp.with_suffix(".log"), "w")
     head = subprocess.Popen([shutil.which("ray") or "ray", "start", "--head", "--block", "--port", str(port),
                              "--node-ip-address", "127.0.0.1", "--num-cpus", "2", "--temp-dir", str(temp),
