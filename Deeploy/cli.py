@@ -8,6 +8,8 @@
     deeploy analyze net.onnx --platform Siracusa --l1 64000 [--json|--csv]   # per layer cost, memory, tiles
     deeploy validate net.onnx --platform Siracusa [--inputs x.npz]  # run it, compare with the reference
     deeploy ops --platform Generic                         # operators the platform runs
+    deeploy sweep sweep.yaml -o results/ [--jobs N] [--ray [--ray-address ADDR]] [--samples N] [--retry-failed]
+    deeploy sweep report results/ -o report.html           # Pareto fronts, side-by-side views, sortable table
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ import time
 from pathlib import Path
 
 from Deeploy.errors import DeeployError
+from Deeploy.passes.loop_flags import add_loop_flags, loop_rolling_options
+from Deeploy.tiling.flags import add_tiling_flags, tiling_options
 
 __all__ = ["main"]
 
@@ -80,12 +84,32 @@ def _platform_options(args) -> dict | None:
     return options or None
 
 
+def add_compile_flags(p: argparse.ArgumentParser) -> None:
+    """The flags deciding what ``deeploy compile`` generates (cores, tiling, loop rolling, NPU
+    options); ``deeploy sweep`` configs name them without the dashes."""
+    p.add_argument("--cores", type=int, default=None,
+                   help="cluster cores the code will run on (cluster platforms; default: all)")
+    add_tiling_flags(p)
+    add_loop_flags(p)
+    p.add_argument("--no-npu-for", default="", metavar="NAME[,NAME]",
+                   help="platforms with an NPU (Siracusa_w_neureka): keep these layers on the cluster")
+    p.add_argument("--wmem-size", type=int, default=None, metavar="BYTES",
+                   help="platforms with an NPU weight memory: its size (default 4 MiB)")
+    p.add_argument("--neureka-wmem", action="store_true",
+                   help="platforms with an NPU weight memory: place the NPU weights that save the most "
+                        "modelled cycles in it (never tiled or DMA'd)")
+
+
+def compile_options(args) -> dict:
+    """The keyword arguments of ``compile_graph`` that the flags of ``add_compile_flags`` ask for."""
+    return {"cores": args.cores, "tiling": tiling_options(args), "platform_options": _platform_options(args),
+            "loop_rolling": loop_rolling_options(args)}
+
+
 def _compile(args) -> None:
     from Deeploy.compiler import Stages, atomic_folder, check_replaceable, compile_graph
     from Deeploy.frontend import assign_input_types
     from Deeploy.frontend.onnx_loader import integer_semantics
-    from Deeploy.passes.loop_flags import loop_rolling_options
-    from Deeploy.tiling.flags import tiling_options
 
     start = time.perf_counter()
     log = print if args.verbose else None
@@ -104,9 +128,8 @@ def _compile(args) -> None:
         snapshots = atomic_folder(f"{os.path.abspath(out)}_states", "--snapshots folder")
     with snapshots as states:
         result = compile_graph(graph, args.platform, out, source=onnx_path.name, snapshot_dir=states,
-                               cores=args.cores, log=log, extra_files=testbench, stages=stages,
-                               tiling=tiling_options(args), name=args.name,
-                               platform_options=_platform_options(args), loop_rolling=loop_rolling_options(args))
+                               log=log, extra_files=testbench, stages=stages, name=args.name,
+                               **compile_options(args))
     for note in result.notes:
         print("note:", note)
     s = result.summary
@@ -152,8 +175,6 @@ def _roofline_report(result):
 def _analyze(args) -> None:
     from Deeploy.analyze import analyze_graph, format_csv, format_table
     from Deeploy.frontend import assign_input_types
-    from Deeploy.passes.loop_flags import loop_rolling_options
-    from Deeploy.tiling.flags import tiling_options
     say = (lambda text: print(text, file=sys.stderr)) if args.json or args.csv else print
     if args.roofline:
         from Deeploy.targets import roofs_of
@@ -178,7 +199,6 @@ def _analyze(args) -> None:
 
 
 def _validate(args) -> int:
-    from Deeploy.tiling.flags import tiling_options
     from Deeploy.validate import validate
     return validate(args.model, args.platform, inputs=args.inputs, outputs=args.outputs, cores=args.cores,
                     tiling=tiling_options(args), input_types=_input_types(args.input_type), seed=args.seed,
@@ -188,6 +208,21 @@ def _validate(args) -> int:
 def _run(args) -> int:
     from Deeploy.run import run_output
     return run_output(args.folder, args.build_dir, timeout=args.timeout, verbose=args.verbose)
+
+
+def _sweep(args) -> int:
+    if args.config == "report":
+        if args.results is None:
+            raise DeeployError("deeploy sweep report needs the results folder: deeploy sweep report DIR -o report.html")
+        from Deeploy.sweep.report import write_report
+        print(f"Report: {write_report(args.results, args.output, args.l1_budget, args.l2_budget)}")
+        return 0
+    if args.results is not None:
+        raise DeeployError(f"deeploy sweep takes one config file, got also '{args.results}' "
+                           "(a report: deeploy sweep report DIR -o report.html)")
+    from Deeploy.sweep.runner import run_sweep
+    return run_sweep(args.config, args.output, jobs=args.jobs, ray=args.ray, ray_address=args.ray_address,
+                     samples=args.samples, retry_failed=args.retry_failed)
 
 
 def _ops(args) -> None:
@@ -203,8 +238,6 @@ def _ops(args) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     from Deeploy import __version__
-    from Deeploy.passes.loop_flags import add_loop_flags
-    from Deeploy.tiling.flags import add_tiling_flags
     parser = argparse.ArgumentParser(prog="deeploy", description="Compile quantized ONNX networks to C.")
     parser.add_argument("--version", action="version", version=f"deeploy {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -217,21 +250,11 @@ def main(argv: list[str] | None = None) -> int:
                    "(default: inputs.npz beside the model, if present)")
     c.add_argument("--input-type", action="append", default=[], metavar="NAME=TYPE",
                    help="integer type of a graph input, e.g. input=uint8")
-    c.add_argument("--cores", type=int, default=None,
-                   help="cluster cores the code will run on (cluster platforms; default: all)")
-    add_tiling_flags(c)
-    add_loop_flags(c)
+    add_compile_flags(c)
     c.add_argument("--name", default=None, metavar="NET",
                    help="prefix of every exported C symbol (NET_InitNetwork, NET_RunNetwork, NET_inputs...) "
                         "and macro (NET_ARENA_L2_BYTES...) so several networks link into one program "
                         "(default: InitNetwork, RunNetwork, DeeployNetwork_*)")
-    c.add_argument("--no-npu-for", default="", metavar="NAME[,NAME]",
-                   help="platforms with an NPU (Siracusa_w_neureka): keep these layers on the cluster")
-    c.add_argument("--wmem-size", type=int, default=None, metavar="BYTES",
-                   help="platforms with an NPU weight memory: its size (default 4 MiB)")
-    c.add_argument("--neureka-wmem", action="store_true",
-                   help="platforms with an NPU weight memory: place the NPU weights that save the most "
-                        "modelled cycles in it (never tiled or DMA'd)")
     c.add_argument("--roofline", action="store_true",
                    help="print every layer's ops, bytes per memory level, intensity, the tiler's estimated cycles and "
                         "its roofs; write roofline.json and roofline.html into the output folder")
@@ -281,6 +304,24 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("--timeout", type=float, default=600.0, help="seconds the program may run (default 600)")
     r.add_argument("-v", "--verbose", action="store_true", help="show the build commands and their output")
     r.set_defaults(run=_run)
+    w = sub.add_parser("sweep", help="compile, build and run every configuration of a config file (YAML or TOML); "
+                       "`deeploy sweep report DIR -o report.html`: its HTML report")
+    w.add_argument("config", help="the sweep config (.yaml, .yml or .toml), or `report`")
+    w.add_argument("results", nargs="?", help=argparse.SUPPRESS)
+    w.add_argument("-o", "--output", required=True,
+                   help="the results folder (resumed if an earlier sweep wrote it); for `report`: the HTML file")
+    w.add_argument("--jobs", type=int, default=None, help="points run at once on this machine (default 1)")
+    w.add_argument("--ray", action="store_true", help="run the points as Ray tasks (pip install 'deeploy[sweep]')")
+    w.add_argument("--ray-address", default=None, metavar="ADDR",
+                   help="the Ray cluster, e.g. 10.0.0.1:6379 (default: a local Ray instance)")
+    w.add_argument("--samples", type=int, default=None, metavar="N",
+                   help="run N points of the cross product (Latin hypercube; config sampling: random for uniform)")
+    w.add_argument("--retry-failed", action="store_true", help="run again the points whose earlier run failed")
+    w.add_argument("--l1-budget", type=int, default=None, metavar="BYTES",
+                   help="report: the best configuration per network uses at most this L1 (peak)")
+    w.add_argument("--l2-budget", type=int, default=None, metavar="BYTES",
+                   help="report: the best configuration per network uses at most this L2 (peak)")
+    w.set_defaults(run=_sweep)
     o = sub.add_parser("ops", help="list operators and the platform's kernels for them")
     o.add_argument("--platform", default="Generic")
     o.set_defaults(run=_ops)

@@ -19,7 +19,7 @@ if ((${#missing[@]})); then
 fi
 
 # checked from / so that the working directory does not shadow the installed package
-if ! (cd / && python3 -c "import Deeploy, onnx, onnxruntime, mako, ortools, pytest, xdist, hypothesis") 2>/dev/null \
+if ! (cd / && python3 -c "import Deeploy, onnx, onnxruntime, mako, ortools, pytest, xdist, hypothesis, yaml") 2>/dev/null \
    || [ "$(cd / && python3 -c 'import Deeploy, pathlib; print(pathlib.Path(Deeploy.__file__).parents[1])' 2>/dev/null)" != "$repo" ]; then
   echo "installing the Python package and its dependencies"
   python3 -m pip install -q --disable-pip-version-check -e "$repo[test]"
