@@ -13,7 +13,8 @@
  *
  * Arguments: out=FILE (required), region=NAME:BASE:SIZE (repeatable, up to 8, in column order;
  * an access goes to the first region containing its address, else to "other"), emu=START:END and
- * emu_mem=START:END (the PULP emulator's code and access helpers, below; default: none).
+ * emu_mem=START:END (the PULP emulator's code and access helpers, below; default: none), sites=FILE,
+ * stubs=START:END and scratch=START:END (the PULP stubs of a rewritten image, below).
  *
  * Output (text, one record per line, deterministic under -icount):
  *   # deeploy-vp-records 3
@@ -42,6 +43,12 @@
  * nothing); blocks in its access helpers (emu_mem=START:END) count only their data accesses, as
  * the core's own. A cv load's use by the first instruction after it (the next block) is a
  * load-use stall.
+ * A rewritten image (Deeploy/targets/pulp/stubs.py) runs most cv.* words as RV32I stubs instead:
+ * sites=FILE lists "ADDRESS WORD" (hex) per rewritten site with its original word, which is decoded
+ * and counted in place of the `jal` (or nop) there. Blocks in the stubs (stubs=START:END) are
+ * counted like the emulator's access helpers (data accesses only; taken-branch and load-use state
+ * cross them unchanged, so loop-backs cost nothing); accesses to the stubs' per-hart scratch area
+ * (scratch=START:END) are never counted.
  * hart = vCPU index (= mhartid on virt); seq = the record's index among that hart's records;
  * marker = the id as 0x%03x, or "end" for the final record of every hart that ran (written at
  * exit); counters are cumulative since reset, excluding wait regions, counted up to (not
@@ -154,6 +161,10 @@ typedef struct {
 static hart_t harts[MAX_HARTS];
 static region_t regions[MAX_REGIONS];
 static uint64_t emu_range[2], emu_mem_range[2]; /* [start, end) of the PULP emulator's code, access helpers */
+static uint64_t stub_range[2], scratch_range[2]; /* [start, end) of the PULP stubs, their scratch area */
+static uint64_t *site_addr;                      /* rewritten sites, ascending, and their original words */
+static uint32_t *site_word;
+static size_t n_sites;
 static int n_regions;
 static int l1_region = -1; /* index of the region named L1 (banked), -1: none */
 static FILE *out;
@@ -323,7 +334,7 @@ static void on_mem(unsigned vcpu, qemu_plugin_meminfo_t info, uint64_t vaddr, vo
     h->dma.bytes[region_of(vaddr)][qemu_plugin_mem_is_store(info) ? 1 : 0] += 1u << qemu_plugin_mem_size_shift(info);
     return;
   }
-  if (h->excluded) return;
+  if (h->excluded || vaddr - scratch_range[0] < scratch_range[1] - scratch_range[0]) return;
   int r = region_of(vaddr);
   unsigned shift = qemu_plugin_mem_size_shift(info);
   h->acc[r][qemu_plugin_mem_is_store(info) ? 1 : 0]++;
@@ -435,12 +446,23 @@ static int marker_id(struct qemu_plugin_insn *insn) {
 
 static inline int in_range(const uint64_t *r, uint64_t a) { return a - r[0] < r[1] - r[0]; }
 
+/* the original word of a rewritten site at vaddr, else w */
+static uint32_t site_original(uint64_t vaddr, uint32_t w) {
+  size_t lo = 0, hi = n_sites;
+  while (lo < hi) {
+    size_t mid = (lo + hi) / 2;
+    if (site_addr[mid] < vaddr) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo < n_sites && site_addr[lo] == vaddr ? site_word[lo] : w;
+}
+
 static void on_translate(qemu_plugin_id_t id, struct qemu_plugin_tb *tb) {
   (void)id;
   size_t n = qemu_plugin_tb_n_insns(tb);
   uint64_t vaddr = qemu_plugin_insn_vaddr(qemu_plugin_tb_get_insn(tb, 0));
   if (in_range(emu_range, vaddr)) return; /* the PULP emulator: not counted */
-  if (in_range(emu_mem_range, vaddr)) {   /* its access helpers: the core's data accesses */
+  if (in_range(emu_mem_range, vaddr) || in_range(stub_range, vaddr)) { /* the core's data accesses */
     for (size_t i = 0; i < n; i++)
       qemu_plugin_register_vcpu_mem_cb(qemu_plugin_tb_get_insn(tb, i), on_mem, QEMU_PLUGIN_CB_NO_REGS,
                                        QEMU_PLUGIN_MEM_RW, NULL);
@@ -463,6 +485,7 @@ static void on_translate(qemu_plugin_id_t id, struct qemu_plugin_tb *tb) {
     size_t size = qemu_plugin_insn_size(insn);
     uint32_t w = 0;
     memcpy(&w, qemu_plugin_insn_data(insn), size < 4 ? size : 4);
+    if (size == 4) w = site_original(qemu_plugin_insn_vaddr(insn), w);
     insn_t d = decode(w, (int)size);
     if (i == 0) t->first_reads = d.reads;
     t->last_load_rd = d.pulp ? d.load_rd : -1;
@@ -504,6 +527,29 @@ static int parse_range(const char *spec, uint64_t *r) {
   return 0;
 }
 
+/* sites=FILE: lines "ADDRESS WORD" (hex), addresses ascending */
+static int parse_sites(const char *path) {
+  FILE *f = fopen(path, "r");
+  if (!f) return fail("cannot open the site table", path);
+  unsigned long long a;
+  unsigned w;
+  size_t cap = 0;
+  while (fscanf(f, "%llx %x", &a, &w) == 2) {
+    if (n_sites == cap) {
+      cap = cap ? 2 * cap : 256;
+      site_addr = realloc(site_addr, cap * sizeof *site_addr);
+      site_word = realloc(site_word, cap * sizeof *site_word);
+      if (!site_addr || !site_word) return fail("out of memory reading the site table", path);
+    }
+    if (n_sites && a <= site_addr[n_sites - 1]) return fail("site table not in ascending address order", path);
+    site_addr[n_sites] = a;
+    site_word[n_sites++] = w;
+  }
+  int bad = !feof(f);
+  fclose(f);
+  return bad ? fail("malformed site table (expected lines ADDRESS WORD)", path) : 0;
+}
+
 static int parse_region(const char *spec) {
   if (n_regions == MAX_REGIONS) return fail("too many regions (at most 8)", spec);
   region_t *r = &regions[n_regions];
@@ -534,9 +580,15 @@ DEEPLOY_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_in
       if (parse_range(argv[i] + 4, emu_range)) return -1;
     } else if (!strncmp(argv[i], "emu_mem=", 8)) {
       if (parse_range(argv[i] + 8, emu_mem_range)) return -1;
+    } else if (!strncmp(argv[i], "stubs=", 6)) {
+      if (parse_range(argv[i] + 6, stub_range)) return -1;
+    } else if (!strncmp(argv[i], "scratch=", 8)) {
+      if (parse_range(argv[i] + 8, scratch_range)) return -1;
+    } else if (!strncmp(argv[i], "sites=", 6)) {
+      if (parse_sites(argv[i] + 6)) return -1;
     } else
-      return fail("unknown argument (expected out=FILE, region=NAME:BASE:SIZE, emu=START:END, emu_mem=START:END)",
-                  argv[i]);
+      return fail("unknown argument (expected out=FILE, region=NAME:BASE:SIZE, emu=START:END, emu_mem=START:END, "
+                  "sites=FILE, stubs=START:END, scratch=START:END)", argv[i]);
   }
   if (!path || !*path) return fail("missing out=FILE", NULL);
   if (info->system_emulation && info->system.max_vcpus > MAX_HARTS) return fail("more than 64 vCPUs", NULL);

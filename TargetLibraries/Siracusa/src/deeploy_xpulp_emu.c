@@ -16,7 +16,12 @@
  * The timing plugin does not count the handler's instructions (section deeploy_xpulp_text); the
  * memory accesses of emulated loads and stores are made by the helpers in section
  * deeploy_xpulp_mem, which the plugin counts as the core's own accesses (the runner passes both
- * address ranges from the ELF's __start_/__stop_ symbols). */
+ * address ranges from the ELF's __start_/__stop_ symbols).
+ *
+ * The QEMU runner normally runs an image in which most cv.* words are rewritten into RV32IM stubs
+ * (Deeploy/targets/pulp/stubs.py); this emulator then handles only the words left in place. The
+ * stubs keep their temporaries and hardware-loop counts in the hart's scratch area below, which
+ * mscratch points to (deeploy_xpulp_init_hart, at start-up). */
 #include <stdint.h>
 
 #include "deeploy_runtime.h"
@@ -80,8 +85,20 @@ __asm__(".pushsection deeploy_xpulp_text, \"ax\", @progbits\n"
 /* keeps the section bounds in the symbol table for the runner */
 extern char __start_deeploy_xpulp_text[], __stop_deeploy_xpulp_text[];
 extern char __start_deeploy_xpulp_mem[], __stop_deeploy_xpulp_mem[];
+extern char __start_deeploy_xpulp_scratch[], __stop_deeploy_xpulp_scratch[];
 __attribute__((used)) static const void *const xpulp_ranges[] = {
-    __start_deeploy_xpulp_text, __stop_deeploy_xpulp_text, __start_deeploy_xpulp_mem, __stop_deeploy_xpulp_mem};
+    __start_deeploy_xpulp_text, __stop_deeploy_xpulp_text,       __start_deeploy_xpulp_mem,
+    __stop_deeploy_xpulp_mem,   __start_deeploy_xpulp_scratch, __stop_deeploy_xpulp_scratch};
+
+/* ---- the stubs' per-hart scratch area: 8 saved temporaries, the counts of loops 0 and 1 -------
+ * (layout: SCRATCH_WORDS and _SAVE/_COUNT in Deeploy/targets/pulp/stubs.py) */
+#define DEEPLOY_XPULP_SCRATCH_WORDS 16
+__attribute__((section("deeploy_xpulp_scratch"), aligned(64))) uint32_t
+    deeploy_xpulp_scratch_words[MAX_HARTS][DEEPLOY_XPULP_SCRATCH_WORDS];
+
+void deeploy_xpulp_init_hart(uint32_t hart) {
+  __asm__ volatile("csrw mscratch, %0" ::"r"(deeploy_xpulp_scratch_words[hart % MAX_HARTS]));
+}
 
 /* ---- hardware loops ------------------------------------------------------------------------ */
 typedef struct {
