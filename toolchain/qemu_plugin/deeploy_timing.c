@@ -13,8 +13,8 @@
  *
  * Arguments: out=FILE (required), region=NAME:BASE:SIZE (repeatable, up to 8, in column order;
  * an access goes to the first region containing its address, else to "other"), emu=START:END and
- * emu_mem=START:END (the PULP emulator's code and access helpers, below; default: none), sites=FILE,
- * stubs=START:END and scratch=START:END (the PULP stubs of a rewritten image, below).
+ * emu_mem=START:END (the PULP emulator's code and access helpers, below; default: none), sites=FILE
+ * and stubs=START:END (the PULP stubs of a rewritten image, below).
  *
  * Output (text, one record per line, deterministic under -icount):
  *   # deeploy-vp-records 3
@@ -47,8 +47,8 @@
  * sites=FILE lists "ADDRESS WORD" (hex) per rewritten site with its original word, which is decoded
  * and counted in place of the `jal` (or nop) there. Blocks in the stubs (stubs=START:END) are
  * counted like the emulator's access helpers (data accesses only; taken-branch and load-use state
- * cross them unchanged, so loop-backs cost nothing); accesses to the stubs' per-hart scratch area
- * (scratch=START:END) are never counted.
+ * cross them unchanged, so loop-backs cost nothing), except the accesses through tp: the stubs'
+ * per-hart scratch area.
  * hart = vCPU index (= mhartid on virt); seq = the record's index among that hart's records;
  * marker = the id as 0x%03x, or "end" for the final record of every hart that ran (written at
  * exit); counters are cumulative since reset, excluding wait regions, counted up to (not
@@ -161,7 +161,7 @@ typedef struct {
 static hart_t harts[MAX_HARTS];
 static region_t regions[MAX_REGIONS];
 static uint64_t emu_range[2], emu_mem_range[2]; /* [start, end) of the PULP emulator's code, access helpers */
-static uint64_t stub_range[2], scratch_range[2]; /* [start, end) of the PULP stubs, their scratch area */
+static uint64_t stub_range[2];                   /* [start, end) of the PULP stubs */
 static uint64_t *site_addr;                      /* rewritten sites, ascending, and their original words */
 static uint32_t *site_word;
 static size_t n_sites;
@@ -334,7 +334,7 @@ static void on_mem(unsigned vcpu, qemu_plugin_meminfo_t info, uint64_t vaddr, vo
     h->dma.bytes[region_of(vaddr)][qemu_plugin_mem_is_store(info) ? 1 : 0] += 1u << qemu_plugin_mem_size_shift(info);
     return;
   }
-  if (h->excluded || vaddr - scratch_range[0] < scratch_range[1] - scratch_range[0]) return;
+  if (h->excluded) return;
   int r = region_of(vaddr);
   unsigned shift = qemu_plugin_mem_size_shift(info);
   h->acc[r][qemu_plugin_mem_is_store(info) ? 1 : 0]++;
@@ -462,10 +462,15 @@ static void on_translate(qemu_plugin_id_t id, struct qemu_plugin_tb *tb) {
   size_t n = qemu_plugin_tb_n_insns(tb);
   uint64_t vaddr = qemu_plugin_insn_vaddr(qemu_plugin_tb_get_insn(tb, 0));
   if (in_range(emu_range, vaddr)) return; /* the PULP emulator: not counted */
-  if (in_range(emu_mem_range, vaddr) || in_range(stub_range, vaddr)) { /* the core's data accesses */
-    for (size_t i = 0; i < n; i++)
-      qemu_plugin_register_vcpu_mem_cb(qemu_plugin_tb_get_insn(tb, i), on_mem, QEMU_PLUGIN_CB_NO_REGS,
-                                       QEMU_PLUGIN_MEM_RW, NULL);
+  int stub = in_range(stub_range, vaddr);
+  if (stub || in_range(emu_mem_range, vaddr)) { /* the core's data accesses */
+    for (size_t i = 0; i < n; i++) {
+      struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
+      uint32_t w = 0;
+      memcpy(&w, qemu_plugin_insn_data(insn), qemu_plugin_insn_size(insn) < 4 ? 2 : 4);
+      if (stub && ((w >> 15) & 31) == 4) continue; /* through tp: the stubs' scratch area */
+      qemu_plugin_register_vcpu_mem_cb(insn, on_mem, QEMU_PLUGIN_CB_NO_REGS, QEMU_PLUGIN_MEM_RW, NULL);
+    }
     return;
   }
   tb_info_t *t = calloc(1, sizeof *t); /* lives as long as the translation (never freed) */
@@ -582,13 +587,11 @@ DEEPLOY_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_in
       if (parse_range(argv[i] + 8, emu_mem_range)) return -1;
     } else if (!strncmp(argv[i], "stubs=", 6)) {
       if (parse_range(argv[i] + 6, stub_range)) return -1;
-    } else if (!strncmp(argv[i], "scratch=", 8)) {
-      if (parse_range(argv[i] + 8, scratch_range)) return -1;
     } else if (!strncmp(argv[i], "sites=", 6)) {
       if (parse_sites(argv[i] + 6)) return -1;
     } else
       return fail("unknown argument (expected out=FILE, region=NAME:BASE:SIZE, emu=START:END, emu_mem=START:END, "
-                  "sites=FILE, stubs=START:END, scratch=START:END)", argv[i]);
+                  "sites=FILE, stubs=START:END)", argv[i]);
   }
   if (!path || !*path) return fail("missing out=FILE", NULL);
   if (info->system_emulation && info->system.max_vcpus > MAX_HARTS) return fail("more than 64 vCPUs", NULL);

@@ -5,7 +5,9 @@ QEMU time per instruction. :func:`rewrite` derives an image in which each word i
 replaced by ``jal x0, stub`` (a *site*); the stub, in the section ``.deeploy_xpulp_stubs`` the
 linker script reserves after ``.text``, does the same thing in RV32IM with the registers of that
 word fixed and ends with ``jal x0, site + 4``. Stub temporaries are saved in the hart's scratch
-area (``deeploy_xpulp_scratch``, reached through ``mscratch``: ``csrrw B, mscratch, B``).
+area, the thread-local ``deeploy_xpulp_scratch`` reached through ``tp`` (not a CSR: QEMU 7.2 leaves
+the translated code at every CSR access, which made such stubs only 3x faster than the trap); words
+that use ``tp`` stay with the emulator.
 
 Hardware loops whose start, end and count are set by one run of consecutive setup words
 (``setup``/``setupi``, or ``starti`` + ``endi`` + ``count``/``counti``) run without traps: the
@@ -24,15 +26,16 @@ import struct
 from pathlib import Path
 from typing import Callable, NamedTuple
 
-from Deeploy.elf import sections
+from Deeploy.elf import sections, symbols
 from Deeploy.errors import BuildError
 
 __all__ = ["SCRATCH_WORDS", "Rewritten", "rewrite", "stubs_enabled"]
 
 STUB_SECTION = ".deeploy_xpulp_stubs"
-SCRATCH_SECTION = "deeploy_xpulp_scratch"
-SCRATCH_WORDS = 16                   # per hart (DEEPLOY_XPULP_SCRATCH_WORDS in deeploy_xpulp_emu.c)
-_SAVE, _COUNT = 0, 32                # scratch bytes: saved temporaries (8 words), loop counts 0 and 1
+SCRATCH = "deeploy_xpulp_scratch"   # thread-local uint32_t[SCRATCH_WORDS] (deeploy_xpulp_emu.c)
+SCRATCH_WORDS = 6
+_SAVE, _COUNT = 0, 16                # scratch bytes: saved temporaries (4 words), loop counts 0 and 1
+_TP = 4
 _SHF_EXECINSTR = 4
 _SKIP = (STUB_SECTION, "deeploy_xpulp_text", "deeploy_xpulp_mem")   # no cv.* words: stubs, the emulator
 _NOP = 0x00000013
@@ -81,8 +84,8 @@ def _jal(off):
 class _Asm:
     """A stub being assembled at address ``at``: words, local labels, branches to them."""
 
-    def __init__(self, at: int):
-        self.at, self.words, self.labels, self.fixups = at, [], {}, []
+    def __init__(self, at: int, scratch: int):
+        self.at, self.scratch, self.words, self.labels, self.fixups = at, scratch, [], {}, []
 
     def __call__(self, word: int) -> None:
         self.words.append(word)
@@ -162,8 +165,8 @@ def _decode(w: int) -> _Word | None:
     imm12 = ((w >> 20) ^ 0x800) - 0x800
     ld = {0: 0, 1: 1, 2: 2, 4: 4, 5: 5}     # RV32 load funct3 by kind
 
-    def word(temps, body, uses=(), dst=None):
-        return _Word(rd if dst is None else dst, r1, r2, (rd, r1, r2) + tuple(uses), temps, body)
+    def word(temps, body, dst=None, regs=(rd, r1, r2)):   # regs: the register fields (others are immediates)
+        return None if _TP in regs else _Word(rd if dst is None else dst, r1, r2, regs, temps, body)
 
     def result(compute):          # rd = compute(a, T0, temps): the value ends in T0
         def body(a, t):
@@ -180,7 +183,7 @@ def _decode(w: int) -> _Word | None:
             if r1:
                 a(_i(imm12, r1, 0, r1))
             a.mv(rd, t[0])
-        return word(1, body)
+        return word(1, body, regs=(rd, r1))
     if op == 0x2B and f3 <= 2:                                # cv.s* rs2, (rs1), imm
         inc = (imm12 & ~31) | rd
 
@@ -188,7 +191,7 @@ def _decode(w: int) -> _Word | None:
             a(_s(0, r2, r1, f3))
             if r1:
                 a(_i(inc, r1, 0, r1))
-        return word(0, body, dst=0)
+        return word(0, body, dst=0, regs=(r1, r2))
     if op == 0x2B and f3 == 3:
         if f7 < 0x10:                                         # loads: register post-increment / offset
             kind = {0: 0, 1: 1, 2: 2, 8: 4, 9: 5}.get(f7 & ~4)
@@ -223,7 +226,8 @@ def _decode(w: int) -> _Word | None:
         if alu is None:
             return None
         temps, compute = alu
-        return word(temps, result(lambda a, t: compute(a, t, r1, r2, rd)))
+        return word(temps, result(lambda a, t: compute(a, t, r1, r2, rd)),
+                    regs=(rd, r1) if f7 in (0x38, 0x39) else (rd, r1, r2))
     if op == 0x2B and f3 == 4:
         return None                                           # hardware loops: see _loops
     if op == 0x5B and f3 <= 1:                                # bit fields with constant width / position
@@ -247,7 +251,7 @@ def _decode(w: int) -> _Word | None:
             else:
                 a.li(t[1], mk if k == 5 else ~mk)
                 (_or if k == 5 else _and)(a, t[0], r1, t[1])
-        return word(2, result(compute))
+        return word(2, result(compute), regs=(rd, r1))
     if op == 0x7B and not (w >> 26) & 1:
         return _simd(w, word, result)
     return None
@@ -314,8 +318,8 @@ def _simd(w, word, result):
                 _srli(a, t[0], t[0], 32 - bits - i * bits)
                 _and(a, t[1], rd, t[1])
                 _or(a, t[0], t[0], t[1])
-            return word(2, result(compute))
-        return word(1, result(lambda a, t: _lane(a, t[0], r1, i, bits, kind == 0)))
+            return word(2, result(compute), regs=(rd, r1))
+        return word(1, result(lambda a, t: _lane(a, t[0], r1, i, bits, kind == 0)), regs=(rd, r1))
     return None
 
 
@@ -395,33 +399,20 @@ _ALU = {
 _POOL = (5, 6, 7, 28, 29, 30, 31, 8, 9, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 10, 11, 12, 13, 14, 15, 16, 17, 1)
 
 
-def _free(uses, n):
-    regs = [r for r in _POOL if r not in uses][:n + 1]
-    return regs[0], regs[1:]                                  # base register, temporaries
-
-
-def _swap(r: int) -> int:
-    """csrrw r, mscratch, r"""
-    return 0x34001073 | (r << 15) | (r << 7)
-
-
 def _with_scratch(a: _Asm, uses, n, body) -> None:
-    """body(asm, base, temps) between saving n temporaries to the hart's scratch area and restoring them."""
-    base, temps = _free(uses, n)
-    a(_swap(base))
+    """body(asm, temps) between saving n temporaries (not in uses) to the hart's scratch area and
+    restoring them."""
+    temps = [r for r in _POOL if r not in uses][:n]
+    assert n <= _COUNT // 4
     for k, r in enumerate(temps):
-        a(_s(_SAVE + 4 * k, r, base, 2))
-    body(a, base, temps)
+        a(_s(a.scratch + _SAVE + 4 * k, r, _TP, 2))
+    body(a, temps)
     for k, r in enumerate(temps):
-        a(_i(_SAVE + 4 * k, base, 2, r, 0x03))
-    a(_swap(base))
+        a(_i(a.scratch + _SAVE + 4 * k, _TP, 2, r, 0x03))
 
 
 def _emit_word(a: _Asm, d: _Word) -> None:
-    if d.temps:
-        _with_scratch(a, d.uses, d.temps, lambda a, base, temps: d.body(a, temps))
-    else:
-        d.body(a, [])
+    _with_scratch(a, d.uses, d.temps, d.body)
 
 
 class _Loop(NamedTuple):
@@ -486,41 +477,41 @@ def _relocatable(w: int) -> bool:
         return _decode(w) is not None
     if op == 0x13 and w & 0xFFFFF == 0x2013:                 # a marker (slti x0, x0, id) stays in place
         return False
-    return op in (0x03, 0x07, 0x13, 0x23, 0x27, 0x33, 0x37, 0x43, 0x47, 0x4B, 0x4F, 0x53)
+    fields = _X_FIELDS.get(op)
+    return fields is not None and all((w >> k) & 31 != _TP for k in fields)   # tp is the stubs'
+
+
+# relocatable RV32IMF opcodes: bit positions of their integer register fields (rd 7, rs1 15, rs2 20)
+_X_FIELDS = {0x03: (7, 15), 0x07: (15,), 0x13: (7, 15), 0x23: (15, 20), 0x27: (15,), 0x33: (7, 15, 20),
+             0x37: (7,), 0x43: (), 0x47: (), 0x4B: (), 0x4F: (), 0x53: (7, 15)}
 
 
 def _loop_end(a: _Asm, group: list[_Loop]) -> None:
     """After the body's last instruction: count down (loop 0 first, as the emulator does), then
     to the start of the first loop not done, else past the end."""
-    base, (t,) = _free((), 1)
-    a(_swap(base))
-    a(_s(_SAVE, t, base, 2))
+    t, save = _POOL[0], a.scratch + _SAVE
+    a(_s(save, t, _TP, 2))
     for lp in sorted(group, key=lambda lp: lp.L):
-        c = _COUNT + 4 * lp.L
-        a(_i(c, base, 2, t, 0x03))
+        c = a.scratch + _COUNT + 4 * lp.L
+        a(_i(c, _TP, 2, t, 0x03))
         a.branch(0, t, 0, f"next{lp.L}")                      # inactive
         a(_i(-1, t, 0, t))
-        a(_s(c, t, base, 2))
+        a(_s(c, t, _TP, 2))
         a.branch(1, t, 0, f"back{lp.L}")
         a.label(f"next{lp.L}")
     for lp in [None] + group:
         if lp is not None:
             a.label(f"back{lp.L}")
-        a(_i(_SAVE, base, 2, t, 0x03))
-        a(_swap(base))
+        a(_i(save, _TP, 2, t, 0x03))
         a.jump(group[0].end if lp is None else lp.start)
 
 
 def _set_count(a: _Asm, L: int, w: int, f4: int) -> None:
-    r1 = (w >> 15) & 31
-
-    def body(a, base, t):
-        if f4 in (5, 7):
-            a(_s(_COUNT + 4 * L, r1, base, 2))
-        else:
-            a.li(t[0], w >> 20)
-            a(_s(_COUNT + 4 * L, t[0], base, 2))
-    _with_scratch(a, (r1,), 0 if f4 in (5, 7) else 1, body)
+    c = a.scratch + _COUNT + 4 * L
+    if f4 in (5, 7):                                          # count from rs1
+        a(_s(c, (w >> 15) & 31, _TP, 2))
+    else:
+        _with_scratch(a, (), 1, lambda a, t: (a.li(t[0], w >> 20), a(_s(c, t[0], _TP, 2))))
 
 
 def _instructions(data: bytes, addr: int) -> tuple[dict[int, int], dict[int, int]]:
@@ -544,7 +535,10 @@ def rewrite(elf: str | Path) -> Rewritten:
     if not stub:
         raise BuildError(f"{elf}: no {STUB_SECTION} section: link with the Siracusa linker script "
                          f"(Deeploy.targets.siracusa.linker) or run with DEEPLOY_XPULP_STUBS=0")
-    stub = stub[0]
+    stub, scratch = stub[0], symbols(elf).get(SCRATCH)
+    if scratch is None or scratch + 4 * SCRATCH_WORDS > 2048:
+        raise BuildError(f"{elf}: no thread-local {SCRATCH} within 2 KiB of tp: link the Siracusa runtime "
+                         f"(deeploy_xpulp_emu.c) or run with DEEPLOY_XPULP_STUBS=0")
     code, sizes, where = {}, {}, {}
     for s in secs:
         if s.flags & _SHF_EXECINSTR and s.name not in _SKIP and s.kind != 8:
@@ -562,7 +556,7 @@ def rewrite(elf: str | Path) -> Rewritten:
 
     def place(p: int, emit, back: bool = True) -> None:
         nonlocal cursor
-        a = _Asm(cursor)
+        a = _Asm(cursor, scratch)
         try:
             emit(a)
             if back:

@@ -40,11 +40,9 @@ _INSTALL = ("install it (Debian: apt-get install qemu-system-misc; in a checkout
             "`bash toolchain/install.sh` installs everything)")
 
 
-# the runtime's PULP-extension emulator (deeploy_xpulp_emu.c): its code, its access helpers and the
-# stubs' scratch area (whose accesses are never the core's, in either mode), whose bounds the plugin
-# gets from the ELF's __start_/__stop_ symbols (plugin arguments emu=, emu_mem=, scratch=)
-_EMULATOR_SECTIONS = (("emu", "deeploy_xpulp_text"), ("emu_mem", "deeploy_xpulp_mem"),
-                      ("scratch", "deeploy_xpulp_scratch"))
+# the runtime's PULP-extension emulator (deeploy_xpulp_emu.c): its code and its access helpers, whose
+# bounds the plugin gets from the ELF's __start_/__stop_ symbols (plugin arguments emu=, emu_mem=)
+_EMULATOR_SECTIONS = (("emu", "deeploy_xpulp_text"), ("emu_mem", "deeploy_xpulp_mem"))
 
 
 class RunResult(NamedTuple):

@@ -160,8 +160,7 @@ static void check_stack(uint32_t h) {
                   (unsigned)(uintptr_t)(h ? __deeploy_worker_stack_size : __deeploy_main_stack_size));
 }
 
-void deeploy_xpulp_trap(void);                /* deeploy_xpulp_emu.c */
-void deeploy_xpulp_init_hart(uint32_t hart); /* mscratch: the hart's scratch area for the PULP stubs */
+void deeploy_xpulp_trap(void); /* deeploy_xpulp_emu.c */
 
 /* ---- hart 0: before main ------------------------------------------------------------------- */
 static void __attribute__((constructor)) deeploy_runtime_init(void) {
@@ -183,7 +182,6 @@ static void __attribute__((constructor)) deeploy_runtime_init(void) {
   }
   *stack_bottom(0) = STACK_CANARY;
   __asm__ volatile("csrw mtvec, %0" ::"r"(deeploy_xpulp_trap)); /* as the workers (entry above) */
-  deeploy_xpulp_init_hart(0);
   __asm__ volatile("csrs mie, %0" ::"r"(MIE_MSIE));
   fence();
   deeploy_boot_flag = BOOT_MAGIC;
@@ -199,7 +197,6 @@ void deeploy_worker_main(uint32_t me) {
   void *tls;
   __asm__ volatile("mv %0, tp" : "=r"(tls)); /* set by the entry code */
   _init_tls(tls);
-  deeploy_xpulp_init_hart(me);
   *stack_bottom(me) = STACK_CANARY;
   __asm__ volatile("csrs mie, %0" ::"r"(MIE_MSIE));
   DEEPLOY_SLEEP_UNTIL(me, deeploy_boot_flag == BOOT_MAGIC);

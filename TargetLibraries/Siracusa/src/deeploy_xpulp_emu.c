@@ -20,8 +20,9 @@
  *
  * The QEMU runner normally runs an image in which most cv.* words are rewritten into RV32IM stubs
  * (Deeploy/targets/pulp/stubs.py); this emulator then handles only the words left in place. The
- * stubs keep their temporaries and hardware-loop counts in the hart's scratch area below, which
- * mscratch points to (deeploy_xpulp_init_hart, at start-up). */
+ * stubs keep their temporaries and hardware-loop counts in the hart's scratch area below, a
+ * thread-local block they reach through tp (a CSR such as mscratch would do too, but QEMU 7.2 leaves
+ * its translated code at every CSR access, which costs more than the trap it replaces). */
 #include <stdint.h>
 
 #include "deeploy_runtime.h"
@@ -85,20 +86,13 @@ __asm__(".pushsection deeploy_xpulp_text, \"ax\", @progbits\n"
 /* keeps the section bounds in the symbol table for the runner */
 extern char __start_deeploy_xpulp_text[], __stop_deeploy_xpulp_text[];
 extern char __start_deeploy_xpulp_mem[], __stop_deeploy_xpulp_mem[];
-extern char __start_deeploy_xpulp_scratch[], __stop_deeploy_xpulp_scratch[];
 __attribute__((used)) static const void *const xpulp_ranges[] = {
-    __start_deeploy_xpulp_text, __stop_deeploy_xpulp_text,       __start_deeploy_xpulp_mem,
-    __stop_deeploy_xpulp_mem,   __start_deeploy_xpulp_scratch, __stop_deeploy_xpulp_scratch};
+    __start_deeploy_xpulp_text, __stop_deeploy_xpulp_text, __start_deeploy_xpulp_mem, __stop_deeploy_xpulp_mem};
 
-/* ---- the stubs' per-hart scratch area: 8 saved temporaries, the counts of loops 0 and 1 -------
- * (layout: SCRATCH_WORDS and _SAVE/_COUNT in Deeploy/targets/pulp/stubs.py) */
-#define DEEPLOY_XPULP_SCRATCH_WORDS 16
-__attribute__((section("deeploy_xpulp_scratch"), aligned(64))) uint32_t
-    deeploy_xpulp_scratch_words[MAX_HARTS][DEEPLOY_XPULP_SCRATCH_WORDS];
-
-void deeploy_xpulp_init_hart(uint32_t hart) {
-  __asm__ volatile("csrw mscratch, %0" ::"r"(deeploy_xpulp_scratch_words[hart % MAX_HARTS]));
-}
+/* ---- the stubs' per-hart scratch area: 4 saved temporaries, the counts of loops 0 and 1 --------
+ * (layout: SCRATCH_WORDS, _SAVE, _COUNT in Deeploy/targets/pulp/stubs.py, which finds it by this
+ * name; zero at start-up like all thread-local data) */
+__attribute__((used, retain)) __thread uint32_t deeploy_xpulp_scratch[6];
 
 /* ---- hardware loops ------------------------------------------------------------------------ */
 typedef struct {
