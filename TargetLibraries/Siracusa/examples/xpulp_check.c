@@ -1,6 +1,7 @@
 /* The PULP extension on the QEMU cluster: every operation of deeploy_xpulp.h (executed through the
  * runtime's trap-and-emulate) against a plain C reference written from the CV32E40P manual, on
- * random operands, on every core; hardware loops (1-instruction bodies, nesting); then a DSP
+ * random operands, on every core; hardware loops (1-instruction bodies, nesting, a body ending in a
+ * compressed instruction, which stays on the trap path when QEMU runs the stubs); then a DSP
  * loop of XPULP_DOT_N cv.sdotsp.b (speed). Core 0 then runs two measured stretches for the timing
  * plugin: layer 0 = 100 trips of a 4 x cv.sdotsp.b hardware loop, layer 1 = 16 trips of
  * { cv.lw post-increment from L1; cv.sdotsp.b using it }. Prints "xpulp ok <checks>" or the first
@@ -179,6 +180,14 @@ static void check_loops(uint32_t me, uint32_t seed) {
                      "3:\n  addi %[s], %[s], 100\n4:\n" XPULP_LOOP_FINISH
                      : [s] "+r"(s));
     CHECK(63, s, 10 + 400);
+    /* a body ending in a compressed instruction: the image rewriting (Deeploy/targets/pulp/stubs.py)
+     * leaves this loop to the trap path */
+    s = 0;
+    __asm__ volatile(XPULP_LOOP_BEGIN XPULP_LP_SETUP(0, "%[n]", "1f") "  addi %[s], %[s], 1\n"
+                     ".option rvc\n  c.addi %[s], 2\n  c.addi %[s], 4\n1:\n" XPULP_LOOP_FINISH
+                     : [s] "+r"(s)
+                     : [n] "r"(n));
+    CHECK(67, s, 7 * n);
   }
 }
 
