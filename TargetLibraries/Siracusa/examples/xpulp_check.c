@@ -1,5 +1,5 @@
-/* The PULP extension on the QEMU cluster: every operation of deeploy_xpulp.h (executed through the
- * runtime's trap-and-emulate) against a plain C reference written from the CV32E40P manual, on
+/* The PULP extension on the QEMU cluster: every operation of deeploy_xpulp.h (run as stubs or
+ * through the runtime's trap-and-emulate) against a plain C reference written from the CV32E40P manual, on
  * random operands, on every core; hardware loops (1-instruction bodies, nesting, a body ending in a
  * compressed instruction, which stays on the trap path when QEMU runs the stubs); then a DSP
  * loop of XPULP_DOT_N cv.sdotsp.b (speed). Core 0 then runs two measured stretches for the timing
