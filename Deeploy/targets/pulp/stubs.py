@@ -135,10 +135,7 @@ def _srai(a, d, x, n): a(_i(n | 0x400, x, 5, d))
 
 # ---- the PULP words ----------------------------------------------------------------------------
 class _Word(NamedTuple):
-    rd: int
-    rs1: int
-    rs2: int
-    uses: tuple[int, ...]              # registers the stub must not use as temporaries
+    uses: tuple[int, ...]              # its registers: the stub must not use them as temporaries
     temps: int                         # temporaries needed
     body: Callable                     # body(asm, temps): the instruction's effect
 
@@ -165,8 +162,8 @@ def _decode(w: int) -> _Word | None:
     imm12 = ((w >> 20) ^ 0x800) - 0x800
     ld = {0: 0, 1: 1, 2: 2, 4: 4, 5: 5}     # RV32 load funct3 by kind
 
-    def word(temps, body, dst=None, regs=(rd, r1, r2)):   # regs: the register fields (others are immediates)
-        return None if _TP in regs else _Word(rd if dst is None else dst, r1, r2, regs, temps, body)
+    def word(temps, body, regs=(rd, r1, r2)):   # regs: the register fields (others are immediates)
+        return None if _TP in regs else _Word(regs, temps, body)
 
     def result(compute):          # rd = compute(a, T0, temps): the value ends in T0
         def body(a, t):
@@ -191,7 +188,7 @@ def _decode(w: int) -> _Word | None:
             a(_s(0, r2, r1, f3))
             if r1:
                 a(_i(inc, r1, 0, r1))
-        return word(0, body, dst=0, regs=(r1, r2))
+        return word(0, body, regs=(r1, r2))
     if op == 0x2B and f3 == 3:
         if f7 < 0x10:                                         # loads: register post-increment / offset
             kind = {0: 0, 1: 1, 2: 2, 8: 4, 9: 5}.get(f7 & ~4)
@@ -221,7 +218,7 @@ def _decode(w: int) -> _Word | None:
                     a(_s(0, r2, r1, wd))
                     if r1:
                         _add(a, r1, r1, rd)
-            return word(1, body, dst=0)
+            return word(1, body)
         alu = _ALU.get(f7)
         if alu is None:
             return None

@@ -85,8 +85,8 @@ def _stub_image(elf: Path) -> tuple[Path, list[str]]:
     """Write the rewritten image and its site table beside ``elf``: (image, plugin arguments)."""
     done = rewrite(elf)
     image, sites = elf.with_name(elf.name + ".stubs"), elf.with_name(elf.name + ".sites")
-    for path, content in ((sites, "".join(f"0x{a:x} 0x{w:08x}\n" for a, w in done.sites.items()).encode()),
-                          (image, done.image)):
+    table = "".join(f"0x{a:x} 0x{w:08x}\n" for a, w in done.sites.items()).encode()
+    for path, content in ((sites, table), (image, done.image)):
         tmp = path.with_name(path.name + ".tmp")
         tmp.write_bytes(content)
         tmp.replace(path)
@@ -100,8 +100,9 @@ def run_elf(elf: str | Path, num_cores: int | None = None, *, timeout: float = 1
 
     With ``plugin`` the timing plugin writes its records to ``records`` (default
     ``<elf>.records.txt`` beside the ELF). ``stubs`` (default: on unless DEEPLOY_XPULP_STUBS=0)
-    runs the image with the PULP words rewritten into stubs, if the ELF reserves room for them. Raises :class:`BuildError` if QEMU or the plugin is
-    missing, QEMU cannot start, or the run exceeds ``timeout`` seconds (QEMU is then killed).
+    runs the image with the PULP words rewritten into stubs, if the ELF reserves room for them.
+    Raises :class:`BuildError` if QEMU or the plugin is missing, QEMU cannot start, or the run
+    exceeds ``timeout`` seconds (QEMU is then killed).
     """
     elf = Path(elf).resolve()
     if not elf.is_file():
@@ -136,7 +137,8 @@ def run_elf(elf: str | Path, num_cores: int | None = None, *, timeout: float = 1
         plugin_args = ",".join([str(plugin_path), f"out={rec_path}"] +
                                [f"region={name}:0x{base:x}:0x{size:x}" for name, base, size in regions] +
                                [f"{arg}=0x{syms[f'__start_{sec}']:x}:0x{syms[f'__stop_{sec}']:x}"
-                                for arg, sec in _EMULATOR_SECTIONS if f"__start_{sec}" in syms] + stub_args)
+                                for arg, sec in _EMULATOR_SECTIONS if f"__start_{sec}" in syms] +
+                               stub_args)
         if "," in "".join(stub_args):
             raise BuildError(f"ELF path must not contain ',' (QEMU option syntax): {elf}")
     cmd = qemu_command(image, num_cores, memory, plugin_args, extra_args)
