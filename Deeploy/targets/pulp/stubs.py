@@ -423,7 +423,7 @@ def _loops(code: dict[int, int], sizes: dict[int, int]) -> tuple[list[_Loop], se
     """Hardware loops set up by one run of consecutive words: rewritable loops, every hwloop
     word address, and (address, reason) of the loops that stay with the emulator."""
     hw = sorted(p for p, w in code.items() if sizes[p] == 4 and w & 0x707F == 0x402B)
-    runs, loops, fallbacks = [], [], []
+    runs, loops, fallbacks, left_ends = [], [], [], set()
     for p in hw:
         if runs and runs[-1][-1] + 4 == p:
             runs[-1].append(p)
@@ -445,18 +445,21 @@ def _loops(code: dict[int, int], sizes: dict[int, int]) -> tuple[list[_Loop], se
                 elif f4 == 2:
                     end = p + ((w >> 20) << 2)
             if f4s not in ([6], [7], [0, 2, 4], [0, 2, 5]):
-                fallbacks.append((run[0], f"hardware loop {L}: not set up by setup/setupi or starti+endi+count(i)"))
+                why = "not set up by setup/setupi or starti+endi+count(i)"
+            elif sizes.get(end - 4) != 4 or start not in sizes or start >= end:
+                why = "its last instruction is not a 32-bit one (compressed body: use .option norvc)"
+            elif not _relocatable(code[end - 4]):
+                why = f"its last instruction 0x{code[end - 4]:08x} cannot move into a stub"
+            else:
+                loops.append(_Loop(L, start, end, tuple(p for p, _ in mine)))
                 continue
-            last = end - 4
-            if sizes.get(last) != 4 or start not in sizes or start >= end:
-                fallbacks.append((run[0], f"hardware loop {L}: its last instruction is not a 32-bit one "
-                                          f"(compressed body: use .option norvc)"))
-                continue
-            if not _relocatable(code[last]):
-                fallbacks.append((run[0], f"hardware loop {L}: its last instruction 0x{code[last]:08x} cannot move "
-                                          f"into a stub"))
-                continue
-            loops.append(_Loop(L, start, end, tuple(p for p, _ in mine)))
+            fallbacks.append((run[0], f"hardware loop {L}: {why}"))
+            left_ends.add(end)
+    for lp in loops:                                          # the emulator's loop must see its end first
+        if lp.end in left_ends:
+            fallbacks.append((lp.words[0], f"hardware loop {lp.L}: ends at 0x{lp.end:x} like a loop left to "
+                                           f"the emulator"))
+    loops = [lp for lp in loops if lp.end not in left_ends]
     ends: dict[int, list[_Loop]] = {}
     for lp in loops:
         ends.setdefault(lp.end, []).append(lp)
