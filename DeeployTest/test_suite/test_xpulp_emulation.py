@@ -13,7 +13,7 @@ import importlib.util
 import pytest
 
 from Deeploy.runtime.abi import LAYER_BASE, LAYER_END
-from Deeploy.targets.pulp.stubs import rewrite
+from Deeploy.targets.pulp.stubs import rewrite, stubs_enabled
 from Deeploy.targets.siracusa.qemu import run_elf
 from Deeploy.targets.siracusa.records import read_records
 from DeeployTest.test_suite.test_virtual_platform import DEMO_DIR, _missing, needs_toolchain
@@ -104,3 +104,10 @@ def test_the_rewrite_covers_the_measured_loops_and_leaves_a_compressed_loop_end_
     assert kinds.count((0x2B, 4)) >= 6            # hardware-loop setups
     _run(check_elf, "stubs")
     assert rewrite(check_elf).sites == done.sites    # the ELF keeps its CORE-V words: QEMU ran a copy
+
+
+def test_the_environment_switches_the_stubs_off(monkeypatch):
+    monkeypatch.delenv("DEEPLOY_XPULP_STUBS", raising=False)
+    assert stubs_enabled()
+    monkeypatch.setenv("DEEPLOY_XPULP_STUBS", "0")
+    assert not stubs_enabled()

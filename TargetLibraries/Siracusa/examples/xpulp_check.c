@@ -154,6 +154,23 @@ static void check_ops(uint32_t me, uint32_t seed) {
     CHECK(55, *(uint32_t *)q0, a);
     CHECK(56, *(uint16_t *)(q0 + 4), b & 0xffff);
     CHECK(57, (uint8_t)q0[12], c & 0xff);
+    /* operands sharing a register (rD written last) */
+    uint32_t x = c;
+    __asm__(".insn r 0x7b, 1, 0x54, %0, %0, %1" : "+r"(x) : "r"(a)); /* cv.sdotsp.b x, x, a */
+    CHECK(68, x, ref_dot(c, c, a, 8, 1, 1));
+    x = c;
+    __asm__(".insn r 0x7b, 1, 0x48, %0, %1, %0" : "+r"(x) : "r"(a)); /* cv.dotsp.b x, a, x */
+    CHECK(69, x, ref_dot(0, a, c, 8, 1, 1));
+    x = c;
+    __asm__(".insn r 0x7b, 0, 0x50, %0, %0, %0" : "+r"(x)); /* cv.sdotusp.h x, x, x */
+    CHECK(70, x, ref_dot(c, c, c, 16, 0, 1));
+    x = c;
+    __asm__(".insn r 0x2b, 3, 0x48, %0, %0, %1" : "+r"(x) : "r"(b)); /* cv.mac x, x, b */
+    CHECK(71, x, c + c * b);
+    x = (uint32_t)(uintptr_t)(buf + 4);
+    __asm__ volatile(".insn i 0x0b, 2, %0, %0, 4" : "+r"(x) : "m"(*(const uint32_t *)(buf + 4))); /* cv.lw x, (x), 4 */
+    CHECK(72, x, (uint32_t)(uint8_t)buf[4] | (uint32_t)(uint8_t)buf[5] << 8 | (uint32_t)(uint8_t)buf[6] << 16 |
+                     (uint32_t)(uint8_t)buf[7] << 24);
   }
 }
 
