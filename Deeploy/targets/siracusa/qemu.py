@@ -82,8 +82,11 @@ def qemu_command(elf: str | Path, num_cores: int, memory_bytes: int, plugin_args
 
 
 def _stub_image(elf: Path) -> tuple[Path, list[str]]:
-    """Write the rewritten image and its site table beside ``elf``: (image, plugin arguments)."""
+    """Write the rewritten image and its site table beside ``elf``: (image, plugin arguments);
+    ``elf`` itself if it has no PULP word to rewrite."""
     done = rewrite(elf)
+    if not done.sites:
+        return elf, []
     image, sites = elf.with_name(elf.name + ".stubs"), elf.with_name(elf.name + ".sites")
     table = "".join(f"0x{a:x} 0x{w:08x}\n" for a, w in done.sites.items()).encode()
     for path, content in ((sites, table), (image, done.image)):
