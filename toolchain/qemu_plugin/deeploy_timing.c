@@ -44,8 +44,10 @@
  * the core's own. A cv load's use by the first instruction after it (the next block) is a
  * load-use stall.
  * A rewritten image (Deeploy/targets/pulp/stubs.py) runs most cv.* words as RV32I stubs instead:
- * sites=FILE lists "ADDRESS WORD" (hex) per rewritten site with its original word, which is decoded
- * and counted in place of the `jal` (or nop) there. Blocks in the stubs (stubs=START:END) are
+ * sites=FILE lists "ADDRESS WORD CHAIN" (hex) per rewritten site: its original word, which is
+ * decoded and counted in place of the `jal` (or nop) there, and the chain entry of its stub (0:
+ * none), where a stub continues straight into the next site's stub: a block starting there counts
+ * as the site's block (the one-instruction block of its `jal`). Blocks in the stubs (stubs=START:END) are
  * counted like the emulator's access helpers (data accesses only; taken-branch and load-use state
  * cross them unchanged, so loop-backs cost nothing), except the accesses through tp: the stubs'
  * per-hart scratch area.
@@ -165,6 +167,9 @@ static uint64_t stub_range[2];                   /* [start, end) of the PULP stu
 static uint64_t *site_addr;                      /* rewritten sites, ascending, and their original words */
 static uint32_t *site_word;
 static size_t n_sites;
+static uint64_t *chain_addr;                     /* chain entries, ascending, and their sites' indices */
+static size_t *chain_site;
+static size_t n_chains;
 static int n_regions;
 static int l1_region = -1; /* index of the region named L1 (banked), -1: none */
 static FILE *out;
@@ -446,15 +451,21 @@ static int marker_id(struct qemu_plugin_insn *insn) {
 
 static inline int in_range(const uint64_t *r, uint64_t a) { return a - r[0] < r[1] - r[0]; }
 
-/* the original word of a rewritten site at vaddr, else w */
-static uint32_t site_original(uint64_t vaddr, uint32_t w) {
-  size_t lo = 0, hi = n_sites;
+/* index of vaddr in the ascending a[0..n), n if absent */
+static size_t find(const uint64_t *a, size_t n, uint64_t vaddr) {
+  size_t lo = 0, hi = n;
   while (lo < hi) {
     size_t mid = (lo + hi) / 2;
-    if (site_addr[mid] < vaddr) lo = mid + 1;
+    if (a[mid] < vaddr) lo = mid + 1;
     else hi = mid;
   }
-  return lo < n_sites && site_addr[lo] == vaddr ? site_word[lo] : w;
+  return lo < n && a[lo] == vaddr ? lo : n;
+}
+
+/* the original word of a rewritten site at vaddr, else w */
+static uint32_t site_original(uint64_t vaddr, uint32_t w) {
+  size_t k = find(site_addr, n_sites, vaddr);
+  return k < n_sites ? site_word[k] : w;
 }
 
 static void on_translate(qemu_plugin_id_t id, struct qemu_plugin_tb *tb) {
@@ -470,6 +481,18 @@ static void on_translate(qemu_plugin_id_t id, struct qemu_plugin_tb *tb) {
       memcpy(&w, qemu_plugin_insn_data(insn), qemu_plugin_insn_size(insn) < 4 ? 2 : 4);
       if (stub && ((w >> 15) & 31) == 4) continue; /* through tp: the stubs' scratch area */
       qemu_plugin_register_vcpu_mem_cb(insn, on_mem, QEMU_PLUGIN_CB_NO_REGS, QEMU_PLUGIN_MEM_RW, NULL);
+    }
+    size_t c = stub ? find(chain_addr, n_chains, vaddr) : n_chains;
+    if (c < n_chains) { /* a chain entry: the block of the site's jal */
+      size_t k = chain_site[c];
+      insn_t d = decode(site_word[k], 4);
+      tb_info_t *t = calloc(1, sizeof *t);
+      t->vaddr = site_addr[k];
+      t->first_reads = d.reads;
+      t->last_load_rd = d.pulp ? d.load_rd : -1;
+      t->first.n = 1;
+      if (d.cls >= 0) t->first.cls[d.cls]++;
+      qemu_plugin_register_vcpu_tb_exec_cb(tb, on_block, QEMU_PLUGIN_CB_NO_REGS, t);
     }
     return;
   }
@@ -532,21 +555,29 @@ static int parse_range(const char *spec, uint64_t *r) {
   return 0;
 }
 
-/* sites=FILE: lines "ADDRESS WORD" (hex), addresses ascending */
+/* sites=FILE: lines "ADDRESS WORD CHAIN" (hex), addresses and non-zero chain entries ascending */
 static int parse_sites(const char *path) {
   FILE *f = fopen(path, "r");
   if (!f) return fail("cannot open the site table", path);
-  unsigned long long a;
+  unsigned long long a, ch;
   unsigned w;
   size_t cap = 0;
-  while (fscanf(f, "%llx %x", &a, &w) == 2) {
+  while (fscanf(f, "%llx %x %llx", &a, &w, &ch) == 3) {
     if (n_sites == cap) {
       cap = cap ? 2 * cap : 256;
       site_addr = realloc(site_addr, cap * sizeof *site_addr);
       site_word = realloc(site_word, cap * sizeof *site_word);
-      if (!site_addr || !site_word) return fail("out of memory reading the site table", path);
+      chain_addr = realloc(chain_addr, cap * sizeof *chain_addr);
+      chain_site = realloc(chain_site, cap * sizeof *chain_site);
+      if (!site_addr || !site_word || !chain_addr || !chain_site)
+        return fail("out of memory reading the site table", path);
     }
-    if (n_sites && a <= site_addr[n_sites - 1]) return fail("site table not in ascending address order", path);
+    if ((n_sites && a <= site_addr[n_sites - 1]) || (ch && n_chains && ch <= chain_addr[n_chains - 1]))
+      return fail("site table not in ascending address order", path);
+    if (ch) {
+      chain_addr[n_chains] = ch;
+      chain_site[n_chains++] = n_sites;
+    }
     site_addr[n_sites] = a;
     site_word[n_sites++] = w;
   }

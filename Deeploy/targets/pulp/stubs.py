@@ -4,7 +4,9 @@ QEMU traps on every ``cv.*`` word and the runtime emulates it (deeploy_xpulp_emu
 QEMU time per instruction. :func:`rewrite` derives an image in which each word it can translate is
 replaced by ``jal x0, stub`` (a *site*); the stub, in the section ``.deeploy_xpulp_stubs`` the
 linker script reserves after ``.text``, does the same thing in RV32IM with the registers of that
-word fixed and ends with ``jal x0, site + 4``. Stub temporaries are saved in the hart's scratch
+word fixed and ends with ``jal x0, site + 4``, or with a jump to the next site's stub when
+``site + 4`` is a site too (its *chain entry*: a nop before it, where the timing plugin counts that
+site as executed; QEMU switches blocks once per word instead of twice). Stub temporaries are saved in the hart's scratch
 area, the thread-local ``deeploy_xpulp_scratch`` reached through ``tp`` (not a CSR: QEMU 7.2 leaves
 the translated code at every CSR access, which made such stubs only 3x faster than the trap); words
 that use ``tp`` stay with the emulator.
@@ -49,6 +51,7 @@ def stubs_enabled() -> bool:
 class Rewritten(NamedTuple):
     image: bytes                       # the derived ELF file
     sites: dict[int, int]              # site address -> original word
+    chains: dict[int, int]             # site address -> its stub's chain entry (sites with a stub)
     stubs: tuple[int, int]             # [start, end) of the stub section
     used: int                          # stub bytes written
     fallbacks: list[tuple[int, str]]   # (address, reason) of hardware loops left to the emulator
@@ -84,8 +87,8 @@ def _jal(off):
 class _Asm:
     """A stub being assembled at address ``at``: words, local labels, branches to them."""
 
-    def __init__(self, at: int, scratch: int):
-        self.at, self.scratch, self.words, self.labels, self.fixups = at, scratch, [], {}, []
+    def __init__(self, at: int, scratch: int, entries: dict[int, int]):
+        self.at, self.scratch, self.entries, self.words, self.labels, self.fixups = at, scratch, entries, [], {}, []
 
     def __call__(self, word: int) -> None:
         self.words.append(word)
@@ -102,6 +105,10 @@ class _Asm:
 
     def jump(self, target: int) -> None:
         self(_jal(target - self.pc()))
+
+    def goto(self, target: int) -> None:
+        """Continue at target: straight into its stub if it is a site with one (its chain entry)."""
+        self.jump(self.entries.get(target, target))
 
     def li(self, rd: int, v: int) -> None:
         v &= 0xFFFFFFFF
@@ -503,7 +510,7 @@ def _loop_end(a: _Asm, group: list[_Loop]) -> None:
         if lp is not None:
             a.label(f"back{lp.L}")
         a(_i(save, _TP, 2, t, 0x03))
-        a.jump(group[0].end if lp is None else lp.start)
+        a.goto(group[0].end if lp is None else lp.start)
 
 
 def _set_count(a: _Asm, L: int, w: int, f4: int) -> None:
@@ -552,44 +559,53 @@ def rewrite(elf: str | Path) -> Rewritten:
         ends.setdefault(lp.end - 4, []).append(lp)
     counts = {p: lp.L for lp in loops for p in lp.words if (code[p] >> 8) & 15 in (4, 5, 6, 7)}
     nops = {p for lp in loops for p in lp.words} - set(counts)
-    cursor, out, sites = stub.addr, bytearray(), {}
+    sites: dict[int, int] = {}
+    chains: dict[int, int] = {}          # final: from the first pass (the stubs' sizes do not depend on it)
 
-    def place(p: int, emit, back: bool = True) -> None:
-        nonlocal cursor
-        a = _Asm(cursor, scratch)
-        try:
-            emit(a)
-            if back:
-                a.jump(p + 4)
-            words = a.code()
-            patch = _jal(cursor - p)
-        except OverflowError:
-            raise BuildError(f"{elf}: the stub of the word at 0x{p:x} lies beyond jal range (1 MiB) of it: "
-                             f"run with DEEPLOY_XPULP_STUBS=0") from None
-        if cursor + 4 * len(words) > stub.addr + stub.size:
-            raise BuildError(f"{elf}: the PULP stubs need more than the {stub.size} bytes {STUB_SECTION} reserves: "
-                             f"raise the reserve (Deeploy.targets.siracusa.linker) or run with DEEPLOY_XPULP_STUBS=0")
-        out.extend(struct.pack(f"<{len(words)}I", *words))
-        cursor += 4 * len(words)
-        sites[p] = code[p]
-        struct.pack_into("<I", data, where[p], patch)
+    def layout(entries: dict[int, int]) -> bytearray:
+        """Place every stub; returns the section's bytes and fills sites and chains."""
+        out = bytearray()
 
-    for p in sorted(code):
-        w = code[p]
-        if sizes[p] != 4:
-            continue
-        if p in ends:
-            d = _decode(w) if w & 0x7F in (0x0B, 0x2B, 0x5B, 0x7B) else None
-            place(p, lambda a, w=w, d=d, g=ends[p]: ((_emit_word(a, d) if d else a(w)), _loop_end(a, g)), False)
-        elif p in counts:
-            place(p, lambda a, w=w, L=counts[p]: _set_count(a, L, w, (w >> 8) & 15))
-        elif p in nops:
-            sites[p] = w
-            struct.pack_into("<I", data, where[p], _NOP)
-        elif p not in hw and w & 0x7F in (0x0B, 0x2B, 0x5B, 0x7B):
-            d = _decode(w)
-            if d is not None:
-                place(p, lambda a, d=d: _emit_word(a, d))
+        def place(p: int, emit, back: bool = True) -> None:
+            cursor = stub.addr + len(out)
+            a = _Asm(cursor + 4, scratch, entries)
+            try:
+                emit(a)
+                if back:
+                    a.goto(p + 4)
+                words = [_NOP] + a.code()           # the chain entry: a nop before the stub
+                patch = _jal(cursor + 4 - p)
+            except OverflowError:
+                raise BuildError(f"{elf}: the stub of the word at 0x{p:x} lies beyond jal range (1 MiB) of it: "
+                                 f"run with DEEPLOY_XPULP_STUBS=0") from None
+            if len(out) + 4 * len(words) > stub.size:
+                raise BuildError(f"{elf}: the PULP stubs need more than the {stub.size} bytes {STUB_SECTION} "
+                                 f"reserves: raise XPULP_STUB_BYTES (Deeploy.targets.siracusa.linker) or run with "
+                                 f"DEEPLOY_XPULP_STUBS=0")
+            out.extend(struct.pack(f"<{len(words)}I", *words))
+            sites[p], chains[p] = code[p], cursor
+            struct.pack_into("<I", data, where[p], patch)
+
+        for p in sorted(code):
+            w = code[p]
+            if sizes[p] != 4:
+                continue
+            if p in ends:
+                d = _decode(w) if w & 0x7F in (0x0B, 0x2B, 0x5B, 0x7B) else None
+                place(p, lambda a, w=w, d=d, g=ends[p]: ((_emit_word(a, d) if d else a(w)), _loop_end(a, g)), False)
+            elif p in counts:
+                place(p, lambda a, w=w, L=counts[p]: _set_count(a, L, w, (w >> 8) & 15))
+            elif p in nops:
+                sites[p] = w
+                struct.pack_into("<I", data, where[p], _NOP)
+            elif p not in hw and w & 0x7F in (0x0B, 0x2B, 0x5B, 0x7B):
+                d = _decode(w)
+                if d is not None:
+                    place(p, lambda a, d=d: _emit_word(a, d))
+        return out
+
+    layout({})
+    out = layout(dict(chains))
     data[stub.offset:stub.offset + len(out)] = out
-    return Rewritten(bytes(data), dict(sorted(sites.items())), (stub.addr, stub.addr + stub.size), len(out),
-                     fallbacks)
+    return Rewritten(bytes(data), dict(sorted(sites.items())), chains, (stub.addr, stub.addr + stub.size),
+                     len(out), fallbacks)

@@ -88,7 +88,7 @@ def _stub_image(elf: Path) -> tuple[Path, list[str]]:
     if not done.sites:
         return elf, []
     image, sites = elf.with_name(elf.name + ".stubs"), elf.with_name(elf.name + ".sites")
-    table = "".join(f"0x{a:x} 0x{w:08x}\n" for a, w in done.sites.items()).encode()
+    table = "".join(f"0x{a:x} 0x{w:08x} 0x{done.chains.get(a, 0):x}\n" for a, w in done.sites.items()).encode()
     for path, content in ((sites, table), (image, done.image)):
         tmp = path.with_name(path.name + ".tmp")
         tmp.write_bytes(content)
