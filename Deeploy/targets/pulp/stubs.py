@@ -6,10 +6,10 @@ replaced by ``jal x0, stub`` (a *site*); the stub, in the section ``.deeploy_xpu
 linker script reserves after ``.text``, does the same thing in RV32IM with the registers of that
 word fixed and ends with ``jal x0, site + 4``, or with a jump to the next site's stub when
 ``site + 4`` is a site too (its *chain entry*: a nop before it, where the timing plugin counts that
-site as executed; QEMU switches blocks once per word instead of twice). Stub temporaries are saved in the hart's scratch
-area, the thread-local ``deeploy_xpulp_scratch`` reached through ``tp`` (not a CSR: QEMU 7.2 leaves
-the translated code at every CSR access, which made such stubs only 3x faster than the trap); words
-that use ``tp`` stay with the emulator.
+site as executed; QEMU switches blocks once per word instead of twice). Stub temporaries are saved
+in the hart's scratch area, the thread-local ``deeploy_xpulp_scratch`` reached through ``tp`` (not
+a CSR: QEMU 7.2 leaves the translated code at every CSR access, which made such stubs only 3x
+faster than the trap); words that use ``tp`` stay with the emulator.
 
 Hardware loops whose start, end and count are set by one run of consecutive setup words
 (``setup``/``setupi``, or ``starti`` + ``endi`` + ``count``/``counti``) run without traps: the
@@ -18,7 +18,7 @@ last instruction (32 bits, no control flow, not PC-relative: bodies are ``.optio
 into a loop-end stub that runs it, decrements the count and jumps to the start while it is not
 zero. Any other word stays as it is and traps into the emulator, as do the words of a loop that
 cannot be rewritten. The ELF itself keeps the real words; the timing plugin gets the site table
-(site -> original word) and counts each site as its original instruction.
+(site -> original word, chain entry) and counts each site as its original instruction.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from typing import Callable, NamedTuple
 from Deeploy.elf import sections, symbols
 from Deeploy.errors import BuildError
 
-__all__ = ["SCRATCH_WORDS", "Rewritten", "rewrite", "stubs_enabled"]
+__all__ = ["STUB_SECTION", "SCRATCH_WORDS", "Rewritten", "rewrite", "stubs_enabled"]
 
 STUB_SECTION = ".deeploy_xpulp_stubs"
 SCRATCH = "deeploy_xpulp_scratch"   # thread-local uint32_t[SCRATCH_WORDS] (deeploy_xpulp_emu.c)

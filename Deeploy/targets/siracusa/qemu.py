@@ -14,7 +14,7 @@ from its symbol table (``__deeploy_region_<NAME>_start/_end``, ``__deeploy_num_c
 ``__start_/__stop_deeploy_xpulp_text/_mem``, defined by the generated linker script and the runtime).
 
 QEMU runs a derived image (``<elf>.stubs``) in which the PULP words are rewritten into RV32IM
-stubs (:mod:`Deeploy.targets.pulp.stubs`, about 20x faster than the trap path); the plugin gets its
+stubs (:mod:`Deeploy.targets.pulp.stubs`, tens of times faster than the trap path); the plugin gets its
 site table (``<elf>.sites``). ``stubs=False`` or ``DEEPLOY_XPULP_STUBS=0`` runs the ELF itself,
 every PULP word through the runtime's trap-and-emulate; both give the same results and counts.
 """
