@@ -9,9 +9,12 @@ two measured stretches on core 0 whose plugin counts are known exactly."""
 from __future__ import annotations
 
 import importlib.util
+import struct
 
 import pytest
 
+from Deeploy.elf import sections
+from Deeploy.errors import BuildError
 from Deeploy.runtime.abi import LAYER_BASE, LAYER_END
 from Deeploy.targets.pulp.stubs import rewrite, stubs_enabled
 from Deeploy.targets.siracusa.qemu import run_elf
@@ -111,3 +114,20 @@ def test_the_environment_switches_the_stubs_off(monkeypatch):
     assert stubs_enabled()
     monkeypatch.setenv("DEEPLOY_XPULP_STUBS", "0")
     assert not stubs_enabled()
+
+
+@needs_toolchain
+def test_a_stub_reserve_too_small_is_one_clear_error(check_elf, tmp_path):
+    """An image whose .deeploy_xpulp_stubs cannot hold its stubs: a BuildError naming the reserve and
+    the ways out, nothing written."""
+    data = bytearray(check_elf.read_bytes())
+    shoff, = struct.unpack_from("<I", data, 0x20)
+    shentsize, _, _ = struct.unpack_from("<HHH", data, 0x2E)
+    k = [s.name for s in sections(bytes(data))].index(".deeploy_xpulp_stubs")
+    struct.pack_into("<I", data, shoff + k * shentsize + 0x14, 64)    # sh_size
+    small = tmp_path / "small"
+    small.write_bytes(bytes(data))
+    with pytest.raises(BuildError, match=r"need more than the 64 bytes .deeploy_xpulp_stubs reserves: raise "
+                                         r"XPULP_STUB_BYTES .* or run with DEEPLOY_XPULP_STUBS=0"):
+        run_elf(small, 8, timeout=60, records=tmp_path / "records.txt")
+    assert not (tmp_path / "small.stubs").exists() and not (tmp_path / "records.txt").exists()
