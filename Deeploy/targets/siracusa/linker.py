@@ -8,7 +8,8 @@ one clear line.
 Placement (the section names are those of ``TargetLibraries/Siracusa/inc/deeploy_runtime.h``):
 
 ====  ===========================================================================================
-L2    the entry stub (first, at the region origin where every hart starts), code, .rodata,
+L2    the entry stub (first, at the region origin where every hart starts), code,
+      ``.deeploy_xpulp_stubs`` (XPULP_STUB_BYTES reserved for the PULP stubs QEMU runs), .rodata,
       ``.l2_rodata``, .data, TLS, .bss, ``.l2_bss``, ``.noinit`` (boot flag), the heap (the rest)
 L1    ``.l1_bss``, then the stacks: hart 0 (fabric controller and cluster core 0) first, then one
       per worker hart 1..max_harts-1
