@@ -22,6 +22,7 @@ class Section(NamedTuple):
     size: int
     link: int
     entsize: int
+    addr: int = 0    # sh_addr
 
 
 def sections(data: bytes) -> list[Section]:
@@ -42,8 +43,8 @@ def sections(data: bytes) -> list[Section]:
         return []
     strtab = raw[shstrndx][4]
     return [Section(data[strtab + name_at:data.index(b"\0", strtab + name_at)].decode(errors="replace"),
-                    kind, flags, offset, size, link, entsize)
-            for name_at, kind, flags, _addr, offset, size, link, _info, _align, entsize in raw]
+                    kind, flags, offset, size, link, entsize, addr)
+            for name_at, kind, flags, addr, offset, size, link, _info, _align, entsize in raw]
 
 
 def symbols(elf: str | Path) -> dict[str, int]:

@@ -13,7 +13,8 @@
  *
  * Arguments: out=FILE (required), region=NAME:BASE:SIZE (repeatable, up to 8, in column order;
  * an access goes to the first region containing its address, else to "other"), emu=START:END and
- * emu_mem=START:END (the PULP emulator's code and access helpers, below; default: none).
+ * emu_mem=START:END (the PULP emulator's code and access helpers, below; default: none), sites=FILE
+ * and stubs=START:END (the PULP stubs of a rewritten image, below).
  *
  * Output (text, one record per line, deterministic under -icount):
  *   # deeploy-vp-records 3
@@ -42,6 +43,14 @@
  * nothing); blocks in its access helpers (emu_mem=START:END) count only their data accesses, as
  * the core's own. A cv load's use by the first instruction after it (the next block) is a
  * load-use stall.
+ * A rewritten image (Deeploy/targets/pulp/stubs.py) runs most cv.* words as RV32I stubs instead:
+ * sites=FILE lists "ADDRESS WORD CHAIN" (hex) per rewritten site: its original word, which is
+ * decoded and counted in place of the `jal` (or nop) there, and the chain entry of its stub (0:
+ * none), where a stub continues straight into the next site's stub: a block starting there counts
+ * as the site's block (the one-instruction block of its `jal`). Blocks in the stubs (stubs=START:END) are
+ * counted like the emulator's access helpers (data accesses only; taken-branch and load-use state
+ * cross them unchanged, so loop-backs cost nothing), except the accesses through tp: the stubs'
+ * per-hart scratch area.
  * hart = vCPU index (= mhartid on virt); seq = the record's index among that hart's records;
  * marker = the id as 0x%03x, or "end" for the final record of every hart that ran (written at
  * exit); counters are cumulative since reset, excluding wait regions, counted up to (not
@@ -154,6 +163,13 @@ typedef struct {
 static hart_t harts[MAX_HARTS];
 static region_t regions[MAX_REGIONS];
 static uint64_t emu_range[2], emu_mem_range[2]; /* [start, end) of the PULP emulator's code, access helpers */
+static uint64_t stub_range[2];                   /* [start, end) of the PULP stubs */
+static uint64_t *site_addr;                      /* rewritten sites, ascending, and their original words */
+static uint32_t *site_word;
+static size_t n_sites;
+static uint64_t *chain_addr;                     /* chain entries, ascending, and their sites' indices */
+static size_t *chain_site;
+static size_t n_chains;
 static int n_regions;
 static int l1_region = -1; /* index of the region named L1 (banked), -1: none */
 static FILE *out;
@@ -435,15 +451,49 @@ static int marker_id(struct qemu_plugin_insn *insn) {
 
 static inline int in_range(const uint64_t *r, uint64_t a) { return a - r[0] < r[1] - r[0]; }
 
+/* index of vaddr in the ascending a[0..n), n if absent */
+static size_t find(const uint64_t *a, size_t n, uint64_t vaddr) {
+  size_t lo = 0, hi = n;
+  while (lo < hi) {
+    size_t mid = (lo + hi) / 2;
+    if (a[mid] < vaddr) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo < n && a[lo] == vaddr ? lo : n;
+}
+
+/* the original word of a rewritten site at vaddr, else w */
+static uint32_t site_original(uint64_t vaddr, uint32_t w) {
+  size_t k = find(site_addr, n_sites, vaddr);
+  return k < n_sites ? site_word[k] : w;
+}
+
 static void on_translate(qemu_plugin_id_t id, struct qemu_plugin_tb *tb) {
   (void)id;
   size_t n = qemu_plugin_tb_n_insns(tb);
   uint64_t vaddr = qemu_plugin_insn_vaddr(qemu_plugin_tb_get_insn(tb, 0));
   if (in_range(emu_range, vaddr)) return; /* the PULP emulator: not counted */
-  if (in_range(emu_mem_range, vaddr)) {   /* its access helpers: the core's data accesses */
-    for (size_t i = 0; i < n; i++)
-      qemu_plugin_register_vcpu_mem_cb(qemu_plugin_tb_get_insn(tb, i), on_mem, QEMU_PLUGIN_CB_NO_REGS,
-                                       QEMU_PLUGIN_MEM_RW, NULL);
+  int stub = in_range(stub_range, vaddr);
+  if (stub || in_range(emu_mem_range, vaddr)) { /* the core's data accesses */
+    for (size_t i = 0; i < n; i++) {
+      struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
+      uint32_t w = 0;
+      memcpy(&w, qemu_plugin_insn_data(insn), qemu_plugin_insn_size(insn) < 4 ? 2 : 4);
+      if (stub && ((w >> 15) & 31) == 4) continue; /* through tp: the stubs' scratch area */
+      qemu_plugin_register_vcpu_mem_cb(insn, on_mem, QEMU_PLUGIN_CB_NO_REGS, QEMU_PLUGIN_MEM_RW, NULL);
+    }
+    size_t c = stub ? find(chain_addr, n_chains, vaddr) : n_chains;
+    if (c < n_chains) { /* a chain entry: the block of the site's jal */
+      size_t k = chain_site[c];
+      insn_t d = decode(site_word[k], 4);
+      tb_info_t *t = calloc(1, sizeof *t);
+      t->vaddr = site_addr[k];
+      t->first_reads = d.reads;
+      t->last_load_rd = d.pulp ? d.load_rd : -1;
+      t->first.n = 1;
+      if (d.cls >= 0) t->first.cls[d.cls]++;
+      qemu_plugin_register_vcpu_tb_exec_cb(tb, on_block, QEMU_PLUGIN_CB_NO_REGS, t);
+    }
     return;
   }
   tb_info_t *t = calloc(1, sizeof *t); /* lives as long as the translation (never freed) */
@@ -463,6 +513,7 @@ static void on_translate(qemu_plugin_id_t id, struct qemu_plugin_tb *tb) {
     size_t size = qemu_plugin_insn_size(insn);
     uint32_t w = 0;
     memcpy(&w, qemu_plugin_insn_data(insn), size < 4 ? size : 4);
+    if (size == 4) w = site_original(qemu_plugin_insn_vaddr(insn), w);
     insn_t d = decode(w, (int)size);
     if (i == 0) t->first_reads = d.reads;
     t->last_load_rd = d.pulp ? d.load_rd : -1;
@@ -504,6 +555,37 @@ static int parse_range(const char *spec, uint64_t *r) {
   return 0;
 }
 
+/* sites=FILE: lines "ADDRESS WORD CHAIN" (hex), addresses and non-zero chain entries ascending */
+static int parse_sites(const char *path) {
+  FILE *f = fopen(path, "r");
+  if (!f) return fail("cannot open the site table", path);
+  unsigned long long a, ch;
+  unsigned w;
+  size_t cap = 0;
+  while (fscanf(f, "%llx %x %llx", &a, &w, &ch) == 3) {
+    if (n_sites == cap) {
+      cap = cap ? 2 * cap : 256;
+      site_addr = realloc(site_addr, cap * sizeof *site_addr);
+      site_word = realloc(site_word, cap * sizeof *site_word);
+      chain_addr = realloc(chain_addr, cap * sizeof *chain_addr);
+      chain_site = realloc(chain_site, cap * sizeof *chain_site);
+      if (!site_addr || !site_word || !chain_addr || !chain_site)
+        return fail("out of memory reading the site table", path);
+    }
+    if ((n_sites && a <= site_addr[n_sites - 1]) || (ch && n_chains && ch <= chain_addr[n_chains - 1]))
+      return fail("site table not in ascending address order", path);
+    if (ch) {
+      chain_addr[n_chains] = ch;
+      chain_site[n_chains++] = n_sites;
+    }
+    site_addr[n_sites] = a;
+    site_word[n_sites++] = w;
+  }
+  int bad = !feof(f);
+  fclose(f);
+  return bad ? fail("malformed site table (expected lines ADDRESS WORD)", path) : 0;
+}
+
 static int parse_region(const char *spec) {
   if (n_regions == MAX_REGIONS) return fail("too many regions (at most 8)", spec);
   region_t *r = &regions[n_regions];
@@ -534,9 +616,13 @@ DEEPLOY_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_in
       if (parse_range(argv[i] + 4, emu_range)) return -1;
     } else if (!strncmp(argv[i], "emu_mem=", 8)) {
       if (parse_range(argv[i] + 8, emu_mem_range)) return -1;
+    } else if (!strncmp(argv[i], "stubs=", 6)) {
+      if (parse_range(argv[i] + 6, stub_range)) return -1;
+    } else if (!strncmp(argv[i], "sites=", 6)) {
+      if (parse_sites(argv[i] + 6)) return -1;
     } else
-      return fail("unknown argument (expected out=FILE, region=NAME:BASE:SIZE, emu=START:END, emu_mem=START:END)",
-                  argv[i]);
+      return fail("unknown argument (expected out=FILE, region=NAME:BASE:SIZE, emu=START:END, emu_mem=START:END, "
+                  "sites=FILE, stubs=START:END)", argv[i]);
   }
   if (!path || !*path) return fail("missing out=FILE", NULL);
   if (info->system_emulation && info->system.max_vcpus > MAX_HARTS) return fail("more than 64 vCPUs", NULL);

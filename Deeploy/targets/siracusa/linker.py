@@ -8,7 +8,8 @@ one clear line.
 Placement (the section names are those of ``TargetLibraries/Siracusa/inc/deeploy_runtime.h``):
 
 ====  ===========================================================================================
-L2    the entry stub (first, at the region origin where every hart starts), code, .rodata,
+L2    the entry stub (first, at the region origin where every hart starts), code,
+      ``.deeploy_xpulp_stubs`` (XPULP_STUB_BYTES reserved for the PULP stubs QEMU runs), .rodata,
       ``.l2_rodata``, .data, TLS, .bss, ``.l2_bss``, ``.noinit`` (boot flag), the heap (the rest)
 L1    ``.l1_bss``, then the stacks: hart 0 (fabric controller and cluster core 0) first, then one
       per worker hart 1..max_harts-1
@@ -49,6 +50,7 @@ MAX_HARTS = 8                    # stacks reserved for this many cluster cores
 MAIN_STACK_BYTES = 8 * 1024      # hart 0: start-up, main(), printf, fork bodies on core 0
 WORKER_STACK_BYTES = 2 * 1024    # harts 1..: forked functions (kernels), minus the TLS block
 STACK_ALIGN = 16
+XPULP_STUB_BYTES = 64 * 1024    # code reserved for the PULP extension's stubs (Deeploy/targets/pulp/stubs.py)
 
 # What each level holds, for the error message.
 _CONTENTS = {
@@ -210,6 +212,13 @@ SECTIONS
     PROVIDE(__etext = __text_end);
     PROVIDE(_etext = __text_end);
     PROVIDE(etext = __text_end);
+  }} > L2 :text
+
+  /* reserved for the PULP extension's stubs, which Deeploy/targets/pulp/stubs.py writes into the
+     image QEMU runs (within jal range of the code) */
+  .deeploy_xpulp_stubs : ALIGN(4) {{
+    BYTE(0)
+    . += {XPULP_STUB_BYTES - 1:#x};
   }} > L2 :text
 
   .rodata : {{

@@ -12,6 +12,11 @@ the program's ``exit(n)``), ``-icount shift=0,sleep=off`` (deterministic). The m
 address ranges of the runtime's PULP-extension emulator (which the plugin does not count) are read
 from its symbol table (``__deeploy_region_<NAME>_start/_end``, ``__deeploy_num_cores``,
 ``__start_/__stop_deeploy_xpulp_text/_mem``, defined by the generated linker script and the runtime).
+
+QEMU runs a derived image (``<elf>.stubs``) in which the PULP words are rewritten into RV32IM
+stubs (:mod:`Deeploy.targets.pulp.stubs`, tens of times faster than the trap path); the plugin gets its
+site table (``<elf>.sites``). ``stubs=False`` or ``DEEPLOY_XPULP_STUBS=0`` runs the ELF itself,
+every PULP word through the runtime's trap-and-emulate; both give the same results and counts.
 """
 
 from __future__ import annotations
@@ -21,9 +26,11 @@ import subprocess
 from pathlib import Path
 from typing import NamedTuple, Sequence
 
+from Deeploy.elf import sections as elf_sections
 from Deeploy.elf import symbols as elf_symbols
 from Deeploy.errors import BuildError, DeeployError
 from Deeploy.resources import timing_plugin
+from Deeploy.targets.pulp.stubs import STUB_SECTION, rewrite, stubs_enabled
 from Deeploy.targets.siracusa.linker import qemu_ram_bytes
 
 __all__ = ["QEMU", "RunResult", "elf_symbols", "elf_regions", "qemu_command", "run_elf"]
@@ -59,6 +66,10 @@ def elf_regions(elf: str | Path, symbols: dict[str, int] | None = None) -> list[
     return sorted(regions, key=lambda r: r[1])
 
 
+def _section_names(elf: Path) -> set[str]:
+    return {s.name for s in elf_sections(elf.read_bytes())}
+
+
 def qemu_command(elf: str | Path, num_cores: int, memory_bytes: int, plugin_args: str | None = None,
                  extra_args: Sequence[str] = ()) -> list[str]:
     cmd = [QEMU, "-machine", "virt", "-smp", str(num_cores), "-m", f"{-(-memory_bytes // (1 << 20))}M",
@@ -70,13 +81,31 @@ def qemu_command(elf: str | Path, num_cores: int, memory_bytes: int, plugin_args
     return cmd + list(extra_args)
 
 
+def _stub_image(elf: Path) -> tuple[Path, list[str]]:
+    """Write the rewritten image and its site table beside ``elf``: (image, plugin arguments);
+    ``elf`` itself if it has no PULP word to rewrite."""
+    done = rewrite(elf)
+    if not done.sites:
+        return elf, []
+    image, sites = elf.with_name(elf.name + ".stubs"), elf.with_name(elf.name + ".sites")
+    table = "".join(f"0x{a:x} 0x{w:08x} 0x{done.chains.get(a, 0):x}\n" for a, w in done.sites.items()).encode()
+    for path, content in ((sites, table), (image, done.image)):
+        tmp = path.with_name(path.name + ".tmp")
+        tmp.write_bytes(content)
+        tmp.replace(path)
+    return image, [f"sites={sites}", f"stubs=0x{done.stubs[0]:x}:0x{done.stubs[1]:x}"]
+
+
 def run_elf(elf: str | Path, num_cores: int | None = None, *, timeout: float = 120.0, plugin: bool = True,
-            records: str | Path | None = None, extra_args: Sequence[str] = ()) -> RunResult:
+            records: str | Path | None = None, extra_args: Sequence[str] = (),
+            stubs: bool | None = None) -> RunResult:
     """Run ``elf`` under QEMU with ``-smp num_cores`` (default: the cores it was built for).
 
     With ``plugin`` the timing plugin writes its records to ``records`` (default
-    ``<elf>.records.txt`` beside the ELF). Raises :class:`BuildError` if QEMU or the plugin is
-    missing, QEMU cannot start, or the run exceeds ``timeout`` seconds (QEMU is then killed).
+    ``<elf>.records.txt`` beside the ELF). ``stubs`` (default: on unless DEEPLOY_XPULP_STUBS=0)
+    runs the image with the PULP words rewritten into stubs, if the ELF reserves room for them.
+    Raises :class:`BuildError` if QEMU or the plugin is missing, QEMU cannot start, or the run
+    exceeds ``timeout`` seconds (QEMU is then killed).
     """
     elf = Path(elf).resolve()
     if not elf.is_file():
@@ -98,6 +127,9 @@ def run_elf(elf: str | Path, num_cores: int | None = None, *, timeout: float = 1
     memory = qemu_ram_bytes(max(base + size for _, base, size in regions))
     plugin_args = None
     rec_path = None
+    image, stub_args = elf, []
+    if (stubs_enabled() if stubs is None else stubs) and STUB_SECTION in _section_names(elf):
+        image, stub_args = _stub_image(elf)
     if plugin:
         plugin_path = timing_plugin()
         rec_path = Path(records).resolve() if records is not None else elf.with_name(elf.name + ".records.txt")
@@ -108,8 +140,11 @@ def run_elf(elf: str | Path, num_cores: int | None = None, *, timeout: float = 1
         plugin_args = ",".join([str(plugin_path), f"out={rec_path}"] +
                                [f"region={name}:0x{base:x}:0x{size:x}" for name, base, size in regions] +
                                [f"{arg}=0x{syms[f'__start_{sec}']:x}:0x{syms[f'__stop_{sec}']:x}"
-                                for arg, sec in _EMULATOR_SECTIONS if f"__start_{sec}" in syms])
-    cmd = qemu_command(elf, num_cores, memory, plugin_args, extra_args)
+                                for arg, sec in _EMULATOR_SECTIONS if f"__start_{sec}" in syms] +
+                               stub_args)
+        if "," in "".join(stub_args):
+            raise BuildError(f"ELF path must not contain ',' (QEMU option syntax): {elf}")
+    cmd = qemu_command(image, num_cores, memory, plugin_args, extra_args)
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
     except subprocess.TimeoutExpired as exc:

@@ -1,6 +1,7 @@
-/* The PULP extension on the QEMU cluster: every operation of deeploy_xpulp.h (executed through the
- * runtime's trap-and-emulate) against a plain C reference written from the CV32E40P manual, on
- * random operands, on every core; hardware loops (1-instruction bodies, nesting); then a DSP
+/* The PULP extension on the QEMU cluster: every operation of deeploy_xpulp.h (run as stubs or
+ * through the runtime's trap-and-emulate) against a plain C reference written from the CV32E40P manual, on
+ * random operands, on every core; hardware loops (1-instruction bodies, nesting, a body ending in a
+ * compressed instruction, which stays on the trap path when QEMU runs the stubs); then a DSP
  * loop of XPULP_DOT_N cv.sdotsp.b (speed). Core 0 then runs two measured stretches for the timing
  * plugin: layer 0 = 100 trips of a 4 x cv.sdotsp.b hardware loop, layer 1 = 16 trips of
  * { cv.lw post-increment from L1; cv.sdotsp.b using it }. Prints "xpulp ok <checks>" or the first
@@ -153,6 +154,23 @@ static void check_ops(uint32_t me, uint32_t seed) {
     CHECK(55, *(uint32_t *)q0, a);
     CHECK(56, *(uint16_t *)(q0 + 4), b & 0xffff);
     CHECK(57, (uint8_t)q0[12], c & 0xff);
+    /* operands sharing a register (rD written last) */
+    uint32_t x = c;
+    __asm__(".insn r 0x7b, 1, 0x54, %0, %0, %1" : "+r"(x) : "r"(a)); /* cv.sdotsp.b x, x, a */
+    CHECK(68, x, ref_dot(c, c, a, 8, 1, 1));
+    x = c;
+    __asm__(".insn r 0x7b, 1, 0x48, %0, %1, %0" : "+r"(x) : "r"(a)); /* cv.dotsp.b x, a, x */
+    CHECK(69, x, ref_dot(0, a, c, 8, 1, 1));
+    x = c;
+    __asm__(".insn r 0x7b, 0, 0x50, %0, %0, %0" : "+r"(x)); /* cv.sdotusp.h x, x, x */
+    CHECK(70, x, ref_dot(c, c, c, 16, 0, 1));
+    x = c;
+    __asm__(".insn r 0x2b, 3, 0x48, %0, %0, %1" : "+r"(x) : "r"(b)); /* cv.mac x, x, b */
+    CHECK(71, x, c + c * b);
+    x = (uint32_t)(uintptr_t)(buf + 4);
+    __asm__ volatile(".insn i 0x0b, 2, %0, %0, 4" : "+r"(x) : "m"(*(const uint32_t *)(buf + 4))); /* cv.lw x, (x), 4 */
+    CHECK(72, x, (uint32_t)(uint8_t)buf[4] | (uint32_t)(uint8_t)buf[5] << 8 | (uint32_t)(uint8_t)buf[6] << 16 |
+                     (uint32_t)(uint8_t)buf[7] << 24);
   }
 }
 
@@ -179,6 +197,14 @@ static void check_loops(uint32_t me, uint32_t seed) {
                      "3:\n  addi %[s], %[s], 100\n4:\n" XPULP_LOOP_FINISH
                      : [s] "+r"(s));
     CHECK(63, s, 10 + 400);
+    /* a body ending in a compressed instruction: the image rewriting (Deeploy/targets/pulp/stubs.py)
+     * leaves this loop to the trap path */
+    s = 0;
+    __asm__ volatile(XPULP_LOOP_BEGIN XPULP_LP_SETUP(0, "%[n]", "1f") "  addi %[s], %[s], 1\n"
+                     ".option rvc\n  c.addi %[s], 2\n  c.addi %[s], 4\n1:\n" XPULP_LOOP_FINISH
+                     : [s] "+r"(s)
+                     : [n] "r"(n));
+    CHECK(67, s, 7 * n);
   }
 }
 

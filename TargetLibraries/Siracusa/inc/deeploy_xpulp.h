@@ -3,8 +3,9 @@
  * stores, MAC/MSU, clip, bit manipulation and hardware loops.
  *
  * Default: the CORE-V encodings of CV32E40P v2 (`cv.*`, custom opcodes 0x0b/0x2b/0x5b/0x7b;
- * CV32E40P user manual, "CORE-V Instruction Set Custom Extensions"); the QEMU cluster runs them
- * through the runtime's trap-and-emulate (deeploy_xpulp_emu.c). -DDEEPLOY_XPULPV2=1 emits the
+ * CV32E40P user manual, "CORE-V Instruction Set Custom Extensions"); the QEMU runner rewrites them
+ * into RV32IM stubs (Deeploy/targets/pulp/stubs.py), the rest go through the runtime's
+ * trap-and-emulate (deeploy_xpulp_emu.c). -DDEEPLOY_XPULPV2=1 emits the
  * XpulpV2 encodings of RI5CY (`p.*`, `pv.*`, `lp.*`: opcodes 0x0b/0x2b/0x03/0x23/0x33/0x5b/0x57/
  * 0x7b; GVSoC isa_pulpv2.py) for Siracusa silicon and its reference simulator instead. GCC and
  * binutils know neither mnemonic set: every word is built with `.insn` (or `.word` where a field
@@ -408,7 +409,9 @@ static inline int32_t xpulp_msu(int32_t acc, int32_t a, int32_t b) {
  * L: loop 0 (inner) or 1 (outer); end: a label right after the loop's last instruction (e.g. "1f");
  * count: an asm operand ("%[n]") holding the trip count (>= 1). Open the block with
  * XPULP_LOOP_BEGIN (aligns, no compressed instructions, as the hardware loop rules require) and
- * close it with XPULP_LOOP_FINISH. The body must be straight-line code (no calls, no `la`).
+ * close it with XPULP_LOOP_FINISH. The body must be straight-line code (no calls, no `la`); keep
+ * `.option norvc` for all of it: on QEMU a loop runs without traps only if its last instruction is
+ * a 32-bit one that is no branch, jump, auipc or marker (else it falls back to the trap path).
  *   CORE-V (opcode 0x2b, funct3 100, word[11:8] = funct4, bit 7 = L, end = PC + (uimm << 2)):
  *     starti 0000, endi 0010, counti 0100, count 0101, setupi 0110 (count in [31:20],
  *     end offset in [19:15]), setup 0111 (count register in rs1, end offset in [31:20]).

@@ -16,7 +16,13 @@
  * The timing plugin does not count the handler's instructions (section deeploy_xpulp_text); the
  * memory accesses of emulated loads and stores are made by the helpers in section
  * deeploy_xpulp_mem, which the plugin counts as the core's own accesses (the runner passes both
- * address ranges from the ELF's __start_/__stop_ symbols). */
+ * address ranges from the ELF's __start_/__stop_ symbols).
+ *
+ * The QEMU runner normally runs an image in which most cv.* words are rewritten into RV32IM stubs
+ * (Deeploy/targets/pulp/stubs.py); this emulator then handles only the words left in place. The
+ * stubs keep their temporaries and hardware-loop counts in the hart's scratch area below, a
+ * thread-local block they reach through tp (a CSR such as mscratch would do too, but QEMU 7.2 leaves
+ * its translated code at every CSR access, which costs more than the trap it replaces). */
 #include <stdint.h>
 
 #include "deeploy_runtime.h"
@@ -82,6 +88,11 @@ extern char __start_deeploy_xpulp_text[], __stop_deeploy_xpulp_text[];
 extern char __start_deeploy_xpulp_mem[], __stop_deeploy_xpulp_mem[];
 __attribute__((used)) static const void *const xpulp_ranges[] = {
     __start_deeploy_xpulp_text, __stop_deeploy_xpulp_text, __start_deeploy_xpulp_mem, __stop_deeploy_xpulp_mem};
+
+/* ---- the stubs' per-hart scratch area: 4 saved temporaries, the counts of loops 0 and 1 --------
+ * (layout: SCRATCH_WORDS, _SAVE, _COUNT in Deeploy/targets/pulp/stubs.py, which finds it by this
+ * name; zero at start-up like all thread-local data) */
+__attribute__((used, retain)) __thread uint32_t deeploy_xpulp_scratch[6];
 
 /* ---- hardware loops ------------------------------------------------------------------------ */
 typedef struct {
