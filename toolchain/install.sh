@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Installs what building and testing needs, idempotently: the Python package with its test
 # dependencies, and from Debian the host build tools plus the RISC-V bare-metal toolchain
-# (gcc, binutils, picolibc) and QEMU. Packages already present are not reinstalled.
+# (gcc, binutils, picolibc) and QEMU, and the Arm ones (CortexM: gcc, picolibc, QEMU). Packages
+# already present are not reinstalled.
 set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 
 debs=(cmake ninja-build gcc make valgrind gcc-riscv64-unknown-elf binutils-riscv64-unknown-elf
-      picolibc-riscv64-unknown-elf qemu-system-misc)
+      picolibc-riscv64-unknown-elf qemu-system-misc gcc-arm-none-eabi picolibc-arm-none-eabi qemu-system-arm)
 missing=()
 for p in "${debs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -1,0 +1,68 @@
+"""Cortex-M: one Arm Cortex-M core on QEMU's Arm boards (specs/cortexm.md): the Cortex-M4 (DSP
+extension, FPv4-SP) on mps2-an386 by default. Code and constants live in the board's flash, the
+activations (one arena), inputs and outputs in its SRAM; the kernels are the Generic ones."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from Deeploy.passes.constant_folding import fold_constants
+from Deeploy.passes.qdq import lower_qdq
+from Deeploy.passes.variadic import split_variadic
+from Deeploy.platform import Engine, MemoryLevel, Platform
+from Deeploy.targets.generic.bindings import GENERIC_BINDINGS
+
+__all__ = ["Board", "BOARDS", "CORTEX_M4", "CORTEXM", "PLATFORM", "STACK_BYTES", "linker_script"]
+
+KiB, MiB = 1024, 1024 * 1024
+
+
+@dataclass(frozen=True)
+class Board:
+    """A QEMU board and its core: the memory map the program is linked for."""
+
+    cpu: str                       # -mcpu and QEMU's -cpu
+    machine: str                   # QEMU's -machine
+    flash: tuple[int, int]         # (base, bytes): code and constants
+    ram: tuple[int, int]           # (base, bytes): data, heap and stack
+
+
+# spec "Toolchain and virtual boards": mps2-an386 has 4 MiB at 0x0 and 4 MiB at 0x2000_0000
+CORTEX_M4 = Board("cortex-m4", "mps2-an386", (0x0, 4 * MiB), (0x2000_0000, 4 * MiB))
+BOARDS = {b.cpu: b for b in (CORTEX_M4,)}
+
+# the stack at the top of SRAM (picolibc.ld's __stack_size); the C library's own data is tiny
+STACK_BYTES = 64 * KiB
+CPU = Engine("cpu", cores=1, runtime="deeploy_cortexm.h")
+
+
+def linker_script(board: Board):
+    """The linker script of ``board``: its memory map for picolibc's ``picolibc.ld``, whose
+    region overflow errors name ``flash`` or ``ram``."""
+
+    def script(memory) -> str:
+        (flash, flash_size), (ram, ram_size) = board.flash, board.ram
+        return (f"/* Deeploy CortexM cpu: {board.cpu} (QEMU -machine {board.machine}) */\n"
+                f"__flash = 0x{flash:x};\n__flash_size = 0x{flash_size:x};\n"
+                f"__ram = 0x{ram:x};\n__ram_size = 0x{ram_size:x};\n"
+                f"__stack_size = 0x{STACK_BYTES:x};\nINCLUDE picolibc.ld\n")
+    return script
+
+
+def cortexm_platform(board: Board) -> Platform:
+    """The CortexM platform on ``board``: its SRAM is the one data level."""
+    return Platform(
+        name="CortexM",
+        libraries=("Generic", "CortexM"),
+        memory=(MemoryLevel("SRAM", board.ram[1], alignment=4, reserved=STACK_BYTES, reserved_for="the stack"),),
+        bindings=GENERIC_BINDINGS,
+        passes=(split_variadic, lower_qdq, fold_constants),
+        default_level="SRAM",
+        cmake_platform="CortexM",
+        engines=(CPU,),
+        linker_script=linker_script(board),
+    )
+
+
+CORTEXM = cortexm_platform(CORTEX_M4)
+PLATFORM = CORTEXM
