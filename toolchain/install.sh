@@ -26,12 +26,15 @@ if ! (cd / && python3 -c "import Deeploy, onnx, onnxruntime, mako, ortools, pyte
   python3 -m pip install -q --disable-pip-version-check -e "$repo[test]"
 fi
 
-# The QEMU timing plugin (toolchain/qemu_plugin): rebuilt when its sources are newer than it.
+# The QEMU plugins (toolchain/qemu_plugin): the RISC-V timing plugin and the Cortex-M instruction
+# counter, each rebuilt when the sources are newer than it.
 plugin_src="$repo/toolchain/qemu_plugin"
-plugin="$repo/toolchain/build/libdeeploy_timing.so"
-if [ ! -f "$plugin" ] || [ -n "$(find "$plugin_src" -type f -newer "$plugin")" ]; then
-  echo "building the QEMU timing plugin: $plugin"
-  mkdir -p "$(dirname "$plugin")"
-  gcc -shared -fPIC -O2 -fvisibility=hidden -Wall -Wextra -o "$plugin.tmp" "$plugin_src/deeploy_timing.c" -lpthread
-  mv "$plugin.tmp" "$plugin"
-fi
+for name in deeploy_timing deeploy_arm_timing; do
+  plugin="$repo/toolchain/build/lib$name.so"
+  if [ ! -f "$plugin" ] || [ -n "$(find "$plugin_src" -type f -newer "$plugin")" ]; then
+    echo "building the QEMU plugin: $plugin"
+    mkdir -p "$(dirname "$plugin")"
+    gcc -shared -fPIC -O2 -fvisibility=hidden -Wall -Wextra -o "$plugin.tmp" "$plugin_src/$name.c" -lpthread
+    mv "$plugin.tmp" "$plugin"
+  fi
+done

@@ -12,7 +12,11 @@ from pathlib import Path
 
 from Deeploy.elf import symbols as elf_symbols
 from Deeploy.errors import BuildError, DeeployError
+from Deeploy.manifest import read_manifest
 from Deeploy.platform import TargetRunner
+from Deeploy.resources import timing_plugin
+from Deeploy.runtime.abi import LAYER_BASE
+from Deeploy.targets.cortexm.cycles import M4_TIMING, last_run, read_records
 from Deeploy.targets.cortexm.platform import BOARDS, CORTEX_M4, Board
 
 __all__ = ["RUNNER", "QEMU", "board_of", "cpu_name", "qemu_command", "run_elf"]
@@ -46,11 +50,18 @@ def qemu_command(elf: Path, board: Board, plugin_args: str | None = None) -> lis
     return cmd + (["-plugin", plugin_args] if plugin_args else [])
 
 
-def run_elf(elf: Path, timeout: float, plugin_args: str | None = None) -> tuple[int, str]:
-    """Run ``elf`` on its board: (exit code, output)."""
+def run_elf(elf: Path, timeout: float, records: Path | None = None) -> tuple[int, str]:
+    """Run ``elf`` on its board: (exit code, output); with ``records``, the instruction-class
+    counter writes its records there."""
     if shutil.which(QEMU) is None:
         raise BuildError(f"{QEMU} is not installed: {_INSTALL}")
     elf = Path(elf).resolve()
+    plugin_args = None
+    if records is not None:
+        records.unlink(missing_ok=True)          # never mistake an old file for this run's
+        if "," in str(records):
+            raise BuildError(f"record file path must not contain ',' (QEMU option syntax): {records}")
+        plugin_args = f"{timing_plugin(name='deeploy_arm_timing')},out={records}"
     try:
         proc = subprocess.run(qemu_command(elf, board_of(elf), plugin_args), capture_output=True, text=True,
                               timeout=timeout, stdin=subprocess.DEVNULL)
@@ -67,7 +78,22 @@ def _build_options(options: argparse.Namespace, gen: Path) -> list[str]:
 
 def _execute(program: Path, options: argparse.Namespace, gen: Path | None, timeout: float,
              compiled=None) -> tuple[int, str]:
-    return run_elf(program, timeout)
+    """The run, then the last network run's modelled cycles (``Runtime: N cycles``) and with
+    --profileUntiled every layer's."""
+    records = Path(program).resolve().with_name("records.txt")
+    code, out = run_elf(program, timeout, records)
+    if "Errors:" not in out or not records.is_file():
+        return code, out
+    layers = last_run(read_records(records), M4_TIMING)
+    out += ("" if out.endswith("\n") else "\n") + f"Runtime: {sum(c.cycles for c in layers):.0f} cycles\n"
+    if getattr(options, "profileUntiled", False) and layers:
+        manifest = read_manifest(gen / "network" if gen is not None else Path(program).resolve().parents[1])
+        out += "Per-layer modelled cycles:\n"
+        for c in layers:
+            info = manifest.layer_of_marker(LAYER_BASE + c.layer)
+            out += (f"  [{c.layer:3d}] {info.title if info else f'layer {c.layer}'}: {c.cycles:.0f} cycles, "
+                    f"{c.counts['insns']} instructions\n")
+    return code, out
 
 
 _OVERFLOW = re.compile(r"region [`'](flash|ram)' overflowed by (\d+) bytes")
