@@ -1,16 +1,16 @@
 """Cortex-M: one Arm Cortex-M core on QEMU's Arm boards (specs/cortexm.md): the Cortex-M4 (DSP
 extension, FPv4-SP) on mps2-an386 by default. Code and constants live in the board's flash, the
-activations (one arena), inputs and outputs in its SRAM; the kernels are the Generic ones."""
+activations (one arena), inputs and outputs in its SRAM. The kernels and passes are Siracusa's
+(Generic plus the portable channels-last and requantised kernels of PULPOpen, run on one core),
+whose int8 convolutions take Arm's DSP extension (SMLAD, SXTB16) where the compiler targets it."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from Deeploy.passes.constant_folding import fold_constants
-from Deeploy.passes.qdq import lower_qdq
-from Deeploy.passes.variadic import split_variadic
 from Deeploy.platform import Engine, MemoryLevel, Platform
-from Deeploy.targets.generic.bindings import GENERIC_BINDINGS
+from Deeploy.targets.siracusa.bindings import SIRACUSA_BINDINGS
+from Deeploy.targets.siracusa.platform import SIRACUSA_PASSES
 
 __all__ = ["Board", "BOARDS", "CORTEX_M4", "CORTEXM", "PLATFORM", "STACK_BYTES", "linker_script"]
 
@@ -50,13 +50,14 @@ def linker_script(board: Board):
 
 
 def cortexm_platform(board: Board) -> Platform:
-    """The CortexM platform on ``board``: its SRAM is the one data level."""
+    """The CortexM platform on ``board``: its SRAM is the one data level. (PULPOpen's runtime
+    sources and headers are copied into a compiled output with its kernels, but not built.)"""
     return Platform(
         name="CortexM",
-        libraries=("Generic", "CortexM"),
+        libraries=("Generic", "PULPOpen", "CortexM"),
         memory=(MemoryLevel("SRAM", board.ram[1], alignment=4, reserved=STACK_BYTES, reserved_for="the stack"),),
-        bindings=GENERIC_BINDINGS,
-        passes=(split_variadic, lower_qdq, fold_constants),
+        bindings=SIRACUSA_BINDINGS,
+        passes=SIRACUSA_PASSES,
         default_level="SRAM",
         cmake_platform="CortexM",
         engines=(CPU,),

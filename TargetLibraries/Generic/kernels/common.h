@@ -40,6 +40,27 @@ static inline float deeploy_fmul(float x, float y) {
     return p;
 }
 
+/* Arm's DSP extension (Cortex-M4 and later): SMLAD multiplies two pairs of signed halfwords and
+ * adds both products to an accumulator; SXTB16 sign-extends bytes 0 and 2 of a word into its two
+ * halfwords (deeploy_sxtb16_ror8: bytes 1 and 3). DEEPLOY_DSP_INT8(TIN, TW, TSUM) is true when a
+ * kernel's operands are int8 with int32 sums, i.e. when it may take four products per two SMLADs;
+ * deeploy_word reads four bytes at any alignment (one LDR on the M4). */
+#if defined(__ARM_FEATURE_DSP)
+#include <arm_acle.h>
+#define DEEPLOY_DSP_INT8(TIN, TW, TSUM)                                                                        \
+    (sizeof(TIN) == 1 && sizeof(TW) == 1 && sizeof(TSUM) == 4 && (TIN)-1 < 0 && (TW)-1 < 0 && (TSUM)0.5 == 0)
+static inline uint32_t deeploy_word(const void *p) {
+    uint32_t v;
+    memcpy(&v, p, 4);
+    return v;
+}
+static inline uint32_t deeploy_sxtb16_ror8(uint32_t v) {
+    uint32_t r;
+    __asm__("sxtb16 %0, %1, ror #8" : "=r"(r) : "r"(v));
+    return r;
+}
+#endif
+
 /* Work splitting. On a cluster every core runs the same kernel call (inside a fork) and takes
  * its share of the kernel's outermost parallel loop; on a serial platform there is one core
  * and the share is everything, so both give bit-identical results. The runtime header of a
