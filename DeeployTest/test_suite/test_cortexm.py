@@ -21,6 +21,7 @@ from Deeploy.targets.cortexm.platform import CORTEX_M4, linker_script
 from DeeployTest.generators.builder import Net
 from DeeployTest.generators.conv import _conv
 from DeeployTest.generators.golden import write_test
+from DeeployTest.generators.registry import s8, weights
 from DeeployTest.testUtils.runner import DEEPLOY_TEST, RunnerPlatform, run_test
 
 CORTEXM = RunnerPlatform("CortexM", "TEST_CORTEXM")
@@ -60,6 +61,28 @@ DSP_CONVS = {
 def test_int8_convolution(case, tmp_path, capsys):
     write_test(_conv(np.random.default_rng(7), rq="signed", **DSP_CONVS[case]), tmp_path / "net")
     _run(tmp_path / "net", tmp_path / "gen", capsys)
+
+
+def _fully_connected(k: int, n: int, rows: int, requantised: bool) -> Net:
+    rng = np.random.default_rng(k * n)
+    net = Net("fc")
+    y = net.node("MatMul", [net.input("input", s8(rng, (rows, k))), net.const(weights(rng, (k, n)), "fc.weight")])
+    net.output(net.calib_rqs(y, signed=True, axis=1, offset_rng=rng) if requantised else y)
+    return net
+
+
+# fully connected layers: K and N off multiples of 4 leave tails; two rows keep the MatMul
+FULLY_CONNECTED = {"k37_n10_rq": (37, 10, 1, True), "k64_n7_sums": (64, 7, 1, False), "two_rows": (20, 8, 2, True)}
+
+
+@pytest.mark.parametrize("case", FULLY_CONNECTED)
+def test_fully_connected(case, tmp_path, capsys):
+    k, n, rows, requantised = FULLY_CONNECTED[case]
+    net = _fully_connected(k, n, rows, requantised)
+    write_test(net, tmp_path / "net")
+    _run(tmp_path / "net", tmp_path / "gen", capsys)
+    ops = [layer.op for layer in read_manifest(tmp_path / "gen" / "network").layers]
+    assert any(op.endswith("Gemm") for op in ops) == (rows == 1), ops
 
 
 def test_profile_names_every_layer(corpus, tmp_path, capsys):

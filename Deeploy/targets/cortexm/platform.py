@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from Deeploy.passes.fc_weights import transpose_fc_weights
 from Deeploy.platform import Engine, MemoryLevel, Platform
 from Deeploy.targets.siracusa.bindings import SIRACUSA_BINDINGS
 from Deeploy.targets.siracusa.platform import SIRACUSA_PASSES
@@ -57,7 +58,7 @@ def cortexm_platform(board: Board) -> Platform:
         libraries=("Generic", "PULPOpen", "CortexM"),
         memory=(MemoryLevel("SRAM", board.ram[1], alignment=4, reserved=STACK_BYTES, reserved_for="the stack"),),
         bindings=SIRACUSA_BINDINGS,
-        passes=SIRACUSA_PASSES,
+        passes=(transpose_fc_weights, *SIRACUSA_PASSES),
         default_level="SRAM",
         cmake_platform="CortexM",
         engines=(CPU,),
