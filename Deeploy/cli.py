@@ -69,7 +69,7 @@ def _load(args, say=print):
 
 def _platform_options(args) -> dict | None:
     """Options of the platform itself (its ``configure``): NPU exclusions, weight-memory size and
-    placement."""
+    placement, the Cortex-M core."""
     options = {}
     if args.neureka_wmem:
         options["neureka_wmem"] = True
@@ -77,6 +77,8 @@ def _platform_options(args) -> dict | None:
         options["no_npu_for"] = [n for n in args.no_npu_for.split(",") if n]
     if args.wmem_size is not None:
         options["wmem_size"] = args.wmem_size
+    if args.cpu is not None:
+        options["cpu"] = args.cpu
     return options or None
 
 
@@ -225,6 +227,8 @@ def main(argv: list[str] | None = None) -> int:
                    help="prefix of every exported C symbol (NET_InitNetwork, NET_RunNetwork, NET_inputs...) "
                         "and macro (NET_ARENA_L2_BYTES...) so several networks link into one program "
                         "(default: InitNetwork, RunNetwork, DeeployNetwork_*)")
+    c.add_argument("--cpu", default=None, metavar="CORE",
+                   help="CortexM: the core and its board, cortex-m4 (default, mps2-an386) or cortex-m55 (mps3-an547)")
     c.add_argument("--no-npu-for", default="", metavar="NAME[,NAME]",
                    help="platforms with an NPU (Siracusa_w_neureka): keep these layers on the cluster")
     c.add_argument("--wmem-size", type=int, default=None, metavar="BYTES",

@@ -3,7 +3,7 @@
 QEMU board (Cortex-M4 on mps2-an386 by default); check its outputs and print the modelled cycles.
 
     python testRunner_cortexm.py -t Tests/Kernels/Integer/Add/Regular
-    python testRunner_cortexm.py -t Tests/Models/miniMobileNetv2 --profileUntiled
+    python testRunner_cortexm.py -t Tests/Models/miniMobileNetv2 --cpu cortex-m55 --profileUntiled
 """
 
 import sys
@@ -23,10 +23,12 @@ from DeeployTest.testUtils.runner import RunnerPlatform, main  # noqa: E402
 if __name__ == "__main__":
     main(RunnerPlatform("CortexM", "TEST_CORTEXM"), __doc__,
          extra_args=lambda p: (p.add_argument("--cpu", type=cpu_name, default="cortex-m4",
-                                              help="the core and its board: cortex-m4 (mps2-an386)"),
+                                              help="the core and its board: cortex-m4 (mps2-an386) or cortex-m55 "
+                                                   "(mps3-an547)"),
                                p.add_argument("--profileUntiled", action="store_true",
                                               help="print modelled cycles per layer"),
                                add_peer_flags(p, "CortexM"),
                                refuse_flag(p, "--roofline", "CortexM has no roofline; run it on Siracusa"),
                                refuse_flag(p, "--profileTiling", "this runner does not tile; profile its layers "
-                                           "with --profileUntiled")))
+                                           "with --profileUntiled")),
+         compile_options=lambda args: {"platform_options": {"cpu": args.cpu}})

@@ -3,7 +3,8 @@
 # top-level CMakeLists.txt and, as its copy in cmake/, by a compiled output's own CMakeLists.txt.
 #
 # Cache variables:
-#   CORTEXM_CPU    cortex-m4 (default; DSP extension, FPv4-SP) or cortex-m55 (Helium)
+#   CORTEXM_CPU    cortex-m4 (DSP extension, FPv4-SP) or cortex-m55 (Helium); default: the core a
+#                  compiled output's link.ld names, else cortex-m4
 #   LINKER_SCRIPT  the generated linker script (Deeploy.targets.cortexm.platform: the board's
 #                  flash and SRAM for picolibc's picolibc.ld); default: a compiled output's link.ld
 #
@@ -19,7 +20,15 @@ if(NOT CORTEXM_CC)
 endif()
 set(CMAKE_C_COMPILER ${CORTEXM_CC})
 
-set(CORTEXM_CPU cortex-m4 CACHE STRING "Cortex-M core: cortex-m4 or cortex-m55")
+# the folder above this file: the repository, or a compiled output folder with its include/ and
+# link.ld, whose first line names the core it was compiled for
+get_filename_component(CORTEXM_BASE_DIR ${CMAKE_CURRENT_LIST_DIR}/.. ABSOLUTE)
+set(CORTEXM_DEFAULT_CPU cortex-m4)
+if(EXISTS ${CORTEXM_BASE_DIR}/link.ld)
+  file(STRINGS ${CORTEXM_BASE_DIR}/link.ld cpu_line LIMIT_COUNT 1 REGEX "Deeploy CortexM cpu: ")
+  string(REGEX REPLACE ".*cpu: ([a-z0-9-]+).*" "\\1" CORTEXM_DEFAULT_CPU "${cpu_line}")
+endif()
+set(CORTEXM_CPU ${CORTEXM_DEFAULT_CPU} CACHE STRING "Cortex-M core: cortex-m4 or cortex-m55")
 if(CORTEXM_CPU STREQUAL "cortex-m4")
   set(CORTEXM_ARCH_FLAGS "-mcpu=cortex-m4 -mfpu=fpv4-sp-d16 -mfloat-abi=hard")
 elseif(CORTEXM_CPU STREQUAL "cortex-m55")
@@ -37,8 +46,6 @@ set(CMAKE_C_FLAGS_RELEASE "-O2 -fno-tree-loop-distribute-patterns" CACHE STRING 
 add_compile_options(-Wall -Wno-unused-function)
 add_compile_definitions(DEEPLOY_NUM_CORES=1)
 
-# the folder above this file: the repository, or a compiled output folder with its include/ and link.ld
-get_filename_component(CORTEXM_BASE_DIR ${CMAKE_CURRENT_LIST_DIR}/.. ABSOLUTE)
 if(EXISTS ${CORTEXM_BASE_DIR}/include/deeploy_cortexm.h)
   set(CORTEXM_INCLUDE_DIR ${CORTEXM_BASE_DIR}/include)
   set(CORTEXM_DEFAULT_LINKER_SCRIPT ${CORTEXM_BASE_DIR}/link.ld)

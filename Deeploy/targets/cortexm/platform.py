@@ -1,5 +1,6 @@
 """Cortex-M: one Arm Cortex-M core on QEMU's Arm boards (specs/cortexm.md): the Cortex-M4 (DSP
-extension, FPv4-SP) on mps2-an386 by default. Code and constants live in the board's flash, the
+extension, FPv4-SP) on mps2-an386 by default, the Cortex-M55 (Helium) on mps3-an547 (``configure``:
+``--cpu``). Code and constants live in the board's flash, the
 activations (one arena), inputs and outputs in its SRAM. The kernels and passes are Siracusa's
 (Generic plus the portable channels-last and requantised kernels of PULPOpen, run on one core),
 whose int8 convolutions take Arm's DSP extension (SMLAD, SXTB16) where the compiler targets it."""
@@ -8,12 +9,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from Deeploy.errors import DeeployError
 from Deeploy.passes.fc_weights import transpose_fc_weights
 from Deeploy.platform import Engine, MemoryLevel, Platform
 from Deeploy.targets.siracusa.bindings import SIRACUSA_BINDINGS
 from Deeploy.targets.siracusa.platform import SIRACUSA_PASSES
 
-__all__ = ["Board", "BOARDS", "CORTEX_M4", "CORTEXM", "PLATFORM", "STACK_BYTES", "linker_script"]
+__all__ = ["Board", "BOARDS", "CORTEX_M4", "CORTEX_M55", "CORTEXM", "configure", "PLATFORM", "STACK_BYTES", "linker_script"]
 
 KiB, MiB = 1024, 1024 * 1024
 
@@ -28,9 +30,11 @@ class Board:
     ram: tuple[int, int]           # (base, bytes): data, heap and stack
 
 
-# spec "Toolchain and virtual boards": mps2-an386 has 4 MiB at 0x0 and 4 MiB at 0x2000_0000
+# spec "Toolchain and virtual boards": mps2-an386 has 4 MiB at 0x0 and 4 MiB at 0x2000_0000; on
+# mps3-an547 code runs from the 512 KiB ITCM at 0x0 and data lives in the 2 MiB SRAM at 0x0100_0000
 CORTEX_M4 = Board("cortex-m4", "mps2-an386", (0x0, 4 * MiB), (0x2000_0000, 4 * MiB))
-BOARDS = {b.cpu: b for b in (CORTEX_M4,)}
+CORTEX_M55 = Board("cortex-m55", "mps3-an547", (0x0, 512 * KiB), (0x0100_0000, 2 * MiB))
+BOARDS = {b.cpu: b for b in (CORTEX_M4, CORTEX_M55)}
 
 # the stack at the top of SRAM (picolibc.ld's __stack_size); the C library's own data is tiny
 STACK_BYTES = 64 * KiB
@@ -63,7 +67,15 @@ def cortexm_platform(board: Board) -> Platform:
         cmake_platform="CortexM",
         engines=(CPU,),
         linker_script=linker_script(board),
+        configure=configure,
     )
+
+
+def configure(cpu: str = CORTEX_M4.cpu) -> Platform:
+    """The platform on the board of core ``cpu`` (``--cpu``)."""
+    if cpu not in BOARDS:
+        raise DeeployError(f"unknown Cortex-M core '{cpu}' (available: {', '.join(BOARDS)})")
+    return cortexm_platform(BOARDS[cpu])
 
 
 CORTEXM = cortexm_platform(CORTEX_M4)

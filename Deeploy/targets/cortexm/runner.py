@@ -17,7 +17,7 @@ from Deeploy.platform import TargetRunner
 from Deeploy.resources import timing_plugin
 from Deeploy.runtime.abi import LAYER_BASE
 from Deeploy.targets.cortexm.cycles import M4_TIMING, last_run, read_records
-from Deeploy.targets.cortexm.platform import BOARDS, CORTEX_M4, Board
+from Deeploy.targets.cortexm.platform import BOARDS, Board
 
 __all__ = ["RUNNER", "QEMU", "board_of", "cpu_name", "qemu_command", "run_elf"]
 
@@ -73,7 +73,9 @@ def run_elf(elf: Path, timeout: float, records: Path | None = None) -> tuple[int
 
 
 def _build_options(options: argparse.Namespace, gen: Path) -> list[str]:
-    return [f"-DCORTEXM_CPU={getattr(options, 'cpu', None) or CORTEX_M4.cpu}"]
+    """The core (--cpu); without one the compiled output's link.ld names it."""
+    cpu = getattr(options, "cpu", None)
+    return [f"-DCORTEXM_CPU={cpu}"] if cpu else []
 
 
 def _execute(program: Path, options: argparse.Namespace, gen: Path | None, timeout: float,
