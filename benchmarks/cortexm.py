@@ -5,7 +5,7 @@ measured on the same QEMU boards: the instructions of the layers that multiply-a
 requantise (not the layout transposes at a channels-last network's boundary), counted between the
 layer markers of one network run, bit-exact outputs checked.
 
-    python benchmarks/cortexm.py [--cpu cortex-m4]
+    python benchmarks/cortexm.py [--cpu cortex-m4|cortex-m55]
 """
 
 from __future__ import annotations
@@ -60,7 +60,7 @@ def instructions(net: Net, work: Path, cpu: str) -> tuple[int, float]:
     args = argparse.Namespace(test=str(work / "net"), verbose=False, skipgen=False, skipsim=False,
                               gen_dir=str(work / "gen"), cpu=cpu, profileUntiled=False, timeout=None)
     with contextlib.redirect_stdout(io.StringIO()) as out:
-        code = run_test(args, CORTEXM)
+        code = run_test(args, CORTEXM, {"platform_options": {"cpu": cpu}})
     if code != 0:
         raise SystemExit(f"{net.name}: wrong results on {cpu}:\n{out.getvalue()}")
     manifest = read_manifest(work / "gen" / "network")
@@ -71,7 +71,7 @@ def instructions(net: Net, work: Path, cpu: str) -> tuple[int, float]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--cpu", default="cortex-m4", choices=("cortex-m4",))
+    parser.add_argument("--cpu", default="cortex-m4", choices=("cortex-m4", "cortex-m55"))
     args = parser.parse_args()
     rows = []
     with tempfile.TemporaryDirectory() as tmp:

@@ -1,6 +1,7 @@
 """CortexM: the peer's Cortex-M CI list bit-exact on the Cortex-M4 board with modelled cycles, the
-cycle-count plugin's classes on a hand-written loop, the one-line error of a network that does
-not fit the board, and deeploy compile/run --platform CortexM."""
+Cortex-M55 board, the cycle-count plugin's classes on a hand-written loop, the one-line error of a
+network that does not fit the board, and deeploy compile/run --platform CortexM (the DSP and
+Helium kernels: test_cortexm_kernels.py)."""
 
 from __future__ import annotations
 
@@ -19,9 +20,7 @@ from Deeploy.targets.cortexm.cycles import M4_TIMING, read_records, record_cycle
 from Deeploy.targets.cortexm.runner import run_elf
 from Deeploy.targets.cortexm.platform import CORTEX_M4, linker_script
 from DeeployTest.generators.builder import Net
-from DeeployTest.generators.conv import _conv
 from DeeployTest.generators.golden import write_test
-from DeeployTest.generators.registry import s8, weights
 from DeeployTest.testUtils.runner import DEEPLOY_TEST, RunnerPlatform, run_test
 
 CORTEXM = RunnerPlatform("CortexM", "TEST_CORTEXM")
@@ -33,11 +32,12 @@ PEER_CI = ("Add/Regular", "Add/MultIO", "Pad/Regular_1D", "Pad/Regular_2D", "Mat
            "MaxPool/Regular_2D", "Conv/Regular_2D_RQ", "ReduceSum", "ReduceMean", "Slice")
 
 
-def _run(test: Path, gen: Path, capsys, **flags) -> str:
+def run_cortexm(test: Path, gen: Path, capsys, cpu: str = "cortex-m4", **flags) -> str:
+    """The test folder on the core ``cpu``'s board: bit-exact, with modelled cycles; its output."""
     args = argparse.Namespace(**{"test": str(test), "verbose": False, "skipgen": False, "skipsim": False,
-                                 "gen_dir": str(gen), "cpu": "cortex-m4", "profileUntiled": False, "timeout": None,
+                                 "gen_dir": str(gen), "cpu": cpu, "profileUntiled": False, "timeout": None,
                                  **flags})
-    code = run_test(args, CORTEXM)
+    code = run_test(args, CORTEXM, {"platform_options": {"cpu": cpu}})
     out = capsys.readouterr().out
     assert code == 0 and "Errors: 0 out of" in out and "Runtime: " in out, out
     return out
@@ -45,48 +45,17 @@ def _run(test: Path, gen: Path, capsys, **flags) -> str:
 
 @pytest.mark.parametrize("case", PEER_CI)
 def test_peer_ci_list(case, corpus, tmp_path, capsys):
-    _run(corpus / "Kernels/Integer" / case, tmp_path / "gen", capsys)
+    run_cortexm(corpus / "Kernels/Integer" / case, tmp_path / "gen", capsys)
 
 
-# int8 convolutions on the DSP path (window rows of C = 3 leave tails, stride 2 and padding clip
-# windows, odd widths leave single pixels), one beside it (two groups: the plain block)
-DSP_CONVS = {
-    "rgb_stride2_pad": dict(x_shape=(1, 3, 9, 9), ch_out=8, kernel=(3, 3), strides=(2, 2), pads=(1, 1, 1, 1)),
-    "odd_width_5x5": dict(x_shape=(1, 8, 7, 11), ch_out=12, kernel=(5, 5), pads=(2, 2, 2, 2)),
-    "grouped": dict(x_shape=(1, 8, 6, 6), ch_out=8, kernel=(3, 3), group=2, pads=(1, 1, 1, 1)),
-}
-
-
-@pytest.mark.parametrize("case", DSP_CONVS)
-def test_int8_convolution(case, tmp_path, capsys):
-    write_test(_conv(np.random.default_rng(7), rq="signed", **DSP_CONVS[case]), tmp_path / "net")
-    _run(tmp_path / "net", tmp_path / "gen", capsys)
-
-
-def _fully_connected(k: int, n: int, rows: int, requantised: bool) -> Net:
-    rng = np.random.default_rng(k * n)
-    net = Net("fc")
-    y = net.node("MatMul", [net.input("input", s8(rng, (rows, k))), net.const(weights(rng, (k, n)), "fc.weight")])
-    net.output(net.calib_rqs(y, signed=True, axis=1, offset_rng=rng) if requantised else y)
-    return net
-
-
-# fully connected layers: K and N off multiples of 4 leave tails; two rows keep the MatMul
-FULLY_CONNECTED = {"k37_n10_rq": (37, 10, 1, True), "k64_n7_sums": (64, 7, 1, False), "two_rows": (20, 8, 2, True)}
-
-
-@pytest.mark.parametrize("case", FULLY_CONNECTED)
-def test_fully_connected(case, tmp_path, capsys):
-    k, n, rows, requantised = FULLY_CONNECTED[case]
-    net = _fully_connected(k, n, rows, requantised)
-    write_test(net, tmp_path / "net")
-    _run(tmp_path / "net", tmp_path / "gen", capsys)
-    ops = [layer.op for layer in read_manifest(tmp_path / "gen" / "network").layers]
-    assert any(op.endswith("Gemm") for op in ops) == (rows == 1), ops
+def test_cortex_m55(corpus, tmp_path, capsys):
+    """The M55 board: the output's link.ld names the core, and the program runs there."""
+    run_cortexm(corpus / "Kernels/Integer/Conv/Regular_2D_RQ", tmp_path / "gen", capsys, cpu="cortex-m55")
+    assert (tmp_path / "gen" / "network" / "link.ld").read_text().startswith("/* Deeploy CortexM cpu: cortex-m55")
 
 
 def test_profile_names_every_layer(corpus, tmp_path, capsys):
-    out = _run(corpus / "Kernels/Integer/Conv/Regular_2D_RQ", tmp_path / "gen", capsys, profileUntiled=True)
+    out = run_cortexm(corpus / "Kernels/Integer/Conv/Regular_2D_RQ", tmp_path / "gen", capsys, profileUntiled=True)
     lines = [line for line in out.split("Per-layer modelled cycles:\n")[1].splitlines() if line.startswith("  [")]
     titles = [layer.title for layer in read_manifest(tmp_path / "gen" / "network").layers if layer.runs]
     assert [line.split("] ", 1)[1].rsplit(": ", 1)[0] for line in lines] == titles, out
@@ -100,7 +69,7 @@ def test_tutorial_path(tmp_path, capsys):
     test = DEEPLOY_TEST / "Tests/IntKernels/Add/Regular"
     if not (test / "network.onnx").is_file():
         pytest.skip("Tests/IntKernels is not in this tree")
-    _run(test, tmp_path / "gen", capsys)
+    run_cortexm(test, tmp_path / "gen", capsys)
 
 
 # A hand-written loop between two markers, with its classes counted by hand: 4 iterations of
