@@ -133,8 +133,8 @@ def test_network_too_big_for_the_board(tmp_path, capsys):
 def test_deeploy_compile_and_run(corpus, tmp_path, capsys):
     case = corpus / "Kernels/Integer/Add/Regular"
     out = tmp_path / "out"
-    assert deeploy(["compile", str(case / "network.onnx"), "--platform", "CortexM", "-o", str(out),
-                    "--inputs", str(case / "inputs.npz"), "--emit-testbench", "--outputs", str(case / "outputs.npz")]) == 0
+    assert deeploy(["compile", str(case / "network.onnx"), "--platform", "CortexM", "-o", str(out), "--inputs",
+                    str(case / "inputs.npz"), "--emit-testbench", "--outputs", str(case / "outputs.npz")]) == 0
     assert (out / "link.ld").read_text().startswith("/* Deeploy CortexM cpu: cortex-m4")
     assert deeploy(["run", str(out)]) == 0
     text = capsys.readouterr().out

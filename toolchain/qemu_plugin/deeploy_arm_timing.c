@@ -20,7 +20,7 @@
  * POP, LDRD, STRD, VLDM, VSTM, VPUSH, VPOP), words (the words those move), mac (multiplies and
  * multiply-accumulates, SMLAD and the other DSP multiplies included), div (SDIV, UDIV), fpu
  * (VFP data processing), fdivsqrt (VDIV, VSQRT), mve (Helium vector instructions, M55), lob
- * (low-overhead loop instructions DLS, WLS, LE; M55). */
+ * (low-overhead loop instructions DLS, WLS, LE, and VCTP of the same encoding group; M55). */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -128,7 +128,7 @@ static insn_t decode32(unsigned h1, unsigned h2) {
       d.branch = 2;                                                     /* LDR pc */
   } else if ((h1 & 0xf800) == 0xf000 && (h2 & 0x8000)) {                /* branches, misc control */
     if ((h2 & 0xd001) == 0xc001 && ((h1 & 0xffc0) == 0xf000 || (h1 & 0xffc0) == 0xf040 || (h1 & 0xffdf) == 0xf00f))
-      d.cls = C_LOB;                                                    /* LE, WLS, DLS */
+      d.cls = C_LOB;                                                    /* LE, WLS, DLS, VCTP */
     else if ((h2 & 0x5000) == 0 && ((h1 >> 7) & 7) != 7) d.branch = 1;  /* B<c>.W */
     else if (h2 & 0x5000) d.branch = 2;                                 /* B.W, BL, BLX */
   } else if ((h1 & 0xff80) == 0xfb00 || (h1 & 0xff80) == 0xfb80) {     /* multiplies, divides */

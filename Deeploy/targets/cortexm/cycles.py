@@ -1,7 +1,7 @@
 """The CortexM cycle model. QEMU has no cycle counter on these boards (the DWT's CYCCNT reads 0),
 so the plugin ``toolchain/qemu_plugin/deeploy_arm_timing.c`` counts the executed instructions by
 class and this module weighs them with the Cortex-M4 Technical Reference Manual's instruction
-timings (ARM DDI 0439B, 3.3 "Instruction set summary"): every instruction 1 cycle, plus
+timings (ARM DDI 0439, table 3-1, zero wait states): every instruction 1 cycle, plus
 
 - a branch's pipeline refill P (1 + P; P is 1..3 by the target's alignment and width: 2 taken
   here) for unconditional branches and calls, writes of pc, and conditional branches taken;
@@ -10,8 +10,8 @@ timings (ARM DDI 0439B, 3.3 "Instruction set summary"): every instruction 1 cycl
 - SDIV/UDIV 2..12 cycles by the operands (7 taken here); VDIV/VSQRT 14;
 - multiplies, multiply-accumulates (MLA, SMLAL, the DSP extension's SMLAD...) and VFP
   arithmetic 1 (the M4's single-cycle MAC; VFP's VMLA/VFMA 3 are counted as 1);
-- on the Cortex-M55, a 128-bit Helium (MVE) instruction 2 cycles (four 32-bit beats on its
-  64-bit datapath; specs/cortexm.md), low-overhead loop instructions 1 cycle.
+- on the Cortex-M55, a 128-bit Helium (MVE) instruction 2 cycles (its two beats, specs/cortexm.md),
+  low-overhead loop instructions 1; its scalar code is weighed with the M4's timings.
 
 Left out: flash and SRAM wait states (the boards have none modelled), caches, bus contention,
 the M55's overlap of consecutive MVE instructions' beats, interrupts."""

@@ -15,7 +15,8 @@ from Deeploy.platform import Engine, MemoryLevel, Platform
 from Deeploy.targets.siracusa.bindings import SIRACUSA_BINDINGS
 from Deeploy.targets.siracusa.platform import SIRACUSA_PASSES
 
-__all__ = ["Board", "BOARDS", "CORTEX_M4", "CORTEX_M55", "CORTEXM", "configure", "PLATFORM", "STACK_BYTES", "linker_script"]
+__all__ = ["Board", "BOARDS", "CORTEX_M4", "CORTEX_M55", "CORTEXM", "PLATFORM", "STACK_BYTES", "configure",
+           "linker_script"]
 
 KiB, MiB = 1024, 1024 * 1024
 
