@@ -128,6 +128,14 @@ def test_network_too_big_for_the_board(tmp_path, capsys):
     with pytest.raises(DeeployError, match=r"^network does not fit the board's SRAM: over by \d+ bytes"):
         run_test(args, CORTEXM)
     assert not (tmp_path / "gen" / "network").exists()
+    # the same line from deeploy run of a compiled output
+    net_dir, out = tmp_path / "net", tmp_path / "out"
+    assert deeploy(["compile", str(net_dir / "network.onnx"), "--platform", "CortexM", "-o", str(out),
+                    "--emit-testbench"]) == 0
+    capsys.readouterr()
+    assert deeploy(["run", str(out)]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("error: network does not fit the board's SRAM: over by") and err.count("\n") == 1, err
 
 
 def test_deeploy_compile_and_run(corpus, tmp_path, capsys):
