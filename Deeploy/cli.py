@@ -69,7 +69,7 @@ def _load(args, say=print):
 
 def _platform_options(args) -> dict | None:
     """Options of the platform itself (its ``configure``): NPU exclusions, weight-memory size and
-    placement, the Cortex-M core."""
+    placement, the Cortex-M core and its SRAM budget."""
     options = {}
     if args.neureka_wmem:
         options["neureka_wmem"] = True
@@ -79,6 +79,8 @@ def _platform_options(args) -> dict | None:
         options["wmem_size"] = args.wmem_size
     if args.cpu is not None:
         options["cpu"] = args.cpu
+    if args.sram is not None:
+        options["sram"] = args.sram
     return options or None
 
 
@@ -229,6 +231,8 @@ def main(argv: list[str] | None = None) -> int:
                         "(default: InitNetwork, RunNetwork, DeeployNetwork_*)")
     c.add_argument("--cpu", default=None, metavar="CORE",
                    help="CortexM: the core and its board, cortex-m4 (default, mps2-an386) or cortex-m55 (mps3-an547)")
+    c.add_argument("--sram", type=int, default=None, metavar="BYTES",
+                   help="CortexM: SRAM the program may use, stack included (default: all of the board's)")
     c.add_argument("--no-npu-for", default="", metavar="NAME[,NAME]",
                    help="platforms with an NPU (Siracusa_w_neureka): keep these layers on the cluster")
     c.add_argument("--wmem-size", type=int, default=None, metavar="BYTES",

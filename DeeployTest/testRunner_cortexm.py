@@ -25,10 +25,13 @@ if __name__ == "__main__":
          extra_args=lambda p: (p.add_argument("--cpu", type=cpu_name, default="cortex-m4",
                                               help="the core and its board: cortex-m4 (mps2-an386) or cortex-m55 "
                                                    "(mps3-an547)"),
+                               p.add_argument("--sram", type=int, default=None, metavar="BYTES",
+                                              help="SRAM the program may use, stack included (default: the board's)"),
                                p.add_argument("--profileUntiled", action="store_true",
                                               help="print modelled cycles per layer"),
                                add_peer_flags(p, "CortexM"),
                                refuse_flag(p, "--roofline", "CortexM has no roofline; run it on Siracusa"),
                                refuse_flag(p, "--profileTiling", "this runner does not tile; profile its layers "
                                            "with --profileUntiled")),
-         compile_options=lambda args: {"platform_options": {"cpu": args.cpu}})
+         compile_options=lambda args: {"platform_options": {"cpu": args.cpu} if args.sram is None
+                                       else {"cpu": args.cpu, "sram": args.sram}})

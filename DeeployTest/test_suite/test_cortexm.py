@@ -138,6 +138,21 @@ def test_network_too_big_for_the_board(tmp_path, capsys):
     assert err.startswith("error: network does not fit the board's SRAM: over by") and err.count("\n") == 1, err
 
 
+def test_sram_budget(corpus, tmp_path, capsys):
+    """--sram links the program into that much of the board's SRAM: 21 KiB of data and the 64 KiB
+    stack fit 96 KiB, not 80 KiB; a budget below the stack is refused."""
+    case = corpus / "Kernels/Integer/Conv/Regular_2D_RQ"
+    args = argparse.Namespace(test=str(case), verbose=False, skipgen=False, skipsim=False, gen_dir=str(tmp_path / "a"),
+                              cpu="cortex-m4", profileUntiled=False, timeout=None)
+    assert run_test(args, CORTEXM, {"platform_options": {"cpu": "cortex-m4", "sram": 96 * 1024}}) == 0
+    assert "__ram_size = 0x18000;" in (tmp_path / "a" / "network" / "link.ld").read_text()
+    args.gen_dir = str(tmp_path / "b")
+    with pytest.raises(DeeployError, match=r"^network does not fit the board's SRAM: .* or a larger --sram"):
+        run_test(args, CORTEXM, {"platform_options": {"cpu": "cortex-m4", "sram": 80 * 1024}})
+    with pytest.raises(DeeployError, match=r"^--sram 1000: give a multiple of 4 bytes above the 65536 B stack"):
+        run_test(args, CORTEXM, {"platform_options": {"cpu": "cortex-m4", "sram": 1000}})
+
+
 def test_deeploy_compile_and_run(corpus, tmp_path, capsys):
     case = corpus / "Kernels/Integer/Add/Regular"
     out = tmp_path / "out"

@@ -1,13 +1,13 @@
 """Cortex-M: one Arm Cortex-M core on QEMU's Arm boards (specs/cortexm.md): the Cortex-M4 (DSP
 extension, FPv4-SP) on mps2-an386 by default, the Cortex-M55 (Helium) on mps3-an547 (``configure``:
-``--cpu``). Code and constants live in the board's flash, the
+``--cpu``; ``--sram`` budgets its SRAM). Code and constants live in the board's flash, the
 activations (one arena), inputs and outputs in its SRAM. The kernels and passes are Siracusa's
 (Generic plus the portable channels-last and requantised kernels of PULPOpen, run on one core),
 whose int8 convolutions take Arm's DSP extension (SMLAD, SXTB16) where the compiler targets it."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from Deeploy.errors import DeeployError
 from Deeploy.passes.fc_weights import transpose_fc_weights
@@ -72,11 +72,18 @@ def cortexm_platform(board: Board) -> Platform:
     )
 
 
-def configure(cpu: str = CORTEX_M4.cpu) -> Platform:
-    """The platform on the board of core ``cpu`` (``--cpu``)."""
+def configure(cpu: str = CORTEX_M4.cpu, sram: int | None = None) -> Platform:
+    """The platform on the board of core ``cpu`` (``--cpu``), using ``sram`` bytes of its SRAM
+    (``--sram``; default all): the program is linked into that much, stack included."""
     if cpu not in BOARDS:
         raise DeeployError(f"unknown Cortex-M core '{cpu}' (available: {', '.join(BOARDS)})")
-    return cortexm_platform(BOARDS[cpu])
+    board = BOARDS[cpu]
+    if sram is not None:
+        if not STACK_BYTES < sram <= board.ram[1] or sram % 4:
+            raise DeeployError(f"--sram {sram}: give a multiple of 4 bytes above the {STACK_BYTES} B stack and at "
+                               f"most the {board.ram[1]} B of {board.machine}'s SRAM")
+        board = replace(board, ram=(board.ram[0], sram))
+    return cortexm_platform(board)
 
 
 CORTEXM = cortexm_platform(CORTEX_M4)

@@ -109,8 +109,9 @@ def explain_build_error(output: str) -> str | None:
     region, n = max(over, key=lambda m: int(m[1]))
     what = {"flash": "code, constants and the testbench's reference data",
             "ram": "the activations, inputs, outputs, data and the stack"}[region]
+    hint = "use a smaller network" + (" or a larger --sram (up to the board's)" if region == "ram" else "")
     return (f"network does not fit the board's {'flash' if region == 'flash' else 'SRAM'}: over by {n} bytes; "
-            f"it holds {what}; use a smaller network")
+            f"it holds {what}; {hint}")
 
 
 RUNNER = TargetRunner(build_options=_build_options, execute=_execute, explain_build_error=explain_build_error,
