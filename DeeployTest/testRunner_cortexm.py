@@ -2,7 +2,7 @@
 """Compile a test network for CortexM, cross-compile it for the chosen core and run it on its
 QEMU board (Cortex-M4 on mps2-an386 by default); check its outputs and print the modelled cycles.
 
-    python testRunner_cortexm.py -t Tests/Kernels/Integer/Add/Regular
+    python testRunner_cortexm.py -t ../../shared/corpus/Kernels/Integer/Add/Regular
     python testRunner_cortexm.py -t Tests/Models/miniMobileNetv2 --cpu cortex-m55 --profileUntiled
 """
 
