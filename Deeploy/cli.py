@@ -73,7 +73,7 @@ def _load(args, say=print):
 
 def _platform_options(args) -> dict | None:
     """Options of the platform itself (its ``configure``): NPU exclusions, weight-memory size and
-    placement."""
+    placement, the Cortex-M core and its SRAM budget."""
     options = {}
     if args.neureka_wmem:
         options["neureka_wmem"] = True
@@ -81,6 +81,10 @@ def _platform_options(args) -> dict | None:
         options["no_npu_for"] = [n for n in args.no_npu_for.split(",") if n]
     if args.wmem_size is not None:
         options["wmem_size"] = args.wmem_size
+    if args.cpu is not None:
+        options["cpu"] = args.cpu
+    if args.sram is not None:
+        options["sram"] = args.sram
     return options or None
 
 
@@ -98,6 +102,10 @@ def add_compile_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--neureka-wmem", action="store_true",
                    help="platforms with an NPU weight memory: place the NPU weights that save the most "
                         "modelled cycles in it (never tiled or DMA'd)")
+    p.add_argument("--cpu", default=None, metavar="CORE",
+                   help="CortexM: the core and its board, cortex-m4 (default, mps2-an386) or cortex-m55 (mps3-an547)")
+    p.add_argument("--sram", type=int, default=None, metavar="BYTES",
+                   help="CortexM: SRAM the program may use, stack included (default: all of the board's)")
 
 
 def compile_options(args) -> dict:

@@ -32,7 +32,7 @@ class Platform:
     """Everything target-specific the compiler needs, as data."""
 
     name: str
-    libraries: tuple[str, ...]                     # folders under TargetLibraries/ with kernels/
+    libraries: tuple[str, ...]                     # folders under TargetLibraries/: kernels/, inc/, src/
     memory: Sequence[MemoryLevel]
     bindings: dict[str, Sequence[Kernel]]          # op type -> kernels, first match wins
     passes: Sequence[Callable] = field(default_factory=tuple)

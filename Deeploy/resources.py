@@ -16,7 +16,6 @@ from Deeploy.errors import BuildError
 __all__ = ["data_root", "target_libraries", "cmake_dir", "toolchain_dir", "timing_plugin"]
 
 _PACKAGE = Path(__file__).resolve().parent
-_PLUGIN = "libdeeploy_timing.so"
 
 
 def data_root() -> Path:
@@ -42,20 +41,22 @@ def _cache_dir() -> Path:
     return Path(base) / "deeploy"
 
 
-def timing_plugin(build: bool = True) -> Path:
-    """The QEMU timing plugin: ``toolchain/build/`` of a checkout (``toolchain/install.sh`` builds
-    it there) unless a source is newer, else compiled once from the shipped sources with the host
-    C compiler into ``~/.cache/deeploy/`` (keyed by the sources' hash). Raises BuildError if it
-    cannot be built."""
+def timing_plugin(build: bool = True, name: str = "deeploy_timing") -> Path:
+    """The QEMU plugin ``toolchain/qemu_plugin/<name>.c`` (the RISC-V timing plugin, or
+    ``deeploy_arm_timing`` of CortexM): ``toolchain/build/`` of a checkout (``toolchain/install.sh``
+    builds it there) unless a source is newer, else compiled once from the shipped sources with
+    the host C compiler into ``~/.cache/deeploy/`` (keyed by the sources' hash). Raises BuildError
+    if it cannot be built."""
+    library = f"lib{name}.so"
     sources = toolchain_dir() / "qemu_plugin"
-    built = toolchain_dir() / "build" / _PLUGIN
+    built = toolchain_dir() / "build" / library
     files = sorted(p for p in sources.glob("*") if p.suffix in (".c", ".h"))
     if not build or (built.is_file() and all(p.stat().st_mtime <= built.stat().st_mtime for p in files)):
         return built
     if not files:
         raise BuildError(f"the QEMU timing plugin's sources are missing ({sources})")
     digest = hashlib.sha256(b"".join(p.name.encode() + p.read_bytes() for p in files)).hexdigest()[:16]
-    cached = _cache_dir() / f"{digest}-{_PLUGIN}"
+    cached = _cache_dir() / f"{digest}-{library}"
     if cached.is_file():
         return cached
     cc = os.environ.get("CC") or shutil.which("gcc") or shutil.which("cc")
@@ -64,7 +65,7 @@ def timing_plugin(build: bool = True) -> Path:
     cached.parent.mkdir(parents=True, exist_ok=True)
     tmp = cached.with_name(f".{cached.name}.{os.getpid()}")
     proc = subprocess.run([cc, "-shared", "-fPIC", "-O2", "-fvisibility=hidden", "-o", str(tmp),
-                           str(sources / "deeploy_timing.c"), "-lpthread"], capture_output=True, text=True)
+                           str(sources / f"{name}.c"), "-lpthread"], capture_output=True, text=True)
     if proc.returncode:
         tmp.unlink(missing_ok=True)
         raise BuildError(f"building the QEMU timing plugin failed: {proc.stderr.strip()[-500:]}")

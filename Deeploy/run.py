@@ -30,7 +30,7 @@ def generator_args() -> tuple[str, ...]:
     return ("-G", "Ninja") if shutil.which("ninja") else ()
 
 
-def _step(cmd: list[str], what: str, verbose: bool) -> None:
+def _step(cmd: list[str], what: str, verbose: bool, explain=lambda output: None) -> None:
     if verbose:
         print("$ " + " ".join(cmd))
     try:
@@ -41,15 +41,19 @@ def _step(cmd: list[str], what: str, verbose: bool) -> None:
         print(proc.stdout, end="")
     if proc.returncode:
         output = proc.stdout + proc.stderr
+        explained = explain(output)
+        if explained:
+            raise BuildError(explained)
         fatal = re.search(r"CMake Error at [^\n]*\(message\):\n((?:[ \t]+\S[^\n]*\n?)+)", output)
         tail = " ".join(fatal.group(1).split()) if fatal else "\n".join(output.strip().splitlines()[-25:])
         raise BuildError(f"{what} failed: {tail}")
 
 
-def build_output(folder: Path, build_dir: Path, verbose: bool = False) -> Path:
-    """``cmake -S folder -B build_dir && cmake --build build_dir``; the testbench program's path."""
+def build_output(folder: Path, build_dir: Path, verbose: bool = False, explain=lambda output: None) -> Path:
+    """``cmake -S folder -B build_dir && cmake --build build_dir``; the testbench program's path.
+    ``explain``: the target's one line for a failed build (``TargetRunner.explain_build_error``)."""
     _step(["cmake", *generator_args(), "-S", str(folder), "-B", str(build_dir)], "CMake configure", verbose)
-    _step(["cmake", "--build", str(build_dir), "-j", str(os.cpu_count() or 1)], "build", verbose)
+    _step(["cmake", "--build", str(build_dir), "-j", str(os.cpu_count() or 1)], "build", verbose, explain)
     return build_dir / "deeploy_test"
 
 
@@ -77,7 +81,8 @@ def run_output(folder: str | Path, build_dir: str | Path | None = None, *, timeo
         raise DeeployError(f"'{folder}' has no testbench (main.c): compile it with --emit-testbench")
     manifest = read_manifest(folder)
     runner = runner_of(manifest.platform)
-    program = build_output(folder, Path(build_dir).resolve() if build_dir else folder / "build", verbose)
+    program = build_output(folder, Path(build_dir).resolve() if build_dir else folder / "build", verbose,
+                           runner.explain_build_error)
     print(code_line(program, network_library(program.parent)))
     print(memory_line(manifest))
     code, output = runner.execute(program, argparse.Namespace(), None, timeout)

@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Installs what building and testing needs, idempotently: the Python package with its test
 # dependencies, and from Debian the host build tools plus the RISC-V bare-metal toolchain
-# (gcc, binutils, picolibc) and QEMU. Packages already present are not reinstalled.
+# (gcc, binutils, picolibc) and QEMU, and the Arm ones (CortexM: gcc, picolibc, QEMU). Packages
+# already present are not reinstalled.
 set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 
 debs=(cmake ninja-build gcc make valgrind gcc-riscv64-unknown-elf binutils-riscv64-unknown-elf
-      picolibc-riscv64-unknown-elf qemu-system-misc)
+      picolibc-riscv64-unknown-elf qemu-system-misc gcc-arm-none-eabi picolibc-arm-none-eabi qemu-system-arm)
 missing=()
 for p in "${debs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -25,12 +26,15 @@ if ! (cd / && python3 -c "import Deeploy, onnx, onnxruntime, mako, ortools, pyte
   python3 -m pip install -q --disable-pip-version-check -e "$repo[test]"
 fi
 
-# The QEMU timing plugin (toolchain/qemu_plugin): rebuilt when its sources are newer than it.
+# The QEMU plugins (toolchain/qemu_plugin): the RISC-V timing plugin and the Cortex-M instruction
+# counter, each rebuilt when the sources are newer than it.
 plugin_src="$repo/toolchain/qemu_plugin"
-plugin="$repo/toolchain/build/libdeeploy_timing.so"
-if [ ! -f "$plugin" ] || [ -n "$(find "$plugin_src" -type f -newer "$plugin")" ]; then
-  echo "building the QEMU timing plugin: $plugin"
-  mkdir -p "$(dirname "$plugin")"
-  gcc -shared -fPIC -O2 -fvisibility=hidden -Wall -Wextra -o "$plugin.tmp" "$plugin_src/deeploy_timing.c" -lpthread
-  mv "$plugin.tmp" "$plugin"
-fi
+for name in deeploy_timing deeploy_arm_timing; do
+  plugin="$repo/toolchain/build/lib$name.so"
+  if [ ! -f "$plugin" ] || [ -n "$(find "$plugin_src" -type f -newer "$plugin")" ]; then
+    echo "building the QEMU plugin: $plugin"
+    mkdir -p "$(dirname "$plugin")"
+    gcc -shared -fPIC -O2 -fvisibility=hidden -Wall -Wextra -o "$plugin.tmp" "$plugin_src/$name.c" -lpthread
+    mv "$plugin.tmp" "$plugin"
+  fi
+done

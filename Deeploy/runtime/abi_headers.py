@@ -14,11 +14,12 @@ from pathlib import Path
 from Deeploy.resources import data_root
 from Deeploy.runtime import abi
 
-__all__ = ["REPO", "RUNTIME_HEADER", "PLUGIN_HEADER", "render_headers", "write_headers", "stale_headers"]
+__all__ = ["REPO", "RUNTIME_HEADER", "PLUGIN_HEADER", "CORTEXM_HEADER", "render_headers", "write_headers", "stale_headers"]
 
 REPO = data_root()   # the folder holding TargetLibraries/ and toolchain/ (the repository in a checkout)
 RUNTIME_HEADER = Path("TargetLibraries/Siracusa/inc/deeploy_abi.h")
 PLUGIN_HEADER = Path("toolchain/qemu_plugin/deeploy_markers.h")
+CORTEXM_HEADER = Path("TargetLibraries/CortexM/inc/deeploy_layer_markers.h")
 _SOURCE = "Deeploy/runtime/abi.py"
 _COMMAND = "python -m Deeploy.runtime.abi_headers"
 
@@ -67,9 +68,16 @@ def _plugin_header() -> str:
     return "\n".join(lines + ["", "#endif", ""])
 
 
+def _layer_header() -> str:
+    lines = _banner("Layer marker ids of the generated code, for runtimes without the cluster's ABI (CortexM).")
+    lines += ["#ifndef DEEPLOY_LAYER_MARKERS_H", "#define DEEPLOY_LAYER_MARKERS_H", ""]
+    lines += [line for m, line in zip(abi.MARKERS, _marker_lines(plugin_only=False)) if "LAYER" in m.c_name]
+    return "\n".join(lines + ["", "#endif", ""])
+
+
 def render_headers() -> dict[Path, str]:
     """Path (relative to the repository) -> content of every generated header."""
-    return {RUNTIME_HEADER: _runtime_header(), PLUGIN_HEADER: _plugin_header()}
+    return {RUNTIME_HEADER: _runtime_header(), PLUGIN_HEADER: _plugin_header(), CORTEXM_HEADER: _layer_header()}
 
 
 def stale_headers(repo: Path = REPO) -> list[Path]:

@@ -1,0 +1,53 @@
+"""CortexM kernels bit-exact on both cores: the int8 convolutions' DSP (Cortex-M4) and Helium
+(Cortex-M55) paths, and one-row fully connected layers with their weights transposed."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from Deeploy.manifest import read_manifest
+from DeeployTest.generators.builder import Net
+from DeeployTest.generators.conv import _conv
+from DeeployTest.generators.golden import write_test
+from DeeployTest.generators.registry import s8, weights
+from DeeployTest.test_suite.test_cortexm import pytestmark, run_cortexm  # noqa: F401 (skip without the toolchain)
+
+CPUS = ("cortex-m4", "cortex-m55")
+
+# int8 convolutions on the DSP path (window rows of C = 3 leave tails, stride 2 and padding clip
+# windows, odd widths leave single pixels), one beside it (two groups: the plain block)
+DSP_CONVS = {
+    "rgb_stride2_pad": dict(x_shape=(1, 3, 9, 9), ch_out=8, kernel=(3, 3), strides=(2, 2), pads=(1, 1, 1, 1)),
+    "odd_width_5x5": dict(x_shape=(1, 8, 7, 11), ch_out=12, kernel=(5, 5), pads=(2, 2, 2, 2)),
+    "grouped": dict(x_shape=(1, 8, 6, 6), ch_out=8, kernel=(3, 3), group=2, pads=(1, 1, 1, 1)),
+}
+
+
+@pytest.mark.parametrize("cpu", CPUS)
+@pytest.mark.parametrize("case", DSP_CONVS)
+def test_int8_convolution(case, cpu, tmp_path, capsys):
+    write_test(_conv(np.random.default_rng(7), rq="signed", **DSP_CONVS[case]), tmp_path / "net")
+    run_cortexm(tmp_path / "net", tmp_path / "gen", capsys, cpu)
+
+
+def _fully_connected(k: int, n: int, rows: int, requantised: bool) -> Net:
+    rng = np.random.default_rng(k * n)
+    net = Net("fc")
+    y = net.node("MatMul", [net.input("input", s8(rng, (rows, k))), net.const(weights(rng, (k, n)), "fc.weight")])
+    net.output(net.calib_rqs(y, signed=True, axis=1, offset_rng=rng) if requantised else y)
+    return net
+
+
+# fully connected layers: K and N off multiples of 4 leave tails; two rows keep the MatMul
+FULLY_CONNECTED = {"k37_n10_rq": (37, 10, 1, True), "k64_n7_sums": (64, 7, 1, False), "two_rows": (20, 8, 2, True)}
+
+
+@pytest.mark.parametrize("cpu", CPUS)
+@pytest.mark.parametrize("case", FULLY_CONNECTED)
+def test_fully_connected(case, cpu, tmp_path, capsys):
+    k, n, rows, requantised = FULLY_CONNECTED[case]
+    write_test(_fully_connected(k, n, rows, requantised), tmp_path / "net")
+    run_cortexm(tmp_path / "net", tmp_path / "gen", capsys, cpu)
+    ops = [layer.op for layer in read_manifest(tmp_path / "gen" / "network").layers]
+    assert any(op.endswith("Gemm") for op in ops) == (rows == 1), ops
