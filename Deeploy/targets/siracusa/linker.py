@@ -124,8 +124,8 @@ def linker_script(levels: Sequence, *, max_harts: int = MAX_HARTS, main_stack: i
     ``max_harts`` stacks are reserved (hart 0 gets ``main_stack`` bytes, the others
     ``worker_stack``); harts with a higher id, or beyond ``DEEPLOY_NUM_CORES``, are parked.
     """
-    if not 1 <= max_harts <= 64:
-        raise ValueError(f"max_harts must be 1..64 (got {max_harts})")
+    if not 1 <= max_harts <= 512:
+        raise ValueError(f"max_harts must be 1..512 (got {max_harts})")
     for what, v in (("main_stack", main_stack), ("worker_stack", worker_stack)):
         if v < 256 or v % STACK_ALIGN:
             raise ValueError(f"{what} must be a multiple of {STACK_ALIGN} and at least 256 bytes (got {v})")

@@ -10,7 +10,10 @@ The QEMU command line is the one of ``specs/qemu-riscv.md``: ``-machine virt -sm
 the program's ``exit(n)``), ``-icount shift=0,sleep=off`` (deterministic). The memory regions
 (for ``-m`` and the plugin's region arguments) and the number of cores the ELF was built for are
 read from its symbol table (``__deeploy_region_<NAME>_start/_end``, ``__deeploy_num_cores``,
-defined by the generated linker script and the runtime).
+defined by the generated linker script and the runtime). A runtime with a hierarchical L1 (MemPool)
+also defines ``__deeploy_l1_banks``, ``__deeploy_banks_per_tile``, ``__deeploy_cores_per_tile`` and
+``__deeploy_tiles_per_group``: the plugin then classifies L1 accesses by tile and group (``l1map``,
+the core stacks tile-local).
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from Deeploy.targets.siracusa.linker import qemu_ram_bytes
 __all__ = ["QEMU", "RunResult", "elf_symbols", "elf_regions", "qemu_command", "run_elf"]
 
 QEMU = "qemu-system-riscv32"
+MAX_HARTS = 512                   # QEMU virt's limit (and the timing plugin's)
 _INSTALL = ("install it (Debian: apt-get install qemu-system-misc; in a checkout "
             "`bash toolchain/install.sh` installs everything)")
 
@@ -51,6 +55,16 @@ def elf_regions(elf: str | Path, symbols: dict[str, int] | None = None) -> list[
     if not regions:
         raise DeeployError(f"{elf}: no __deeploy_region_* symbols: not linked with the Siracusa linker script")
     return sorted(regions, key=lambda r: r[1])
+
+
+def _l1map(syms: dict[str, int]) -> list[str]:
+    """The plugin's ``l1map`` argument of a runtime with a hierarchical L1 (none without one)."""
+    keys = ("__deeploy_l1_banks", "__deeploy_banks_per_tile", "__deeploy_cores_per_tile", "__deeploy_tiles_per_group")
+    if not all(k in syms for k in keys):
+        return []
+    stacks = syms["__deeploy_stacks_start"]
+    end = stacks + syms["__deeploy_main_stack_size"] + (syms["__deeploy_max_harts"] - 1) * syms["__deeploy_worker_stack_size"]
+    return ["l1map=" + ":".join(str(syms[k]) for k in keys) + f":0x{stacks:x}:0x{end:x}"]
 
 
 def qemu_command(elf: str | Path, num_cores: int, memory_bytes: int, plugin_args: str | None = None,
@@ -83,8 +97,8 @@ def run_elf(elf: str | Path, num_cores: int | None = None, *, timeout: float = 1
         if built is None:
             raise BuildError(f"{elf}: no __deeploy_num_cores symbol: give num_cores")
         num_cores = built
-    if not 1 <= num_cores <= 64:
-        raise BuildError(f"num_cores must be 1..64 (got {num_cores})")
+    if not 1 <= num_cores <= MAX_HARTS:
+        raise BuildError(f"num_cores must be 1..{MAX_HARTS} (got {num_cores})")
     if built is not None and built > num_cores:
         raise BuildError(f"{elf} was built for {built} cores (NUM_CORES) but would run with -smp {num_cores}: "
                          f"its forks would wait forever for the missing harts")
@@ -100,7 +114,8 @@ def run_elf(elf: str | Path, num_cores: int | None = None, *, timeout: float = 1
         if "," in str(rec_path):
             raise BuildError(f"record file path must not contain ',' (QEMU option syntax): {rec_path}")
         plugin_args = ",".join([str(plugin_path), f"out={rec_path}"] +
-                               [f"region={name}:0x{base:x}:0x{size:x}" for name, base, size in regions])
+                               [f"region={name}:0x{base:x}:0x{size:x}" for name, base, size in regions] +
+                               _l1map(syms))
     cmd = qemu_command(elf, num_cores, memory, plugin_args, extra_args)
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
