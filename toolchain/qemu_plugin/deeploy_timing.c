@@ -13,8 +13,9 @@
  *
  * Arguments: out=FILE (required), region=NAME:BASE:SIZE (repeatable, up to 8, in column order;
  * an access goes to the first region containing its address, else to "other"), and optionally
- * l1map=BANKS:BANKS_PER_TILE:CORES_PER_TILE:TILES_PER_GROUP:LOCAL_BASE:LOCAL_END for a
- * hierarchical L1 (MemPool): the L1 region's words are interleaved over BANKS banks, a tile holds
+ * l1map=CORES:BANKS:BANK_BYTES:BANKS_PER_TILE:CORES_PER_TILE:TILES_PER_GROUP:LOCAL_BASE:LOCAL_END for
+ * a banked, possibly hierarchical L1 (MemPool, Snitch): CORES harts take part in forks, the L1
+ * region is interleaved over BANKS banks of BANK_BYTES, a tile holds
  * BANKS_PER_TILE banks and CORES_PER_TILE cores (hart h in tile h / CORES_PER_TILE), a group
  * TILES_PER_GROUP tiles; accesses in [LOCAL_BASE, LOCAL_END) (the core stacks, each in its core's
  * own tile: the hardware's sequential region) are tile-local and in no shared bank.
@@ -36,8 +37,8 @@
  * multiply-add, conversions, compares, moves), fdivsqrt (fdiv.s, fsqrt.s); bank0..bank15: core
  * accesses to the region named L1 by TCDM bank ((address - base) / 4 mod 16).
  * With l1map, two more columns follow: l1_group_ld l1_remote_ld (L1 loads from a bank in another tile
- * of the hart's group / in another group), and a line closes every phase of a fork (all harts
- * have arrived at a barrier or ended their task; harts = the machine's vCPUs):
+ * of the hart's group / in another group), and a line closes every phase of a fork (all CORES
+ * harts have arrived at a barrier or ended their task):
  *   phase <seq> <max bank> <accesses>
  * seq = hart 0's arrival record, max bank = the most accesses any one shared bank received from
  * all harts in the phase, accesses = all harts' shared-bank accesses in the phase (in tasks only).
@@ -120,9 +121,9 @@ static const char *const class_names[N_CLASSES] = {"taken", "jump",       "mulh"
 /* hierarchical L1 (l1map=) */
 typedef struct {
   int on;
-  uint64_t banks, banks_per_tile, cores_per_tile, tiles_per_group, local_base, local_end;
+  uint64_t cores, banks, bank_bytes, banks_per_tile, cores_per_tile, tiles_per_group, local_base, local_end;
   uint64_t bank[MAX_L1MAP_BANKS]; /* accesses of the open phase per bank (all harts) */
-  unsigned arrived, harts;        /* harts that ended the open phase / that take part */
+  uint64_t arrived;               /* harts that ended the open phase */
   uint64_t h0_seq;                /* hart 0's arrival record in the open phase */
 } l1map_t;
 static l1map_t l1map;
@@ -309,7 +310,7 @@ static void l1map_marker(unsigned vcpu, hart_t *h, int id) {
   if (!h->in_task || (id != DEEPLOY_RT_BARRIER_ENTER && id != DEEPLOY_RT_TASK_END)) return;
   if (id == DEEPLOY_RT_TASK_END) h->in_task = 0;
   if (vcpu == 0) l1map.h0_seq = h->seq - 1;
-  if (++l1map.arrived < l1map.harts) return;
+  if (++l1map.arrived < l1map.cores) return;
   uint64_t most = 0, total = 0;
   for (uint64_t b = 0; b < l1map.banks; b++) {
     total += l1map.bank[b];
@@ -357,7 +358,7 @@ static void on_mem(unsigned vcpu, qemu_plugin_meminfo_t info, uint64_t vaddr, vo
   if (r == l1_region) {
     h->bank[((vaddr - regions[r].base) >> 2) % N_BANKS]++;
     if (l1map.on && vaddr - l1map.local_base >= l1map.local_end - l1map.local_base) {
-      uint64_t bank = ((vaddr - regions[r].base) >> 2) % l1map.banks;
+      uint64_t bank = (vaddr - regions[r].base) / l1map.bank_bytes % l1map.banks;
       uint64_t tile = bank / l1map.banks_per_tile, own = vcpu / l1map.cores_per_tile;
       if (h->in_task) l1map.bank[bank]++;
       if (tile != own && !qemu_plugin_mem_is_store(info)) {
@@ -524,15 +525,17 @@ DEEPLOY_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_in
     else if (!strncmp(argv[i], "region=", 7)) {
       if (parse_region(argv[i] + 7)) return -1;
     } else if (!strncmp(argv[i], "l1map=", 6)) {
-      uint64_t *v[6] = {&l1map.banks, &l1map.banks_per_tile, &l1map.cores_per_tile, &l1map.tiles_per_group,
-                        &l1map.local_base, &l1map.local_end};
+      uint64_t *v[8] = {&l1map.cores, &l1map.banks, &l1map.bank_bytes, &l1map.banks_per_tile, &l1map.cores_per_tile,
+                        &l1map.tiles_per_group, &l1map.local_base, &l1map.local_end};
       char *p = argv[i] + 6, *end;
-      for (int k = 0; k < 6; k++, p = end + 1) {
+      for (int k = 0; k < 8; k++, p = end + 1) {
         *v[k] = strtoull(p, &end, 0);
-        if (end == p || *end != (k < 5 ? ':' : 0)) return fail("l1map must be BANKS:BANKS_PER_TILE:CORES_PER_TILE:TILES_PER_GROUP:LOCAL_BASE:LOCAL_END", argv[i]);
+        if (end == p || *end != (k < 7 ? ':' : 0))
+          return fail("l1map must be CORES:BANKS:BANK_BYTES:BANKS_PER_TILE:CORES_PER_TILE:TILES_PER_GROUP:LOCAL_BASE:"
+                      "LOCAL_END", argv[i]);
       }
-      if (!l1map.banks || l1map.banks > MAX_L1MAP_BANKS || !l1map.banks_per_tile || !l1map.cores_per_tile ||
-          !l1map.tiles_per_group || l1map.local_end < l1map.local_base)
+      if (!l1map.cores || !l1map.banks || l1map.banks > MAX_L1MAP_BANKS || !l1map.bank_bytes ||
+          !l1map.banks_per_tile || !l1map.cores_per_tile || !l1map.tiles_per_group || l1map.local_end < l1map.local_base)
         return fail("l1map: bad values (at most 4096 banks, no zero)", argv[i]);
       l1map.on = 1;
     } else
@@ -540,7 +543,6 @@ DEEPLOY_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_in
   }
   if (!path || !*path) return fail("missing out=FILE", NULL);
   if (info->system_emulation && info->system.max_vcpus > MAX_HARTS) return fail("more than 512 vCPUs", NULL);
-  l1map.harts = info->system_emulation ? (unsigned)info->system.smp_vcpus : 1;
   out = fopen(path, "w");
   if (!out) return fail("cannot open the output file", path);
   setvbuf(out, NULL, _IOFBF, 1 << 16);

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import sys
 from functools import partial
-from pathlib import Path
 
 from Deeploy.targets.siracusa import linker as _family
 
@@ -23,16 +22,7 @@ l1_reserved_bytes = partial(_family.l1_reserved_bytes, max_harts=MAX_HARTS, work
 
 
 def main(argv: list[str] | None = None) -> int:
-    import argparse
-    p = argparse.ArgumentParser(description="Write the MemPool virtual-platform linker script")
-    p.add_argument("-o", "--output", required=True)
-    a = p.parse_args(argv)
-    from Deeploy.targets import get_platform
-    text = linker_script(get_platform("MemPool").memory)
-    out = Path(a.output)
-    if not out.is_file() or out.read_text() != text:
-        out.write_text(text)
-    return 0
+    return _family.write_default(argv, "MemPool", linker_script)
 
 
 if __name__ == "__main__":

@@ -10,10 +10,12 @@ The QEMU command line is the one of ``specs/qemu-riscv.md``: ``-machine virt -sm
 the program's ``exit(n)``), ``-icount shift=0,sleep=off`` (deterministic). The memory regions
 (for ``-m`` and the plugin's region arguments) and the number of cores the ELF was built for are
 read from its symbol table (``__deeploy_region_<NAME>_start/_end``, ``__deeploy_num_cores``,
-defined by the generated linker script and the runtime). A runtime with a hierarchical L1 (MemPool)
-also defines ``__deeploy_l1_banks``, ``__deeploy_banks_per_tile``, ``__deeploy_cores_per_tile`` and
-``__deeploy_tiles_per_group``: the plugin then classifies L1 accesses by tile and group (``l1map``,
-the core stacks tile-local).
+defined by the generated linker script and the runtime). A runtime with harts beyond its cores
+(Snitch's data mover) defines ``__deeploy_num_harts`` (QEMU's ``-smp``); one with a banked L1 of its
+own geometry (the VirtCluster runtime of MemPool and Snitch) ``__deeploy_l1_banks``,
+``__deeploy_l1_bank_bytes``, ``__deeploy_banks_per_tile``, ``__deeploy_cores_per_tile`` and
+``__deeploy_tiles_per_group``: the plugin then classifies L1 accesses by tile and group and
+reports each fork phase's busiest bank (``l1map``; the core stacks are tile-local).
 """
 
 from __future__ import annotations
@@ -59,7 +61,8 @@ def elf_regions(elf: str | Path, symbols: dict[str, int] | None = None) -> list[
 
 def _l1map(syms: dict[str, int]) -> list[str]:
     """The plugin's ``l1map`` argument of a runtime with a hierarchical L1 (none without one)."""
-    keys = ("__deeploy_l1_banks", "__deeploy_banks_per_tile", "__deeploy_cores_per_tile", "__deeploy_tiles_per_group")
+    keys = ("__deeploy_num_cores", "__deeploy_l1_banks", "__deeploy_l1_bank_bytes", "__deeploy_banks_per_tile",
+            "__deeploy_cores_per_tile", "__deeploy_tiles_per_group")
     if not all(k in syms for k in keys):
         return []
     stacks = syms["__deeploy_stacks_start"]
@@ -80,7 +83,8 @@ def qemu_command(elf: str | Path, num_cores: int, memory_bytes: int, plugin_args
 
 def run_elf(elf: str | Path, num_cores: int | None = None, *, timeout: float = 120.0, plugin: bool = True,
             records: str | Path | None = None, extra_args: Sequence[str] = ()) -> RunResult:
-    """Run ``elf`` under QEMU with ``-smp num_cores`` (default: the cores it was built for).
+    """Run ``elf`` under QEMU with ``-smp num_cores`` (default: the cores it was built for), plus
+    the harts it has beyond its cores (``__deeploy_num_harts``: a data mover).
 
     With ``plugin`` the timing plugin writes its records to ``records`` (default
     ``<elf>.records.txt`` beside the ELF). Raises :class:`BuildError` if QEMU or the plugin is
@@ -116,12 +120,13 @@ def run_elf(elf: str | Path, num_cores: int | None = None, *, timeout: float = 1
         plugin_args = ",".join([str(plugin_path), f"out={rec_path}"] +
                                [f"region={name}:0x{base:x}:0x{size:x}" for name, base, size in regions] +
                                _l1map(syms))
-    cmd = qemu_command(elf, num_cores, memory, plugin_args, extra_args)
+    extra_harts = syms["__deeploy_num_harts"] - built if "__deeploy_num_harts" in syms and built is not None else 0
+    cmd = qemu_command(elf, num_cores + extra_harts, memory, plugin_args, extra_args)
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
     except subprocess.TimeoutExpired as exc:
         out = exc.stdout.decode(errors="replace") if isinstance(exc.stdout, bytes) else (exc.stdout or "")
-        raise BuildError(f"QEMU run of {elf.name} (-smp {num_cores}) timed out after {timeout:.0f} s; "
+        raise BuildError(f"QEMU run of {elf.name} (-smp {num_cores + extra_harts}) timed out after {timeout:.0f} s; "
                          f"output so far: {out[-500:]!r}") from None
     if proc.returncode and f"{QEMU}:" in proc.stderr and not proc.stdout:
         raise BuildError(f"QEMU failed to run {elf.name}: {proc.stderr.strip()}")
