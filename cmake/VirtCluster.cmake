@@ -1,15 +1,19 @@
-# A cluster of RV32 cores on the QEMU virtual platform (MemPool, Snitch): bare-metal cross build
-# with picolibc (semihosting start-up, printf and exit), the VirtCluster runtime and a generated
-# linker script. Included by the platform's own file (cmake/MemPool.cmake, cmake/Snitch.cmake),
-# which sets first:
+# A cluster of RV32 cores on the QEMU virtual platform other than Siracusa (MemPool, Snitch):
+# bare-metal cross build with picolibc (semihosting start-up, printf and exit), a cluster runtime
+# library and a generated linker script. Included by the platform's own file (cmake/MemPool.cmake,
+# cmake/Snitch.cmake), which sets first:
 #   VIRT_CLUSTER_ARCH              -march/-mabi of the cores
 #   VIRT_CLUSTER_DEFAULT_CORES     default NUM_CORES; VIRT_CLUSTER_MAX_CORES its maximum
-#   VIRT_CLUSTER_DEFINITIONS       the runtime's definitions (data-mover harts, L1 geometry)
+#   VIRT_CLUSTER_RUNTIME           the runtime library (folder of TargetLibraries/) and
+#   VIRT_CLUSTER_RUNTIME_SOURCES   its sources (file names in its src/)
+#   VIRT_CLUSTER_SYMBOLS           NAME=VALUE absolute symbols the QEMU runner reads from the ELF:
+#                                  harts beyond the cores (__deeploy_num_harts), the L1 geometry
+#                                  (Deeploy/targets/siracusa/qemu.py)
 #   VIRT_CLUSTER_LINKER            the Python module writing the default linker script
-# Cache variables: NUM_CORES (cores forked on; QEMU runs the cores and the data-mover harts) and
-# LINKER_SCRIPT (default: a compiled output's link.ld, in the repository the platform's levels).
-# After the targets exist, deeploy_platform_setup(LIBRARIES <libs> EXECUTABLES <exes>) adds the
-# runtime, the linker script and a map file, as cmake/Siracusa.cmake does.
+# Cache variables: NUM_CORES (cores forked on) and LINKER_SCRIPT (default: a compiled output's
+# link.ld, in the repository the platform's levels). After the targets exist,
+# deeploy_platform_setup(LIBRARIES <libs> EXECUTABLES <exes>) adds the runtime, the linker script,
+# the symbols and a map file, as cmake/Siracusa.cmake does.
 set(CMAKE_SYSTEM_NAME Generic)
 set(CMAKE_SYSTEM_PROCESSOR riscv32)
 set(CMAKE_TRY_COMPILE_TARGET_TYPE STATIC_LIBRARY)
@@ -31,21 +35,23 @@ set(NUM_CORES ${VIRT_CLUSTER_DEFAULT_CORES} CACHE STRING "Cores forked on (DEEPL
 if(NOT NUM_CORES MATCHES "^[1-9][0-9]*$" OR NUM_CORES GREATER VIRT_CLUSTER_MAX_CORES)
   message(FATAL_ERROR "NUM_CORES must be 1..${VIRT_CLUSTER_MAX_CORES} (got '${NUM_CORES}')")
 endif()
-add_compile_definitions(DEEPLOY_NUM_CORES=${NUM_CORES} ${VIRT_CLUSTER_DEFINITIONS})
+add_compile_definitions(DEEPLOY_NUM_CORES=${NUM_CORES})
 
 get_filename_component(VIRT_CLUSTER_BASE_DIR ${CMAKE_CURRENT_LIST_DIR}/.. ABSOLUTE)
-if(EXISTS ${VIRT_CLUSTER_BASE_DIR}/runtime/virt_cluster.c)
+list(GET VIRT_CLUSTER_RUNTIME_SOURCES 0 first_source)
+if(EXISTS ${VIRT_CLUSTER_BASE_DIR}/runtime/${first_source})
   set(VIRT_CLUSTER_RUNTIME_SOURCE_DIR ${VIRT_CLUSTER_BASE_DIR}/runtime)
   set(VIRT_CLUSTER_RUNTIME_INCLUDE_DIR ${VIRT_CLUSTER_BASE_DIR}/include)
   set(VIRT_CLUSTER_DEFAULT_LINKER_SCRIPT ${VIRT_CLUSTER_BASE_DIR}/link.ld)
 else()
-  set(VIRT_CLUSTER_RUNTIME_SOURCE_DIR ${VIRT_CLUSTER_BASE_DIR}/TargetLibraries/VirtCluster/src)
-  set(VIRT_CLUSTER_RUNTIME_INCLUDE_DIR ${VIRT_CLUSTER_BASE_DIR}/TargetLibraries/VirtCluster/inc)
+  set(VIRT_CLUSTER_RUNTIME_SOURCE_DIR ${VIRT_CLUSTER_BASE_DIR}/TargetLibraries/${VIRT_CLUSTER_RUNTIME}/src)
+  set(VIRT_CLUSTER_RUNTIME_INCLUDE_DIR ${VIRT_CLUSTER_BASE_DIR}/TargetLibraries/${VIRT_CLUSTER_RUNTIME}/inc)
   set(VIRT_CLUSTER_DEFAULT_LINKER_SCRIPT "")
 endif()
 set(LINKER_SCRIPT "${VIRT_CLUSTER_DEFAULT_LINKER_SCRIPT}" CACHE FILEPATH
     "Generated linker script (empty: the platform's default memory levels)")
-set(DEEPLOY_PLATFORM_RUNTIME_SOURCES ${VIRT_CLUSTER_RUNTIME_SOURCE_DIR}/virt_cluster.c)
+list(TRANSFORM VIRT_CLUSTER_RUNTIME_SOURCES PREPEND ${VIRT_CLUSTER_RUNTIME_SOURCE_DIR}/
+     OUTPUT_VARIABLE DEEPLOY_PLATFORM_RUNTIME_SOURCES)
 set(DEEPLOY_PLATFORM_INCLUDE_DIRS ${VIRT_CLUSTER_RUNTIME_INCLUDE_DIR})
 set(DEEPLOY_RUNTIME_OBJECTS "" CACHE STRING "Prebuilt runtime objects linked instead of compiling the runtime sources")
 
@@ -74,6 +80,9 @@ function(deeploy_platform_setup)
       target_sources(${t} PRIVATE ${DEEPLOY_PLATFORM_RUNTIME_SOURCES})
     endif()
     target_link_options(${t} PRIVATE "SHELL:-T ${script}" "-Wl,-Map=$<TARGET_FILE:${t}>.map")
+    foreach(symbol IN LISTS VIRT_CLUSTER_SYMBOLS)
+      target_link_options(${t} PRIVATE "-Wl,--defsym=${symbol}")
+    endforeach()
     set_property(TARGET ${t} APPEND PROPERTY LINK_DEPENDS ${script})
   endforeach()
 endfunction()

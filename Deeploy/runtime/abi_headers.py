@@ -18,8 +18,8 @@ __all__ = ["REPO", "RUNTIME_HEADER", "RUNTIME_HEADERS", "PLUGIN_HEADER", "render
 
 REPO = data_root()   # the folder holding TargetLibraries/ and toolchain/ (the repository in a checkout)
 RUNTIME_HEADER = Path("TargetLibraries/PULPOpen/inc/deeploy_abi.h")
-# every cluster runtime holds the same header (also the MemPool and Snitch runtime, VirtCluster)
-RUNTIME_HEADERS = (RUNTIME_HEADER, Path("TargetLibraries/VirtCluster/inc/deeploy_abi.h"))
+# every cluster runtime library holds the same header
+RUNTIME_HEADERS = (RUNTIME_HEADER, Path("TargetLibraries/MemPool/inc/deeploy_abi.h"))
 PLUGIN_HEADER = Path("toolchain/qemu_plugin/deeploy_markers.h")
 _SOURCE = "Deeploy/runtime/abi.py"
 _COMMAND = "python -m Deeploy.runtime.abi_headers"

@@ -12,11 +12,11 @@ __all__ = ["MEMPOOL", "PLATFORM", "CLUSTER"]
 
 KiB, MiB = 1024, 1024 * 1024
 
-CLUSTER = Engine("cluster", cores=MAX_HARTS, forked=True, runtime="virt_cluster.h")
+CLUSTER = Engine("cluster", cores=MAX_HARTS, forked=True, runtime="mempool_runtime.h")
 
 MEMPOOL = Platform(
     name="MemPool",
-    libraries=("Generic", "VirtCluster"),
+    libraries=("Generic", "MemPool"),
     memory=(
         # the stacks (one per core: the sequential regions) and 16 KiB for the runtime's state
         MemoryLevel("L1", 1 * MiB, alignment=4, data_attr="DEEPLOY_L1", reserved=l1_reserved_bytes() + 16 * KiB,

@@ -2,7 +2,7 @@
 timing plugin's exact per-core counts, forks as barrier-separated phases lasting as long as their
 slowest core or their busiest L1 bank) with MemPool's parameters and its hierarchical L1.
 
-The plugin runs with ``l1map`` (the VirtCluster runtime's ``__deeploy_l1_banks`` ... symbols): it counts each
+The plugin runs with ``l1map`` (the ``__deeploy_l1_banks`` ... symbols of cmake/MemPool.cmake): it counts each
 core's L1 loads from a bank in another tile of its group (``l1_group_ld``) and in another group
 (``l1_remote_ld``), and per fork phase the accesses of the busiest of the 1024 banks over all
 cores (the phase's floor, ``siracusa/contention.py``). The core stacks are tile-local (the

@@ -1,9 +1,12 @@
 """The Snitch cluster's cycle model: the Siracusa family's model (``Deeploy.targets.siracusa.timing``:
 the timing plugin's exact per-core counts, forks as barrier-separated phases lasting as long as
-their slowest core or their busiest TCDM bank) with Snitch's parameters (``specs/snitch.md``).
+their slowest core or their busiest TCDM bank, DMA transfers queued on the engine) with Snitch's
+parameters (``specs/snitch.md``).
 
-The plugin runs with ``l1map`` (the VirtCluster runtime's symbols: 32 banks of 64 bits, one tile):
-each fork phase reports the accesses of its busiest TCDM bank over the 8 compute cores.
+The plugin runs with ``l1map`` (symbols of cmake/Snitch.cmake: 32 banks of 64 bits, one tile):
+each fork phase reports the accesses of its busiest TCDM bank over the 8 compute cores. On Snitch
+the data-mover core programs the DMA; on the virtual platform core 0 runs the tile loop and issues
+the copies (the data mover sleeps), so the programming is charged to core 0.
 
 FREP and the stream registers (SSR) are not executed: an SSR read is an ordinary FP register read,
 which QEMU cannot trap, so faithful SSR streams would need a patched QEMU. The kernels are the
@@ -30,6 +33,10 @@ __all__ = ["SNITCH_TIMING"]
 #       crossbar with latency 8 at 8 bytes per cycle (a word access takes half a cycle).
 #   fork_cycles 50: GUESS (not found). barrier_cycles 5: GUESS, the hardware barrier (CSR 0x7C2)
 #       releases the cores a few cycles after the last arrives (not found).
+#   dma_bandwidth 64: the 512-bit DMA data path; dma_setup_cycles 4: Banshee's DRAM latency (GVSoC's
+#       DMA crossbar adds none); dma_row_cycles 0 (2-D transfers stream their rows);
+#       dma_issue_word_cycles 1: one Xdma instruction (DMSRC, DMDST, DMSTR, DMREP, DMCPYI) per word.
 SNITCH_TIMING = TimingModel(taken_cycles=1.0, jump_cycles=1.0, mulh_cycles=2.0, div_cycles=2.0, load_use_cycles=1.0,
                             fpu_cycles=2.0, fdivsqrt_cycles=10.0, l1_banks=32, l2_latency=8.0, l2_path_cycles=0.5,
-                            fork_cycles=50.0, barrier_cycles=5.0)
+                            fork_cycles=50.0, barrier_cycles=5.0, dma_bandwidth=64.0, dma_setup_cycles=4.0,
+                            dma_row_cycles=0.0, dma_issue_word_cycles=1.0)

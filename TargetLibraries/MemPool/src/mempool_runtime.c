@@ -1,16 +1,16 @@
-/* Cluster runtime of the MemPool and Snitch targets on the QEMU virtual platform
- * (qemu-system-riscv32 -machine virt -smp DEEPLOY_NUM_CORES + DEEPLOY_DM_HARTS, semihosting). Their
- * memory maps are relocated into virt's DRAM (MemPool's L1 at 0x0 clashes with virt's ROM and
- * devices, Snitch's TCDM at 0x10000000 with its UART): L2 at 0x80000000, L1 at 0x90000000, by the
- * Siracusa family's generated linker script (Deeploy/targets/siracusa/linker.py); the cycle model
- * classifies L1 addresses into banks, tiles and groups (the symbols below).
+/* Cluster runtime of the MemPool target on the QEMU virtual platform
+ * (qemu-system-riscv32 -machine virt -smp DEEPLOY_NUM_CORES, semihosting). The memory map is
+ * relocated into virt's DRAM (MemPool's L1 at 0x0 clashes with virt's ROM and devices): L2 at
+ * 0x80000000, L1 at 0x90000000, by the Siracusa family's generated linker script
+ * (Deeploy/targets/siracusa/linker.py, with MemPool's stacks); the cycle model classifies L1
+ * addresses into banks, tiles and groups (geometry symbols from cmake/VirtCluster.cmake).
  *
  * Boot: every hart starts at _deeploy_entry. Hart 0 runs picolibc's start-up and main; the
  * constructor clears .l1_bss/.l2_bss, checks the harts, sets the boot flag and wakes the others.
- * Harts 1..DEEPLOY_NUM_CORES-1 enable their FPU (if built with F), take their stack (on MemPool
- * each core's own, in its tile's sequential region) and sleep in the worker loop; the rest (the
- * data mover, harts beyond the build) are parked. Waits sleep in wfi (mie.MSIE set, interrupts
- * off: msip only ends the wfi) inside runtime markers, so they are not counted. */
+ * Harts 1..DEEPLOY_NUM_CORES-1 take their stack (each core's own, in its tile's sequential region
+ * on the hardware) and sleep in the worker loop; the rest are parked. Waits sleep in wfi (mie.MSIE
+ * set, interrupts off: the ACLINT's msip, MemPool's wake-up register here, only ends the wfi)
+ * inside runtime markers, so they are not counted. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,10 +18,10 @@
 
 #include <picotls.h>
 
-#include "virt_cluster.h"
+#include "mempool_runtime.h"
 
-#if DEEPLOY_NUM_CORES < 1 || DEEPLOY_NUM_CORES + DEEPLOY_DM_HARTS > 512
-#error "DEEPLOY_NUM_CORES must be 1..512 (with the data-mover harts)"
+#if DEEPLOY_NUM_CORES < 1 || DEEPLOY_NUM_CORES > 256
+#error "DEEPLOY_NUM_CORES must be 1..256"
 #endif
 
 #define STR_(x) #x
@@ -43,12 +43,6 @@ __asm__(".pushsection .text.deeploy_entry, \"ax\", @progbits\n"
         ".weak _trap\n"
         ".globl __deeploy_num_cores\n" /* absolute symbols the QEMU runner reads */
         ".equ __deeploy_num_cores, " STR(DEEPLOY_NUM_CORES) "\n"
-        ".globl __deeploy_num_harts\n.equ __deeploy_num_harts, " STR(DEEPLOY_NUM_CORES + DEEPLOY_DM_HARTS) "\n"
-        ".globl __deeploy_l1_banks\n.equ __deeploy_l1_banks, " STR(DEEPLOY_L1_BANKS) "\n"
-        ".globl __deeploy_l1_bank_bytes\n.equ __deeploy_l1_bank_bytes, " STR(DEEPLOY_L1_BANK_BYTES) "\n"
-        ".globl __deeploy_banks_per_tile\n.equ __deeploy_banks_per_tile, " STR(DEEPLOY_BANKS_PER_TILE) "\n"
-        ".globl __deeploy_cores_per_tile\n.equ __deeploy_cores_per_tile, " STR(DEEPLOY_CORES_PER_TILE) "\n"
-        ".globl __deeploy_tiles_per_group\n.equ __deeploy_tiles_per_group, " STR(DEEPLOY_TILES_PER_GROUP) "\n"
         "_deeploy_entry:\n"
         "  csrr a0, mhartid\n"
         "  bnez a0, 1f\n"
@@ -58,11 +52,6 @@ __asm__(".pushsection .text.deeploy_entry, \"ax\", @progbits\n"
         ".option push\n.option norelax\n  la gp, __global_pointer$\n.option pop\n"
         "  la t0, _trap\n"
         "  csrw mtvec, t0\n"
-#ifdef __riscv_flen
-        "  lui t0, 0x2\n" /* mstatus.FS = Initial: the FPU is off at reset (hart 0: picolibc) */
-        "  csrs mstatus, t0\n"
-        "  csrw fcsr, zero\n"
-#endif
         "  li t0, " STR(DEEPLOY_NUM_CORES) "\n"
         "  bgeu a0, t0, 2f\n"
         "  lui t0, %hi(__deeploy_max_harts)\n"
