@@ -1,6 +1,7 @@
 """MemPool on the QEMU virtual platform: the peer's MemPool CI kernels that are in the corpus,
-bit-exact on the 16 cores the peer runs; one network on 256 cores; the hierarchical L1 in the
-timing plugin's records and in the cycle model."""
+bit-exact on the 16 cores the peer runs (a few in the default suite, all with -m slow); one network
+on 256 cores with the hierarchical L1 in the timing plugin's records and in the cycle model; a
+compiled output folder that builds and runs on its own."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from Deeploy.cli import main as deeploy
 from Deeploy.targets.mempool.timing import MEMPOOL_TIMING
 from Deeploy.targets.siracusa.timing import model_cycles, read_records
 from DeeployTest.testUtils.runner import RunnerPlatform, run_test
@@ -28,7 +30,9 @@ CI_KERNELS = ["Add/MultIO", "Add/Regular", "Conv/DW_1D", "Conv/Regular_1D", "Con
               "GEMM/Regular", "MatMul/Add", "MatMul/Regular", "MaxPool/Regular_2D", "Pad/Regular_1D",
               "Pad/Regular_2D", "ReduceMean", "ReduceSum", "Slice", "Conv/Regular_2D_RQ", "Conv/DW_2D_RQ",
               "GEMM/Regular_RQPerRow", "MatMul/Regular_RQ"]
-IN_CORPUS = [k for k in CI_KERNELS if (CORPUS / "Kernels/Integer" / k).is_dir()]
+DEFAULT = {"Add/Regular", "GEMM/Regular", "Conv/DW_2D_RQ", "MatMul/Regular_RQ"}
+IN_CORPUS = [pytest.param(k, marks=() if k in DEFAULT else pytest.mark.slow, id=k)
+             for k in CI_KERNELS if (CORPUS / "Kernels/Integer" / k).is_dir()]
 
 
 def _run(test: str, cores: int, capsys) -> tuple[int, Path]:
@@ -70,3 +74,16 @@ def test_256_cores_hierarchical_l1(capsys):
     local = model_cycles(recs, replace(MEMPOOL_TIMING, group_cycles=0.0, remote_cycles=0.0)).total
     flat = model_cycles(recs, replace(MEMPOOL_TIMING, contention=False)).total
     assert full > local and full >= flat, (full, local, flat)
+
+
+def test_standalone_output(tmp_path, capsys):
+    """deeploy compile --platform MemPool writes a folder that builds alone (its CMake file with the
+    shared part it includes, the runtime, link.ld) and deeploy run runs it on the cores compiled for."""
+    out = tmp_path / "out"
+    assert deeploy(["compile", str(CORPUS / "Kernels/Integer/Add/Regular/network.onnx"), "--platform", "MemPool",
+                    "--cores", "32", "-o", str(out), "--emit-testbench"]) == 0
+    assert {p.name for p in (out / "cmake").iterdir()} >= {"MemPool.cmake", "VirtCluster.cmake"}
+    capsys.readouterr()
+    assert deeploy(["run", str(out)]) == 0
+    assert "Errors: 0 out of" in capsys.readouterr().out
+
