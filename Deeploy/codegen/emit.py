@@ -182,7 +182,7 @@ def emit_project(graph: Graph, layers: list[Layer], plan: MemoryPlan, platform: 
     kernel_out = out_dir / "kernels"
     kernel_out.mkdir(exist_ok=True)
     for kernel_dir in platform.kernel_dirs:  # sources may include each other: copy all
-        for path in sorted(kernel_dir.iterdir()) if kernel_dir.is_dir() else ():
+        for path in sorted(kernel_dir.iterdir()):
             if path.is_file():
                 shutil.copyfile(path, kernel_out / path.name)
         for header in sorted((kernel_dir.parent / "inc").glob("*.h")):  # runtime interface

@@ -14,12 +14,10 @@ from pathlib import Path
 from Deeploy.resources import data_root
 from Deeploy.runtime import abi
 
-__all__ = ["REPO", "RUNTIME_HEADER", "RUNTIME_HEADERS", "PLUGIN_HEADER", "render_headers", "write_headers", "stale_headers"]
+__all__ = ["REPO", "RUNTIME_HEADER", "PLUGIN_HEADER", "render_headers", "write_headers", "stale_headers"]
 
 REPO = data_root()   # the folder holding TargetLibraries/ and toolchain/ (the repository in a checkout)
 RUNTIME_HEADER = Path("TargetLibraries/PULPOpen/inc/deeploy_abi.h")
-# every cluster runtime library holds the same header
-RUNTIME_HEADERS = (RUNTIME_HEADER, Path("TargetLibraries/MemPool/inc/deeploy_abi.h"))
 PLUGIN_HEADER = Path("toolchain/qemu_plugin/deeploy_markers.h")
 _SOURCE = "Deeploy/runtime/abi.py"
 _COMMAND = "python -m Deeploy.runtime.abi_headers"
@@ -71,7 +69,7 @@ def _plugin_header() -> str:
 
 def render_headers() -> dict[Path, str]:
     """Path (relative to the repository) -> content of every generated header."""
-    return {**{p: _runtime_header() for p in RUNTIME_HEADERS}, PLUGIN_HEADER: _plugin_header()}
+    return {RUNTIME_HEADER: _runtime_header(), PLUGIN_HEADER: _plugin_header()}
 
 
 def stale_headers(repo: Path = REPO) -> list[Path]:

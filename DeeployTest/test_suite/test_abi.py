@@ -31,7 +31,7 @@ def test_a_changed_definition_makes_the_headers_stale(tmp_path, monkeypatch):
     assert abi_headers.stale_headers(tmp_path) == []
     marker = abi.MARKERS[2]
     monkeypatch.setattr(abi, "MARKERS", (replace(marker, value=marker.value + 0x200),) + abi.MARKERS[1:])
-    assert set(abi_headers.stale_headers(tmp_path)) == {*abi_headers.RUNTIME_HEADERS, abi_headers.PLUGIN_HEADER}
+    assert set(abi_headers.stale_headers(tmp_path)) == {abi_headers.RUNTIME_HEADER, abi_headers.PLUGIN_HEADER}
     assert abi_headers.write_headers(tmp_path) and abi_headers.stale_headers(tmp_path) == []
     assert f"0x{marker.value + 0x200:03x}" in (tmp_path / abi_headers.PLUGIN_HEADER).read_text()
 

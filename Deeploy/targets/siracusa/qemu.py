@@ -10,9 +10,9 @@ The QEMU command line is the one of ``specs/qemu-riscv.md``: ``-machine virt -sm
 the program's ``exit(n)``), ``-icount shift=0,sleep=off`` (deterministic). The memory regions
 (for ``-m`` and the plugin's region arguments) and the number of cores the ELF was built for are
 read from its symbol table (``__deeploy_region_<NAME>_start/_end``, ``__deeploy_num_cores``,
-defined by the generated linker script and the runtime). A runtime with harts beyond its cores
+defined by the generated linker script and the runtime). A build with harts beyond its cores
 (Snitch's data mover) defines ``__deeploy_num_harts`` (QEMU's ``-smp``); one with a banked L1 of its
-own geometry (the VirtCluster runtime of MemPool and Snitch) ``__deeploy_l1_banks``,
+own geometry (MemPool, Snitch: cmake/VirtCluster.cmake) ``__deeploy_l1_banks``,
 ``__deeploy_l1_bank_bytes``, ``__deeploy_banks_per_tile``, ``__deeploy_cores_per_tile`` and
 ``__deeploy_tiles_per_group``: the plugin then classifies L1 accesses by tile and group and
 reports each fork phase's busiest bank (``l1map``; the core stacks are tile-local).
