@@ -15,7 +15,7 @@ so the phase cannot end before every shared resource has served all of the phase
   (``timing.py``), not charged here: a transfer issued in a phase may run on after the barrier
   (the barrier does not wait for it), so its bytes do not bound the phase that issued it.
 
-With a hierarchical L1 (MemPool: the plugin's ``l1map``, too many banks for per-core columns) the
+With the plugin's ``l1map`` (MemPool, Snitch: more banks than the 16 per-core columns) the
 plugin itself sums the phase's accesses per bank over the cores (``Records.phases``, keyed by core
 0's record closing the phase), which gives the first bound directly.
 

@@ -35,7 +35,7 @@ from __future__ import annotations
 import re
 import sys
 from dataclasses import dataclass
-from typing import Iterable, Sequence
+from typing import Callable, Iterable, Sequence
 
 __all__ = ["DRAM_BASE", "MAIN_STACK_BYTES", "MAX_HARTS", "WORKER_STACK_BYTES", "Region", "l1_reserved_bytes",
            "link_error_message", "linker_script", "memory_map", "qemu_ram_bytes", "write_default"]
@@ -390,7 +390,7 @@ def link_error_message(ld_output: str, levels: Iterable | None = None) -> str | 
     return " | ".join(parts)
 
 
-def write_default(argv: list[str] | None, platform: str, script=None) -> int:
+def write_default(argv: list[str] | None, platform: str, script: Callable[[Sequence], str] | None = None) -> int:
     """``-o FILE``: write the linker script (``script``, default this module's) of ``platform``'s
     memory levels, or of ``--level NAME=BYTES`` levels; the file keeps its timestamp if unchanged."""
     import argparse

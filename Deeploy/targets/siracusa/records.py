@@ -18,7 +18,7 @@ each attached to the hart's record ``seq`` (the marker closing the issue or wait
 Files of version 3 append to every record the instruction classes (``taken jump mulh div loaduse
 misaligned fpu fdivsqrt``) and the L1 accesses per TCDM bank (``bank0`` .. ``bank15``) after
 ``other_st``; they are part of ``counters`` (named by ``Records.extra``), older files have none.
-A run with a hierarchical L1 (the plugin's ``l1map``) adds the columns ``l1_group_ld l1_remote_ld``
+A run with a banked L1 of its own geometry (the plugin's ``l1map``) adds the columns ``l1_group_ld l1_remote_ld``
 and one line per phase of a fork, attached to hart 0's record closing it::
 
     phase 17 40 2048      # seq, most accesses of one L1 bank, all L1 bank accesses
