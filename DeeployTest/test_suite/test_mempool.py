@@ -17,7 +17,7 @@ from Deeploy.cli import main as deeploy
 from Deeploy.targets.mempool.timing import MEMPOOL_TIMING
 from Deeploy.targets.siracusa.timing import model_cycles, read_records
 from DeeployTest.testUtils.runner import RunnerPlatform, run_test
-from DeeployTest.test_suite.conftest import CORPUS, DEEPLOY_TEST
+from DeeployTest.test_suite.conftest import CORPUS, DEEPLOY_TEST, REJECTED, network_dirs
 
 pytestmark = pytest.mark.skipif(shutil.which("qemu-system-riscv32") is None or
                                 shutil.which("riscv64-unknown-elf-gcc") is None,
@@ -33,6 +33,12 @@ CI_KERNELS = ["Add/MultIO", "Add/Regular", "Conv/DW_1D", "Conv/Regular_1D", "Con
 DEFAULT = {"Add/Regular", "GEMM/Regular", "Conv/DW_2D_RQ", "MatMul/Regular_RQ"}
 IN_CORPUS = [pytest.param(k, marks=() if k in DEFAULT else pytest.mark.slow, id=k)
              for k in CI_KERNELS if (CORPUS / "Kernels/Integer" / k).is_dir()]
+
+
+# every int8 network of the corpus (the issue's goal: all of them on 16 and 256 cores; -m slow)
+INT8_NETWORKS = [str(d.relative_to(CORPUS)) for d in network_dirs(CORPUS, "Kernels/Integer", "Models/miniMobileNetv2",
+                                                                   "Models/microLlama/INT8")
+                 if str(d.relative_to(CORPUS)) not in REJECTED]
 
 
 def _run(test: str, cores: int, capsys) -> tuple[int, Path]:
@@ -54,6 +60,13 @@ def test_peer_ci_kernel_16_cores(kernel, capsys):
     cycles, records = _run(f"Kernels/Integer/{kernel}", 16, capsys)
     recs = read_records(records)
     assert set(recs.by_hart) == set(range(16)) and cycles > 0
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("cores", [16, 256])
+@pytest.mark.parametrize("network", INT8_NETWORKS)
+def test_corpus_int8_network(network, cores, capsys):
+    assert _run(network, cores, capsys)[0] > 0
 
 
 def test_256_cores_hierarchical_l1(capsys):
