@@ -25,10 +25,12 @@ from DeeployTest.testUtils.profile_flags import add_peer_flags, add_profile_tili
 from DeeployTest.testUtils.runner import RunnerPlatform, main  # noqa: E402
 
 
-def tiled_arguments(p: argparse.ArgumentParser, platform: str = "Siracusa") -> None:
-    """The tiled runner's flags for ``platform`` (a Siracusa-family platform): the tiling flags of
-    ``deeploy compile`` (Deeploy.tiling.flags), checked against the platform's memory."""
-    p.add_argument("--cores", type=core_count, default=8, help="cluster cores, 1..8")
+def tiled_arguments(p: argparse.ArgumentParser, platform: str = "Siracusa", cores=core_count,
+                    cores_flags: tuple[str, ...] = ("--cores",)) -> None:
+    """The tiled runner's flags for ``platform`` (a Siracusa-family platform; ``cores`` the type
+    of its ``cores_flags``): the tiling flags of ``deeploy compile`` (Deeploy.tiling.flags),
+    checked against the platform's memory."""
+    p.add_argument(*cores_flags, dest="cores", type=cores, default=8, help="cluster cores, 1..8")
     add_tiling_flags(p, get_platform(platform).memory)
     add_profile_tiling(p)
     add_roofline(p)

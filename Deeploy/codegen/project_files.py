@@ -6,6 +6,7 @@ linker script. They are copies of the shipped files (``Deeploy.resources``), nev
 from __future__ import annotations
 
 import os
+import re
 import shutil
 from pathlib import Path
 
@@ -18,6 +19,7 @@ __all__ = ["write_platform_files", "check_cmake_path", "LINKER_SCRIPT", "RUNTIME
 CMAKE_FOLDER = "cmake"
 RUNTIME_FOLDER = "runtime"
 LINKER_SCRIPT = "link.ld"
+_INCLUDE = re.compile(r"include\(\$\{CMAKE_CURRENT_LIST_DIR\}/([\w.-]+\.cmake)\)")
 
 
 def check_cmake_path(path: str | Path, what: str) -> None:
@@ -28,10 +30,18 @@ def check_cmake_path(path: str | Path, what: str) -> None:
                            "in a path; choose a folder without them")
 
 
+def _cmake_files(name: str) -> list[str]:
+    """``name`` and the files of ``cmake/`` it includes (``include(${CMAKE_CURRENT_LIST_DIR}/X.cmake)``)."""
+    found = [name]
+    for included in _INCLUDE.findall((cmake_dir() / name).read_text()):
+        found += [n for n in _cmake_files(included) if n not in found]
+    return found
+
+
 def write_platform_files(platform: Platform, out_dir: Path) -> None:
     """Copy the platform's build files into ``out_dir`` (see the module docstring)."""
     (out_dir / CMAKE_FOLDER).mkdir(exist_ok=True)
-    for name in (f"{platform.cmake_platform}.cmake", "Sanitize.cmake"):
+    for name in (*_cmake_files(f"{platform.cmake_platform}.cmake"), "Sanitize.cmake"):
         shutil.copyfile(cmake_dir() / name, out_dir / CMAKE_FOLDER / name)
     for kernel_dir in platform.kernel_dirs:
         for source in sorted((kernel_dir.parent / "src").glob("*.c")):

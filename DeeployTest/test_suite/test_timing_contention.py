@@ -116,3 +116,23 @@ def test_one_divider_for_the_cluster():
     assert fork.cycles == overhead + 448 and fork.contention == 448 - 152
     # two cores, one fdiv each: 2 * 14 = 28 cycles of the unit, below each core's 113
     assert model_cycles(_fpu_fork([(0, 1)] * 2)).forks[0].cycles == overhead + 113
+
+
+def test_phase_lines_give_the_bank_floor():
+    """A hierarchical L1 (MemPool, Snitch: the plugin's l1map) has its phases' busiest bank in
+    ``phase`` lines keyed by core 0's record closing the phase; they replace the bank columns, and
+    the extra columns l1_group_ld / l1_remote_ld cost what the target's model says."""
+    from dataclasses import replace
+    from Deeploy.targets.mempool.timing import MEMPOOL_TIMING
+    spread = [[45, 45] + [0] * 14, [0, 0, 45, 45] + [0] * 12]     # no conflict in the bank columns
+    text = _fork(spread) + "phase 2 300 360\n"                     # core 0's TASK_END is its record 2
+    recs = read_records(text)
+    assert recs.phases == {2: (300, 360)}
+    m = SIRACUSA_TIMING
+    fork = model_cycles(recs).forks[0]
+    assert fork.cycles == m.fork_cycles + m.barrier_cycles + 300 and fork.contention == 200
+    header = HEADER.rstrip("\n") + " l1_group_ld l1_remote_ld\n"
+    costed = read_records(header + line(0, 0, "end", 1000).rstrip("\n") + " 10 5\n")
+    plain = replace(MEMPOOL_TIMING, group_cycles=0.0, remote_cycles=0.0)
+    assert model_cycles(costed, MEMPOOL_TIMING).total - model_cycles(costed, plain).total == \
+        10 * MEMPOOL_TIMING.group_cycles + 5 * MEMPOOL_TIMING.remote_cycles

@@ -14,7 +14,13 @@
  * Arguments: out=FILE (required), region=NAME:BASE:SIZE (repeatable, up to 8, in column order;
  * an access goes to the first region containing its address, else to "other"), emu=START:END and
  * emu_mem=START:END (the PULP emulator's code and access helpers, below; default: none), sites=FILE
- * and stubs=START:END (the PULP stubs of a rewritten image, below).
+ * and stubs=START:END (the PULP stubs of a rewritten image, below), and optionally
+ * l1map=CORES:BANKS:BANK_BYTES:BANKS_PER_TILE:CORES_PER_TILE:TILES_PER_GROUP:LOCAL_BASE:LOCAL_END for
+ * a banked, possibly hierarchical L1 (MemPool, Snitch): CORES harts take part in forks, the L1
+ * region is interleaved over BANKS banks of BANK_BYTES, a tile holds
+ * BANKS_PER_TILE banks and CORES_PER_TILE cores (hart h in tile h / CORES_PER_TILE), a group
+ * TILES_PER_GROUP tiles; accesses in [LOCAL_BASE, LOCAL_END) (the core stacks, each in its core's
+ * own tile: the hardware's sequential region) are tile-local and in no shared bank.
  *
  * Output (text, one record per line, deterministic under -icount):
  *   # deeploy-vp-records 3
@@ -51,6 +57,12 @@
  * counted like the emulator's access helpers (data accesses only; taken-branch and load-use state
  * cross them unchanged, so loop-backs cost nothing), except the accesses through tp: the stubs'
  * per-hart scratch area.
+ * With l1map, two more columns follow: l1_group_ld l1_remote_ld (L1 loads from a bank in another tile
+ * of the hart's group / in another group), and a line closes every phase of a fork (all CORES
+ * harts have arrived at a barrier or ended their task):
+ *   phase <seq> <max bank> <accesses>
+ * seq = hart 0's arrival record, max bank = the most accesses any one shared bank received from
+ * all harts in the phase, accesses = all harts' shared-bank accesses in the phase (in tasks only).
  * hart = vCPU index (= mhartid on virt); seq = the record's index among that hart's records;
  * marker = the id as 0x%03x, or "end" for the final record of every hart that ran (written at
  * exit); counters are cumulative since reset, excluding wait regions, counted up to (not
@@ -87,7 +99,7 @@
 
 DEEPLOY_PLUGIN_EXPORT int qemu_plugin_version = DEEPLOY_QEMU_PLUGIN_API_VERSION;
 
-#define MAX_HARTS 64
+#define MAX_HARTS 512 /* QEMU virt's limit */
 #define MAX_REGIONS 8
 #define MARKER_MASK 0x000fffffu  /* rd, funct3, rs1, opcode of `slti x0, x0, imm` */
 #define MARKER_MATCH 0x00002013u /* opcode OP-IMM (0x13), funct3 SLTI (2), rd = rs1 = x0 */
@@ -127,6 +139,17 @@ static const char *const class_names[N_CLASSES] = {"taken", "jump",       "mulh"
                                                    "loaduse", "misaligned", "fpu", "fdivsqrt",
                                                    "simd", "postinc", "hwloop", "mac"};
 #define N_BANKS 16
+#define MAX_L1MAP_BANKS 4096
+
+/* hierarchical L1 (l1map=) */
+typedef struct {
+  int on;
+  uint64_t cores, banks, bank_bytes, banks_per_tile, cores_per_tile, tiles_per_group, local_base, local_end;
+  uint64_t bank[MAX_L1MAP_BANKS]; /* accesses of the open phase per bank (all harts) */
+  uint64_t arrived;               /* harts that ended the open phase */
+  uint64_t h0_seq;                /* hart 0's arrival record in the open phase */
+} l1map_t;
+static l1map_t l1map;
 
 typedef struct {
   uint32_t id;               /* marker id (segments after a marker) */
@@ -146,6 +169,8 @@ typedef struct {
   uint64_t insns;
   uint64_t cls[N_CLASSES];
   uint64_t bank[N_BANKS];
+  uint64_t l1_group_ld, l1_remote_ld; /* l1map: loads from another tile of the group / another group */
+  int in_task;                        /* l1map: between TASK_BEGIN and TASK_END */
   uint64_t pending;                 /* fall-through pc of the last block's branch, 0: none */
   int pending_load;                 /* destination of the PULP load that ended the last block, -1 */
   uint64_t acc[MAX_REGIONS + 1][2]; /* [region or other][0 = load, 1 = store] */
@@ -190,13 +215,14 @@ static int region_of(uint64_t vaddr) {
 }
 
 static void write_record(unsigned vcpu, hart_t *h, int marker) {
-  char line[64 + 21 * (2 * MAX_REGIONS + 2 + N_CLASSES + N_BANKS)];
+  char line[64 + 21 * (2 * MAX_REGIONS + 2 + N_CLASSES + N_BANKS + 2)];
   int n = marker >= 0 ? snprintf(line, sizeof line, "%u %" PRIu64 " 0x%03x %" PRIu64, vcpu, h->seq, marker, h->insns)
                       : snprintf(line, sizeof line, "%u %" PRIu64 " end %" PRIu64, vcpu, h->seq, h->insns);
   for (int r = 0; r <= n_regions; r++)
     n += snprintf(line + n, sizeof line - n, " %" PRIu64 " %" PRIu64, h->acc[r][0], h->acc[r][1]);
   for (int c = 0; c < N_CLASSES; c++) n += snprintf(line + n, sizeof line - n, " %" PRIu64, h->cls[c]);
   for (int b = 0; b < N_BANKS; b++) n += snprintf(line + n, sizeof line - n, " %" PRIu64, h->bank[b]);
+  if (l1map.on) n += snprintf(line + n, sizeof line - n, " %" PRIu64 " %" PRIu64, h->l1_group_ld, h->l1_remote_ld);
   line[n++] = '\n';
   h->seq++;
   write_line(line, (size_t)n);
@@ -313,6 +339,26 @@ static void on_block(unsigned vcpu, void *udata) {
   add_seg(h, &t->first);
 }
 
+/* l1map: a hart reached a runtime marker (after its record). Under -icount the vCPUs run one at a
+ * time (round robin), so the phase state needs no lock. */
+static void l1map_marker(unsigned vcpu, hart_t *h, int id) {
+  if (id == DEEPLOY_RT_TASK_BEGIN) h->in_task = 1;
+  if (!h->in_task || (id != DEEPLOY_RT_BARRIER_ENTER && id != DEEPLOY_RT_TASK_END)) return;
+  if (id == DEEPLOY_RT_TASK_END) h->in_task = 0;
+  if (vcpu == 0) l1map.h0_seq = h->seq - 1;
+  if (++l1map.arrived < l1map.cores) return;
+  uint64_t most = 0, total = 0;
+  for (uint64_t b = 0; b < l1map.banks; b++) {
+    total += l1map.bank[b];
+    if (l1map.bank[b] > most) most = l1map.bank[b];
+    l1map.bank[b] = 0;
+  }
+  l1map.arrived = 0;
+  char line[96];
+  int n = snprintf(line, sizeof line, "phase %" PRIu64 " %" PRIu64 " %" PRIu64 "\n", l1map.h0_seq, most, total);
+  write_line(line, (size_t)n);
+}
+
 /* udata: the seg_t of the instructions after the marker */
 static void on_marker(unsigned vcpu, void *udata) {
   const seg_t *g = udata;
@@ -328,6 +374,7 @@ static void on_marker(unsigned vcpu, void *udata) {
     else if (id == DMA_ISSUE_END || id == DMA_WAIT_END)
       dma_close(vcpu, h, id == DMA_ISSUE_END ? WINDOW_ISSUE : WINDOW_WAIT);
     if (id >= RT_FIRST && id <= RT_LAST) h->excluded = !(id & 1);
+    if (l1map.on) l1map_marker(vcpu, h, id);
   }
   add_seg(h, g);
 }
@@ -344,7 +391,18 @@ static void on_mem(unsigned vcpu, qemu_plugin_meminfo_t info, uint64_t vaddr, vo
   unsigned shift = qemu_plugin_mem_size_shift(info);
   h->acc[r][qemu_plugin_mem_is_store(info) ? 1 : 0]++;
   if (vaddr & ((1u << shift) - 1)) h->cls[C_MISALIGNED]++;
-  if (r == l1_region) h->bank[((vaddr - regions[r].base) >> 2) % N_BANKS]++;
+  if (r == l1_region) {
+    h->bank[((vaddr - regions[r].base) >> 2) % N_BANKS]++;
+    if (l1map.on && vaddr - l1map.local_base >= l1map.local_end - l1map.local_base) {
+      uint64_t bank = (vaddr - regions[r].base) / l1map.bank_bytes % l1map.banks;
+      uint64_t tile = bank / l1map.banks_per_tile, own = vcpu / l1map.cores_per_tile;
+      if (h->in_task) l1map.bank[bank]++;
+      if (tile != own && !qemu_plugin_mem_is_store(info)) {
+        if (tile / l1map.tiles_per_group == own / l1map.tiles_per_group) h->l1_group_ld++;
+        else h->l1_remote_ld++;
+      }
+    }
+  }
 }
 
 /* ---- instruction decoding (RV32IMFC) ------------------------------------------------------- */
@@ -620,12 +678,26 @@ DEEPLOY_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_in
       if (parse_range(argv[i] + 6, stub_range)) return -1;
     } else if (!strncmp(argv[i], "sites=", 6)) {
       if (parse_sites(argv[i] + 6)) return -1;
+    } else if (!strncmp(argv[i], "l1map=", 6)) {
+      uint64_t *v[8] = {&l1map.cores, &l1map.banks, &l1map.bank_bytes, &l1map.banks_per_tile, &l1map.cores_per_tile,
+                        &l1map.tiles_per_group, &l1map.local_base, &l1map.local_end};
+      char *p = argv[i] + 6, *end;
+      for (int k = 0; k < 8; k++, p = end + 1) {
+        *v[k] = strtoull(p, &end, 0);
+        if (end == p || *end != (k < 7 ? ':' : 0))
+          return fail("l1map must be CORES:BANKS:BANK_BYTES:BANKS_PER_TILE:CORES_PER_TILE:TILES_PER_GROUP:LOCAL_BASE:"
+                      "LOCAL_END", argv[i]);
+      }
+      if (!l1map.cores || !l1map.banks || l1map.banks > MAX_L1MAP_BANKS || !l1map.bank_bytes ||
+          !l1map.banks_per_tile || !l1map.cores_per_tile || !l1map.tiles_per_group || l1map.local_end < l1map.local_base)
+        return fail("l1map: bad values (at most 4096 banks, no zero)", argv[i]);
+      l1map.on = 1;
     } else
       return fail("unknown argument (expected out=FILE, region=NAME:BASE:SIZE, emu=START:END, emu_mem=START:END, "
-                  "sites=FILE, stubs=START:END)", argv[i]);
+                  "sites=FILE, stubs=START:END, l1map=...)", argv[i]);
   }
   if (!path || !*path) return fail("missing out=FILE", NULL);
-  if (info->system_emulation && info->system.max_vcpus > MAX_HARTS) return fail("more than 64 vCPUs", NULL);
+  if (info->system_emulation && info->system.max_vcpus > MAX_HARTS) return fail("more than 512 vCPUs", NULL);
   out = fopen(path, "w");
   if (!out) return fail("cannot open the output file", path);
   setvbuf(out, NULL, _IOFBF, 1 << 16);
@@ -640,6 +712,7 @@ DEEPLOY_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_in
   fprintf(out, " other_ld other_st");
   for (int c = 0; c < N_CLASSES; c++) fprintf(out, " %s", class_names[c]);
   for (int b = 0; b < N_BANKS; b++) fprintf(out, " bank%d", b);
+  if (l1map.on) fprintf(out, " l1_group_ld l1_remote_ld");
   fprintf(out, "\n# dma-columns dma hart seq engine index commands rows");
   for (int r = 0; r < n_regions; r++) fprintf(out, " %s_rd %s_wr", regions[r].name, regions[r].name);
   fprintf(out, " other_rd other_wr\n# wait-columns wait hart seq engine transfer retired\n");

@@ -21,6 +21,10 @@ so the phase cannot end before every shared resource has served all of the phase
   floating-point operations back to back on one FPU thus take twice as long (``fpus`` 0: private
   FPUs, no bound).
 
+With the plugin's ``l1map`` (MemPool, Snitch: more banks than the 16 per-core columns) the
+plugin itself sums the phase's accesses per bank over the cores (``Records.phases``, keyed by core
+0's record closing the phase), which gives the first bound directly.
+
 The phase lasts ``max(slowest core, these bounds)`` (``timing.model_cycles``). Parameters and
 sources: ``TimingModel`` (``l1_banks``, ``l2_path_cycles``, ``fpus``, ``fdivsqrt_cycles``).
 """
@@ -45,7 +49,9 @@ def phase_floor(model, recs: Records, bounds: dict[int, tuple[int, int]]) -> flo
         return 0.0
     floor = 0.0
     banks = [recs.column(f"bank{b}") for b in range(model.l1_banks)]
-    if all(i is not None for i in banks):
+    if recs.phases and 0 in bounds:
+        floor = recs.phases.get(bounds[0][1], (0, 0))[0]
+    elif all(i is not None for i in banks):
         floor = max(sum(_delta(recs, h, f, c, i) for h, (f, c) in bounds.items()) for i in banks)
     if "L2" in recs.regions:
         ld = 1 + 2 * recs.regions.index("L2")

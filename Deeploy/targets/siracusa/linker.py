@@ -36,10 +36,10 @@ from __future__ import annotations
 import re
 import sys
 from dataclasses import dataclass
-from typing import Iterable, Sequence
+from typing import Callable, Iterable, Sequence
 
 __all__ = ["DRAM_BASE", "MAIN_STACK_BYTES", "MAX_HARTS", "WORKER_STACK_BYTES", "Region", "l1_reserved_bytes",
-           "link_error_message", "linker_script", "memory_map", "qemu_ram_bytes"]
+           "link_error_message", "linker_script", "memory_map", "qemu_ram_bytes", "write_default"]
 
 DRAM_BASE = 0x8000_0000          # QEMU virt DRAM
 DRAM_LIMIT = 0xC000_0000         # QEMU puts the device tree below min(end of RAM, 3 GiB)
@@ -126,8 +126,8 @@ def linker_script(levels: Sequence, *, max_harts: int = MAX_HARTS, main_stack: i
     ``max_harts`` stacks are reserved (hart 0 gets ``main_stack`` bytes, the others
     ``worker_stack``); harts with a higher id, or beyond ``DEEPLOY_NUM_CORES``, are parked.
     """
-    if not 1 <= max_harts <= 64:
-        raise ValueError(f"max_harts must be 1..64 (got {max_harts})")
+    if not 1 <= max_harts <= 512:
+        raise ValueError(f"max_harts must be 1..512 (got {max_harts})")
     for what, v in (("main_stack", main_stack), ("worker_stack", worker_stack)):
         if v < 256 or v % STACK_ALIGN:
             raise ValueError(f"{what} must be a multiple of {STACK_ALIGN} and at least 256 bytes (got {v})")
@@ -399,23 +399,29 @@ def link_error_message(ld_output: str, levels: Iterable | None = None) -> str | 
     return " | ".join(parts)
 
 
-def main(argv: list[str] | None = None) -> int:
+def write_default(argv: list[str] | None, platform: str, script: Callable[[Sequence], str] | None = None) -> int:
+    """``-o FILE``: write the linker script (``script``, default this module's) of ``platform``'s
+    memory levels, or of ``--level NAME=BYTES`` levels; the file keeps its timestamp if unchanged."""
     import argparse
-    p = argparse.ArgumentParser(description="Write the Siracusa virtual-platform linker script")
+    p = argparse.ArgumentParser(description=f"Write the {platform} virtual-platform linker script")
     p.add_argument("-o", "--output", required=True)
     p.add_argument("--level", action="append", default=[], metavar="NAME=BYTES",
-                   help="a memory level (default: Siracusa's L1 256 KiB, L2 2 MiB, L3 16 MiB)")
+                   help=f"a memory level (default: {platform}'s)")
     a = p.parse_args(argv)
     levels = [(s.split("=")[0], int(s.split("=")[1], 0)) for s in a.level]
     if not levels:  # the platform description is the one home of the sizes
         from Deeploy.targets import get_platform
-        levels = list(get_platform("Siracusa").memory)
-    text = linker_script(levels)
+        levels = list(get_platform(platform).memory)
+    text = (script or linker_script)(levels)
     from pathlib import Path
     out = Path(a.output)
     if not out.is_file() or out.read_text() != text:   # keep the timestamp if unchanged
         out.write_text(text)
     return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    return write_default(argv, "Siracusa")
 
 
 if __name__ == "__main__":

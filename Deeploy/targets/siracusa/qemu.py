@@ -17,6 +17,13 @@ QEMU runs a derived image (``<elf>.stubs``) in which the PULP words are rewritte
 stubs (:mod:`Deeploy.targets.pulp.stubs`, tens of times faster than the trap path); the plugin gets its
 site table (``<elf>.sites``). ``stubs=False`` or ``DEEPLOY_XPULP_STUBS=0`` runs the ELF itself,
 every PULP word through the runtime's trap-and-emulate; both give the same results and counts.
+
+A build with harts beyond its cores
+(Snitch's data mover) defines ``__deeploy_num_harts`` (QEMU's ``-smp``); one with a banked L1 of its
+own geometry (MemPool, Snitch: cmake/VirtCluster.cmake) ``__deeploy_l1_banks``,
+``__deeploy_l1_bank_bytes``, ``__deeploy_banks_per_tile``, ``__deeploy_cores_per_tile`` and
+``__deeploy_tiles_per_group``: the plugin then classifies L1 accesses by tile and group and
+reports each fork phase's busiest bank (``l1map``; the core stacks are tile-local).
 """
 
 from __future__ import annotations
@@ -36,6 +43,7 @@ from Deeploy.targets.siracusa.linker import qemu_ram_bytes
 __all__ = ["QEMU", "RunResult", "elf_symbols", "elf_regions", "qemu_command", "run_elf"]
 
 QEMU = "qemu-system-riscv32"
+MAX_HARTS = 512                   # QEMU virt's limit (and the timing plugin's)
 _INSTALL = ("install it (Debian: apt-get install qemu-system-misc; in a checkout "
             "`bash toolchain/install.sh` installs everything)")
 
@@ -70,6 +78,17 @@ def _section_names(elf: Path) -> set[str]:
     return {s.name for s in elf_sections(elf.read_bytes())}
 
 
+def _l1map(syms: dict[str, int]) -> list[str]:
+    """The plugin's ``l1map`` argument of a runtime with a hierarchical L1 (none without one)."""
+    keys = ("__deeploy_num_cores", "__deeploy_l1_banks", "__deeploy_l1_bank_bytes", "__deeploy_banks_per_tile",
+            "__deeploy_cores_per_tile", "__deeploy_tiles_per_group")
+    if not all(k in syms for k in keys):
+        return []
+    stacks = syms["__deeploy_stacks_start"]
+    end = stacks + syms["__deeploy_main_stack_size"] + (syms["__deeploy_max_harts"] - 1) * syms["__deeploy_worker_stack_size"]
+    return ["l1map=" + ":".join(str(syms[k]) for k in keys) + f":0x{stacks:x}:0x{end:x}"]
+
+
 def qemu_command(elf: str | Path, num_cores: int, memory_bytes: int, plugin_args: str | None = None,
                  extra_args: Sequence[str] = ()) -> list[str]:
     cmd = [QEMU, "-machine", "virt", "-smp", str(num_cores), "-m", f"{-(-memory_bytes // (1 << 20))}M",
@@ -99,7 +118,8 @@ def _stub_image(elf: Path) -> tuple[Path, list[str]]:
 def run_elf(elf: str | Path, num_cores: int | None = None, *, timeout: float = 120.0, plugin: bool = True,
             records: str | Path | None = None, extra_args: Sequence[str] = (),
             stubs: bool | None = None) -> RunResult:
-    """Run ``elf`` under QEMU with ``-smp num_cores`` (default: the cores it was built for).
+    """Run ``elf`` under QEMU with ``-smp num_cores`` (default: the cores it was built for), plus
+    the harts it has beyond its cores (``__deeploy_num_harts``: a data mover).
 
     With ``plugin`` the timing plugin writes its records to ``records`` (default
     ``<elf>.records.txt`` beside the ELF). ``stubs`` (default: on unless DEEPLOY_XPULP_STUBS=0)
@@ -118,8 +138,8 @@ def run_elf(elf: str | Path, num_cores: int | None = None, *, timeout: float = 1
         if built is None:
             raise BuildError(f"{elf}: no __deeploy_num_cores symbol: give num_cores")
         num_cores = built
-    if not 1 <= num_cores <= 64:
-        raise BuildError(f"num_cores must be 1..64 (got {num_cores})")
+    if not 1 <= num_cores <= MAX_HARTS:
+        raise BuildError(f"num_cores must be 1..{MAX_HARTS} (got {num_cores})")
     if built is not None and built > num_cores:
         raise BuildError(f"{elf} was built for {built} cores (NUM_CORES) but would run with -smp {num_cores}: "
                          f"its forks would wait forever for the missing harts")
@@ -141,15 +161,16 @@ def run_elf(elf: str | Path, num_cores: int | None = None, *, timeout: float = 1
                                [f"region={name}:0x{base:x}:0x{size:x}" for name, base, size in regions] +
                                [f"{arg}=0x{syms[f'__start_{sec}']:x}:0x{syms[f'__stop_{sec}']:x}"
                                 for arg, sec in _EMULATOR_SECTIONS if f"__start_{sec}" in syms] +
-                               stub_args)
+                               stub_args + _l1map(syms))
         if "," in "".join(stub_args):
             raise BuildError(f"ELF path must not contain ',' (QEMU option syntax): {elf}")
-    cmd = qemu_command(image, num_cores, memory, plugin_args, extra_args)
+    extra_harts = syms["__deeploy_num_harts"] - built if "__deeploy_num_harts" in syms and built is not None else 0
+    cmd = qemu_command(image, num_cores + extra_harts, memory, plugin_args, extra_args)
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
     except subprocess.TimeoutExpired as exc:
         out = exc.stdout.decode(errors="replace") if isinstance(exc.stdout, bytes) else (exc.stdout or "")
-        raise BuildError(f"QEMU run of {elf.name} (-smp {num_cores}) timed out after {timeout:.0f} s; "
+        raise BuildError(f"QEMU run of {elf.name} (-smp {num_cores + extra_harts}) timed out after {timeout:.0f} s; "
                          f"output so far: {out[-500:]!r}") from None
     if proc.returncode and f"{QEMU}:" in proc.stderr and not proc.stdout:
         raise BuildError(f"QEMU failed to run {elf.name}: {proc.stderr.strip()}")

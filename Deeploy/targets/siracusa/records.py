@@ -19,6 +19,10 @@ Files of version 3 append to every record the instruction classes (``taken jump 
 misaligned fpu fdivsqrt``, in newer files also the PULP extension's ``simd postinc hwloop mac``)
 and the L1 accesses per TCDM bank (``bank0`` .. ``bank15``) after ``other_st``; they are part of
 ``counters`` (named by ``Records.extra``), older files have none.
+A run with a banked L1 of its own geometry (the plugin's ``l1map``) adds the columns ``l1_group_ld l1_remote_ld``
+and one line per phase of a fork, attached to hart 0's record closing it::
+
+    phase 17 40 2048      # seq, most accesses of one L1 bank, all L1 bank accesses
 """
 
 from __future__ import annotations
@@ -83,6 +87,8 @@ class Records:
     dma: dict[tuple[int, int], DmaRecord] = field(default_factory=dict)     # by (hart, seq)
     waits: dict[tuple[int, int], WaitRecord] = field(default_factory=dict)  # by (hart, seq)
     extra: tuple[str, ...] = ()            # counter columns after the regions' (classes, banks)
+    # hierarchical L1: hart 0's record closing a phase -> (most accesses of one bank, all accesses)
+    phases: dict[int, tuple[int, int]] = field(default_factory=dict)
 
     def column(self, name: str) -> int | None:
         """Index in ``Record.counters`` of an extra counter column, None if the file has none."""
@@ -100,6 +106,7 @@ def read_records(source: str | Path) -> Records:
     by_hart: dict[int, list[Record]] = {}
     dma_lines: list[tuple[int, list[str]]] = []
     wait_lines: list[tuple[int, list[str]]] = []
+    phases: dict[int, tuple[int, int]] = {}
     for lineno, line in enumerate(text.splitlines(), 1):
         line = line.strip()
         if not line:
@@ -130,6 +137,11 @@ def read_records(source: str | Path) -> Records:
             if len(f) != 6:
                 raise ValueError(f"line {lineno}: expected 6 fields in a wait line, got {len(f)}")
             wait_lines.append((lineno, f))
+            continue
+        if f[0] == "phase":
+            if len(f) != 4:
+                raise ValueError(f"line {lineno}: expected 4 fields in a phase line, got {len(f)}")
+            phases[int(f[1])] = (int(f[2]), int(f[3]))
             continue
         if len(f) != 4 + 2 * len(regions) + len(extra):
             raise ValueError(f"line {lineno}: expected {4 + 2 * len(regions) + len(extra)} fields, got {len(f)}")
@@ -169,4 +181,4 @@ def read_records(source: str | Path) -> Records:
         if (transfer < 0) != (retired == 0) or retired < 0:
             raise ValueError(f"line {lineno}: inconsistent wait (transfer {transfer}, retired {retired})")
         waits[(hart, seq)] = WaitRecord(hart, seq, engine, transfer if transfer >= 0 else None, retired)
-    return Records(regions, dict(sorted(by_hart.items())), dma, waits, extra)
+    return Records(regions, dict(sorted(by_hart.items())), dma, waits, extra, phases)

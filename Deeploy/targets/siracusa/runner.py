@@ -16,29 +16,36 @@ from Deeploy.manifest import read_manifest
 from Deeploy.platform import Platform, TargetRunner
 from Deeploy.targets import roofs_of
 from Deeploy.targets.siracusa.execute import run_program
-from Deeploy.targets.siracusa.linker import link_error_message, linker_script
+from Deeploy.targets.siracusa.linker import link_error_message
 from Deeploy.targets.siracusa.platform import SIRACUSA
 from Deeploy.targets.siracusa.profile import layer_profile, network_line, tiling_profile
 from Deeploy.targets.siracusa.roofs import measured_cycles
 from Deeploy.targets.siracusa.trace_export import write_profile_files
 
-__all__ = ["RUNNER", "cluster_runner", "core_count"]
+__all__ = ["RUNNER", "cluster_runner", "core_count", "core_counter"]
 
 
-def core_count(text: str) -> int:
-    """argparse type of --cores: an integer 1..8 (the Siracusa cluster)."""
-    cores = SIRACUSA.max_cores
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"'{text}' is not a number of cores (1..{cores})") from None
-    if not 1 <= value <= cores:
-        raise argparse.ArgumentTypeError(f"{value} is outside 1..{cores}, the cores of the Siracusa cluster")
-    return value
+def core_counter(target: Platform):
+    """argparse type of --cores of ``target``: an integer 1..its cores."""
+    cores = target.max_cores
+
+    def core_count(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"'{text}' is not a number of cores (1..{cores})") from None
+        if not 1 <= value <= cores:
+            raise argparse.ArgumentTypeError(f"{value} is outside 1..{cores}, the cores of the {target.name} cluster")
+        return value
+    return core_count
+
+
+core_count = core_counter(SIRACUSA)   # --cores of the Siracusa runners: 1..8
 
 
 def cluster_runner(target: Platform) -> TargetRunner:
-    """The runner of ``target``, a Siracusa-family platform. The memory levels are the platform's:
+    """The runner of ``target``, a cluster on QEMU's virt machine (the Siracusa family, MemPool)
+    with its linker script and cycle model (``target.timing``). The memory levels are the platform's:
     --l2 budgets the data, the code lives in the rest of the physical L2, and the linker checks
     that both fit it."""
 
@@ -48,7 +55,7 @@ def cluster_runner(target: Platform) -> TargetRunner:
             raise DeeployError(f"--cores={cores} is outside 1..{target.max_cores} ({target.name} cluster)")
         script = gen / "harness" / "link.ld"
         script.parent.mkdir(parents=True, exist_ok=True)
-        script.write_text(linker_script(target.memory))
+        script.write_text(target.linker_script(target.memory))
         return [f"-DNUM_CORES={cores}", f"-DLINKER_SCRIPT={script}"]
 
     def execute(binary: Path, options: argparse.Namespace, gen: Path | None, timeout: float,

@@ -29,8 +29,8 @@
 
 #include "deeploy_runtime.h"
 
-#if DEEPLOY_NUM_CORES < 1 || DEEPLOY_NUM_CORES > 64
-#error "DEEPLOY_NUM_CORES must be 1..64"
+#if DEEPLOY_NUM_CORES < 1 || DEEPLOY_NUM_CORES > 512
+#error "DEEPLOY_NUM_CORES must be 1..512 (QEMU virt's harts)"
 #endif
 
 #define DEEPLOY_STR_(x) #x
