@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Installs what building and testing needs, idempotently: the Python package with its test
 # dependencies, and from Debian the host build tools plus the RISC-V bare-metal toolchain
-# (gcc, binutils, picolibc) and QEMU. Packages already present are not reinstalled.
+# (gcc, binutils, picolibc), QEMU and Verilator; then builds the QEMU timing plugin and the
+# CV32E40P reference core simulator (toolchain/rtl). Packages already present are not reinstalled.
 set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 
 debs=(cmake ninja-build gcc make valgrind gcc-riscv64-unknown-elf binutils-riscv64-unknown-elf
-      picolibc-riscv64-unknown-elf qemu-system-misc)
+      picolibc-riscv64-unknown-elf qemu-system-misc verilator)
 missing=()
 for p in "${debs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -19,7 +20,7 @@ if ((${#missing[@]})); then
 fi
 
 # checked from / so that the working directory does not shadow the installed package
-if ! (cd / && python3 -c "import Deeploy, onnx, onnxruntime, mako, ortools, pytest, xdist, hypothesis") 2>/dev/null \
+if ! (cd / && python3 -c "import Deeploy, onnx, onnxruntime, mako, ortools, pytest, xdist, hypothesis, pythondata_cpu_cv32e40p") 2>/dev/null \
    || [ "$(cd / && python3 -c 'import Deeploy, pathlib; print(pathlib.Path(Deeploy.__file__).parents[1])' 2>/dev/null)" != "$repo" ]; then
   echo "installing the Python package and its dependencies"
   python3 -m pip install -q --disable-pip-version-check -e "$repo[test]"
@@ -34,3 +35,7 @@ if [ ! -f "$plugin" ] || [ -n "$(find "$plugin_src" -type f -newer "$plugin")" ]
   gcc -shared -fPIC -O2 -fvisibility=hidden -Wall -Wextra -o "$plugin.tmp" "$plugin_src/deeploy_timing.c" -lpthread
   mv "$plugin.tmp" "$plugin"
 fi
+
+# The CV32E40P simulator (RTL from the pythondata-cpu-cv32e40p wheel, Verilator): rebuilt only
+# when its sources or flags changed (toolchain/rtl/build.sh keeps a stamp); about 1-2 minutes.
+bash "$repo/toolchain/rtl/build.sh"
