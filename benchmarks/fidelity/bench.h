@@ -13,6 +13,12 @@
 
 #define KERNEL __attribute__((noinline, aligned(16)))
 
+/* deterministic test data (a 32-bit LCG) */
+static uint32_t bench_seed = 12345u;
+static inline uint32_t bench_rand(void) { return bench_seed = bench_seed * 1664525u + 1013904223u; }
+static inline int8_t bench_rand_i8(void) { return (int8_t)(bench_rand() >> 24); }
+static inline float bench_rand_f(void) { return (float)(int32_t)(bench_rand() >> 20) * (1.0f / 2048.0f) - 1.0f; }
+
 #ifdef BENCH_RTL
 #define BENCH_COUNTERS 16 /* mcycle, minstret, mhpmcounter3..16 (events 2..15) */
 static uint32_t bench_t0[BENCH_COUNTERS], bench_t1[BENCH_COUNTERS];

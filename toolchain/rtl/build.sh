@@ -14,14 +14,15 @@ out="$here/../build/rtl/lat${addmul}_${others}"
 rtl="$(python3 -c 'import pythondata_cpu_cv32e40p as p; print(p.data_location)')/rtl"
 command -v verilator >/dev/null || { echo "verilator not found: apt-get install verilator (bash toolchain/install.sh)" >&2; exit 1; }
 
-# the wheel's core + FPU file list, without its tracer and testbench wrapper
+# the wheel's core + FPU file list, without its tracer, testbench wrapper and clock gate (clock_gate.sv)
 files=()
 while read -r line; do
   case "$line" in
     '${DESIGN_RTL_DIR}'*) f="${line/\$\{DESIGN_RTL_DIR\}/$rtl}"
-      case "$f" in *tracer_pkg.sv|*tb_wrapper.sv) ;; *) files+=("$f") ;; esac ;;
+      case "$f" in *tracer_pkg.sv|*tb_wrapper.sv|*sim_clock_gate.sv) ;; *) files+=("$f") ;; esac ;;
   esac
 done < "$rtl/../cv32e40p_fpu_manifest.flist"
+files+=("$here/clock_gate.sv")
 incs=(-I"$rtl/include" -I"$rtl/../bhv" -I"$rtl/../bhv/include" -I"$rtl/vendor/pulp_platform_common_cells/include")
 flags=(--cc --exe --build -j 2 --top-module cv32e40p_top -O3 --x-assign fast --x-initial fast --noassert
        -Wno-fatal -Wno-lint -Wno-style -Wno-BLKANDNBLK -Wno-MULTIDRIVEN -Wno-UNOPTFLAT

@@ -60,8 +60,8 @@ def rtl_simulator(fpu_addmul_lat: int = 0, fpu_others_lat: int = 0) -> Path:
     return sim
 
 
-def run_rtl(elf: str | Path, *, fpu_addmul_lat: int = 0, fpu_others_lat: int = 0, max_cycles: int = 50_000_000,
-            timeout: float = 300.0) -> RtlRun:
+def run_rtl(elf: str | Path, *, fpu_addmul_lat: int = 0, fpu_others_lat: int = 0, max_cycles: int = 20_000_000,
+            timeout: float = 120.0) -> RtlRun:
     """Run ``elf`` to its end on the simulator; BuildError if it cannot run or takes too long."""
     elf = Path(elf)
     if not elf.is_file():
