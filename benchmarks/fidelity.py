@@ -145,8 +145,28 @@ def build(build_dir: Path, names: list[str]) -> None:
             raise SystemExit(f"{' '.join(cmd)} failed:\n{proc.stdout[-3000:]}{proc.stderr[-3000:]}")
 
 
+def kernel_code(elf: Path) -> tuple[int, list[tuple[int, str]]]:
+    """(address mod 4, [(bytes, mnemonic)]) of the instructions of the ELF's measured function."""
+    proc = subprocess.run(["riscv64-unknown-elf-objdump", "-d", str(elf)], capture_output=True, text=True, check=True)
+    start, code, inside = None, [], False
+    for line in proc.stdout.splitlines():
+        if line.endswith(">:"):
+            inside = line.split("<", 1)[1].startswith("kernel")
+            if inside and start is None:
+                start = int(line.split()[0], 16) % 4
+        elif inside and line.count("\t") >= 2:
+            raw, insn = line.split("\t")[1:3]
+            code.append((len(raw.replace(" ", "")) // 2, insn.split()[0] if insn.split() else ""))
+    if start is None:
+        raise SystemExit(f"{elf}: no measured function (kernel)")
+    return start, code
+
+
 def measure(build_dir: Path, name: str) -> Program:
-    """Run one built program on the RTL and on QEMU; SystemExit if either fails its own check."""
+    """Run one built program on the RTL and on QEMU; SystemExit if either fails its own check or
+    if the two builds' measured functions differ in instructions, sizes or alignment."""
+    if kernel_code(build_dir / f"{name}_rtl") != kernel_code(build_dir / f"{name}_qemu"):
+        raise SystemExit(f"{name}: the RTL and QEMU builds' kernel functions differ (instructions or alignment)")
     rtl = run_rtl(build_dir / f"{name}_rtl")
     if not rtl.passed or "cycles" not in rtl.counters:
         raise SystemExit(f"{name}: the RTL run failed (exit code {rtl.exit_code}): {rtl.stdout[-500:]}")

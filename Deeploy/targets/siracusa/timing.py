@@ -86,6 +86,14 @@ class TimingModel:
         as loads/stores (load-use included).
     fdivsqrt_cycles: extra cycles of fdiv.s/fsqrt.s: GUESS 11 (iterative div/sqrt unit, about
         12 cycles for single precision; not in the specs).
+    target32_cycles: extra cycles of a taken branch or a jump whose target is a 32-bit
+        instruction at an address of 2 mod 4 (it spans two fetch words): 1 (RTL measurement,
+        benchmarks/fidelity/programs/branch_misaligned.c against branch_aligned32.c).
+    jrdep_cycles: extra cycles of a jalr (c.jr, c.jalr) right after the instruction writing its
+        address register, e.g. ``auipc; jalr`` of a far call: 1 (RTL measurement, the core's
+        jump register hazard event; programs jalr_hazard.c, call_ret.c).
+    fsqrt_cycles: extra cycles of fsqrt.s (counted apart in the ``fsqrt`` column as well as in
+        ``fdivsqrt``; the model charges it this instead of fdivsqrt_cycles): 11.
     contention: model shared resources within a fork's phases (``contention.py``); False gives
         the model of record files without contention (with the class costs at 0: ``TIMING_V1``).
     l1_banks: TCDM banks, word-interleaved: 16 (spec "Memories": GVSoC cluster config). Each bank
@@ -153,6 +161,9 @@ class TimingModel:
     misaligned_cycles: float = 1.0
     fpu_cycles: float = 0.0
     fdivsqrt_cycles: float = 11.0
+    target32_cycles: float = 1.0
+    jrdep_cycles: float = 1.0
+    fsqrt_cycles: float = 11.0
     contention: bool = True
     l1_banks: int = 16
     l2_path_cycles: float = 1.0
@@ -178,7 +189,9 @@ class TimingModel:
         """Extra cycles per count of a record column after the regions' (0: a bank counter)."""
         return {"taken": self.taken_cycles, "jump": self.jump_cycles, "mulh": self.mulh_cycles,
                 "div": self.div_cycles, "loaduse": self.load_use_cycles, "misaligned": self.misaligned_cycles,
-                "fpu": self.fpu_cycles, "fdivsqrt": self.fdivsqrt_cycles}.get(column, 0.0)
+                "fpu": self.fpu_cycles, "fdivsqrt": self.fdivsqrt_cycles,
+                "target32": self.target32_cycles, "jrdep": self.jrdep_cycles,
+                "fsqrt": self.fsqrt_cycles - self.fdivsqrt_cycles}.get(column, 0.0)
 
     def latency(self, region: str) -> float:
         return {"L1": self.l1_latency, "L2": self.l2_latency, "L3": self.l3_latency}.get(region, self.other_latency)
@@ -209,7 +222,7 @@ class TimingModel:
 SIRACUSA_TIMING = TimingModel()
 # the model before instruction classes and contention: 1 cycle per instruction + memory latency
 TIMING_V1 = TimingModel(taken_cycles=0, jump_cycles=0, mulh_cycles=0, div_cycles=0, load_use_cycles=0,
-                        misaligned_cycles=0, fpu_cycles=0, fdivsqrt_cycles=0, contention=False)
+                        misaligned_cycles=0, fpu_cycles=0, fdivsqrt_cycles=0, target32_cycles=0, jrdep_cycles=0, fsqrt_cycles=0, contention=False)
 TIMING_MODELS = {"v1": TIMING_V1, "v2": SIRACUSA_TIMING}
 
 

@@ -1,4 +1,4 @@
-/* FP square root: N iterations of fsqrt.s of a constant, then an fadd.s of the result; addi; bnez. */
+/* FP square root: N iterations of fsqrt.s of 2 (no early exit of the iterative unit), then an fadd.s of the result; addi; bnez. */
 #include "bench.h"
 
 #define N 500
@@ -13,7 +13,9 @@ KERNEL static float kernel(uint32_t n, float x) {
 
 int main(void) {
   BENCH_BEGIN();
-  float a = kernel(N, 4.0f);
+  float a = kernel(N, 2.0f), r = 1.41421354f;  /* sqrtf(2) rounded to float */
   BENCH_END();
-  return bench_done(a == 2.0f * N);
+  float e = 0.0f;
+  for (int i = 0; i < N; i++) e += r;
+  return bench_done(a == e);
 }
