@@ -30,7 +30,8 @@
  * reads), misaligned (data accesses not aligned to their size), fpu (RV32F arithmetic, fused
  * multiply-add, conversions, compares, moves), fdivsqrt (fdiv.s, fsqrt.s), target32 (a taken
  * branch or a jump to a 32-bit instruction at an address of 2 mod 4), jrdep (jalr and its
- * compressed forms right after the instruction that writes their address register), fsqrt
+ * compressed forms right after the instruction that writes their address register; twice when
+ * the jump also links into that register, as the far call `auipc ra; jalr ra`), fsqrt
  * (fsqrt.s, also counted in fdivsqrt); bank0..bank15: core
  * accesses to the region named L1 by TCDM bank ((address - base) / 4 mod 16).
  * hart = vCPU index (= mhartid on virt); seq = the record's index among that hart's records;
@@ -439,7 +440,7 @@ static void on_translate(qemu_plugin_id_t id, struct qemu_plugin_tb *tb) {
     seg->n++;
     if (d.cls >= 0) seg->cls[d.cls]++;
     if (prev.load_rd >= 0 && (d.reads >> prev.load_rd) & 1) seg->cls[C_LOADUSE]++;
-    if (d.jr > 0 && prev.wr == d.jr) seg->cls[C_JRDEP]++;
+    if (d.jr > 0 && prev.wr == d.jr) seg->cls[C_JRDEP] += 1 + (d.wr == d.jr);
     if (size == 4 && (w & 0x7f) == 0x53 && (w >> 25) == 0x2c) seg->cls[C_FSQRT]++;
     prev = d;
     t->fallthrough = d.branch ? qemu_plugin_insn_vaddr(insn) + size : 0;

@@ -72,9 +72,10 @@ class TimingModel:
     taken_cycles: extra cycles of a taken conditional branch: 2 (manual: taken 3, not taken 1).
     jump_cycles: extra cycles of jal/jalr: 1 (manual: jump 2).
     mulh_cycles: extra cycles of mulh/mulhsu/mulhu: 4 (manual: 5).
-    div_cycles: extra cycles of div/divu/rem/remu: 18. The manual gives 3-35 depending on the
-        operands; the plugin cannot read registers (QEMU 7.2 plugin API), so this is the stated
-        average of the range (19 cycles), a GUESS for any particular operand mix.
+    div_cycles: extra cycles of div/divu/rem/remu: 27. The core takes 3 + (leading zero bits of
+        the divisor) cycles (manual; RTL: div_mix.c, rmsnorm_i8.c); the plugin cannot read
+        registers (QEMU 7.2 plugin API), so this is the RTL measurement for a 7-bit divisor (a
+        count or a norm, as kernels divide by): 1 cycle less per extra divisor bit, more per bit fewer.
     load_use_cycles: extra cycles when an instruction reads the result of the load just before
         it: 1 (manual: load-use stall). The plugin sees pairs within a translated block (a block
         that ends with a load hides a stall: rare, blocks end at branches and jumps).
@@ -84,16 +85,18 @@ class TimingModel:
         instruction: 0 (CV32E40P with FPU: single-cycle issue with FPU_ADDMUL_LAT = FPU_OTHERS_LAT
         = 0, the core's default configuration; GUESS for Siracusa's cluster FPUs). flw/fsw cost
         as loads/stores (load-use included).
-    fdivsqrt_cycles: extra cycles of fdiv.s/fsqrt.s: GUESS 11 (iterative div/sqrt unit, about
-        12 cycles for single precision; not in the specs).
+    fdivsqrt_cycles: extra cycles of fdiv.s/fsqrt.s when the next instruction waits for the
+        result or the unit (as in every kernel): 14 for fdiv.s (RTL measurement with FPU_*_LAT 0,
+        fpu_fdiv.c; the iterative unit finishes early on exact quotients such as x / 1.0).
     target32_cycles: extra cycles of a taken branch or a jump whose target is a 32-bit
         instruction at an address of 2 mod 4 (it spans two fetch words): 1 (RTL measurement,
         benchmarks/fidelity/programs/branch_misaligned.c against branch_aligned32.c).
     jrdep_cycles: extra cycles of a jalr (c.jr, c.jalr) right after the instruction writing its
-        address register, e.g. ``auipc; jalr`` of a far call: 1 (RTL measurement, the core's
-        jump register hazard event; programs jalr_hazard.c, call_ret.c).
+        address register: 1 (RTL measurement, the core's jump register hazard, jalr_hazard.c);
+        the plugin counts the far call ``auipc ra; jalr ra`` twice (2 stall cycles, call_ret.c).
     fsqrt_cycles: extra cycles of fsqrt.s (counted apart in the ``fsqrt`` column as well as in
-        ``fdivsqrt``; the model charges it this instead of fdivsqrt_cycles): 11.
+        ``fdivsqrt``; the model charges it this instead of fdivsqrt_cycles): 18 (RTL measurement,
+        fpu_fsqrt.c: sqrt(2); also early on exact roots such as sqrt(4), 5).
     contention: model shared resources within a fork's phases (``contention.py``); False gives
         the model of record files without contention (with the class costs at 0: ``TIMING_V1``).
     l1_banks: TCDM banks, word-interleaved: 16 (spec "Memories": GVSoC cluster config). Each bank
@@ -156,14 +159,14 @@ class TimingModel:
     taken_cycles: float = 2.0
     jump_cycles: float = 1.0
     mulh_cycles: float = 4.0
-    div_cycles: float = 18.0
+    div_cycles: float = 27.0
     load_use_cycles: float = 1.0
     misaligned_cycles: float = 1.0
     fpu_cycles: float = 0.0
-    fdivsqrt_cycles: float = 11.0
+    fdivsqrt_cycles: float = 14.0
     target32_cycles: float = 1.0
     jrdep_cycles: float = 1.0
-    fsqrt_cycles: float = 11.0
+    fsqrt_cycles: float = 18.0
     contention: bool = True
     l1_banks: int = 16
     l2_path_cycles: float = 1.0

@@ -1,6 +1,8 @@
 /* Integer softmax of int8 logits (isoftmax.inc's structure: max, exp2 by shifts of a fixed-point
- * table, sum, division), rows of 32, uint8 probabilities. */
+ * table, sum, then a division of every element by the sum through its reciprocal, the Generic
+ * library's deeploy_divisor), rows of 32, uint8 probabilities. */
 #include "bench.h"
+#include "integer_math.h"
 
 #define ROWS 8
 #define L 32
@@ -21,7 +23,8 @@ KERNEL static void kernel(void) {
     for (int i = 1; i < L; i++) mx = X[r][i] > mx ? X[r][i] : mx;
     uint32_t sum = 0;
     for (int i = 0; i < L; i++) sum += (e[i] = iexp(X[r][i] - mx));
-    for (int i = 0; i < L; i++) Y[r][i] = (uint8_t)((e[i] * 255u + sum / 2) / sum);
+    const deeploy_divisor_t inv = deeploy_divisor(sum);
+    for (int i = 0; i < L; i++) Y[r][i] = (uint8_t)deeploy_div_exact(e[i] * 255u + sum / 2, inv);
   }
 }
 
