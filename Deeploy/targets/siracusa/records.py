@@ -16,7 +16,7 @@ transfer and per DMA wait (``TargetLibraries/Siracusa/inc/deeploy_dma.h``)::
 
 each attached to the hart's record ``seq`` (the marker closing the issue or wait window).
 Files of version 3 append to every record the instruction classes (``taken jump mulh div loaduse
-misaligned fpu fdivsqrt``) and the L1 accesses per TCDM bank (``bank0`` .. ``bank15``) after
+misaligned fpu fdivsqrt``, in newer files also ``target32 jrdep fsqrt``) and the L1 accesses per TCDM bank (``bank0`` .. ``bank15``) after
 ``other_st``; they are part of ``counters`` (named by ``Records.extra``), older files have none.
 """
 

@@ -7,7 +7,8 @@ instructions, plus the DMA transfers and waits. The model:
 * the cost of a stretch of one hart's execution is
   ``base_cpi * instructions + sum over classes of class cycles * count + sum over regions of
   latency(region) * (loads + stores)``; the classes (taken branches, jumps, mulh, div/rem,
-  load-use stalls, misaligned accesses, FPU operations, fdiv/fsqrt) are counted exactly by the
+  load-use stalls, misaligned accesses, FPU operations, fdiv/fsqrt, branch targets, jump
+  register hazards; costs measured on the core's RTL, ``benchmarks/fidelity.py``) are counted exactly by the
   plugin (record files of version 3; older files have none and cost as before);
 * serial code is hart 0's cost;
 * a fork (hart 0: FORK_ENTER ... FORK_LEAVE; every core: TASK_BEGIN fn TASK_END) costs
