@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Installs what building and testing needs, idempotently: the Python package with its test
 # dependencies, and from Debian the host build tools plus the RISC-V bare-metal toolchain
-# (gcc, binutils, picolibc) and QEMU, and the Arm ones (CortexM: gcc, picolibc, QEMU). Packages
+# (gcc, binutils, picolibc), QEMU and Verilator, and the Arm ones (CortexM: gcc, picolibc, QEMU);
+# then builds the QEMU plugins and the CV32E40P reference core simulator (toolchain/rtl). Packages
 # already present are not reinstalled.
 set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 
 debs=(cmake ninja-build gcc make valgrind gcc-riscv64-unknown-elf binutils-riscv64-unknown-elf
-      picolibc-riscv64-unknown-elf qemu-system-misc gcc-arm-none-eabi picolibc-arm-none-eabi qemu-system-arm)
+      picolibc-riscv64-unknown-elf qemu-system-misc verilator gcc-arm-none-eabi picolibc-arm-none-eabi qemu-system-arm)
 missing=()
 for p in "${debs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -20,7 +21,7 @@ if ((${#missing[@]})); then
 fi
 
 # checked from / so that the working directory does not shadow the installed package
-if ! (cd / && python3 -c "import Deeploy, onnx, onnxruntime, mako, ortools, pytest, xdist, hypothesis, yaml") 2>/dev/null \
+if ! (cd / && python3 -c "import Deeploy, onnx, onnxruntime, mako, ortools, pytest, xdist, hypothesis, yaml, pythondata_cpu_cv32e40p") 2>/dev/null \
    || [ "$(cd / && python3 -c 'import Deeploy, pathlib; print(pathlib.Path(Deeploy.__file__).parents[1])' 2>/dev/null)" != "$repo" ]; then
   echo "installing the Python package and its dependencies"
   python3 -m pip install -q --disable-pip-version-check -e "$repo[test]"
@@ -38,3 +39,7 @@ for name in deeploy_timing deeploy_arm_timing; do
     mv "$plugin.tmp" "$plugin"
   fi
 done
+
+# The CV32E40P simulator (RTL from the pythondata-cpu-cv32e40p wheel, Verilator): rebuilt only
+# when its sources or flags changed (toolchain/rtl/build.sh keeps a stamp); about 1-2 minutes.
+bash "$repo/toolchain/rtl/build.sh"

@@ -61,7 +61,7 @@ static void fpu_chain(void) {
   uint32_t n = N;
   float x = 1.5f, y = 1.0001f, t;
   static volatile float one DEEPLOY_L1 = 1.0f;
-  __asm__ volatile("1: fdiv.s %1, %1, %3\n flw %2, 0(%4)\n fadd.s %1, %1, %2\n addi %0, %0, -1\n bnez %0, 1b"
+  __asm__ volatile(".balign 4\n1: fdiv.s %1, %1, %3\n flw %2, 0(%4)\n fadd.s %1, %1, %2\n addi %0, %0, -1\n bnez %0, 1b"
                    : "+r"(n), "+f"(x), "=&f"(t)
                    : "f"(y), "r"(&one)
                    : "memory");

@@ -36,11 +36,14 @@
  * fall-through), jump (jal, jalr and their compressed forms), mulh (mulh, mulhsu, mulhu), div
  * (div, divu, rem, remu), loaduse (a load whose destination the next instruction of the same block
  * reads), misaligned (data accesses not aligned to their size), fpu (RV32F arithmetic, fused
- * multiply-add, conversions, compares, moves), fdivsqrt (fdiv.s, fsqrt.s), and the CORE-V PULP
+ * multiply-add, conversions, compares, moves), fdivsqrt (fdiv.s, fsqrt.s), the CORE-V PULP
  * extension (TargetLibraries/Siracusa/inc/deeploy_xpulp.h): simd (packed SIMD, opcode 0x7b), postinc
  * (post-increment loads and stores), hwloop (hardware-loop setup), mac (cv.mac/msu, 16-bit
- * multiply(-accumulate)); bank0..bank15: core accesses to the region named L1 by TCDM bank
- * ((address - base) / 4 mod 16).
+ * multiply(-accumulate)), target32 (a taken branch or a jump to a 32-bit instruction at an address
+ * of 2 mod 4), jrdep (jalr and its compressed forms right after the instruction that writes their
+ * address register; twice when the jump also links into that register, as the far call
+ * `auipc ra; jalr ra`), fsqrt (fsqrt.s, also counted in fdivsqrt); bank0..bank15: core accesses
+ * to the region named L1 by TCDM bank ((address - base) / 4 mod 16).
  *
  * The PULP extension runs through the runtime's trap-and-emulate (deeploy_xpulp_emu.c): a cv.*
  * word traps and ends its block, so it is counted there as one instruction of its class. Blocks
@@ -134,10 +137,10 @@ typedef struct {
 
 /* instruction classes (static ones are counted per block segment at translation) */
 enum { C_TAKEN, C_JUMP, C_MULH, C_DIV, C_LOADUSE, C_MISALIGNED, C_FPU, C_FDIVSQRT,
-       C_SIMD, C_POSTINC, C_HWLOOP, C_MAC, N_CLASSES };
-static const char *const class_names[N_CLASSES] = {"taken", "jump",       "mulh", "div",
-                                                   "loaduse", "misaligned", "fpu", "fdivsqrt",
-                                                   "simd", "postinc", "hwloop", "mac"};
+       C_SIMD, C_POSTINC, C_HWLOOP, C_MAC, C_TARGET32, C_JRDEP, C_FSQRT, N_CLASSES };
+static const char *const class_names[N_CLASSES] = {"taken",    "jump",    "mulh",   "div",      "loaduse",
+                                                   "misaligned", "fpu",   "fdivsqrt", "simd",   "postinc",
+                                                   "hwloop",   "mac",     "target32", "jrdep",  "fsqrt"};
 #define N_BANKS 16
 #define MAX_L1MAP_BANKS 4096
 
@@ -162,6 +165,8 @@ typedef struct {
   uint64_t vaddr;
   uint64_t first_reads; /* registers the block's first instruction reads */
   int last_load_rd;     /* the block ends with a PULP load (it traps) to this register, else -1 */
+  int ends_jump;        /* the block's last instruction is a jump */
+  int target32;         /* its first instruction is 32-bit at an address of 2 mod 4 */
   seg_t first;          /* the instructions before the block's first marker */
 } tb_info_t;
 
@@ -173,6 +178,7 @@ typedef struct {
   int in_task;                        /* l1map: between TASK_BEGIN and TASK_END */
   uint64_t pending;                 /* fall-through pc of the last block's branch, 0: none */
   int pending_load;                 /* destination of the PULP load that ended the last block, -1 */
+  int jumped;                       /* the last block ended with a jump */
   uint64_t acc[MAX_REGIONS + 1][2]; /* [region or other][0 = load, 1 = store] */
   uint64_t seq;
   int excluded;
@@ -332,10 +338,13 @@ static void on_block(unsigned vcpu, void *udata) {
   const tb_info_t *t = udata;
   hart_t *h = hart(vcpu);
   h->ran = 1;
-  if (h->pending && h->pending != t->vaddr && !h->excluded) h->cls[C_TAKEN]++;
+  int taken = h->pending && h->pending != t->vaddr;
+  if (taken && !h->excluded) h->cls[C_TAKEN]++;
+  if ((taken || h->jumped) && t->target32 && !h->excluded) h->cls[C_TARGET32]++;
   if (h->pending_load >= 0 && (t->first_reads >> h->pending_load) & 1 && !h->excluded) h->cls[C_LOADUSE]++;
   h->pending = t->fallthrough;
   h->pending_load = t->last_load_rd;
+  h->jumped = t->ends_jump;
   add_seg(h, &t->first);
 }
 
@@ -413,19 +422,21 @@ typedef struct {
   int cls;        /* C_JUMP, C_MULH, C_DIV, C_FPU, C_FDIVSQRT, or -1 */
   int branch;     /* conditional branch */
   int pulp;       /* a CORE-V PULP instruction (emulated: it ends its block) */
+  int wr;         /* x register written (1..31), -1: none */
+  int jr;         /* address register of jalr, c.jr, c.jalr, -1: not one of them */
 } insn_t;
 
 #define X(r) (1ull << (r))
 #define F(r) (1ull << (32 + (r)))
 
 static insn_t decode(uint32_t w, int size) {
-  insn_t d = {size, 0, -1, -1, 0, 0};
+  insn_t d = {size, 0, -1, -1, 0, 0, -1, -1};
   if (size == 2) {
     unsigned op = w & 3, f3 = (w >> 13) & 7, r1 = (w >> 7) & 31, r2 = (w >> 2) & 31;
     unsigned p1 = 8 + ((w >> 7) & 7), p2 = 8 + ((w >> 2) & 7);
     if (op == 0) {
-      if (f3 == 0) d.reads = X(2);                                        /* c.addi4spn */
-      else if (f3 == 2) { d.reads = X(p1); d.load_rd = (int)p2; }         /* c.lw */
+      if (f3 == 0) { d.reads = X(2); d.wr = (int)p2; }                    /* c.addi4spn */
+      else if (f3 == 2) { d.reads = X(p1); d.load_rd = d.wr = (int)p2; }  /* c.lw */
       else if (f3 == 3) { d.reads = X(p1); d.load_rd = 32 + (int)p2; }    /* c.flw */
       else if (f3 == 6) d.reads = X(p1) | X(p2);                          /* c.sw */
       else if (f3 == 7) d.reads = X(p1) | F(p2);                          /* c.fsw */
@@ -433,20 +444,33 @@ static insn_t decode(uint32_t w, int size) {
       if (f3 == 0 || (f3 == 3 && r1 == 2)) d.reads = X(r1);               /* c.addi, c.addi16sp */
       else if (f3 == 1 || f3 == 5) d.cls = C_JUMP;                        /* c.jal, c.j */
       else if (f3 == 4) d.reads = X(p1) | (((w >> 10) & 3) == 3 ? X(p2) : 0);
+      if (f3 == 1) d.wr = 1;                                              /* c.jal: ra */
+      else if (f3 <= 3) d.wr = (int)r1;                                   /* c.addi, c.li, c.lui */
+      else if (f3 == 4) d.wr = (int)p1;
       else if (f3 >= 6) { d.reads = X(p1); d.branch = 1; }                /* c.beqz, c.bnez */
     } else if (op == 2) {
-      if (f3 == 0) d.reads = X(r1);                                       /* c.slli */
-      else if (f3 == 2) { d.reads = X(2); d.load_rd = (int)r1; }          /* c.lwsp */
+      if (f3 == 0) { d.reads = X(r1); d.wr = (int)r1; }                   /* c.slli */
+      else if (f3 == 2) { d.reads = X(2); d.load_rd = d.wr = (int)r1; }   /* c.lwsp */
       else if (f3 == 3) { d.reads = X(2); d.load_rd = 32 + (int)r1; }     /* c.flwsp */
       else if (f3 == 4) {
-        if (r2 == 0) { d.reads = X(r1); d.cls = r1 ? C_JUMP : -1; }       /* c.jr, c.jalr */
-        else d.reads = X(r2) | ((w >> 12) & 1 ? X(r1) : 0);               /* c.mv, c.add */
+        if (r2 == 0) {                                                    /* c.jr, c.jalr */
+          d.reads = X(r1);
+          d.cls = r1 ? C_JUMP : -1;
+          d.jr = r1 ? (int)r1 : -1;
+          d.wr = (w >> 12) & 1 ? 1 : -1;
+        } else {                                                          /* c.mv, c.add */
+          d.reads = X(r2) | ((w >> 12) & 1 ? X(r1) : 0);
+          d.wr = (int)r1;
+        }
       } else if (f3 == 6) d.reads = X(2) | X(r2);                         /* c.swsp */
       else if (f3 == 7) d.reads = X(2) | F(r2);                           /* c.fswsp */
     }
   } else {
     unsigned op = w & 0x7f, f3 = (w >> 12) & 7, f7 = w >> 25;
     unsigned rd = (w >> 7) & 31, r1 = (w >> 15) & 31, r2 = (w >> 20) & 31, r3 = w >> 27;
+    if (op == 0x03 || op == 0x13 || op == 0x17 || op == 0x33 || op == 0x37 || op == 0x67 || op == 0x6f ||
+        (op == 0x73 && f3) || (op == 0x53 && (f7 == 0x50 || f7 == 0x60 || f7 == 0x70)))
+      d.wr = (int)rd;                                                     /* x destinations */
     switch (op) {
     case 0x03: d.reads = X(r1); d.load_rd = (int)rd; break;               /* lb .. lhu */
     case 0x07: d.reads = X(r1); d.load_rd = 32 + (int)rd; break;          /* flw */
@@ -460,7 +484,7 @@ static insn_t decode(uint32_t w, int size) {
       else if (f7 == 1 && f3 >= 4) d.cls = C_DIV;
       break;
     case 0x63: d.reads = X(r1) | X(r2); d.branch = 1; break;
-    case 0x67: d.reads = X(r1); d.cls = C_JUMP; break;                    /* jalr */
+    case 0x67: d.reads = X(r1); d.cls = C_JUMP; d.jr = (int)r1; break;    /* jalr */
     case 0x6f: d.cls = C_JUMP; break;                                     /* jal */
     case 0x43: case 0x47: case 0x4b: case 0x4f:                           /* fmadd .. fnmadd */
       d.reads = F(r1) | F(r2) | F(r3); d.cls = C_FPU; break;
@@ -494,6 +518,7 @@ static insn_t decode(uint32_t w, int size) {
     }
   }
   if (d.load_rd == 0) d.load_rd = -1; /* a load to x0 has no consumer */
+  if (d.wr == 0) d.wr = -1;
   d.reads &= ~1ull;                   /* x0 never stalls */
   return d;
 }
@@ -556,7 +581,7 @@ static void on_translate(qemu_plugin_id_t id, struct qemu_plugin_tb *tb) {
   }
   tb_info_t *t = calloc(1, sizeof *t); /* lives as long as the translation (never freed) */
   seg_t *seg = &t->first;
-  insn_t prev = {0, 0, -1, -1, 0, 0};
+  insn_t prev = {0, 0, -1, -1, 0, 0, -1, -1};
   t->vaddr = vaddr;
   t->last_load_rd = -1;
   for (size_t i = 0; i < n; i++) {
@@ -578,8 +603,12 @@ static void on_translate(qemu_plugin_id_t id, struct qemu_plugin_tb *tb) {
     seg->n++;
     if (d.cls >= 0) seg->cls[d.cls]++;
     if (prev.load_rd >= 0 && (d.reads >> prev.load_rd) & 1) seg->cls[C_LOADUSE]++;
+    if (d.jr > 0 && prev.wr == d.jr) seg->cls[C_JRDEP] += 1 + (d.wr == d.jr);
+    if (size == 4 && (w & 0x7f) == 0x53 && (w >> 25) == 0x2c) seg->cls[C_FSQRT]++;
     prev = d;
     t->fallthrough = d.branch ? qemu_plugin_insn_vaddr(insn) + size : 0;
+    t->ends_jump = d.cls == C_JUMP;
+    if (i == 0) t->target32 = size == 4 && (t->vaddr & 3) == 2;
     qemu_plugin_register_vcpu_mem_cb(insn, on_mem, QEMU_PLUGIN_CB_NO_REGS, QEMU_PLUGIN_MEM_RW, NULL);
   }
   qemu_plugin_register_vcpu_tb_exec_cb(tb, on_block, QEMU_PLUGIN_CB_NO_REGS, t);

@@ -16,7 +16,8 @@ transfer and per DMA wait (``TargetLibraries/Siracusa/inc/deeploy_dma.h``)::
 
 each attached to the hart's record ``seq`` (the marker closing the issue or wait window).
 Files of version 3 append to every record the instruction classes (``taken jump mulh div loaduse
-misaligned fpu fdivsqrt``, in newer files also the PULP extension's ``simd postinc hwloop mac``)
+misaligned fpu fdivsqrt``, in newer files also the PULP extension's ``simd postinc hwloop mac``
+and the RTL-measured ``target32 jrdep fsqrt``)
 and the L1 accesses per TCDM bank (``bank0`` .. ``bank15``) after ``other_st``; they are part of
 ``counters`` (named by ``Records.extra``), older files have none.
 A run with a banked L1 of its own geometry (the plugin's ``l1map``) adds the columns ``l1_group_ld l1_remote_ld``

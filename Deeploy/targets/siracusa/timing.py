@@ -7,7 +7,8 @@ instructions, plus the DMA transfers and waits. The model:
 * the cost of a stretch of one hart's execution is
   ``base_cpi * instructions + sum over classes of class cycles * count + sum over regions of
   latency(region) * (loads + stores)``; the classes (taken branches, jumps, mulh, div/rem,
-  load-use stalls, misaligned accesses, FPU operations, fdiv/fsqrt) are counted exactly by the
+  load-use stalls, misaligned accesses, FPU operations, fdiv/fsqrt, branch targets, jump
+  register hazards; costs measured on the core's RTL, ``benchmarks/fidelity.py``) are counted exactly by the
   plugin (record files of version 3; older files have none and cost as before);
 * serial code is hart 0's cost;
 * a fork (hart 0: FORK_ENTER ... FORK_LEAVE; every core: TASK_BEGIN fn TASK_END) costs
@@ -72,9 +73,10 @@ class TimingModel:
     taken_cycles: extra cycles of a taken conditional branch: 2 (manual: taken 3, not taken 1).
     jump_cycles: extra cycles of jal/jalr: 1 (manual: jump 2).
     mulh_cycles: extra cycles of mulh/mulhsu/mulhu: 4 (manual: 5).
-    div_cycles: extra cycles of div/divu/rem/remu: 18. The manual gives 3-35 depending on the
-        operands; the plugin cannot read registers (QEMU 7.2 plugin API), so this is the stated
-        average of the range (19 cycles), a GUESS for any particular operand mix.
+    div_cycles: extra cycles of div/divu/rem/remu: 27. The core takes 3 + (leading zero bits of
+        the divisor) cycles (manual; RTL: div_mix.c, rmsnorm_i8.c); the plugin cannot read
+        registers (QEMU 7.2 plugin API), so this is the RTL measurement for a 7-bit divisor (a
+        count or a norm, as kernels divide by): 1 cycle less per extra divisor bit, more per bit fewer.
     load_use_cycles: extra cycles when an instruction reads the result of the load just before
         it: 1 (manual: load-use stall). The plugin sees pairs within a translated block (a block
         that ends with a load hides a stall: rare, blocks end at branches and jumps).
@@ -84,8 +86,10 @@ class TimingModel:
         instruction: 0 (latency 1, one operation per cycle: GVSoC ``pulp_iss_wrapper.cpp``,
         ``resource.cpp``; CV32E40P with FPU_ADDMUL_LAT = FPU_OTHERS_LAT = 0). flw/fsw cost as
         loads/stores (load-use included).
-    fdivsqrt_cycles: extra cycles of fdiv.s/fsqrt.s: 13, i.e. 14 in all: the cluster's iterative
-        div/sqrt unit has 14 cycles latency and occupancy (GVSoC, as ``fpus``).
+    fdivsqrt_cycles: extra cycles of fdiv.s/fsqrt.s when the next instruction waits for the
+        result or the unit (as in every kernel): 14 for fdiv.s (RTL measurement with FPU_*_LAT 0,
+        fpu_fdiv.c; the iterative unit finishes early on exact quotients such as x / 1.0).
+        The cluster has one such unit for all cores (``fpus``).
     fpus: FPUs shared by the cluster cores: 4 for 8 cores, core i uses FPU ``i % fpus``
         (``fpu_of_core``), one operation per cycle each, a busy FPU stalls the core; one div/sqrt
         unit for the whole cluster, busy ``1 + fdivsqrt_cycles`` per fdiv/fsqrt (GVSoC
@@ -104,6 +108,15 @@ class TimingModel:
     hwloop_cycles: extra cycles of a hardware-loop setup instruction: 0 (CV32E40P user manual).
     mac_cycles: extra cycles of cv.mac/msu and the 16-bit multiply(-accumulate)s: 0 (manual:
         1 cycle, as mul).
+    target32_cycles: extra cycles of a taken branch or a jump whose target is a 32-bit
+        instruction at an address of 2 mod 4 (it spans two fetch words): 1 (RTL measurement,
+        benchmarks/fidelity/programs/branch_misaligned.c against branch_aligned32.c).
+    jrdep_cycles: extra cycles of a jalr (c.jr, c.jalr) right after the instruction writing its
+        address register: 1 (RTL measurement, the core's jump register hazard, jalr_hazard.c);
+        the plugin counts the far call ``auipc ra; jalr ra`` twice (2 stall cycles, call_ret.c).
+    fsqrt_cycles: extra cycles of fsqrt.s (counted apart in the ``fsqrt`` column as well as in
+        ``fdivsqrt``; the model charges it this instead of fdivsqrt_cycles): 18 (RTL measurement,
+        fpu_fsqrt.c: sqrt(2); also early on exact roots such as sqrt(4), 5).
     contention: model shared resources within a fork's phases (``contention.py``); False gives
         the model of record files without contention (with the class costs at 0: ``TIMING_V1``).
     l1_banks: TCDM banks, word-interleaved: 16 (spec "Memories": GVSoC cluster config). Each bank
@@ -166,16 +179,19 @@ class TimingModel:
     taken_cycles: float = 2.0
     jump_cycles: float = 1.0
     mulh_cycles: float = 4.0
-    div_cycles: float = 18.0
+    div_cycles: float = 27.0
     load_use_cycles: float = 1.0
     misaligned_cycles: float = 1.0
     fpu_cycles: float = 0.0
-    fdivsqrt_cycles: float = 13.0
+    fdivsqrt_cycles: float = 14.0
     fpus: int = 4
     simd_cycles: float = 0.0
     postinc_cycles: float = 0.0
     hwloop_cycles: float = 0.0
     mac_cycles: float = 0.0
+    target32_cycles: float = 1.0
+    jrdep_cycles: float = 1.0
+    fsqrt_cycles: float = 18.0
     contention: bool = True
     l1_banks: int = 16
     l2_path_cycles: float = 1.0
@@ -202,7 +218,9 @@ class TimingModel:
         return {"taken": self.taken_cycles, "jump": self.jump_cycles, "mulh": self.mulh_cycles,
                 "div": self.div_cycles, "loaduse": self.load_use_cycles, "misaligned": self.misaligned_cycles,
                 "fpu": self.fpu_cycles, "fdivsqrt": self.fdivsqrt_cycles, "simd": self.simd_cycles,
-                "postinc": self.postinc_cycles, "hwloop": self.hwloop_cycles, "mac": self.mac_cycles}.get(column, 0.0)
+                "postinc": self.postinc_cycles, "hwloop": self.hwloop_cycles, "mac": self.mac_cycles,
+                "target32": self.target32_cycles, "jrdep": self.jrdep_cycles,
+                "fsqrt": self.fsqrt_cycles - self.fdivsqrt_cycles}.get(column, 0.0)
 
     def fpu_of_core(self, core: int) -> int:
         """The shared FPU a core's floating-point operations go to (``fpus`` > 0)."""
@@ -237,7 +255,7 @@ class TimingModel:
 SIRACUSA_TIMING = TimingModel()
 # the model before instruction classes and contention: 1 cycle per instruction + memory latency
 TIMING_V1 = TimingModel(taken_cycles=0, jump_cycles=0, mulh_cycles=0, div_cycles=0, load_use_cycles=0,
-                        misaligned_cycles=0, fpu_cycles=0, fdivsqrt_cycles=0, contention=False)
+                        misaligned_cycles=0, fpu_cycles=0, fdivsqrt_cycles=0, target32_cycles=0, jrdep_cycles=0, fsqrt_cycles=0, contention=False)
 TIMING_MODELS = {"v1": TIMING_V1, "v2": SIRACUSA_TIMING}
 
 

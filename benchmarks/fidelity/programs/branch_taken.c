@@ -1,0 +1,17 @@
+/* Taken branches: N iterations of addi; bnez (the back edge taken N - 1 times). */
+#include "bench.h"
+
+#define N 2000
+
+KERNEL static uint32_t kernel(uint32_t n) {
+  uint32_t k = 0;
+  __asm__ volatile("1: addi %0, %0, -1\n addi %1, %1, 1\n bnez %0, 1b" : "+r"(n), "+r"(k));
+  return k;
+}
+
+int main(void) {
+  BENCH_BEGIN();
+  uint32_t k = kernel(N);
+  BENCH_END();
+  return bench_done(k == N);
+}
