@@ -100,7 +100,7 @@ def check_files(gen: Path, out: str) -> None:
 
 
 def test_tiled_profile_files(tmp_path, capsys):
-    out = _profiled_run(MODELS / "miniMobileNetv2", tmp_path / "gen", capsys, 16000)
+    out = _profiled_run(MODELS / "miniMobileNetv2", tmp_path / "gen", capsys, 16000, profile="tiles")
     check_files(tmp_path / "gen", out)
     assert "[stem L1]" in out and "load phase" in out
 
@@ -112,6 +112,29 @@ def test_profile_level_selects_the_staging_tiles(tmp_path, capsys):
     assert re.search(r"^\[\S+ L2\]\[SB\]", out, re.M) and not re.search(r"^\[\S+ L1\]\[", out, re.M), out
     tiles = [t for e in json.loads((tmp_path / "gen" / "profile.json").read_text())["layers"] for t in e.get("tiles", [])]
     assert tiles and {t["level"] for t in tiles} == {"L2"}
+
+
+def test_profile_summary_names_the_largest_loss(tmp_path, capsys):
+    """A bare --profileTiling: the summary comes first (the split, the cycles per op type as
+    profile.json's layers add up, the largest loss with its remedy), then the layers grouped by op
+    type, no tile's phases. microLlama64 at --l1 64000 loses most in its tile loops."""
+    out = _profiled_run(MODELS / "microLlama" / "microLlama64", tmp_path / "gen", capsys, 64000, profile="all")
+    check_files(tmp_path / "gen", out)
+    profile = json.loads((tmp_path / "gen" / "profile.json").read_text())
+    lines = out.splitlines()
+    first = lines.index("Profile summary (modelled cycles):")
+    assert lines.index(next(line for line in lines if line.startswith("Per layer, by op type"))) > first
+    assert "load phase" not in out and "][Tile " not in out
+    per_op = defaultdict(float)
+    for entry in profile["layers"]:
+        per_op[entry["op"]] += entry["cycles"]
+    for op, cycles in per_op.items():
+        share = 100 * cycles / profile["cycles"]
+        assert re.search(rf"^    {op} +\d+ layers? +{round(cycles)} cycles +{share:.1f}%", out, re.M), (op, out)
+    loss = next(line for line in lines if "Largest loss:" in line)
+    between = sum(e["overhead"] - e["overhead_setup"] for e in profile["layers"])
+    assert between > max(profile["exposed_dma"], profile["overhead"] - between), profile
+    assert loss.startswith(f"  Largest loss: tile-loop overhead, {round(between)} cycles") and "--l1" in loss, loss
 
 
 @pytest.mark.slow

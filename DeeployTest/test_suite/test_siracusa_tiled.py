@@ -167,9 +167,9 @@ MINI = DEEPLOY_TEST / "Tests" / "Models" / "miniMobileNetv2"
 
 
 def test_profile_traces_every_tile(capsys):
-    """--profileTiling: three phase lines per L1 tile of every tiled layer, as many tiles as the
-    generated schedule has, with their ops, and a per-layer summary."""
-    out = run_tiled(MINI, 16000, "L2", True, capsys, profile=True)
+    """--profileTiling=tiles: three phase lines per L1 tile of every tiled layer, as many tiles as
+    the generated schedule has, with their ops, and a per-layer summary."""
+    out = run_tiled(MINI, 16000, "L2", True, capsys, profile="tiles")
     manifest = json.loads((DEEPLOY_TEST / "TEST_SIRACUSA_TILED" / "l1_16000_L2_db" / _id(MINI) / "network" /
                            "manifest.json").read_text())
     assert manifest["tiles"]
