@@ -6,6 +6,7 @@ self-contained page; the ONNX snapshots of several networks pass onnx.checker.""
 from __future__ import annotations
 
 import argparse
+import html
 import json
 import re
 import subprocess
@@ -135,6 +136,13 @@ def test_profile_summary_names_the_largest_loss(tmp_path, capsys):
     between = sum(e["overhead"] - e["overhead_setup"] for e in profile["layers"])
     assert between > max(profile["exposed_dma"], profile["overhead"] - between), profile
     assert loss.startswith(f"  Largest loss: tile-loop overhead, {round(between)} cycles") and "--l1" in loss, loss
+    # profile.json and profile.html carry the same: totals per op type, the loss, alike layers together
+    assert {e["op"]: e["cycles"] for e in profile["op_types"]} == pytest.approx(dict(per_op))
+    assert profile["largest_loss"] == loss.strip()
+    assert any(e["layers"] > 1 and "*" in e["name"] for e in profile["largest"]), profile["largest"]
+    page = (tmp_path / "gen" / "profile.html").read_text()
+    assert "Cycles per op type" in page and html.escape(profile["largest_loss"]) in page
+    assert all(f">{e['op']} x{e['layers']}<" in page or f">{e['op']}<" in page for e in profile["op_types"])
 
 
 @pytest.mark.slow

@@ -47,7 +47,7 @@ from Deeploy.targets.siracusa.timing import TimingResult
 
 __all__ = ["TileTime", "LayerTiles", "LayerCycles", "PROFILE_LEVELS", "tile_times", "layer_cycles",
            "layer_profile", "network_line", "profile_report", "profile_summary", "op_of", "by_op_type",
-           "largest_families"]
+           "largest_families", "group_totals", "largest_loss"]
 
 # --profileTiling=LEVEL: the tile loops shown, named as the peer names them (the level tiles are
 # loaded from: L2 for the L2 <-> L1 tiles, L3 for the L3 <-> L2 staging) or by the level a tile lives
@@ -312,6 +312,12 @@ def largest_families(cycles: list[LayerCycles], manifest: Manifest) -> list[tupl
     return sorted(groups.items(), key=lambda g: -sum(c.cycles for c in g[1]))
 
 
+def group_totals(cycles: list[LayerCycles]) -> dict:
+    """The layers' count and summed cycles, compute, exposed DMA and overhead."""
+    return {"layers": len(cycles), **{key: sum(getattr(c, key) for c in cycles)
+                                      for key in ("cycles", "compute", "exposed_dma", "overhead")}}
+
+
 def _share(part: float, whole: float) -> str:
     return f"{100 * part / whole if whole else 0.0:.1f}%"
 
@@ -320,7 +326,7 @@ def _share(part: float, whole: float) -> str:
 _BETWEEN = {True: "tile-loop overhead", False: "overhead between kernels"}
 
 
-def _largest_loss(cycles: list[LayerCycles], manifest: Manifest, result: TimingResult) -> str:
+def largest_loss(cycles: list[LayerCycles], manifest: Manifest, result: TimingResult) -> str:
     """One sentence: the largest of the losses (tile-loop overhead, layer set-up, exposed DMA),
     its cause and what addresses it; or, when none is large, that compute dominates."""
     total = sum(c.cycles for c in cycles)
@@ -331,7 +337,7 @@ def _largest_loss(cycles: list[LayerCycles], manifest: Manifest, result: TimingR
                              ("exposed DMA", exposed)), key=lambda x: x[1])
     tiled = [t for t in manifest.tiles if t.tiles]
     ops = [o for t in tiled for o in t.tile_ops]
-    origin = cycles[0].start if cycles else 0.0
+    origin = min((c.start for c in cycles), default=0.0)
     sizes = [d.bytes for d in result.dma if d.issue >= origin]
     head = f"Largest loss: {name}, {cycles_lost:.0f} cycles ({_share(cycles_lost, total)})"
     if cycles_lost < 0.1 * total:
@@ -366,7 +372,7 @@ def _largest_loss(cycles: list[LayerCycles], manifest: Manifest, result: TimingR
 
 def profile_summary(result: TimingResult, manifest: Manifest, top: int = 5) -> list[str]:
     """The profile's first lines: the total and its split, the cycles per op type, the ``top``
-    largest layers and the largest loss with its cause and remedy (``_largest_loss``)."""
+    largest layers and the largest loss with its cause and remedy (``largest_loss``)."""
     cycles = layer_cycles(per_iteration(result, manifest))
     total = sum(c.cycles for c in cycles)
     setup = sum(c.setup for c in cycles)
@@ -390,5 +396,5 @@ def profile_summary(result: TimingResult, manifest: Manifest, top: int = 5) -> l
         whole = sum(c.cycles for c in cs)
         count = f" x{len(cs)}, {whole / len(cs):.0f} each" if len(cs) > 1 else ""
         lines.append(f"    {name} ({op}): {whole:.0f} cycles {_share(whole, total)}{count} ({split(cs)})")
-    lines.append("  " + _largest_loss(cycles, manifest, result))
+    lines.append("  " + largest_loss(cycles, manifest, result))
     return lines

@@ -25,13 +25,14 @@ from pathlib import Path
 from Deeploy.codegen.profile_chart import profile_chart_html
 from Deeploy.manifest import Manifest
 from Deeploy.runtime.abi import LAYER_BASE
-from Deeploy.targets.siracusa.profile import PROFILE_LEVELS, layer_cycles, per_iteration, tile_times
+from Deeploy.targets.siracusa.profile import (PROFILE_LEVELS, by_op_type, group_totals, largest_families, largest_loss,
+                                             layer_cycles, per_iteration, tile_times)
 from Deeploy.targets.siracusa.timing import DMA_ENGINE_NAMES, TimingResult
 
 __all__ = ["CLOCK_MHZ", "PROFILE_VERSION", "profile_data", "trace_events", "write_profile_files"]
 
 CLOCK_MHZ = 300.0      # GUESS (specs/siracusa-timing.md: clock not published, ~300 MHz)
-PROFILE_VERSION = 1
+PROFILE_VERSION = 2
 PID_NETWORK, PID_CORES, PID_DMA = 1, 2, 3
 
 
@@ -42,15 +43,17 @@ def _layer_info(manifest: Manifest, k: int) -> dict:
     return {"name": info.name, "op": info.op, "kernel": info.kernel, "engine": info.engine}
 
 
-def profile_data(result: TimingResult, manifest: Manifest, level: str | None = None, name: str = "") -> dict:
-    """The profile of the run's last network pass: totals, per engine, per layer (labelled cycles,
-    DMA, per core busy cycles) and per tile of the tile loops ``level`` selects."""
+def profile_data(result: TimingResult, manifest: Manifest, level: str | None = None, name: str = "",
+                 largest: int = 12) -> dict:
+    """The profile of the run's last network pass: totals, the largest loss, per op type, the
+    largest groups of alike layers, per engine, per layer (labelled cycles, DMA, per core busy
+    cycles) and per tile of the tile loops ``level`` selects."""
     origin = result.layers[0].start if result.layers else 0.0
     tiles = tile_times(result)
     shown = PROFILE_LEVELS[level]
     ops = {t.index: t for t in manifest.tiles}
-    layers = []
-    for c in layer_cycles(result):
+    layers, cycles = [], layer_cycles(result)
+    for c in cycles:
         end = c.start + c.cycles
         forks = [f for f in result.forks if c.start <= f.start < end]
         cores = [0.0] * manifest.cores
@@ -86,7 +89,11 @@ def profile_data(result: TimingResult, manifest: Manifest, level: str | None = N
                                "waited": sum(w.stall for w in result.waits if w.engine == e and w.time >= origin)})
     return {"version": PROFILE_VERSION, "platform": manifest.platform, "network": name or manifest.source,
             "cycles_are": "modelled (Deeploy/targets/siracusa/timing.py)", "clock_mhz": CLOCK_MHZ,
-            "tile_levels": list(shown), **total, "layers": layers, "engines": engines}
+            "tile_levels": list(shown), **total, "largest_loss": largest_loss(cycles, manifest, result),
+            "op_types": [{"op": op, **group_totals(cs)} for op, cs in by_op_type(cycles, manifest)],
+            "largest": [{"name": name, "op": op, **group_totals(cs)}
+                        for (name, op), cs in largest_families(cycles, manifest)[:largest]],
+            "layers": layers, "engines": engines}
 
 
 def _tile_ops(info, level: str, index: int) -> int:
