@@ -29,10 +29,11 @@ PARTS = re.compile(r"(\d+) cycles = compute (\d+) \+ exposed DMA (\d+) \(issue (
                    r"\(set-up (\d+), between kernels (-?\d+)\)")
 
 
-def _profiled_run(test_dir: Path, gen: Path, capsys, l1: int, level: str = "L2", profile="all") -> str:
+def _profiled_run(test_dir: Path, gen: Path, capsys, l1: int, level: str = "L2", profile="all",
+                  roofline: bool = False) -> str:
     args = argparse.Namespace(test=str(test_dir), verbose=False, skipgen=False, skipsim=False, gen_dir=str(gen),
                               cores=8, l1=l1, l2=TilingOptions.l2, defaultMemLevel=level, doublebuffer=True,
-                              profileTiling=profile, plotMemAlloc=False, timeout=None)
+                              profileTiling=profile, plotMemAlloc=False, timeout=None, roofline=roofline)
     code = run_test(args, RunnerPlatform("Siracusa", "TEST_SIRACUSA_TILED"),
                     {"cores": 8, "tiling": TilingOptions(l1, TilingOptions.l2, level, True)})
     out = capsys.readouterr().out
@@ -118,9 +119,11 @@ def test_profile_level_selects_the_staging_tiles(tmp_path, capsys):
 def test_profile_summary_names_the_largest_loss(tmp_path, capsys):
     """A bare --profileTiling: the summary comes first (the split, the cycles per op type as
     profile.json's layers add up, the largest loss with its remedy), then the layers grouped by op
-    type, no tile's phases. microLlama64 at --l1 64000 loses most in its tile loops."""
-    out = _profiled_run(MODELS / "microLlama" / "microLlama64", tmp_path / "gen", capsys, 64000, profile="all")
-    check_files(tmp_path / "gen", out)
+    type, no tile's phases. microLlama64 at --l1 64000 loses most in its tile loops. The roofline
+    calls the layers whose cycles are mostly overhead overhead-bound."""
+    out = _profiled_run(MODELS / "microLlama" / "microLlama64", tmp_path / "gen", capsys, 64000, profile="all",
+                        roofline=True)
+    check_files(tmp_path / "gen", out.split("\nRoofline of ")[0])   # the roofline follows the profile
     profile = json.loads((tmp_path / "gen" / "profile.json").read_text())
     lines = out.splitlines()
     first = lines.index("Profile summary (modelled cycles):")
@@ -143,6 +146,11 @@ def test_profile_summary_names_the_largest_loss(tmp_path, capsys):
     page = (tmp_path / "gen" / "profile.html").read_text()
     assert "Cycles per op type" in page and html.escape(profile["largest_loss"]) in page
     assert all(f">{e['op']} x{e['layers']}<" in page or f">{e['op']}<" in page for e in profile["op_types"])
+    roofline = json.loads((tmp_path / "gen" / "roofline.json").read_text())
+    mostly_overhead = {e["name"] for e in profile["layers"] if e["overhead"] >= 0.5 * e["cycles"]}
+    assert mostly_overhead and {p["name"] for p in roofline["layers"] if p["bound"] == "overhead"} == \
+        mostly_overhead & {p["name"] for p in roofline["layers"]}
+    assert f"overhead-bound: {len(mostly_overhead & {p['name'] for p in roofline['layers']})} of" in out
 
 
 @pytest.mark.slow

@@ -47,7 +47,7 @@ from Deeploy.targets.siracusa.timing import TimingResult
 
 __all__ = ["TileTime", "LayerTiles", "LayerCycles", "PROFILE_LEVELS", "tile_times", "layer_cycles",
            "layer_profile", "network_line", "profile_report", "profile_summary", "op_of", "by_op_type",
-           "largest_families", "group_totals", "largest_loss"]
+           "largest_families", "group_totals", "largest_loss", "overhead_shares"]
 
 # --profileTiling=LEVEL: the tile loops shown, named as the peer names them (the level tiles are
 # loaded from: L2 for the L2 <-> L1 tiles, L3 for the L3 <-> L2 staging) or by the level a tile lives
@@ -286,6 +286,16 @@ def profile_report(result: TimingResult, manifest: Manifest, tiles: bool = False
                 lines += _tile_lines(entry, lt, PROFILE_LEVELS[level])
             lines.append(_tiled_layer_line(entry, lt, c, result))
     return lines
+
+
+def overhead_shares(result: TimingResult, manifest: Manifest) -> dict[int, float]:
+    """The share of overhead in the cycles of every layer that ran, by its index in the manifest."""
+    shares = {}
+    for c in layer_cycles(per_iteration(result, manifest)):
+        info = manifest.layer_of_marker(LAYER_BASE + c.layer)
+        if info is not None and c.cycles > 0:
+            shares[info.index] = c.overhead / c.cycles
+    return shares
 
 
 def op_of(manifest: Manifest, layer: int) -> str:

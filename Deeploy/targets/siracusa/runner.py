@@ -18,7 +18,7 @@ from Deeploy.targets import roofs_of
 from Deeploy.targets.siracusa.execute import run_program
 from Deeploy.targets.siracusa.linker import link_error_message, linker_script
 from Deeploy.targets.siracusa.platform import SIRACUSA
-from Deeploy.targets.siracusa.profile import PROFILE_LEVELS, network_line, profile_report
+from Deeploy.targets.siracusa.profile import PROFILE_LEVELS, network_line, overhead_shares, profile_report
 from Deeploy.targets.siracusa.roofs import measured_cycles
 from Deeploy.targets.siracusa.trace_export import write_profile_files
 
@@ -76,7 +76,7 @@ def cluster_runner(target: Platform) -> TargetRunner:
             raise DeeployError("--roofline needs the compiler's decisions (tiling, memory plan): run without --skipgen")
         roofs = roofs_of(target.name)
         report = build_roofline(compiled, layer_work(compiled, target, roofs), roofs,
-                                measured_cycles(timing, compiled.manifest))
+                                measured_cycles(timing, compiled.manifest), overhead_shares(timing, compiled.manifest))
         (gen / "roofline.json").write_text(report.to_json())
         page = write_roofline_html(gen / "roofline.html", report, f"Roofline: {target.name}, {gen.name}")
         return format_roofline(report) + f"Roofline files: {gen / 'roofline.json'}, {page}\n"
