@@ -3,7 +3,8 @@
 ``profile.html`` (cycles per layer, ``Deeploy/codegen/profile_chart.py``).
 
 Times are modelled cycles (``timing.py``); the trace's ``ts``/``dur`` are microseconds at
-``CLOCK_MHZ`` (``ts = cycles / CLOCK_MHZ``; every event also carries its cycles in ``args``).
+``CLOCK_MHZ`` (``ts = cycles / CLOCK_MHZ``, both ends rounded to whole nanoseconds; every event
+also carries its exact cycles in ``args``).
 Tracks (pid / tid):
 
 * pid 1 "Network": tid 0 the layers, tid 1 the L1 tiles' phases (load, kernel, store), tid 2 the
@@ -119,8 +120,10 @@ def trace_events(result: TimingResult, manifest: Manifest) -> dict:
                            "args": {"sort_index": tid}})
 
     def span(pid: int, tid: int, name: str, cat: str, start: float, cycles: float, **args) -> None:
-        events.append({"name": name, "cat": cat, "ph": "X", "pid": pid, "tid": tid,
-                       "ts": round((start - origin) / CLOCK_MHZ, 4), "dur": round(max(cycles, 0.0) / CLOCK_MHZ, 4),
+        # both ends rounded to whole nanoseconds: back-to-back events stay so in every reader
+        a = round((start - origin) * 1000 / CLOCK_MHZ)
+        b = max(round((start - origin + max(cycles, 0.0)) * 1000 / CLOCK_MHZ), a)
+        events.append({"name": name, "cat": cat, "ph": "X", "pid": pid, "tid": tid, "ts": a / 1000, "dur": (b - a) / 1000,
                        "args": {"cycles": round(cycles, 1), "start_cycle": round(start - origin, 1), **args}})
 
     meta(PID_NETWORK, None, "Network")
