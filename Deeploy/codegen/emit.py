@@ -167,7 +167,9 @@ def emit_project(graph: Graph, layers: list[Layer], plan: MemoryPlan, platform: 
                stream_buffers=_stream_buffers(plan, platform),
                quantization=[io_quantization(graph, b.name, False) for b in inputs]
                + [io_quantization(graph, b.name, True) for b in outputs],
-               cmake_platform=platform.cmake_platform, linker_script=platform.linker_script is not None)
+               cmake_platform=platform.cmake_platform, linker_script=platform.linker_script is not None,
+               run_command=platform.run_command(platform.memory, "$<TARGET_FILE:deeploy_test>", "${NUM_CORES}")
+               if platform.run_command else ["$<TARGET_FILE:deeploy_test>"])
 
     texts = {name: _file_template(f"{name}.mako").render(**ctx) for name in ("Network.c", "Network.h", "CMakeLists.txt")}
     manifest = describe_network(graph, layers, plan, platform, source, cores, idle, names.referenced | rolled.stacked(), tiling,
