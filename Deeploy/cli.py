@@ -67,6 +67,17 @@ def _load(args, say=print):
     return onnx_path, graph, values
 
 
+def _add_platform_options(p: argparse.ArgumentParser) -> None:
+    """The flags of ``_platform_options``, for every command that compiles."""
+    p.add_argument("--no-npu-for", default="", metavar="NAME[,NAME]",
+                   help="platforms with an NPU (Siracusa_w_neureka): keep these layers on the cluster")
+    p.add_argument("--wmem-size", type=int, default=None, metavar="BYTES",
+                   help="platforms with an NPU weight memory: its size (default 4 MiB)")
+    p.add_argument("--neureka-wmem", action="store_true",
+                   help="platforms with an NPU weight memory: place the NPU weights that save the most "
+                        "modelled cycles in it (never tiled or DMA'd)")
+
+
 def _platform_options(args) -> dict | None:
     """Options of the platform itself (its ``configure``): NPU exclusions, weight-memory size and
     placement."""
@@ -166,12 +177,14 @@ def _analyze(args) -> None:
         from Deeploy.analysis.roofline import format_roofline
         from Deeploy.analyze import compile_for_report
         result = compile_for_report(graph, args.platform, source=onnx_path.name, cores=args.cores,
-                                    tiling=tiling_options(args), loop_rolling=loop_rolling_options(args))
+                                    tiling=tiling_options(args), loop_rolling=loop_rolling_options(args),
+                                    platform_options=_platform_options(args))
         roofline = _roofline_report(result)
         print(roofline.to_json() if args.json else format_roofline(roofline), end="")
         return
     report = analyze_graph(graph, args.platform, source=onnx_path.name, cores=args.cores,
-                           tiling=tiling_options(args), loop_rolling=loop_rolling_options(args))
+                           tiling=tiling_options(args), loop_rolling=loop_rolling_options(args),
+                           platform_options=_platform_options(args))
     for note in report.notes:
         say(f"note: {note}")
     print(report.to_json() if args.json else format_csv(report) if args.csv else format_table(report), end="")
@@ -180,9 +193,11 @@ def _analyze(args) -> None:
 def _validate(args) -> int:
     from Deeploy.tiling.flags import tiling_options
     from Deeploy.validate import validate
+    from Deeploy.passes.loop_flags import loop_rolling_options
     return validate(args.model, args.platform, inputs=args.inputs, outputs=args.outputs, cores=args.cores,
                     tiling=tiling_options(args), input_types=_input_types(args.input_type), seed=args.seed,
-                    timeout=args.timeout)
+                    timeout=args.timeout, loop_rolling=loop_rolling_options(args),
+                    platform_options=_platform_options(args))
 
 
 def _run(args) -> int:
@@ -203,14 +218,15 @@ def _ops(args) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     from Deeploy import __version__
+    from Deeploy.arguments import ArgumentParser, add_platform_flag
     from Deeploy.passes.loop_flags import add_loop_flags
     from Deeploy.tiling.flags import add_tiling_flags
-    parser = argparse.ArgumentParser(prog="deeploy", description="Compile quantized ONNX networks to C.")
+    parser = ArgumentParser(prog="deeploy", description="Compile quantized ONNX networks to C.")
     parser.add_argument("--version", action="version", version=f"deeploy {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     c = sub.add_parser("compile", help="compile an ONNX network into a standalone C project")
     c.add_argument("model", help="the .onnx file")
-    c.add_argument("--platform", default="Generic")
+    add_platform_flag(c)
     c.add_argument("-o", "--output", required=True,
                    help="output folder: created, or replaced atomically if an earlier compile created it")
     c.add_argument("--inputs", help="npz of sample inputs deciding input integer types "
@@ -225,13 +241,7 @@ def main(argv: list[str] | None = None) -> int:
                    help="prefix of every exported C symbol (NET_InitNetwork, NET_RunNetwork, NET_inputs...) "
                         "and macro (NET_ARENA_L2_BYTES...) so several networks link into one program "
                         "(default: InitNetwork, RunNetwork, DeeployNetwork_*)")
-    c.add_argument("--no-npu-for", default="", metavar="NAME[,NAME]",
-                   help="platforms with an NPU (Siracusa_w_neureka): keep these layers on the cluster")
-    c.add_argument("--wmem-size", type=int, default=None, metavar="BYTES",
-                   help="platforms with an NPU weight memory: its size (default 4 MiB)")
-    c.add_argument("--neureka-wmem", action="store_true",
-                   help="platforms with an NPU weight memory: place the NPU weights that save the most "
-                        "modelled cycles in it (never tiled or DMA'd)")
+    _add_platform_options(c)
     c.add_argument("--roofline", action="store_true",
                    help="print every layer's ops, bytes per memory level, intensity, the tiler's estimated cycles and "
                         "its roofs; write roofline.json and roofline.html into the output folder")
@@ -246,7 +256,7 @@ def main(argv: list[str] | None = None) -> int:
     a = sub.add_parser("analyze", help="per layer: op, kernel, engine, ops, bytes, memory per level, tiles; "
                        "and the totals (nothing is written)")
     a.add_argument("model", help="the .onnx file")
-    a.add_argument("--platform", default="Generic")
+    add_platform_flag(a)
     a.add_argument("--cores", type=int, default=None, help="cluster cores (cluster platforms; default: all)")
     a.add_argument("--inputs", help="npz of sample inputs deciding input integer types "
                    "(default: inputs.npz beside the model, if present)")
@@ -254,6 +264,7 @@ def main(argv: list[str] | None = None) -> int:
                    help="integer type of a graph input, e.g. input=uint8")
     add_tiling_flags(a)
     add_loop_flags(a)
+    _add_platform_options(a)
     fmt = a.add_mutually_exclusive_group()
     fmt.add_argument("--json", action="store_true", help="the report as JSON")
     fmt.add_argument("--csv", action="store_true", help="one CSV row per layer, then the totals")
@@ -264,7 +275,7 @@ def main(argv: list[str] | None = None) -> int:
     v = sub.add_parser("validate", help="compile, build and run on the host or QEMU, and compare with the "
                        "reference interpreter (and onnxruntime, outputs.npz); exit 1 on a mismatch")
     v.add_argument("model", help="the .onnx file")
-    v.add_argument("--platform", default="Generic")
+    add_platform_flag(v)
     v.add_argument("--cores", type=int, default=None, help="cluster cores (cluster platforms; default: all)")
     v.add_argument("--inputs", help="npz of inputs (default: inputs.npz beside the model, else random values)")
     v.add_argument("--outputs", help="npz of expected outputs to check the reference against "
@@ -274,6 +285,8 @@ def main(argv: list[str] | None = None) -> int:
     v.add_argument("--seed", type=int, default=0, help="seed of the random inputs (default 0)")
     v.add_argument("--timeout", type=float, default=600.0, help="seconds the program may run (default 600)")
     add_tiling_flags(v)
+    add_loop_flags(v)
+    _add_platform_options(v)
     v.set_defaults(run=_validate)
     r = sub.add_parser("run", help="build an output of `compile --emit-testbench` and run it (host or QEMU)")
     r.add_argument("folder", help="the compiled output folder")
@@ -282,7 +295,7 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("-v", "--verbose", action="store_true", help="show the build commands and their output")
     r.set_defaults(run=_run)
     o = sub.add_parser("ops", help="list operators and the platform's kernels for them")
-    o.add_argument("--platform", default="Generic")
+    add_platform_flag(o)
     o.set_defaults(run=_ops)
     args = parser.parse_args(argv)
     try:

@@ -109,9 +109,10 @@ def _check(what: str, expected: dict[str, np.ndarray], got: dict[str, np.ndarray
 def validate(model: str | Path, platform: str, *, inputs: str | Path | None = None,
              outputs: str | Path | None = None, cores: int | None = None, tiling: TilingOptions | None = None,
              input_types: dict[str, DType] | None = None, seed: int = 0, timeout: float = 600.0,
-             say: Callable[[str], None] = print) -> int:
+             say: Callable[[str], None] = print, **options) -> int:
     """0 if the reference agrees with outputs.npz and onnxruntime (where they exist) and the
-    deployed network agrees with the reference, else 1."""
+    deployed network agrees with the reference, else 1. ``options``: more options of ``compile_graph``
+    (``loop_rolling``, ``platform_options``)."""
     onnx_path = Path(model)
     samples = Path(inputs) if inputs else onnx_path.with_name("inputs.npz")
     graph = load_onnx(onnx_path)
@@ -155,7 +156,7 @@ def validate(model: str | Path, platform: str, *, inputs: str | Path | None = No
 
     with tempfile.TemporaryDirectory(prefix="deeploy-validate-") as tmp:
         result = compile_graph(graph, platform, Path(tmp) / "out", source=onnx_path.name, cores=cores,
-                               tiling=tiling, extra_files=testbench)
+                               tiling=tiling, extra_files=testbench, **options)
         for note in result.notes:
             say(f"note: {note}")
         cores = result.manifest.cores

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+from Deeploy.arguments import ArgumentParser
 from Deeploy.analysis.sizes import code_line, memory_line, network_library
 from Deeploy.codegen.testbench import testbench_writer
 from Deeploy.compiler import compile_graph
@@ -53,7 +54,7 @@ class RunnerPlatform:
 
 
 def base_parser(description: str) -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(description=description)
+    p = ArgumentParser(description=description)
     p.add_argument("-t", "--test", required=True, help="test folder with network.onnx, inputs.npz, outputs.npz")
     p.add_argument("-v", "--verbose", action="store_true", help="show compiler passes and build commands")
     p.add_argument("--skipgen", action="store_true", help="reuse the previously generated code")
