@@ -92,6 +92,7 @@ def _platform_options(args) -> dict | None:
 
 
 def _compile(args) -> None:
+    from Deeploy.analysis.sizes import engine_line, memory_line
     from Deeploy.compiler import Stages, atomic_folder, check_replaceable, compile_graph
     from Deeploy.frontend import assign_input_types
     from Deeploy.frontend.onnx_loader import integer_semantics
@@ -134,6 +135,8 @@ def _compile(args) -> None:
     print(f"  constants:  {s.const_bytes} B")
     print(f"  activations: arena {s.arena_size} B (lower bound, peak of live bytes: {s.lower_bound} B)")
     print(f"  inputs+outputs: {s.io_bytes} B")
+    print(f"  {memory_line(result.manifest)}")
+    print(f"  {engine_line(result.manifest)}")
     if args.emit_testbench:
         print(f"  testbench:  main.c, testdata.h (build and run: deeploy run {out})")
     if args.roofline:

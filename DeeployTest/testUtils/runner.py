@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Callable
 
 from Deeploy.arguments import ArgumentParser
-from Deeploy.analysis.sizes import code_line, memory_line, network_library
+from Deeploy.analysis.sizes import code_line, engine_line, memory_line, network_library
 from Deeploy.codegen.testbench import testbench_writer
 from Deeploy.compiler import compile_graph
 from Deeploy.errors import BuildError, DeeployError
@@ -167,7 +167,9 @@ def run_test(args: argparse.Namespace, rp: RunnerPlatform, compile_options: dict
                     attempt.discard()
                 raise
         print(code_line(binary, network_library(binary.parent)))
-        print(memory_line(read_manifest(gen / "network")))
+        manifest = read_manifest(gen / "network")
+        print(memory_line(manifest))
+        print(engine_line(manifest))
         if args.skipsim:
             print("Built", binary)
             return 0

@@ -4,6 +4,7 @@ command's help, and ``analyze`` and ``validate`` take the flags of ``compile``."
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
@@ -65,3 +66,17 @@ def test_analyze_and_validate_take_the_compile_flags(capsys):
     assert exc.value.code == 0
     helped = capsys.readouterr().out
     assert all(flag in helped for flag in ("--neureka-wmem", "--no-npu-for", "--wmem-size", "--loop-rolling"))
+
+
+def test_compile_summary_says_tiling_memory_and_engines(tmp_path, capsys):
+    """The summary says whether the layers are tiled, the memory each level uses and how many
+    layers run on each engine (the NPU's included)."""
+    out = tmp_path / "npu"
+    assert main(["compile", str(MINI), "--platform", "Siracusa_w_neureka", "--l1", "64000", "-o", str(out)]) == 0
+    printed = capsys.readouterr().out
+    manifest = json.loads((out / "manifest.json").read_text())
+    npu = sum(1 for t in manifest["tiles"] if t["engine"] == "neureka")
+    assert npu and f"{npu} tiled into L1 on neureka" in printed and re.search(r"Memory: peak L1 [1-9]\d* B", printed)
+    assert main(["compile", str(MINI), "-o", str(tmp_path / "host")]) == 0
+    printed = capsys.readouterr().out
+    assert re.search(r"Layers: \d+ on \w+.*; untiled$", printed, re.M) and "Memory: peak L2" in printed
