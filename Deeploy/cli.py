@@ -20,7 +20,7 @@ import sys
 import time
 from pathlib import Path
 
-from Deeploy.errors import DeeployError
+from Deeploy.errors import DeeployError, error_text
 
 __all__ = ["main"]
 
@@ -304,7 +304,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         status = args.run(args)
     except DeeployError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(error_text(exc, getattr(args, "verbose", False)), file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print("error: interrupted; nothing was written", file=sys.stderr)

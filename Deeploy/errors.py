@@ -1,12 +1,22 @@
 """User-facing errors. Each message names the file, node or op at fault and what was expected;
-the command-line tools print it on one line and exit non-zero."""
+the command-line tools print it on one line (``error_text``) and exit non-zero. An error's
+``details`` (what led to it) are printed below it with ``-v``."""
 
 __all__ = ["DeeployError", "FrontendError", "GraphError", "UnsupportedOpError", "OpError",
-           "BindingError", "BuildError", "TilingError"]
+           "BindingError", "BuildError", "TilingError", "error_text"]
 
 
 class DeeployError(Exception):
     """Base class of every error that is the user's to fix (bad input, unsupported network)."""
+
+    details: str = ""       # the longer story, shown with -v
+
+
+def error_text(exc: DeeployError, verbose: bool = False) -> str:
+    """``error: <message>``, then its details with ``verbose``, else a pointer to ``-v``."""
+    if not exc.details:
+        return f"error: {exc}"
+    return f"error: {exc}\n  {exc.details}" if verbose else f"error: {exc} (-v: why)"
 
 
 class FrontendError(DeeployError):

@@ -16,7 +16,7 @@ from Deeploy.arguments import ArgumentParser
 from Deeploy.analysis.sizes import code_line, engine_line, memory_line, network_library
 from Deeploy.codegen.testbench import testbench_writer
 from Deeploy.compiler import compile_graph
-from Deeploy.errors import BuildError, DeeployError
+from Deeploy.errors import BuildError, DeeployError, error_text
 from Deeploy.run import testbench_status
 from Deeploy.frontend import assign_input_types, load_npz_arrays, load_onnx, map_arrays
 from Deeploy.passes.loop_flags import add_loop_flags, loop_rolling_options
@@ -193,7 +193,7 @@ def main(rp: RunnerPlatform, description: str, extra_args: Callable[[argparse.Ar
             options["loop_rolling"] = loop_rolling_options(args)
         code = run_test(args, rp, options or None)
     except DeeployError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(error_text(exc, args.verbose), file=sys.stderr)
         code = 1
     except KeyboardInterrupt:
         print("error: interrupted", file=sys.stderr)
