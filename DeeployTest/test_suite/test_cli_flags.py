@@ -80,3 +80,23 @@ def test_compile_summary_says_tiling_memory_and_engines(tmp_path, capsys):
     assert main(["compile", str(MINI), "-o", str(tmp_path / "host")]) == 0
     printed = capsys.readouterr().out
     assert re.search(r"Layers: \d+ on \w+.*; untiled$", printed, re.M) and "Memory: peak L2" in printed
+
+
+def test_unsupported_op_points_to_deeploy_ops_and_the_nearest(tmp_path, capsys):
+    """An op the platform does not run: one line naming it, `deeploy ops` and the nearest op the
+    platform runs; the nodes with -v."""
+    from onnx import TensorProto, helper, save
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 8])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 8])
+    graph = helper.make_graph([helper.make_node("Reluu", ["x"], ["y"], name="act")], "g", [x], [y])
+    save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), tmp_path / "net.onnx")
+    assert main(["compile", str(tmp_path / "net.onnx"), "-o", str(tmp_path / "out")]) == 1
+    line, = capsys.readouterr().err.splitlines()   # first: the input's type, with the flag that gives it
+    assert len(line) <= 160 and "--input-type x=int8" in line, line
+    assert main(["compile", str(tmp_path / "net.onnx"), "-o", str(tmp_path / "out"), "--input-type", "x=int8"]) == 1
+    line, = capsys.readouterr().err.splitlines()
+    assert len(line) <= 160 and "Reluu" in line and "all: deeploy ops --platform Generic" in line, line
+    assert "nearest: Reluu -> Relu?" in line and not (tmp_path / "out").exists()
+    assert main(["compile", str(tmp_path / "net.onnx"), "-o", str(tmp_path / "out"), "--input-type", "x=int8",
+                 "-v"]) == 1
+    assert "Reluu (1): 'act'" in capsys.readouterr().err

@@ -192,7 +192,7 @@ def test_infeasible_l1_names_layer_and_smallest_l1(tmp_path):
                            "--l1", "100", "--gen-dir", str(gen)], capture_output=True, text=True)
     assert proc.returncode == 1
     line, = proc.stderr.splitlines()   # one line of at most 160 characters, the why under -v
-    assert len(line) <= 160 and "not fit L1 = 100 B" in line and line.endswith("(-v: why)"), line
+    assert len(line) <= 160 and "not fit L1 = 100 B" in line and line.endswith("(-v: details)"), line
     why = subprocess.run([sys.executable, str(DEEPLOY_TEST / "testRunner_tiled_siracusa.py"), "-t", str(MINI),
                           "--l1", "100", "--gen-dir", str(gen), "-v"], capture_output=True, text=True)
     assert why.returncode == 1 and "stays whole" in why.stderr, why.stderr
