@@ -81,8 +81,16 @@ def onnxruntime_outputs(onnx_path: Path, inputs: dict[str, np.ndarray]) -> tuple
         names = [o.name for o in session.get_outputs()]
         return dict(zip(names, session.run(names, feed))), ""
     except Exception as exc:   # any failure means "onnxruntime does not run this graph"
-        text = re.sub(r"\[ONNXRuntimeError\] : \d+ : |Load model from .*? failed:", "", str(exc)).strip()
-        return None, (text.splitlines()[0] if text else type(exc).__name__)[:160]
+        return None, _ort_reason(str(exc)) or type(exc).__name__
+
+
+def _ort_reason(text: str) -> str:
+    """onnxruntime's error, short and whole: its closing "Error ..." clause (e.g. "No Op registered
+    for RequantShift with domain_version of 13") when it has one, else its first line, cut at a word."""
+    text = re.sub(r"\[ONNXRuntimeError\] : \d+ : |Load model from .*? failed:", "", text).strip()
+    closing = re.search(r"\bError:? ([^\n]+)$", text)
+    line = closing.group(1).strip() if closing else (text.splitlines()[0] if text else "")
+    return line if len(line) <= 120 else line[:120].rsplit(" ", 1)[0] + " ..."
 
 
 def _declared_float(onnx_path: Path) -> dict[str, bool]:
