@@ -133,19 +133,22 @@ def _level_reports(result: CompileResult) -> list[LevelReport]:
 
 
 def compile_for_report(graph: Graph, platform: str, *, source: str = "network.onnx", cores: int | None = None,
-                       tiling: TilingOptions | None = None, loop_rolling: LoopRolling | None = None) -> CompileResult:
+                       tiling: TilingOptions | None = None, loop_rolling: LoopRolling | None = None,
+                       platform_options: dict | None = None) -> CompileResult:
     """Compile ``graph`` (inputs typed, see ``assign_input_types``) into a temporary folder that
     is removed; what the compiler decided."""
     with tempfile.TemporaryDirectory(prefix="deeploy-analyze-") as tmp:
         return compile_graph(graph, platform, Path(tmp) / "out", source=source, cores=cores, tiling=tiling,
-                             loop_rolling=loop_rolling)
+                             loop_rolling=loop_rolling, platform_options=platform_options)
 
 
 def analyze_graph(graph: Graph, platform: str, *, source: str = "network.onnx", cores: int | None = None,
-                  tiling: TilingOptions | None = None, loop_rolling: LoopRolling | None = None) -> Analysis:
+                  tiling: TilingOptions | None = None, loop_rolling: LoopRolling | None = None,
+                  platform_options: dict | None = None) -> Analysis:
     """Compile ``graph`` (``compile_for_report``) and report per layer and in total (and the
     loop regions ``loop_rolling`` finds)."""
-    result = compile_for_report(graph, platform, source=source, cores=cores, tiling=tiling, loop_rolling=loop_rolling)
+    result = compile_for_report(graph, platform, source=source, cores=cores, tiling=tiling, loop_rolling=loop_rolling,
+                                platform_options=platform_options)
     layers = _layer_reports(result)
     g = result.graph
     io_names = set(g.inputs) | set(g.outputs)

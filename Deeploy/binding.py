@@ -127,7 +127,7 @@ def check_supported(graph: Graph, platform: KernelTable) -> None:
         elif not platform.bindings.get(n.op) and not known[n.op].has(Trait.LOWERED):
             missing.append((n.op, n.name))
     if missing:
-        raise UnsupportedOpError(platform.name, missing)
+        raise UnsupportedOpError(platform.name, missing, supported=list(platform.bindings))
 
 
 def kernel_scratch_bytes(kernel: Kernel, node: Node, graph: Graph, cores: int) -> tuple[int, int]:
@@ -173,7 +173,7 @@ def bind(graph: Graph, platform: KernelTable, cores: int = 1) -> list[Layer]:
             types = ", ".join(str(graph.tensors[i].dtype) for i in node.inputs if i)
             rejected.append(f"{node.op} ('{node.name}', inputs {types}): " + "; ".join(reasons))
     if unsupported:
-        raise UnsupportedOpError(platform.name, unsupported)
+        raise UnsupportedOpError(platform.name, unsupported, supported=list(platform.bindings))
     if rejected:
         raise BindingError(f"platform {platform.name} has no kernel for: " + " | ".join(rejected))
     return layers

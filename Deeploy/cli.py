@@ -22,7 +22,7 @@ import sys
 import time
 from pathlib import Path
 
-from Deeploy.errors import DeeployError
+from Deeploy.errors import DeeployError, error_text
 from Deeploy.passes.loop_flags import add_loop_flags, loop_rolling_options
 from Deeploy.tiling.flags import add_tiling_flags, tiling_options
 
@@ -71,6 +71,21 @@ def _load(args, say=print):
     return onnx_path, graph, values
 
 
+def _add_platform_options(p: argparse.ArgumentParser) -> None:
+    """The flags of ``_platform_options``, for every command that compiles."""
+    p.add_argument("--no-npu-for", default="", metavar="NAME[,NAME]",
+                   help="platforms with an NPU (Siracusa_w_neureka): keep these layers on the cluster")
+    p.add_argument("--wmem-size", type=int, default=None, metavar="BYTES",
+                   help="platforms with an NPU weight memory: its size (default 4 MiB)")
+    p.add_argument("--neureka-wmem", action="store_true",
+                   help="platforms with an NPU weight memory: place the NPU weights that save the most "
+                        "modelled cycles in it (never tiled or DMA'd)")
+    p.add_argument("--cpu", default=None, metavar="CORE",
+                   help="CortexM: the core and its board, cortex-m4 (default, mps2-an386) or cortex-m55 (mps3-an547)")
+    p.add_argument("--sram", type=int, default=None, metavar="BYTES",
+                   help="CortexM: SRAM the program may use, stack included (default: all of the board's)")
+
+
 def _platform_options(args) -> dict | None:
     """Options of the platform itself (its ``configure``): NPU exclusions, weight-memory size and
     placement, the Cortex-M core and its SRAM budget."""
@@ -95,17 +110,7 @@ def add_compile_flags(p: argparse.ArgumentParser) -> None:
                    help="cluster cores the code will run on (cluster platforms; default: all)")
     add_tiling_flags(p)
     add_loop_flags(p)
-    p.add_argument("--no-npu-for", default="", metavar="NAME[,NAME]",
-                   help="platforms with an NPU (Siracusa_w_neureka): keep these layers on the cluster")
-    p.add_argument("--wmem-size", type=int, default=None, metavar="BYTES",
-                   help="platforms with an NPU weight memory: its size (default 4 MiB)")
-    p.add_argument("--neureka-wmem", action="store_true",
-                   help="platforms with an NPU weight memory: place the NPU weights that save the most "
-                        "modelled cycles in it (never tiled or DMA'd)")
-    p.add_argument("--cpu", default=None, metavar="CORE",
-                   help="CortexM: the core and its board, cortex-m4 (default, mps2-an386) or cortex-m55 (mps3-an547)")
-    p.add_argument("--sram", type=int, default=None, metavar="BYTES",
-                   help="CortexM: SRAM the program may use, stack included (default: all of the board's)")
+    _add_platform_options(p)
 
 
 def compile_options(args) -> dict:
@@ -115,6 +120,7 @@ def compile_options(args) -> dict:
 
 
 def _compile(args) -> None:
+    from Deeploy.analysis.sizes import engine_line, memory_line
     from Deeploy.compiler import Stages, atomic_folder, check_replaceable, compile_graph
     from Deeploy.frontend import assign_input_types
     from Deeploy.frontend.onnx_loader import integer_semantics
@@ -154,6 +160,8 @@ def _compile(args) -> None:
     print(f"  constants:  {s.const_bytes} B")
     print(f"  activations: arena {s.arena_size} B (lower bound, peak of live bytes: {s.lower_bound} B)")
     print(f"  inputs+outputs: {s.io_bytes} B")
+    print(f"  {memory_line(result.manifest)}")
+    print(f"  {engine_line(result.manifest)}")
     if args.emit_testbench:
         print(f"  testbench:  main.c, testdata.h (build and run: deeploy run {out})")
     if args.roofline:
@@ -195,12 +203,14 @@ def _analyze(args) -> None:
         from Deeploy.analysis.roofline import format_roofline
         from Deeploy.analyze import compile_for_report
         result = compile_for_report(graph, args.platform, source=onnx_path.name, cores=args.cores,
-                                    tiling=tiling_options(args), loop_rolling=loop_rolling_options(args))
+                                    tiling=tiling_options(args), loop_rolling=loop_rolling_options(args),
+                                    platform_options=_platform_options(args))
         roofline = _roofline_report(result)
         print(roofline.to_json() if args.json else format_roofline(roofline), end="")
         return
     report = analyze_graph(graph, args.platform, source=onnx_path.name, cores=args.cores,
-                           tiling=tiling_options(args), loop_rolling=loop_rolling_options(args))
+                           tiling=tiling_options(args), loop_rolling=loop_rolling_options(args),
+                           platform_options=_platform_options(args))
     for note in report.notes:
         say(f"note: {note}")
     print(report.to_json() if args.json else format_csv(report) if args.csv else format_table(report), end="")
@@ -208,9 +218,11 @@ def _analyze(args) -> None:
 
 def _validate(args) -> int:
     from Deeploy.validate import validate
+    from Deeploy.passes.loop_flags import loop_rolling_options
     return validate(args.model, args.platform, inputs=args.inputs, outputs=args.outputs, cores=args.cores,
                     tiling=tiling_options(args), input_types=_input_types(args.input_type), seed=args.seed,
-                    timeout=args.timeout)
+                    timeout=args.timeout, loop_rolling=loop_rolling_options(args),
+                    platform_options=_platform_options(args))
 
 
 def _run(args) -> int:
@@ -246,12 +258,13 @@ def _ops(args) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     from Deeploy import __version__
-    parser = argparse.ArgumentParser(prog="deeploy", description="Compile quantized ONNX networks to C.")
+    from Deeploy.arguments import ArgumentParser, add_platform_flag
+    parser = ArgumentParser(prog="deeploy", description="Compile quantized ONNX networks to C.")
     parser.add_argument("--version", action="version", version=f"deeploy {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     c = sub.add_parser("compile", help="compile an ONNX network into a standalone C project")
     c.add_argument("model", help="the .onnx file")
-    c.add_argument("--platform", default="Generic")
+    add_platform_flag(c)
     c.add_argument("-o", "--output", required=True,
                    help="output folder: created, or replaced atomically if an earlier compile created it")
     c.add_argument("--inputs", help="npz of sample inputs deciding input integer types "
@@ -277,14 +290,12 @@ def main(argv: list[str] | None = None) -> int:
     a = sub.add_parser("analyze", help="per layer: op, kernel, engine, ops, bytes, memory per level, tiles; "
                        "and the totals (nothing is written)")
     a.add_argument("model", help="the .onnx file")
-    a.add_argument("--platform", default="Generic")
-    a.add_argument("--cores", type=int, default=None, help="cluster cores (cluster platforms; default: all)")
+    add_platform_flag(a)
     a.add_argument("--inputs", help="npz of sample inputs deciding input integer types "
                    "(default: inputs.npz beside the model, if present)")
     a.add_argument("--input-type", action="append", default=[], metavar="NAME=TYPE",
                    help="integer type of a graph input, e.g. input=uint8")
-    add_tiling_flags(a)
-    add_loop_flags(a)
+    add_compile_flags(a)
     fmt = a.add_mutually_exclusive_group()
     fmt.add_argument("--json", action="store_true", help="the report as JSON")
     fmt.add_argument("--csv", action="store_true", help="one CSV row per layer, then the totals")
@@ -295,8 +306,7 @@ def main(argv: list[str] | None = None) -> int:
     v = sub.add_parser("validate", help="compile, build and run on the host or QEMU, and compare with the "
                        "reference interpreter (and onnxruntime, outputs.npz); exit 1 on a mismatch")
     v.add_argument("model", help="the .onnx file")
-    v.add_argument("--platform", default="Generic")
-    v.add_argument("--cores", type=int, default=None, help="cluster cores (cluster platforms; default: all)")
+    add_platform_flag(v)
     v.add_argument("--inputs", help="npz of inputs (default: inputs.npz beside the model, else random values)")
     v.add_argument("--outputs", help="npz of expected outputs to check the reference against "
                    "(default: outputs.npz beside the model, with its inputs.npz)")
@@ -304,7 +314,7 @@ def main(argv: list[str] | None = None) -> int:
                    help="integer type of a graph input, e.g. input=uint8")
     v.add_argument("--seed", type=int, default=0, help="seed of the random inputs (default 0)")
     v.add_argument("--timeout", type=float, default=600.0, help="seconds the program may run (default 600)")
-    add_tiling_flags(v)
+    add_compile_flags(v)
     v.set_defaults(run=_validate)
     r = sub.add_parser("run", help="build an output of `compile --emit-testbench` and run it (host or QEMU)")
     r.add_argument("folder", help="the compiled output folder")
@@ -331,13 +341,13 @@ def main(argv: list[str] | None = None) -> int:
                    help="report: the best configuration per network uses at most this L2 (peak)")
     w.set_defaults(run=_sweep)
     o = sub.add_parser("ops", help="list operators and the platform's kernels for them")
-    o.add_argument("--platform", default="Generic")
+    add_platform_flag(o)
     o.set_defaults(run=_ops)
     args = parser.parse_args(argv)
     try:
         status = args.run(args)
     except DeeployError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(error_text(exc, getattr(args, "verbose", False)), file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print("error: interrupted; nothing was written", file=sys.stderr)

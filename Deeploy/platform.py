@@ -42,6 +42,9 @@ class Platform:
     timing: object | None = None                   # cycle-model parameters of a virtual platform
     tiling: PlatformTiling | None = None           # tiling cost-model parameters (tiled platforms)
     linker_script: Callable[[Sequence[MemoryLevel]], str] | None = None  # link.ld of a compiled output
+    # (memory, program, cores) -> the command running a program built for it (a compiled output's
+    # `run` target); None: the program runs on the host
+    run_command: Callable[[Sequence[MemoryLevel], str, str], list[str]] | None = None
     reference_section: str = ""                    # section of a testbench's reference data ('': .rodata)
     # dimensions, element counts, byte sizes and window attributes stay below 2^address_bits: the
     # target's address space and the generated C's sizes and indices (uint32_t, also on the host)

@@ -1,7 +1,7 @@
 """Where the files the compiler ships beside its Python code live: ``TargetLibraries/`` (kernels
 and platform runtimes), ``cmake/`` (the platform build files) and ``toolchain/`` (the QEMU timing
-plugin's sources). In a checkout they are the repository's own folders; an installed wheel
-carries copies under ``Deeploy/_data/`` (``setup.py`` puts them there)."""
+plugin's sources), and the examples (``docs/examples/``). In a checkout they are the repository's
+own folders; an installed wheel carries copies under ``Deeploy/_data/`` (``setup.py`` puts them there)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from pathlib import Path
 
 from Deeploy.errors import BuildError
 
-__all__ = ["data_root", "target_libraries", "cmake_dir", "toolchain_dir", "timing_plugin"]
+__all__ = ["data_root", "target_libraries", "cmake_dir", "toolchain_dir", "examples_dir", "timing_plugin"]
 
 _PACKAGE = Path(__file__).resolve().parent
 
@@ -34,6 +34,13 @@ def cmake_dir() -> Path:
 
 def toolchain_dir() -> Path:
     return data_root() / "toolchain"
+
+
+def examples_dir() -> Path:
+    """The examples (``firmware/``: two networks in one program): the repository's docs/examples/,
+    or their copy in an installed wheel."""
+    packaged = _PACKAGE / "_data" / "examples"
+    return packaged if packaged.is_dir() else _PACKAGE.parent / "docs" / "examples"
 
 
 def _cache_dir() -> Path:

@@ -51,8 +51,10 @@ def _step(cmd: list[str], what: str, verbose: bool, explain=lambda output: None)
 
 def build_output(folder: Path, build_dir: Path, verbose: bool = False, explain=lambda output: None) -> Path:
     """``cmake -S folder -B build_dir && cmake --build build_dir``; the testbench program's path.
-    ``explain``: the target's one line for a failed build (``TargetRunner.explain_build_error``)."""
-    _step(["cmake", *generator_args(), "-S", str(folder), "-B", str(build_dir)], "CMake configure", verbose)
+    A build folder configured before keeps its generator (Ninja, Makefiles, ...). ``explain``: the
+    target's one line for a failed build (``TargetRunner.explain_build_error``)."""
+    generator = () if (build_dir / "CMakeCache.txt").is_file() else generator_args()
+    _step(["cmake", *generator, "-S", str(folder), "-B", str(build_dir)], "CMake configure", verbose)
     _step(["cmake", "--build", str(build_dir), "-j", str(os.cpu_count() or 1)], "build", verbose, explain)
     return build_dir / "deeploy_test"
 

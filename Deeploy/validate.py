@@ -81,8 +81,16 @@ def onnxruntime_outputs(onnx_path: Path, inputs: dict[str, np.ndarray]) -> tuple
         names = [o.name for o in session.get_outputs()]
         return dict(zip(names, session.run(names, feed))), ""
     except Exception as exc:   # any failure means "onnxruntime does not run this graph"
-        text = re.sub(r"\[ONNXRuntimeError\] : \d+ : |Load model from .*? failed:", "", str(exc)).strip()
-        return None, (text.splitlines()[0] if text else type(exc).__name__)[:160]
+        return None, _ort_reason(str(exc)) or type(exc).__name__
+
+
+def _ort_reason(text: str) -> str:
+    """onnxruntime's error, short and whole: its closing "Error ..." clause (e.g. "No Op registered
+    for RequantShift with domain_version of 13") when it has one, else its first line, cut at a word."""
+    text = re.sub(r"\[ONNXRuntimeError\] : \d+ : |Load model from .*? failed:", "", text).strip()
+    closing = re.search(r"\bError:? ([^\n]+)$", text)
+    line = closing.group(1).strip() if closing else (text.splitlines()[0] if text else "")
+    return line if len(line) <= 120 else line[:120].rsplit(" ", 1)[0] + " ..."
 
 
 def _declared_float(onnx_path: Path) -> dict[str, bool]:
@@ -109,9 +117,10 @@ def _check(what: str, expected: dict[str, np.ndarray], got: dict[str, np.ndarray
 def validate(model: str | Path, platform: str, *, inputs: str | Path | None = None,
              outputs: str | Path | None = None, cores: int | None = None, tiling: TilingOptions | None = None,
              input_types: dict[str, DType] | None = None, seed: int = 0, timeout: float = 600.0,
-             say: Callable[[str], None] = print) -> int:
+             say: Callable[[str], None] = print, **options) -> int:
     """0 if the reference agrees with outputs.npz and onnxruntime (where they exist) and the
-    deployed network agrees with the reference, else 1."""
+    deployed network agrees with the reference, else 1. ``options``: more options of ``compile_graph``
+    (``loop_rolling``, ``platform_options``)."""
     onnx_path = Path(model)
     samples = Path(inputs) if inputs else onnx_path.with_name("inputs.npz")
     graph = load_onnx(onnx_path)
@@ -155,7 +164,7 @@ def validate(model: str | Path, platform: str, *, inputs: str | Path | None = No
 
     with tempfile.TemporaryDirectory(prefix="deeploy-validate-") as tmp:
         result = compile_graph(graph, platform, Path(tmp) / "out", source=onnx_path.name, cores=cores,
-                               tiling=tiling, extra_files=testbench)
+                               tiling=tiling, extra_files=testbench, **options)
         for note in result.notes:
             say(f"note: {note}")
         cores = result.manifest.cores

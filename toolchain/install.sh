@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Installs what building and testing needs, idempotently: the Python package with its test
-# dependencies, and from Debian the host build tools plus the RISC-V bare-metal toolchain
-# (gcc, binutils, picolibc), QEMU and Verilator, and the Arm ones (CortexM: gcc, picolibc, QEMU);
-# then builds the QEMU plugins and the CV32E40P reference core simulator (toolchain/rtl). Packages
-# already present are not reinstalled.
+# Installs what building and testing needs, idempotently: this checkout as an editable Python
+# package with its test dependencies (into the Python python3 runs: an active virtual environment),
+# and from Debian the host build tools plus the RISC-V bare-metal toolchain (gcc, binutils,
+# picolibc), QEMU and Verilator, and the Arm ones (CortexM: gcc, picolibc, QEMU); then builds the
+# QEMU plugins and the CV32E40P reference core simulator (toolchain/rtl). Packages already present
+# are not reinstalled.
 set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 
@@ -23,7 +24,8 @@ fi
 # checked from / so that the working directory does not shadow the installed package
 if ! (cd / && python3 -c "import Deeploy, onnx, onnxruntime, mako, ortools, pytest, xdist, hypothesis, yaml, pythondata_cpu_cv32e40p") 2>/dev/null \
    || [ "$(cd / && python3 -c 'import Deeploy, pathlib; print(pathlib.Path(Deeploy.__file__).parents[1])' 2>/dev/null)" != "$repo" ]; then
-  echo "installing the Python package and its dependencies"
+  echo "installing this checkout (editable) and its Python dependencies into $(python3 -c 'import sys; print(sys.prefix)')" \
+       "(the active virtual environment, else the system's Python)"
   python3 -m pip install -q --disable-pip-version-check -e "$repo[test]"
 fi
 

@@ -29,7 +29,11 @@ from Deeploy.analysis.traffic import schedule_traffic
 from Deeploy.ir.region import InputKind, body_inputs
 from Deeploy.ops import get_op
 
-__all__ = ["LayerWork", "LayerPoint", "RegionStream", "Roofline", "layer_work", "build_roofline", "format_roofline",
+# a layer whose profile labels at least this share of its cycles overhead is "overhead"-bound: the
+# code around its kernel (set-up, tile loop), not its engine or its memory, takes most of its time
+OVERHEAD_BOUND = 0.5
+
+__all__ = ["OVERHEAD_BOUND", "LayerWork", "LayerPoint", "RegionStream", "Roofline", "layer_work", "build_roofline", "format_roofline",
            "spread_iterations"]
 
 
@@ -52,7 +56,8 @@ class LayerWork:
 @dataclass(frozen=True)
 class LayerPoint:
     """A layer on the roofline. ``level``: the level of the binding memory roof (None: it moves
-    nothing); ``roof``: ``min(peak, intensity x bandwidth)``; ``bound``: which of the two."""
+    nothing); ``roof``: ``min(peak, intensity x bandwidth)``; ``bound``: which of the two, or
+    "overhead" when its profile labels at least ``OVERHEAD_BOUND`` of its cycles overhead."""
 
     index: int
     name: str
@@ -174,7 +179,7 @@ def layer_work(result, platform, roofs: Roofs) -> list[LayerWork]:
     return out
 
 
-def _point(w: LayerWork, cycles: float) -> LayerPoint:
+def _point(w: LayerWork, cycles: float, overhead: float = 0.0) -> LayerPoint:
     best = None   # (memory roof, level)
     for level, nbytes in w.bytes.items():
         if nbytes > 0:
@@ -184,10 +189,13 @@ def _point(w: LayerWork, cycles: float) -> LayerPoint:
     level = best[1] if best else None
     memory_roof = best[0] if best else math.inf
     roof = min(w.peak.value, memory_roof)
+    bound = "compute" if w.peak.value <= memory_roof else "memory"
+    if overhead >= OVERHEAD_BOUND * cycles:
+        bound = "overhead"
     return LayerPoint(w.index, w.name, w.op, w.engine, w.ops, dict(w.bytes), level,
                       w.ops / w.bytes[level] if level else None, cycles, w.ops / cycles, w.peak.value, w.peak.name,
                       w.bandwidth[level].value if level else None, w.bandwidth[level].name if level else None,
-                      roof, "compute" if w.peak.value <= memory_roof else "memory")
+                      roof, bound)
 
 
 def region_streams(graph, points: list[LayerPoint], l3: Roof) -> tuple[list[RegionStream], list[str]]:
@@ -234,9 +242,11 @@ def spread_iterations(graph, work: list[LayerWork], runs: dict[int, list[tuple[f
 
 
 def build_roofline(result, work: list[LayerWork], roofs: Roofs,
-                   runs: dict[int, list[tuple[float, float]]] | None = None) -> Roofline:
+                   runs: dict[int, list[tuple[float, float]]] | None = None,
+                   overhead: dict[int, float] | None = None) -> Roofline:
     """The report of a ``CompileResult`` whose layers are ``work``, under ``roofs``, with the (start, cycles) of
-    every run of each layer index (``runs``, from a profile) or else the tiler's estimates."""
+    every run of each layer index (``runs``, from a profile) or else the tiler's estimates; ``overhead``:
+    the share of overhead in each layer index's cycles (from a profile)."""
     manifest = result.manifest
     cycles = spread_iterations(result.graph, work, runs) if runs is not None else None
     points, skipped, no_cycles = [], [], []
@@ -245,7 +255,7 @@ def build_roofline(result, work: list[LayerWork], roofs: Roofs,
         if w.ops == 0 or not c:
             (skipped if w.ops == 0 else no_cycles).append(w.name)
             continue
-        points.append(_point(w, c))
+        points.append(_point(w, c, (overhead or {}).get(w.index, 0.0) * c))
     peaks = {w.peak.name: w.peak for w in work}
     bandwidths = {r.name: r for w in work for r in w.bandwidth.values()}
     l3 = roofs.bandwidth("L3", True, None)
@@ -281,6 +291,11 @@ def format_roofline(r: Roofline) -> str:
     total_ops, total_cycles = sum(p.ops for p in r.layers), sum(p.cycles for p in r.layers)
     if total_cycles:
         out.append(f"total: {total_ops} ops in {total_cycles:.0f} cycles ({total_ops / total_cycles:.3g} ops/cycle)")
+    slow = [p for p in r.layers if p.bound == "overhead"]
+    if slow:
+        out.append(f"overhead-bound: {len(slow)} of {len(r.layers)} layers ({sum(p.cycles for p in slow):.0f} cycles) "
+                   f"spend {100 * OVERHEAD_BOUND:.0f}% or more of their cycles in the code around their kernels "
+                   "(set-up, tile loops), far below their roofs (the profile's summary names the cause)")
     out += [f"peak {roof.name}: {roof.value:g} ops/cycle ({roof.why})" for roof in r.peaks.values()]
     out += [f"bandwidth {roof.name}: {roof.value:g} B/cycle ({roof.why})" for roof in r.bandwidths.values()]
     for s in r.regions:

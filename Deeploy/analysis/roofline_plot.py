@@ -1,7 +1,8 @@
 """The roofline report as one self-contained HTML page: a log-log SVG plot (x: arithmetic
 intensity in ops per byte, y: ops per cycle) with every engine peak as a horizontal roof and
 every memory bandwidth as a diagonal roof, one point per layer (colour: engine; ring: its data
-come from L3 or another level than the most common one), the layers with the most cycles
+come from L3 or another level than the most common one; orange outline: overhead-bound,
+its profile's cycles mostly overhead), the layers with the most cycles
 numbered, a box describing the layer under the pointer, and the table below."""
 
 from __future__ import annotations
@@ -10,12 +11,13 @@ import html
 import math
 from pathlib import Path
 
-from Deeploy.analysis.roofline import Roofline
+from Deeploy.analysis.roofline import OVERHEAD_BOUND, Roofline
 
 __all__ = ["roofline_html", "write_roofline_html"]
 
 W, H = 1040, 620                 # plot area
 ML, MR, MT, MB = 90, 230, 30, 60  # margins (right: roof labels and legend)
+OVERHEAD = "#ff9900"             # outline of the overhead-bound layers
 COLOURS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b")
 LABELLED = 10                    # layers with the most cycles get their index written beside them
 
@@ -83,8 +85,10 @@ def _svg(r: Roofline) -> str:
         info = (f"#{p.index} {p.name} ({p.op}, {p.engine}): {p.ops} ops, {p.intensity:.3g} ops/B from {p.level}, "
                 f"{p.cycles:.0f} cycles, {p.achieved:.3g} ops/cycle = {100 * p.of_roof:.1f}% of its roof "
                 f"{p.roof:.3g} ({p.bound}-bound)")
-        out.append(f'<circle class="pt" cx="{x:.1f}" cy="{y:.1f}" r="5" fill="{fill}" fill-opacity="0.75" '
-                   f'stroke="{colour[p.engine]}" stroke-width="{2 if ring else 1}" data-info="{html.escape(info)}">'
+        slow = p.bound == "overhead"
+        out.append(f'<circle class="pt{" overhead" if slow else ""}" cx="{x:.1f}" cy="{y:.1f}" r="{6 if slow else 5}" '
+                   f'fill="{fill}" fill-opacity="0.75" stroke="{OVERHEAD if slow else colour[p.engine]}" '
+                   f'stroke-width="{2.5 if slow else 2 if ring else 1}" data-info="{html.escape(info)}">'
                    f'<title>{html.escape(info)}</title></circle>')
     placed: list[tuple[float, float, float]] = []   # (x, y, width) of the labels written
     for members in sorted(groups.values(), key=lambda g: -sum(m[2].cycles for m in g))[:LABELLED]:
@@ -106,13 +110,19 @@ def _svg(r: Roofline) -> str:
                    f'{html.escape(bw.name)} {bw.value:g} B/cycle</text>')
     for pk in peaks:
         out.append(f'<text x="{W + 8}" y="{sy(pk.value) + 4:.1f}">{html.escape(pk.name)}: {pk.value:g} ops/cycle</text>')
-    ly = H - 20 * (len(engines) + len(levels[1:])) - 10
+    slow = any(p.bound == "overhead" for p in pts)
+    ly = H - 20 * (len(engines) + len(levels[1:]) + slow) - 10
     for k, e in enumerate(engines):
         out.append(f'<circle cx="{W + 16}" cy="{ly + 20 * k}" r="5" fill="{colour[e]}"/>'
                    f'<text x="{W + 28}" y="{ly + 20 * k + 4}">{html.escape(e)}, data from {levels[0]}</text>')
     for k, lv in enumerate(levels[1:], start=len(engines)):
         out.append(f'<circle cx="{W + 16}" cy="{ly + 20 * k}" r="5" fill="none" stroke="#444" stroke-width="2"/>'
                    f'<text x="{W + 28}" y="{ly + 20 * k + 4}">ring: data from {html.escape(str(lv))}</text>')
+    if slow:
+        k = len(engines) + len(levels[1:])
+        out.append(f'<circle cx="{W + 16}" cy="{ly + 20 * k}" r="6" fill="none" stroke="{OVERHEAD}" stroke-width="2.5"/>'
+                   f'<text x="{W + 28}" y="{ly + 20 * k + 4}">overhead-bound (&#8805; {100 * OVERHEAD_BOUND:.0f}% overhead)'
+                   '</text>')
     out.append("</g></svg>")
     return "\n".join(out)
 

@@ -21,7 +21,8 @@ from pathlib import Path
 from Deeploy.elf import sections
 from Deeploy.manifest import Manifest
 
-__all__ = ["SectionSizes", "section_sizes", "level_peaks", "code_line", "memory_line", "network_library"]
+__all__ = ["SectionSizes", "section_sizes", "level_peaks", "code_line", "engine_line", "memory_line",
+           "network_library"]
 
 _WRITE, _ALLOC, _EXEC = 0x1, 0x2, 0x4
 _PROGBITS = 1
@@ -96,6 +97,21 @@ def level_peaks(manifest: Manifest) -> dict[str, int]:
         peaks[level.name] = max((sum(b.size for b in mine if b.first <= k <= b.last) for k in range(steps)),
                                 default=0)
     return peaks
+
+
+def engine_line(manifest: Manifest) -> str:
+    """``Layers: 30 tiled into L1 on cluster, 12 on neureka, ...`` (layers that run, per engine;
+    a tiled layer counts on the engine running its tiles)."""
+    tiles = {t.index: t for t in manifest.tiles}
+    counts: dict[str, int] = {}
+    for layer in manifest.layers:
+        if layer.runs:
+            tiled = tiles.get(layer.index)
+            engine = f"tiled into L1 on {tiled.engine or 'cluster'}" if tiled else f"on {layer.engine}"
+            counts[engine] = counts.get(engine, 0) + 1
+    idle = sum(1 for layer in manifest.layers if not layer.runs)
+    return ("Layers: " + ", ".join(f"{n} {e}" for e, n in sorted(counts.items(), key=lambda x: -x[1]))
+            + (f"; {idle} more run nothing (views)" if idle else "") + ("; untiled" if not tiles else ""))
 
 
 def memory_line(manifest: Manifest) -> str:

@@ -56,6 +56,12 @@ class NetworkApi:
         return f"{self.name}_network" if self.name else "deeploy_network"
 
     @property
+    def header(self) -> str | None:
+        """``NET.h``, the header a firmware includes (it includes ``Network.h`` beside it); None
+        without a name or for a name whose header would be another file of the output."""
+        return f"{self.name}.h" if self.name and self.name.lower() not in ("network", "testdata") else None
+
+    @property
     def macro(self) -> str:
         """Prefix of the macros of Network.h."""
         return self.name.upper() if self.name else "DEEPLOY_NETWORK"

@@ -296,8 +296,10 @@ def roll_regions(graph: Graph, layers: list[Layer], plan: MemoryPlan, names: Buf
         out.covered |= set(range(span.start, span.end))
         out.tiled_manifest.update(tiled_manifest)
         peeled = whole.iterations - span.iterations
-        out.notes.append(f"region '{span.name}': {span.iterations} iterations of {span.body} layers run as one loop "
-                         f"({len(b.stacks)} stacked per-iteration constants, {len(b.table)} per-iteration pointers"
+        stacked = sum(size * dtype.nbytes for _, dtype, size, _, _ in b.stacks.values())
+        out.notes.append(f"region '{span.name}': {span.iterations} iterations of {span.body} layers run as "
+                         f"one loop (compiled: {len(b.stacks)} per-iteration constants stacked, {stacked} B of the "
+                         f"network's constants; {len(b.table)} per-iteration pointers"
                          + (f"; {peeled} iteration(s) emitted layer by layer: {why}" if peeled else "") + ")")
     return out
 

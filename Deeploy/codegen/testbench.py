@@ -1,7 +1,7 @@
 """Testbench generation (``deeploy compile --emit-testbench`` and the test runners): reference
 inputs and expected outputs as C arrays, and a main() that runs the network and counts
 mismatching output elements, printing ``Errors: E out of N``: integer outputs bit-exactly,
-float outputs within ``FLOAT_TOLERANCE`` (see README, "Float networks")."""
+float outputs within ``FLOAT_TOLERANCE`` (see docs/GUIDE.md, "Float networks")."""
 
 from __future__ import annotations
 

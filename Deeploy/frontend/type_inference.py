@@ -57,9 +57,11 @@ def assign_input_types(graph: Graph, values: dict[str, np.ndarray] | None = None
         elif t.dtype is None and not t.size:
             t.dtype = INT8   # an empty input holds no values
         elif t.dtype is None:
-            raise FrontendError(f"input '{name}' is declared float in an integer network and no sample values "
-                                f"give its integer type: give --input-type {name}=uint8 (or int8, int16, ...; "
-                                f"{name}=float32 for a float network) or sample inputs (--inputs)")
+            error = FrontendError(f"input '{name}' has no integer type: give --input-type {name}=int8 (or uint8, "
+                                  "int16, ..., float32) or sample inputs (--inputs)")
+            error.details = (f"'{name}' is declared float in an integer network (integer constants) and no sample "
+                             "values give its integer type; float32 declares a float network")
+            raise error
 
 
 def infer_node(graph: Graph, node: Node) -> OpDef:

@@ -152,7 +152,7 @@ def describe_region(graph: Graph, region: Region, detail: bool = False) -> list[
     lines = [f"loop region '{region.name}': {region.iterations} iterations of a {region.body_size}-node body "
              f"('{first[0]}' .. '{first[-1]}'); body inputs: {count[InputKind.CARRIED]} carried, "
              f"{count[InputKind.INVARIANT]} invariant, {count[InputKind.PER_ITERATION]} per-iteration "
-             f"(stacked {stacked} B)"
+             f"({stacked} B over the iterations, as the ONNX file stores them)"
              + (f", {len(attrs)} per-iteration attributes" if attrs else "")]
     if detail:
         for b in inputs:

@@ -144,10 +144,12 @@ def _misfit_error(misfits: list[TilingError]) -> TilingError:
     if len(misfits) == 1:
         return worst
     others = ", ".join(f"'{e.layer}' ({e.min_bytes} B)" for e in misfits if e is not worst)
-    return TilingError(f"{worst}. {len(misfits) - 1} more layers do not fit either: {others}; the smallest size "
-                       f"that fits every layer is {worst.min_bytes} B", layer=worst.layer, op=worst.op,
-                       level=worst.level, capacity=worst.capacity, min_bytes=worst.min_bytes,
-                       constraint=worst.constraint)
+    error = TilingError(f"layer '{worst.layer}' ({worst.op}) and {len(misfits) - 1} more do not fit {worst.level} = "
+                        f"{worst.capacity} B; the smallest size that fits every layer is {worst.min_bytes} B",
+                        layer=worst.layer, op=worst.op, level=worst.level, capacity=worst.capacity,
+                        min_bytes=worst.min_bytes, constraint=worst.constraint)
+    error.details = f"{worst.details}; the others: {others}"
+    return error
 
 
 def _resident(plan: MemoryPlan) -> frozenset[str]:

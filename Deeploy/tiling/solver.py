@@ -370,10 +370,11 @@ def _infeasible(spec: LayerSpec, params: TilingParams, smallest: TilingSolution)
     buffering = "double-buffered" if smallest.double_buffered else "single-buffered"
     constraint = "; ".join(reasons) + ": " if reasons else ""
     constraint += f"even its smallest {buffering} tiling ({tiles}) needs {need} B ({', '.join(parts)})"
-    message = (f"layer '{spec.layer}' ({spec.op}) does not fit {params.level} = {params.capacity} B: {constraint}; "
+    message = (f"layer '{spec.layer}' ({spec.op}) does not fit {params.level} = {params.capacity} B; "
                f"the smallest {params.flag} that fits is {need} B")
     error = TilingError(message, layer=spec.layer, op=spec.op, level=params.level, capacity=params.capacity,
                         min_bytes=need, constraint=constraint)
+    error.details = f"'{spec.layer}': {constraint}"
     error.smallest = smallest
     return error
 

@@ -40,6 +40,7 @@ for _op in ("Max", "Min"):
 
 # ---- Add -----------------------------------------------------------------------------------
 @test("Kernels/Add/Regular")
+@test("IntKernels/Add/Regular")   # the path the upstream tutorial uses
 def add_regular(rng):
     return _binary("Add", rng, (1, 8, 8, 8), (1, 8, 8, 8))
 

@@ -1,7 +1,8 @@
 """Runner flags of the profiles and the peer's runners' flags that mean something here.
 
-``--profileTiling`` takes an optional level (``--profileTiling=L2``, ``--profileTiling L3``; bare:
-every tile loop), see ``Deeploy/targets/siracusa/profile.py``. The peer's ``-p``/``--platform``
+``--profileTiling`` prints the summary and the layers; with a value also the tiles' phases:
+``tiles`` (every tile loop) or a level (``--profileTiling=L2``, ``--profileTiling L3``), see
+``Deeploy/targets/siracusa/profile.py``. The peer's ``-p``/``--platform``
 names the platform: accepted when it is this runner's, refused with the runner to use otherwise.
 ``--toolchain=GCC`` is accepted (the cross compiler is GCC); LLVM is refused with a hint."""
 
@@ -21,19 +22,20 @@ RUNNERS = {"generic": "testRunner_generic.py", "cortexm": "testRunner_cortexm.py
 
 def _level(text: str) -> str:
     level = text.upper()
-    if text == "all":          # the bare flag
-        return text
+    if text.lower() in ("all", "tiles"):          # the bare flag (the layers); every tile loop's phases
+        return text.lower()
     if level not in PROFILE_LEVELS:
         raise argparse.ArgumentTypeError(f"'{text}' is not a memory level: L2 (or L1) profiles the L2 <-> L1 tiles, "
-                                         "L3 the L3 <-> L2 staging tiles; without a level, both")
+                                         "L3 the L3 <-> L2 staging tiles, 'tiles' both; without a value, the layers")
     return level
 
 
 def add_profile_tiling(p: argparse.ArgumentParser) -> None:
     p.add_argument("--profileTiling", nargs="?", const="all", default=None, type=_level, metavar="LEVEL",
-                   help="print modelled cycles per tile and phase, and write profile.json, trace.json and profile.html "
-                        "next to the generated code; LEVEL L2 (or L1): the L2 <-> L1 tiles only, L3: the L3 <-> L2 "
-                        "staging tiles only (default: both)")
+                   help="print a summary of the modelled cycles (split, op types, largest layers and loss) and every "
+                        "layer's cycles, and write profile.json, trace.json and profile.html next to the generated "
+                        "code; with LEVEL also every tile's phases: 'tiles' (or -v) every tile loop, L2 (or L1) the "
+                        "L2 <-> L1 tiles only, L3 the L3 <-> L2 staging tiles only")
 
 
 def add_peer_flags(p: argparse.ArgumentParser, platform: str) -> None:

@@ -12,10 +12,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from Deeploy.analysis.sizes import code_line, memory_line, network_library
+from Deeploy.arguments import ArgumentParser
+from Deeploy.analysis.sizes import code_line, engine_line, memory_line, network_library
 from Deeploy.codegen.testbench import testbench_writer
 from Deeploy.compiler import compile_graph
-from Deeploy.errors import BuildError, DeeployError
+from Deeploy.errors import BuildError, DeeployError, error_text
 from Deeploy.run import testbench_status
 from Deeploy.frontend import assign_input_types, load_npz_arrays, load_onnx, map_arrays
 from Deeploy.passes.loop_flags import add_loop_flags, loop_rolling_options
@@ -53,7 +54,7 @@ class RunnerPlatform:
 
 
 def base_parser(description: str) -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(description=description)
+    p = ArgumentParser(description=description)
     p.add_argument("-t", "--test", required=True, help="test folder with network.onnx, inputs.npz, outputs.npz")
     p.add_argument("-v", "--verbose", action="store_true", help="show compiler passes and build commands")
     p.add_argument("--skipgen", action="store_true", help="reuse the previously generated code")
@@ -166,7 +167,9 @@ def run_test(args: argparse.Namespace, rp: RunnerPlatform, compile_options: dict
                     attempt.discard()
                 raise
         print(code_line(binary, network_library(binary.parent)))
-        print(memory_line(read_manifest(gen / "network")))
+        manifest = read_manifest(gen / "network")
+        print(memory_line(manifest))
+        print(engine_line(manifest))
         if args.skipsim:
             print("Built", binary)
             return 0
@@ -190,7 +193,7 @@ def main(rp: RunnerPlatform, description: str, extra_args: Callable[[argparse.Ar
             options["loop_rolling"] = loop_rolling_options(args)
         code = run_test(args, rp, options or None)
     except DeeployError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(error_text(exc, args.verbose), file=sys.stderr)
         code = 1
     except KeyboardInterrupt:
         print("error: interrupted", file=sys.stderr)

@@ -11,7 +11,7 @@ REPO = DEEPLOY_TEST.parent
 CORPUS = REPO.parent / "shared" / "corpus"
 # the external corpus's float tests (float32, bfloat16, and float graphs around quantisation)
 FLOAT_CORPUS = ("Kernels/FP32", "Kernels/BF16", "Kernels/Mixed")
-# corpus tests the compiler refuses, with a fragment of the one-line error they must give (README,
+# corpus tests the compiler refuses, with a fragment of the one-line error they must give (docs/GUIDE.md,
 # "Float networks"): none today
 REJECTED: dict[str, str] = {}
 

@@ -4,6 +4,7 @@ fails on a wrong expected value; bad requests get one error line and write nothi
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -88,3 +89,40 @@ def test_run_needs_a_testbench(tmp_path, capsys):
     assert err.count("\n") == 0 and "--emit-testbench" in err
     assert main(["run", str(tmp_path / "missing")]) == 1
     assert "not a compiled output folder" in capsys.readouterr().err
+
+
+ADD = DEEPLOY_TEST / "Tests" / "Kernels" / "Add" / "Regular" / "network.onnx"
+
+
+def _run_target(out: Path, build: Path) -> subprocess.CompletedProcess:
+    subprocess.run(["cmake", "-G", "Unix Makefiles", "-S", str(out), "-B", str(build)], check=True, capture_output=True)
+    return subprocess.run(["cmake", "--build", str(build), "--target", "run"], capture_output=True, text=True,
+                          timeout=300)
+
+
+def test_generic_run_target(tmp_path):
+    """A standalone output's `run` target builds and runs its program, printing the command."""
+    out = tmp_path / "out"
+    assert main(["compile", str(ADD), "-o", str(out), "--emit-testbench"]) == 0
+    proc = _run_target(out, tmp_path / "b")
+    assert proc.returncode == 0 and "Errors: 0 out of 512" in proc.stdout, proc.stdout + proc.stderr
+    assert str(tmp_path / "b" / "deeploy_test") in proc.stdout
+
+
+@pytest.mark.skipif(not CROSS, reason="RISC-V toolchain or QEMU missing: run bash toolchain/install.sh")
+def test_siracusa_hand_build_runs(tmp_path, capsys):
+    """By hand with Makefiles: `cmake --build b --target run` prints the QEMU command and runs it;
+    `deeploy run --build-dir b` takes that build folder; QEMU with too little RAM (-m) for the
+    memory map stops at once with a message and exit code 1 instead of hanging."""
+    out, build = tmp_path / "out", tmp_path / "b"
+    assert main(["compile", str(ADD), "--platform", "Siracusa", "-o", str(out), "--emit-testbench"]) == 0
+    proc = _run_target(out, build)
+    assert proc.returncode == 0 and "Errors: 0 out of 512" in proc.stdout, proc.stdout + proc.stderr
+    command = next(line for line in proc.stdout.splitlines() if line.startswith("qemu-system-riscv32 "))
+    assert f"-kernel {build / 'deeploy_test'}" in command and " -smp 8 " in command
+    capsys.readouterr()
+    assert main(["run", str(out), "--build-dir", str(build)]) == 0
+    assert "Errors: 0 out of 512" in capsys.readouterr().out
+    small = subprocess.run(re.sub(r" -m \d+M ", " -m 64M ", command).split(), capture_output=True, text=True,
+                           timeout=60, stdin=subprocess.DEVNULL)
+    assert small.returncode == 1 and "QEMU's RAM (-m) ends below this program's memory" in small.stdout, small

@@ -45,9 +45,11 @@ def test_unsupported_ops_are_all_listed(tmp_path: Path):
     onnx.save(_model(nodes, [_vi("x", [1, 4])], [_vi("y", [4, 1])]), tmp_path / "m.onnx")
     out = tmp_path / "out"
     proc = _deeploy("compile", tmp_path / "m.onnx", "-o", out, "--input-type", "x=int8")
-    _assert_one_line_error(proc, "Foo", "'foo1'", "'foo2'", "Bar", "'bar1'")
+    _assert_one_line_error(proc, "Foo", "Bar", "deeploy ops --platform Generic")
     assert "transpose" not in proc.stderr
     assert not out.exists()
+    verbose = _deeploy("compile", tmp_path / "m.onnx", "-o", out, "--input-type", "x=int8", "-v")
+    assert "Foo (2): 'foo1', 'foo2'; Bar (1): 'bar1'" in verbose.stderr and "transpose" not in verbose.stderr
 
 
 def test_malformed_onnx_names_the_file(tmp_path: Path):

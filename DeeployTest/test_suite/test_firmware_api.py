@@ -18,11 +18,12 @@ from onnx import TensorProto, helper, numpy_helper
 
 from Deeploy.cli import main
 from Deeploy.codegen.emit import c_array_body
-from DeeployTest.test_suite.conftest import DEEPLOY_TEST, REPO
+from Deeploy.resources import examples_dir
+from DeeployTest.test_suite.conftest import DEEPLOY_TEST
 
 MODELS = DEEPLOY_TEST / "Tests" / "Models"
 NETWORKS = {"kws": MODELS / "KWS_DSCNN", "resnet": MODELS / "ResNet8"}
-EXAMPLE = REPO / "docs" / "examples" / "firmware"
+EXAMPLE = examples_dir() / "firmware"
 CROSS = shutil.which("riscv64-unknown-elf-gcc") is not None or shutil.which("riscv32-unknown-elf-gcc") is not None
 
 

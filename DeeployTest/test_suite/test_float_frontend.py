@@ -1,5 +1,5 @@
 """Float networks in the frontend: when a graph is float, which tensors are float, and the types
-on both sides of quantize/dequantize (README, "Float networks")."""
+on both sides of quantize/dequantize (docs/GUIDE.md, "Float networks")."""
 
 from __future__ import annotations
 

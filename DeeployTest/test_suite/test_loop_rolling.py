@@ -3,6 +3,7 @@ path (``--loop-body-hierarchy``), recorded as regions, and what their bodies rea
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 import time
@@ -227,3 +228,17 @@ def test_every_runner_takes_the_loop_flags(runner):
     proc = subprocess.run([sys.executable, runner, "--help"], capture_output=True, text=True, cwd=DEEPLOY_TEST,
                           timeout=120)
     assert proc.returncode == 0 and "--loop-rolling" in proc.stdout and "--loop-body-hierarchy" in proc.stdout
+
+
+def test_rolling_notes_add_up(tmp_path, capsys):
+    """The notes of a rolled network: the stacked per-iteration constants are part of the
+    network's constants (their bytes at most the summary's), and the graph-level note says its
+    bytes are the ONNX file's."""
+    from Deeploy.cli import main
+    model = DEEPLOY_TEST / "Tests" / "Models" / "microLlama" / "microLlama64" / "network.onnx"
+    assert main(["compile", str(model), "--platform", "Siracusa", "--loop-rolling", "-o", str(tmp_path / "out")]) == 0
+    out = capsys.readouterr().out
+    stacked = int(re.search(r"per-iteration constants stacked, (\d+) B of the network's constants", out).group(1))
+    constants = int(re.search(r"^  constants: +(\d+) B", out, re.M).group(1))
+    assert 0 < stacked <= constants, out
+    assert re.search(r"\d+ per-iteration \(\d+ B over the iterations, as the ONNX file stores them\)", out), out

@@ -1,4 +1,4 @@
-"""ONNX integer semantics (README, "Using it"): a file that declares its integer tensors integer
+"""ONNX integer semantics (docs/GUIDE.md, "Using it"): a file that declares its integer tensors integer
 keeps their types (never narrowed from values) and its arithmetic wraps around in them, checked
 against onnxruntime; QuantLib-style files (float-declared integers) keep their widening rules; a
 float-declared input of an integer network needs samples or --input-type."""

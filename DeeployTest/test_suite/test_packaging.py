@@ -77,6 +77,7 @@ def test_wheel_carries_the_data_and_not_the_tests(installed):
                    "Deeploy/_data/TargetLibraries/Siracusa/inc/deeploy_runtime.h",
                    "Deeploy/_data/cmake/Siracusa.cmake", "Deeploy/_data/cmake/Generic.cmake",
                    "Deeploy/_data/toolchain/qemu_plugin/deeploy_timing.c",
+                   "Deeploy/_data/examples/firmware/main.c", "Deeploy/_data/examples/firmware/CMakeLists.txt",
                    "Deeploy/codegen/templates/Network.c.mako", "Deeploy/codegen/templates/testbench.c.mako"):
         assert any(n.startswith(needed) for n in names), needed
     assert not [n for n in names if n.startswith("DeeployTest")]

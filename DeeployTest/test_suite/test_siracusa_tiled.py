@@ -167,9 +167,9 @@ MINI = DEEPLOY_TEST / "Tests" / "Models" / "miniMobileNetv2"
 
 
 def test_profile_traces_every_tile(capsys):
-    """--profileTiling: three phase lines per L1 tile of every tiled layer, as many tiles as the
-    generated schedule has, with their ops, and a per-layer summary."""
-    out = run_tiled(MINI, 16000, "L2", True, capsys, profile=True)
+    """--profileTiling=tiles: three phase lines per L1 tile of every tiled layer, as many tiles as
+    the generated schedule has, with their ops, and a per-layer summary."""
+    out = run_tiled(MINI, 16000, "L2", True, capsys, profile="tiles")
     manifest = json.loads((DEEPLOY_TEST / "TEST_SIRACUSA_TILED" / "l1_16000_L2_db" / _id(MINI) / "network" /
                            "manifest.json").read_text())
     assert manifest["tiles"]
@@ -185,13 +185,17 @@ def test_profile_traces_every_tile(capsys):
 
 
 def test_infeasible_l1_names_layer_and_smallest_l1(tmp_path):
-    """A too small --l1: one error naming the layer, what keeps its tiles large, and the smallest
-    --l1 that fits every layer; exit code 1 and no generated network."""
+    """A too small --l1: one error line naming the layer and the smallest --l1 that fits every
+    layer (with -v also what keeps its tiles large); exit code 1 and no generated network."""
     gen = tmp_path / "gen"
     proc = subprocess.run([sys.executable, str(DEEPLOY_TEST / "testRunner_tiled_siracusa.py"), "-t", str(MINI),
                            "--l1", "100", "--gen-dir", str(gen)], capture_output=True, text=True)
     assert proc.returncode == 1
-    assert "does not fit L1 = 100 B" in proc.stderr and "stays whole" in proc.stderr, proc.stderr
+    line, = proc.stderr.splitlines()   # one line of at most 160 characters, the why under -v
+    assert len(line) <= 160 and "not fit L1 = 100 B" in line and line.endswith("(-v: details)"), line
+    why = subprocess.run([sys.executable, str(DEEPLOY_TEST / "testRunner_tiled_siracusa.py"), "-t", str(MINI),
+                          "--l1", "100", "--gen-dir", str(gen), "-v"], capture_output=True, text=True)
+    assert why.returncode == 1 and "stays whole" in why.stderr, why.stderr
     need = int(re.search(r"the smallest size that fits every layer is (\d+) B", proc.stderr).group(1))
     assert "Traceback" not in proc.stderr and not (gen / "network").exists()
     ok = subprocess.run([sys.executable, str(DEEPLOY_TEST / "testRunner_tiled_siracusa.py"), "-t", str(MINI),

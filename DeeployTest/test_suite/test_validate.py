@@ -103,3 +103,13 @@ def test_bad_inputs_file_is_one_line(tmp_path, capsys):
     code, out = _validate(capsys, MINI / "network.onnx", "--inputs", bad)
     assert code == 1 and "Traceback" not in out
     assert re.search(r"^error: .*x\.npz", out, re.M) and len(out.strip().splitlines()) == 1, out
+
+
+def test_onnxruntime_reason_is_whole():
+    """Why onnxruntime does not run a graph with custom ops: its closing clause, not a line cut in
+    the middle of a tensor name."""
+    from Deeploy.validate import onnxruntime_outputs
+    model = DEEPLOY_TEST / "Tests" / "Kernels" / "iSoftmax" / "Regular" / "network.onnx"
+    graph = load_onnx(model)
+    outputs, why = onnxruntime_outputs(model, {n: np.zeros(graph.tensors[n].shape) for n in graph.inputs})
+    assert outputs is None and re.fullmatch(r"No Op registered for iSoftmax with domain_version of \d+", why), why

@@ -3,6 +3,7 @@
 # builds the network as the static library ${api.library}; with a main.c here (deeploy compile
 # --emit-testbench) also the program deeploy_test, otherwise the platform runtime as the library
 # deeploy_runtime (if the platform has one)${" and the linker script link.ld to link with" if linker_script else ""}.
+# `cmake --build build --target run` then runs deeploy_test, printing the command.
 # A parent project may add_subdirectory() this folder instead: it then only defines ${api.library}.
 cmake_minimum_required(VERSION 3.13)
 if(CMAKE_SOURCE_DIR STREQUAL CMAKE_CURRENT_SOURCE_DIR)
@@ -41,5 +42,12 @@ if(DEEPLOY_STANDALONE)
   endif()
   if(COMMAND deeploy_platform_setup)
     deeploy_platform_setup(LIBRARIES ${api.library} EXECUTABLES ${"${DEEPLOY_EXECUTABLES}"})
+  endif()
+  if(DEEPLOY_EXECUTABLES)
+    add_custom_target(run COMMAND ${"${CMAKE_COMMAND}"} -E echo "${" ".join(run_command)}"
+                      COMMAND ${" ".join(run_command)} DEPENDS deeploy_test USES_TERMINAL VERBATIM)
+  else()
+    add_custom_target(run COMMAND ${"${CMAKE_COMMAND}"} -E echo "no program to run: compile with --emit-testbench"
+                      COMMAND ${"${CMAKE_COMMAND}"} -E false VERBATIM)
   endif()
 endif()

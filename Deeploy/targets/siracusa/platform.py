@@ -12,7 +12,8 @@ from Deeploy.passes.requant_fusion import fuse_requant
 from Deeploy.passes.variadic import split_variadic
 from Deeploy.platform import Engine, MemoryLevel, Platform
 from Deeploy.targets.siracusa.bindings import SIRACUSA_BINDINGS
-from Deeploy.targets.siracusa.linker import l1_reserved_bytes, linker_script
+from Deeploy.targets.siracusa.linker import l1_reserved_bytes, linker_script, qemu_ram_bytes
+from Deeploy.targets.siracusa.qemu import qemu_command
 from Deeploy.targets.siracusa.timing import SIRACUSA_TIMING
 from Deeploy.targets.siracusa.conv_cycles import conv_tile_model
 from Deeploy.targets.siracusa.gemm_cycles import gemm_tile_model
@@ -103,6 +104,7 @@ SIRACUSA = Platform(
     timing=TIMING,
     tiling=PlatformTiling(VIRTUAL_PLATFORM_L1, L3_STAGING, stream_engine="DEEPLOY_DMA_L3"),
     linker_script=linker_script,
+    run_command=lambda memory, program, cores: qemu_command(program, cores, qemu_ram_bytes(memory)),
     reference_section=".l3_rodata",   # large test data off-chip, like a host loading it into L3
 )
 

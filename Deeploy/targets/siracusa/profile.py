@@ -34,7 +34,10 @@ layer in iteration j, so the profiles list every iteration's layers under their 
 
 from __future__ import annotations
 
+import re
+from collections import defaultdict
 from dataclasses import dataclass, replace
+from statistics import median
 
 from Deeploy.manifest import Manifest
 from Deeploy.runtime.abi import (LAYER_BASE, STAGE_END, STAGE_INNER, STAGE_INPUT, STAGE_OUTPUT, TILE_END,
@@ -43,7 +46,8 @@ from Deeploy.targets.siracusa.npu_timeline import npu_summary
 from Deeploy.targets.siracusa.timing import TimingResult
 
 __all__ = ["TileTime", "LayerTiles", "LayerCycles", "PROFILE_LEVELS", "tile_times", "layer_cycles",
-           "tiling_profile", "layer_profile", "network_line"]
+           "layer_profile", "network_line", "profile_report", "profile_summary", "op_of", "by_op_type",
+           "largest_families", "group_totals", "largest_loss", "overhead_shares"]
 
 # --profileTiling=LEVEL: the tile loops shown, named as the peer names them (the level tiles are
 # loaded from: L2 for the L2 <-> L1 tiles, L3 for the L3 <-> L2 staging) or by the level a tile lives
@@ -223,44 +227,184 @@ def network_line(result: TimingResult) -> str:
     return f"Network total: {_parts(total)} over {len(cycles)} layers; {_engines(total)}"
 
 
+def _layer_line(c: LayerCycles, manifest: Manifest, result: TimingResult) -> str:
+    info = manifest.layer_of_marker(LAYER_BASE + c.layer)
+    return (f"  [{c.layer:3d}] {info.title if info else f'layer {c.layer}'}: {_parts(c)}"
+            + npu_summary(result.npu, c.start, c.start + c.cycles))
+
+
 def layer_profile(result: TimingResult, manifest: Manifest) -> list[str]:
-    """The ``--profileUntiled`` lines: every marked layer's cycles, labelled, in layer order (the
-    network total: ``network_line``)."""
-    cycles = layer_cycles(per_iteration(result, manifest))
+    """Every marked layer's cycles, labelled, in layer order (the network total: ``network_line``)."""
+    return [_layer_line(c, manifest, result)
+            for c in sorted(layer_cycles(per_iteration(result, manifest)), key=lambda c: c.start)]
+
+
+def _tile_lines(entry, lt: LayerTiles, shown: tuple[str, ...]) -> list[str]:
+    """Per tile of the tile loops ``shown``: its load, kernel and store phase."""
     lines = []
-    for c in sorted(cycles, key=lambda c: c.start):
-        info = manifest.layer_of_marker(LAYER_BASE + c.layer)
-        lines.append(f"  [{c.layer:3d}] {info.title if info else f'layer {c.layer}'}: {_parts(c)}"
-                     + npu_summary(result.npu, c.start, c.start + c.cycles))
+    for t in lt.tiles:
+        if t.level not in shown:
+            continue
+        ops = entry.tile_ops if t.level == "L1" else entry.l2_tile_ops
+        head = (f"[{entry.layer} {t.level}][{entry.buffering if t.level == 'L1' else 'SB'}]"
+                f"[{ops[t.index] if t.index < len(ops) else 0} ops][Tile {t.index}]")
+        lines += [f"{head} load phase {t.input:.0f} cycles (DMA issue {t.dma_issue[0]:.0f}, DMA wait "
+                  f"{t.dma_wait[0]:.0f}, tile code {t.input - t.dma_issue[0] - t.dma_wait[0]:.0f})",
+                  f"{head} kernel {t.kernel:.0f} cycles" + (f" on {entry.engine}" if entry.engine else ""),
+                  f"{head} store phase {t.output:.0f} cycles (DMA issue {t.dma_issue[1]:.0f}, DMA wait "
+                  f"{t.dma_wait[1]:.0f}, tile code {t.output - t.dma_issue[1] - t.dma_wait[1]:.0f})"]
     return lines
 
 
-def tiling_profile(result: TimingResult, manifest: Manifest, level: str | None = None) -> list[str]:
-    """The ``--profileTiling`` lines (see the module docstring): per tile of the tile loops
-    ``level`` selects (``PROFILE_LEVELS``), its phases; per tiled layer its labelled cycles."""
-    lines = []
+def _tiled_layer_line(entry, lt: LayerTiles, c: LayerCycles, result: TimingResult) -> str:
+    n = sum(1 for t in lt.tiles if t.level == "L1")
+    return (f"[{entry.layer}] {n} tile{'s' if n != 1 else ''} {entry.buffering}: {_parts(c)}; {_engines(c)}"
+            + npu_summary(result.npu, c.start, c.start + c.cycles))
+
+
+def profile_report(result: TimingResult, manifest: Manifest, tiles: bool = False, level: str | None = None) -> list[str]:
+    """The text profile: the summary (``profile_summary``), then every layer's labelled cycles
+    grouped by op type (the op type with the most cycles first), with ``tiles`` preceded by the
+    phases of its tiles (the tile loops ``level`` selects)."""
+    lines = profile_summary(result, manifest)
     result = per_iteration(result, manifest)
     times = tile_times(result)
-    labelled = {c.layer: c for c in layer_cycles(result)}
-    shown = PROFILE_LEVELS[level]
-    for entry in manifest.tiles:
-        lt = times.get(entry.index)
-        if lt is None:
-            continue
-        name, buf = entry.layer, entry.buffering
-        for t in lt.tiles:
-            if t.level not in shown:
+    entries = {t.index: t for t in manifest.tiles}
+    cycles = layer_cycles(result)
+    total = sum(c.cycles for c in cycles)
+    lines.append("Per layer, by op type" + (" (with every tile's phases):" if tiles else
+                                            " (every tile's phases: --profileTiling=tiles or -v):"))
+    for op, cs in by_op_type(cycles, manifest):
+        whole = sum(c.cycles for c in cs)
+        lines.append(f"{op}: {len(cs)} layer{'s' if len(cs) != 1 else ''}, {whole:.0f} cycles ({_share(whole, total)})")
+        for c in cs:
+            entry, lt = entries.get(c.layer), times.get(c.layer)
+            if entry is None or lt is None:
+                lines.append(_layer_line(c, manifest, result))
                 continue
-            ops = entry.tile_ops if t.level == "L1" else entry.l2_tile_ops
-            head = (f"[{name} {t.level}][{buf if t.level == 'L1' else 'SB'}]"
-                    f"[{ops[t.index] if t.index < len(ops) else 0} ops][Tile {t.index}]")
-            lines += [f"{head} load phase {t.input:.0f} cycles (DMA issue {t.dma_issue[0]:.0f}, DMA wait "
-                      f"{t.dma_wait[0]:.0f}, tile code {t.input - t.dma_issue[0] - t.dma_wait[0]:.0f})",
-                      f"{head} kernel {t.kernel:.0f} cycles" + (f" on {entry.engine}" if entry.engine else ""),
-                      f"{head} store phase {t.output:.0f} cycles (DMA issue {t.dma_issue[1]:.0f}, DMA wait "
-                      f"{t.dma_wait[1]:.0f}, tile code {t.output - t.dma_issue[1] - t.dma_wait[1]:.0f})"]
-        c = labelled[entry.index]
-        n = sum(1 for t in lt.tiles if t.level == "L1")
-        lines.append(f"[{name}] {n} tile{'s' if n != 1 else ''} {buf}: {_parts(c)}; {_engines(c)}"
-                     + npu_summary(result.npu, c.start, c.start + c.cycles))
+            if tiles:
+                lines += _tile_lines(entry, lt, PROFILE_LEVELS[level])
+            lines.append(_tiled_layer_line(entry, lt, c, result))
+    return lines
+
+
+def overhead_shares(result: TimingResult, manifest: Manifest) -> dict[int, float]:
+    """The share of overhead in the cycles of every layer that ran, by its index in the manifest."""
+    shares = {}
+    for c in layer_cycles(per_iteration(result, manifest)):
+        info = manifest.layer_of_marker(LAYER_BASE + c.layer)
+        if info is not None and c.cycles > 0:
+            shares[info.index] = c.overhead / c.cycles
+    return shares
+
+
+def op_of(manifest: Manifest, layer: int) -> str:
+    """The op type of ``layer`` (an index of ``layer_cycles``)."""
+    info = manifest.layer_of_marker(LAYER_BASE + layer)
+    return info.op if info else "?"
+
+
+def by_op_type(cycles: list[LayerCycles], manifest: Manifest) -> list[tuple[str, list[LayerCycles]]]:
+    """The layers grouped by op type, the op type with the most cycles first."""
+    groups: dict[str, list[LayerCycles]] = defaultdict(list)
+    for c in sorted(cycles, key=lambda c: c.start):
+        groups[op_of(manifest, c.layer)].append(c)
+    return sorted(groups.items(), key=lambda g: -sum(c.cycles for c in g[1]))
+
+
+def largest_families(cycles: list[LayerCycles], manifest: Manifest) -> list[tuple[tuple[str, str], list[LayerCycles]]]:
+    """The layers grouped by (name with every number as '*', op type), the most cycles first: a
+    network's repeated blocks (``layers.*.mlp.up_proj``) count as one entry."""
+    groups: dict[tuple[str, str], list[LayerCycles]] = defaultdict(list)
+    for c in cycles:
+        info = manifest.layer_of_marker(LAYER_BASE + c.layer)
+        groups[(re.sub(r"\d+", "*", info.name) if info else f"layer {c.layer}", op_of(manifest, c.layer))].append(c)
+    return sorted(groups.items(), key=lambda g: -sum(c.cycles for c in g[1]))
+
+
+def group_totals(cycles: list[LayerCycles]) -> dict:
+    """The layers' count and summed cycles, compute, exposed DMA and overhead."""
+    return {"layers": len(cycles), **{key: sum(getattr(c, key) for c in cycles)
+                                      for key in ("cycles", "compute", "exposed_dma", "overhead")}}
+
+
+def _share(part: float, whole: float) -> str:
+    return f"{100 * part / whole if whole else 0.0:.1f}%"
+
+
+# the overhead between the kernels of a layer: tiled, the tile loop's code; untiled, the code between forks
+_BETWEEN = {True: "tile-loop overhead", False: "overhead between kernels"}
+
+
+def largest_loss(cycles: list[LayerCycles], manifest: Manifest, result: TimingResult) -> str:
+    """One sentence: the largest of the losses (tile-loop overhead, layer set-up, exposed DMA),
+    its cause and what addresses it; or, when none is large, that compute dominates."""
+    total = sum(c.cycles for c in cycles)
+    loop = sum(c.overhead - c.setup for c in cycles)
+    setup = sum(c.setup for c in cycles)
+    exposed = sum(c.exposed_dma for c in cycles)
+    name, cycles_lost = max(((_BETWEEN[bool(manifest.tiles)], loop), ("layer set-up overhead", setup),
+                             ("exposed DMA", exposed)), key=lambda x: x[1])
+    tiled = [t for t in manifest.tiles if t.tiles]
+    ops = [o for t in tiled for o in t.tile_ops]
+    origin = min((c.start for c in cycles), default=0.0)
+    sizes = [d.bytes for d in result.dma if d.issue >= origin]
+    head = f"Largest loss: {name}, {cycles_lost:.0f} cycles ({_share(cycles_lost, total)})"
+    if cycles_lost < 0.1 * total:
+        groups = by_op_type(cycles, manifest)
+        top = groups[0][0] if groups else "?"
+        return (f"No large loss: compute is {_share(sum(c.compute for c in cycles), total)} of the cycles, most in "
+                f"{top}; more cores (--cores, now {manifest.cores}) or a faster {top} kernel shortens it.")
+    if name == _BETWEEN[True]:
+        single = sum(1 for t in tiled if t.tiles == 1)
+        cause = (f"the code around {len(ops)} tiles (tile addresses, DMA programming) is long next to their "
+                 f"kernels (median {median(ops) if ops else 0:.0f} ops per tile"
+                 + (f", {len(sizes)} DMA transfers of median {median(sizes):.0f} B" if sizes else "") + ")")
+        if single * 2 >= len(tiled):
+            fix = (f"{single} of the {len(tiled)} tiled layers are already one tile, so a larger --l1 does not help: "
+                   "more work per layer (a larger batch or sequence) or fewer layers amortises it")
+        else:
+            fix = "a larger --l1 gives fewer, larger tiles"
+    elif name == "layer set-up overhead":
+        cause = f"each of the {len(cycles)} layers prepares its kernel or tile loop (median " \
+                f"{median(c.setup for c in cycles):.0f} cycles)"
+        fix = "fewer, larger layers amortise it (element-wise ops fused into their producers, a larger batch)"
+    else:
+        staged = any(t.staged for t in tiled)
+        single_buffered = any(t.buffering == "SB" for t in tiled)
+        cause = (f"the cores wait for {len(sizes)} DMA transfers"
+                 + (f" of median {median(sizes):.0f} B" if sizes else ""))
+        fix = ("--doublebuffer prefetches the next tile while the kernel runs" if single_buffered else
+               "a larger --l2 (or --defaultMemLevel=L2) keeps the operands out of L3" if staged else
+               "a larger --l1 gives fewer, larger transfers")
+    return f"{head}: {cause}; {fix}."
+
+
+def profile_summary(result: TimingResult, manifest: Manifest, top: int = 5) -> list[str]:
+    """The profile's first lines: the total and its split, the cycles per op type, the ``top``
+    largest layers and the largest loss with its cause and remedy (``largest_loss``)."""
+    cycles = layer_cycles(per_iteration(result, manifest))
+    total = sum(c.cycles for c in cycles)
+    setup = sum(c.setup for c in cycles)
+    overhead = sum(c.overhead for c in cycles)
+
+    def split(cs: list[LayerCycles]) -> str:
+        whole = sum(c.cycles for c in cs)
+        return (f"compute {_share(sum(c.compute for c in cs), whole)}, exposed DMA "
+                f"{_share(sum(c.exposed_dma for c in cs), whole)}, overhead {_share(sum(c.overhead for c in cs), whole)}")
+
+    lines = ["Profile summary (modelled cycles):",
+             f"  Total {total:.0f} cycles over {len(cycles)} layers: {split(cycles)} (= "
+             f"{_BETWEEN[bool(manifest.tiles)]} {_share(overhead - setup, total)} + layer set-up {_share(setup, total)})",
+             "  By op type:"]
+    for op, cs in by_op_type(cycles, manifest):
+        whole = sum(c.cycles for c in cs)
+        lines.append(f"    {op:<22} {len(cs):4d} layer{'s' if len(cs) != 1 else ' '} {whole:10.0f} cycles "
+                     f"{_share(whole, total):>6}  ({split(cs)})")
+    lines.append("  Largest layers (alike layers, their names equal but for numbers, together):")
+    for (name, op), cs in largest_families(cycles, manifest)[:top]:
+        whole = sum(c.cycles for c in cs)
+        count = f" x{len(cs)}, {whole / len(cs):.0f} each" if len(cs) > 1 else ""
+        lines.append(f"    {name} ({op}): {whole:.0f} cycles {_share(whole, total)}{count} ({split(cs)})")
+    lines.append("  " + largest_loss(cycles, manifest, result))
     return lines

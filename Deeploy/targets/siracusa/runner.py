@@ -18,7 +18,7 @@ from Deeploy.targets import roofs_of
 from Deeploy.targets.siracusa.execute import run_program
 from Deeploy.targets.siracusa.linker import link_error_message
 from Deeploy.targets.siracusa.platform import SIRACUSA
-from Deeploy.targets.siracusa.profile import layer_profile, network_line, tiling_profile
+from Deeploy.targets.siracusa.profile import PROFILE_LEVELS, network_line, overhead_shares, profile_report
 from Deeploy.targets.siracusa.roofs import measured_cycles
 from Deeploy.targets.siracusa.trace_export import write_profile_files
 
@@ -65,14 +65,12 @@ def cluster_runner(target: Platform) -> TargetRunner:
         out, result = run.output, run.timing
         if result is not None and gen is not None:
             profile_layers = getattr(options, "profileUntiled", False)
-            profile_tiles = getattr(options, "profileTiling", None)   # None: off, "all" or a level
-            level = None if profile_tiles in (None, False, True, "all") else profile_tiles
+            profile_tiles = getattr(options, "profileTiling", None)   # None: off, "all", "tiles" or a level
+            level = profile_tiles if profile_tiles in PROFILE_LEVELS else None
             if profile_layers or profile_tiles:
                 manifest = read_manifest(gen / "network")
-                if profile_layers:
-                    out += "\n".join(["Per-layer modelled cycles:"] + layer_profile(result, manifest)) + "\n"
-                if profile_tiles and manifest.tiles:
-                    out += "\n".join(tiling_profile(result, manifest, level)) + "\n"
+                tiles = profile_tiles not in (None, False, True, "all") or getattr(options, "verbose", False)
+                out += "\n".join(profile_report(result, manifest, tiles, level)) + "\n"
                 paths = write_profile_files(gen, result, manifest, level, gen.name)
                 out += "Profile files: " + ", ".join(str(p) for p in paths) + "\n" + network_line(result) + "\n"
             if getattr(options, "roofline", False):
@@ -85,7 +83,7 @@ def cluster_runner(target: Platform) -> TargetRunner:
             raise DeeployError("--roofline needs the compiler's decisions (tiling, memory plan): run without --skipgen")
         roofs = roofs_of(target.name)
         report = build_roofline(compiled, layer_work(compiled, target, roofs), roofs,
-                                measured_cycles(timing, compiled.manifest))
+                                measured_cycles(timing, compiled.manifest), overhead_shares(timing, compiled.manifest))
         (gen / "roofline.json").write_text(report.to_json())
         page = write_roofline_html(gen / "roofline.html", report, f"Roofline: {target.name}, {gen.name}")
         return format_roofline(report) + f"Roofline files: {gen / 'roofline.json'}, {page}\n"

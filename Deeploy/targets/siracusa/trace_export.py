@@ -3,7 +3,8 @@
 ``profile.html`` (cycles per layer, ``Deeploy/codegen/profile_chart.py``).
 
 Times are modelled cycles (``timing.py``); the trace's ``ts``/``dur`` are microseconds at
-``CLOCK_MHZ`` (``ts = cycles / CLOCK_MHZ``; every event also carries its cycles in ``args``).
+``CLOCK_MHZ`` (``ts = cycles / CLOCK_MHZ``, both ends rounded to whole nanoseconds; every event
+also carries its exact cycles in ``args``).
 Tracks (pid / tid):
 
 * pid 1 "Network": tid 0 the layers, tid 1 the L1 tiles' phases (load, kernel, store), tid 2 the
@@ -25,13 +26,14 @@ from pathlib import Path
 from Deeploy.codegen.profile_chart import profile_chart_html
 from Deeploy.manifest import Manifest
 from Deeploy.runtime.abi import LAYER_BASE
-from Deeploy.targets.siracusa.profile import PROFILE_LEVELS, layer_cycles, per_iteration, tile_times
+from Deeploy.targets.siracusa.profile import (PROFILE_LEVELS, by_op_type, group_totals, largest_families, largest_loss,
+                                             layer_cycles, per_iteration, tile_times)
 from Deeploy.targets.siracusa.timing import DMA_ENGINE_NAMES, TimingResult
 
 __all__ = ["CLOCK_MHZ", "PROFILE_VERSION", "profile_data", "trace_events", "write_profile_files"]
 
 CLOCK_MHZ = 300.0      # GUESS (specs/siracusa-timing.md: clock not published, ~300 MHz)
-PROFILE_VERSION = 1
+PROFILE_VERSION = 2
 PID_NETWORK, PID_CORES, PID_DMA = 1, 2, 3
 
 
@@ -42,15 +44,17 @@ def _layer_info(manifest: Manifest, k: int) -> dict:
     return {"name": info.name, "op": info.op, "kernel": info.kernel, "engine": info.engine}
 
 
-def profile_data(result: TimingResult, manifest: Manifest, level: str | None = None, name: str = "") -> dict:
-    """The profile of the run's last network pass: totals, per engine, per layer (labelled cycles,
-    DMA, per core busy cycles) and per tile of the tile loops ``level`` selects."""
+def profile_data(result: TimingResult, manifest: Manifest, level: str | None = None, name: str = "",
+                 largest: int = 12) -> dict:
+    """The profile of the run's last network pass: totals, the largest loss, per op type, the
+    largest groups of alike layers, per engine, per layer (labelled cycles, DMA, per core busy
+    cycles) and per tile of the tile loops ``level`` selects."""
     origin = result.layers[0].start if result.layers else 0.0
     tiles = tile_times(result)
     shown = PROFILE_LEVELS[level]
     ops = {t.index: t for t in manifest.tiles}
-    layers = []
-    for c in layer_cycles(result):
+    layers, cycles = [], layer_cycles(result)
+    for c in cycles:
         end = c.start + c.cycles
         forks = [f for f in result.forks if c.start <= f.start < end]
         cores = [0.0] * manifest.cores
@@ -86,7 +90,11 @@ def profile_data(result: TimingResult, manifest: Manifest, level: str | None = N
                                "waited": sum(w.stall for w in result.waits if w.engine == e and w.time >= origin)})
     return {"version": PROFILE_VERSION, "platform": manifest.platform, "network": name or manifest.source,
             "cycles_are": "modelled (Deeploy/targets/siracusa/timing.py)", "clock_mhz": CLOCK_MHZ,
-            "tile_levels": list(shown), **total, "layers": layers, "engines": engines}
+            "tile_levels": list(shown), **total, "largest_loss": largest_loss(cycles, manifest, result),
+            "op_types": [{"op": op, **group_totals(cs)} for op, cs in by_op_type(cycles, manifest)],
+            "largest": [{"name": name, "op": op, **group_totals(cs)}
+                        for (name, op), cs in largest_families(cycles, manifest)[:largest]],
+            "layers": layers, "engines": engines}
 
 
 def _tile_ops(info, level: str, index: int) -> int:
@@ -112,8 +120,10 @@ def trace_events(result: TimingResult, manifest: Manifest) -> dict:
                            "args": {"sort_index": tid}})
 
     def span(pid: int, tid: int, name: str, cat: str, start: float, cycles: float, **args) -> None:
-        events.append({"name": name, "cat": cat, "ph": "X", "pid": pid, "tid": tid,
-                       "ts": round((start - origin) / CLOCK_MHZ, 4), "dur": round(max(cycles, 0.0) / CLOCK_MHZ, 4),
+        # both ends rounded to whole nanoseconds: back-to-back events stay so in every reader
+        a = round((start - origin) * 1000 / CLOCK_MHZ)
+        b = max(round((start - origin + max(cycles, 0.0)) * 1000 / CLOCK_MHZ), a)
+        events.append({"name": name, "cat": cat, "ph": "X", "pid": pid, "tid": tid, "ts": a / 1000, "dur": (b - a) / 1000,
                        "args": {"cycles": round(cycles, 1), "start_cycle": round(start - origin, 1), **args}})
 
     meta(PID_NETWORK, None, "Network")

@@ -3,7 +3,8 @@
  * Deeploy/targets/siracusa/linker.py for the memory map).
  *
  * Boot: every hart starts at the ELF entry (_deeploy_entry, first in L2). Hart 0 (fabric
- * controller and cluster core 0) runs picolibc's start-up (crt0-semihost: data, bss, TLS,
+ * controller and cluster core 0) checks that QEMU's RAM holds the memory map (else it prints why
+ * and exits with 1 instead of faulting on a missing level), then runs picolibc's start-up (crt0-semihost: data, bss, TLS,
  * constructors) and main. The constructor below clears .l1_bss/.l2_bss/.l3_bss, checks that QEMU has
  * the harts the build expects, then sets the boot flag (.noinit) and wakes the workers.
  * Worker harts 1..DEEPLOY_NUM_CORES-1 set gp, mtvec, the FPU state (mstatus.FS, when built with
@@ -59,6 +60,9 @@ __asm__(
     "_deeploy_entry:\n"
     "  csrr a0, mhartid\n"
     "  bnez a0, 1f\n"
+    "  lui t0, %hi(__deeploy_ram_needed)\n" /* QEMU passes in a1 the device tree's address, */
+    "  addi t0, t0, %lo(__deeploy_ram_needed)\n" /* just below the end of its RAM (-m) */
+    "  bltu a1, t0, 4f\n"
     "  j _start\n" /* hart 0: picolibc start-up, constructors, main, exit */
     "1:\n"
     "  slti x0, x0, " DEEPLOY_STR(DEEPLOY_RT_BOOT) "\n"
@@ -96,6 +100,25 @@ __asm__(
     "3:\n"
     "  wfi\n"
     "  j 3b\n"
+    "4:\n" /* too little RAM for the memory map (nothing above L2's start is usable): say so, exit 1 */
+    "  li a0, 0x04\n" /* semihosting SYS_WRITE0 */
+    "  la a1, deeploy_ram_message\n"
+    ".option push\n"
+    ".option norvc\n"
+    ".balign 16\n"
+    "  slli x0, x0, 0x1f\n"
+    "  ebreak\n"
+    "  srai x0, x0, 7\n"
+    "  li a0, 0x18\n" /* SYS_EXIT, ADP_Stopped_RunTimeErrorUnknown: exit code 1 */
+    "  li a1, 0x20023\n"
+    "  slli x0, x0, 0x1f\n"
+    "  ebreak\n"
+    "  srai x0, x0, 7\n"
+    ".option pop\n"
+    "  j 3b\n"
+    "deeploy_ram_message:\n"
+    "  .asciz \"deeploy runtime error: QEMU's RAM (-m) ends below this program's memory; run it with the -m "
+    "of `cmake --build <build> --target run`, which prints the QEMU command\\n\"\n"
     ".size _deeploy_entry, . - _deeploy_entry\n"
     ".popsection\n");
 

@@ -14,8 +14,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "kws/Network.h"
-#include "resnet/Network.h"
+#include "kws.h"    /* each compiled folder's <name>.h, found through its library (add_subdirectory) */
+#include "resnet.h"
 #include "samples.h"
 
 #ifdef KWS_USER_ARENA

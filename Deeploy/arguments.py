@@ -1,0 +1,66 @@
+"""The argument parser of the command lines (``deeploy`` and the test runners): every long option
+takes both spellings (``--profileTiling`` and ``--profile-tiling``, ``--emit-testbench`` and
+``--emitTestbench``), an unknown option gets the nearest known one ("did you mean"), and
+``--platform`` names the platforms, takes them in any case and suggests the nearest."""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import re
+
+__all__ = ["ArgumentParser", "other_spelling", "platform_name", "add_platform_flag"]
+
+
+def other_spelling(option: str) -> str:
+    """``--camelCase`` as ``--camel-case`` and ``--kebab-case`` as ``--kebabCase``."""
+    if re.search(r"[a-z0-9][A-Z]", option):
+        return re.sub(r"(?<=[a-z0-9])([A-Z])", lambda m: "-" + m.group(1).lower(), option)
+    return "--" + re.sub(r"-([a-z])", lambda m: m.group(1).upper(), option[2:])
+
+
+class ArgumentParser(argparse.ArgumentParser):
+    """``argparse.ArgumentParser`` with both spellings of every long option and "did you mean"."""
+
+    def _add_action(self, action: argparse.Action) -> argparse.Action:
+        for option in list(action.option_strings):
+            other = other_spelling(option) if option.startswith("--") else option
+            if other not in action.option_strings and other not in self._option_string_actions:
+                action.option_strings.append(other)
+        return super()._add_action(action)
+
+    def _options(self) -> list[str]:
+        """Every option string of this parser and its subcommands."""
+        options = list(self._option_string_actions)
+        for action in self._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                options += [o for sub in action.choices.values() for o in sub._option_string_actions]
+        return options
+
+    def error(self, message: str):
+        unknown = re.match(r"unrecognized arguments: (.*)", message)
+        if unknown:
+            for arg in unknown.group(1).split():
+                flag = arg.split("=")[0]
+                close = difflib.get_close_matches(flag, self._options(), n=1, cutoff=0.6) if flag.startswith("-") else []
+                if close:
+                    message += f"; did you mean {close[0]} (for {flag})?"
+        super().error(message)
+
+
+def platform_name(text: str) -> str:
+    """argparse type of ``--platform``: a platform's name in any case."""
+    from Deeploy.targets import platforms
+    names = list(platforms())
+    lower = {n.lower(): n for n in names}
+    if text.lower() in lower:
+        return lower[text.lower()]
+    close = difflib.get_close_matches(text.lower(), list(lower), n=1, cutoff=0.5)
+    hint = f"did you mean {lower[close[0]]}? " if close else ""
+    raise argparse.ArgumentTypeError(f"unknown platform '{text}': {hint}(platforms: {', '.join(names)})")
+
+
+def add_platform_flag(p: argparse.ArgumentParser, default: str = "Generic") -> None:
+    from Deeploy.targets import platforms
+    p.add_argument("--platform", type=platform_name, default=default, metavar="NAME",
+                   help=f"the target platform: {', '.join(platforms())} (any case; default {default})")
