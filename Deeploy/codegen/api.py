@@ -94,7 +94,7 @@ def _requant(node) -> str | None:
 def io_quantization(graph: Graph, name: str, output: bool) -> str:
     """One line on the quantization of a graph input or output, as far as the graph defines it."""
     if output:
-        node = graph.producers().get(name)
+        node = graph.producer(name)
         if node is not None and node.op == "QuantizeLinear":
             zp = _values(graph, node.inputs[2]) if len(node.inputs) > 2 and node.inputs[2] else "0"
             return (f"real value = (y - zero point) * scale (QuantizeLinear '{node.name}'): "
@@ -105,8 +105,8 @@ def io_quantization(graph: Graph, name: str, output: bool) -> str:
         if text:
             return text
     else:
-        for node in graph.consumers().get(name, []):
-            if node.op == "DequantizeLinear" and node.inputs[0] == name:
+        for node in graph.nodes:
+            if node.op == "DequantizeLinear" and node.inputs and node.inputs[0] == name:
                 zp = _values(graph, node.inputs[2]) if len(node.inputs) > 2 and node.inputs[2] else "0"
                 return (f"real value = (x - zero point) * scale (DequantizeLinear '{node.name}'): "
                         f"scale {_values(graph, node.inputs[1])}, zero point {zp}")

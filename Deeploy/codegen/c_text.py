@@ -20,7 +20,9 @@ def c_float(value: float) -> str:
 def comment_text(text: object) -> str:
     """``text`` for the inside of a C block comment: comment delimiters are broken up and
     control characters written as escapes, so the comment ends where the generator ends it."""
-    text = "".join(ch if ch.isprintable() else f"\\x{ord(ch):02x}" for ch in str(text))
+    text = str(text)
+    if not text.isprintable():
+        text = "".join(ch if ch.isprintable() else f"\\x{ord(ch):02x}" for ch in text)
     while "*/" in text or "/*" in text:
         text = text.replace("*/", "* /").replace("/*", "/ *")
     return text

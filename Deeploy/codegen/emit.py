@@ -40,7 +40,11 @@ def _file_template(name: str) -> Template:
     return _template((_TEMPLATES / name).read_text())
 
 
+_ROW = ",".join(["%d"] * 32)
+
+
 def c_array_body(values: np.ndarray) -> str:
+    """The initializer of a C array of ``values``: 32 integers (16 floats) to a line."""
     if values.dtype == BFLOAT16.numpy:   # bfloat16 arrays as their bit patterns
         values = values.view(np.uint16)
     if values.dtype.kind == "f":
@@ -48,7 +52,10 @@ def c_array_body(values: np.ndarray) -> str:
         rows = [",".join(flat[i:i + 16]) for i in range(0, len(flat), 16)]
         return "\n    " + ",\n    ".join(rows) + "\n"
     flat = values.reshape(-1).tolist() or [0]
-    rows = [",".join(map(str, flat[i:i + 32])) for i in range(0, len(flat), 32)]
+    full = len(flat) - len(flat) % 32   # full rows formatted 32 at a time (printf-style: the fast path)
+    rows = [_ROW % tuple(flat[i:i + 32]) for i in range(0, full, 32)]
+    if full < len(flat):
+        rows.append(",".join(map(str, flat[full:])))
     return "\n    " + ",\n    ".join(rows) + "\n"
 
 

@@ -45,7 +45,7 @@ class TiledCode:
 
 
 def _c_list(values) -> str:
-    return ", ".join(str(int(v)) for v in values) or "0"
+    return ", ".join(map(str, map(int, values))) or "0"
 
 
 def _axis(a, dims: tuple[str, ...]) -> str:

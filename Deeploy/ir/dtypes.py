@@ -4,6 +4,7 @@ bfloat16, with their C, numpy and ONNX names. The one home of "which type holds 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 import onnx
@@ -27,13 +28,13 @@ class DType:
     def is_integer(self) -> bool:
         return not self.is_float
 
-    @property
+    @cached_property
     def name(self) -> str:
         if self.is_float:
             return "float32" if self.bits == 32 else "bfloat16"
         return f"{'' if self.signed else 'u'}int{self.bits}"
 
-    @property
+    @cached_property
     def ctype(self) -> str:
         if self.is_float:
             return "float" if self.bits == 32 else "deeploy_bf16_t"   # kernels/common.h: bits in a struct
@@ -62,7 +63,7 @@ class DType:
             return float("inf")
         return (1 << (self.bits - 1)) - 1 if self.signed else (1 << self.bits) - 1
 
-    @property
+    @cached_property
     def numpy(self) -> np.dtype:
         if self.name == "bfloat16":
             import ml_dtypes

@@ -27,6 +27,8 @@ def _raw(node: Node, name: str, default: Any) -> Any:
 
 
 def _as_number(node: Node, name: str, value: Any) -> float:
+    if type(value) in (int, float):   # the common case, without an array
+        return float(value)
     arr = np.asarray(value)
     if arr.size != 1:
         raise OpError(node, f"attribute '{name}' must hold one value, got {arr.size}")

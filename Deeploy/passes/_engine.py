@@ -105,11 +105,14 @@ def apply_rules(graph: Graph, rule_set: RuleSet, log: Callable[[str], None] | No
     slots = [[n] for n in work.nodes]   # the nodes in order; new nodes take their root's slot
     slot_of = {id(n): k for k, n in enumerate(work.nodes)}
     producers, consumers, outputs = work.producers(), work.consumers(), set(work.outputs)
+    rules: dict[str, list[Rule]] = {}   # by the op of their pattern's root, in order
+    for rule in rule_set.rules:
+        rules.setdefault(rule.pattern.op, []).append(rule)
     k = 0
     while k < len(slots):
         found = None
         for node in slots[k]:
-            for rule in rule_set.rules:
+            for rule in rules.get(node.op, ()):
                 matched: list[Node] = []
                 if not _match(rule.pattern, node, producers, matched) or not _closed(matched, consumers, outputs):
                     continue

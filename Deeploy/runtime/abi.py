@@ -15,6 +15,7 @@ odd id resumes it; all other ids leave counting as it is.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Mapping, Sequence
 
 __all__ = ["Marker", "MARKERS", "CField", "CStruct", "TILE_STRUCTS", "TILE_AXIS", "TILE_OPERAND", "TILE_ARG",
@@ -184,13 +185,17 @@ class CStruct:
     doc: str
     fields: tuple[CField, ...]
 
+    @cached_property
+    def member_names(self) -> frozenset[str]:
+        return frozenset(f.name for f in self.fields)
+
     def initializer(self, values: Mapping[str, object]) -> str:
         """``{v1, v2, ...}`` in member order; every member must be given, lists for arrays."""
-        names = [f.name for f in self.fields]
-        if set(values) != set(names):
-            raise ValueError(f"{self.c_name}: members {sorted(set(names) - set(values))} missing, "
-                             f"{sorted(set(values) - set(names))} unknown")
-        return "{" + ", ".join(_c_value(values[f.name], f) for f in self.fields) + "}"
+        names = self.member_names
+        if values.keys() != names:
+            raise ValueError(f"{self.c_name}: members {sorted(names - set(values))} missing, "
+                             f"{sorted(set(values) - names)} unknown")
+        return "{" + ", ".join([_c_value(values[f.name], f) for f in self.fields]) + "}"
 
 
     def size(self) -> int:
@@ -211,7 +216,7 @@ def _c_value(value: object, f: CField) -> str:
         items = list(value)  # type: ignore[call-overload]
         if len(items) != f.count:
             raise ValueError(f"member {f.name}: {len(items)} values for {f.count} elements")
-        return "{" + ", ".join(str(v) for v in items) + "}"
+        return "{" + ", ".join(map(str, items)) + "}"
     if isinstance(value, bool):
         return str(int(value))
     return str(value)

@@ -104,15 +104,15 @@ class Operand:
     axes: tuple[AxisMap, ...]
     constant: bool = False
 
-    @property
+    @cached_property
     def shape(self) -> tuple[int, ...]:
         return tuple(a.size for a in self.axes)
 
-    @property
+    @cached_property
     def nbytes(self) -> int:
         return self.elem_bytes * math.prod(self.shape)
 
-    @property
+    @cached_property
     def dims(self) -> tuple[str, ...]:
         return tuple(a.dim for a in self.axes if a.dim is not None)
 
@@ -188,7 +188,7 @@ class LayerSpec:
                 return d
         raise KeyError(name)
 
-    @property
+    @cached_property
     def dim_names(self) -> tuple[str, ...]:
         return tuple(d.name for d in self.dims)
 

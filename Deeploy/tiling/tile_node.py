@@ -70,7 +70,7 @@ def _tile_tensor(t: Tile, name: str) -> Tensor:
         value = None
         if orig.is_constant:
             box = tuple(slice(a, b) for a, b in t.boxes[name])
-            value = computed(orig.value, orig.dtype).reshape(op.shape)[box].reshape(shape)
+            value = computed(orig.value.reshape(op.shape)[box], orig.dtype).reshape(shape)
         return Tensor(name, tuple(shape), orig.dtype, value)
     shape = t.shapes.get(name, tuple(orig.shape))
     value = None if orig.value is None else np.asarray(orig.value).reshape(shape)
