@@ -1,4 +1,4 @@
-# A cluster of RV32 cores on the QEMU virtual platform other than Siracusa (MemPool, Snitch):
+# A cluster of RV32 cores on the QEMU virtual platform other than Siracusa (GAP9, MemPool, Snitch):
 # bare-metal cross build with picolibc (semihosting start-up, printf and exit), the Siracusa
 # family's cluster runtime and a generated linker script. Included by the platform's own file (cmake/MemPool.cmake,
 # cmake/Snitch.cmake), which sets first:
