@@ -162,3 +162,15 @@ def test_peer_core_counts():
     assert [core_count(t) for t in ("1", "8", "9")] == [1, 8, 8]
     with pytest.raises(argparse.ArgumentTypeError, match="outside 1..8"):
         core_count("10")
+
+
+@pytest.mark.parametrize("runner, flags", [
+    ("testRunner_gap9.py", ("--cores", "--plotMemAlloc", "--profileUntiled")),
+    ("testRunner_tiled_gap9.py", ("--cores", "--l1", "--l2", "--defaultMemLevel", "--doublebuffer", "--profileTiling",
+                                  "--plotMemAlloc"))])
+def test_runner_flags(runner, flags):
+    """The runners take the peer's GAP9 flags."""
+    proc = subprocess.run([sys.executable, runner, "--help"], cwd=DEEPLOY_TEST, capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert [f for f in flags if f not in proc.stdout] == []
