@@ -104,11 +104,13 @@ def _tiled(l1: int, db: bool = False, home: str = "L2") -> dict:
 
 def test_memory_map_and_cores():
     """GAP9's levels (specs/gap9.md §2: TCDM 128 KiB, L2 0x190000 B, the peer's 64 MB L3 model), its
-    8 worker cores, and the cluster controller's stack in the linker script."""
+    8 worker cores, and the cluster controller's stack in the linker script and hart in QEMU's run."""
     gap9 = get_platform("GAP9")
     assert [(m.name, m.size) for m in gap9.memory] == [("L1", 131072), ("L2", 1638400), ("L3", 64_000_000)]
     assert gap9.max_cores == 8 and gap9.cmake_platform == "GAP9"
     assert "__deeploy_max_harts = 9;" in gap9.linker_script(gap9.memory)
+    command = gap9.run_command(gap9.memory, "deeploy_test", "${NUM_CORES}")
+    assert command[command.index("-smp") + 1] == "9"
 
 
 @pytest.mark.parametrize("test", _params([f"Kernels/{k}" for k in UNTILED] +

@@ -14,9 +14,11 @@ parks; worker core 0 runs the network, the tile loop and the DMA commands.
 from dataclasses import replace
 
 from Deeploy.platform import Engine, MemoryLevel
-from Deeploy.targets.gap9.linker import l1_reserved_bytes, linker_script
+from Deeploy.targets.gap9.linker import MAX_HARTS, l1_reserved_bytes, linker_script
 from Deeploy.targets.gap9.timing import GAP9_TIMING as TIMING
+from Deeploy.targets.siracusa.linker import qemu_ram_bytes
 from Deeploy.targets.siracusa.platform import L3_STAGING, SIRACUSA, VIRTUAL_PLATFORM_L1
+from Deeploy.targets.siracusa.qemu import qemu_command
 from Deeploy.tiling.params import PlatformTiling
 
 __all__ = ["GAP9", "PLATFORM", "CLUSTER", "GAP9_L1", "GAP9_L3_STAGING"]
@@ -35,8 +37,7 @@ GAP9_L1 = replace(VIRTUAL_PLATFORM_L1, capacity=64000, dma_bytes_per_cycle=int(T
 GAP9_L3_STAGING = replace(L3_STAGING, dma_bytes_per_cycle=int(TIMING.l3_dma_bandwidth),
                           dma_setup=int(TIMING.l3_dma_setup_cycles),
                           dma_row_cycles=int(TIMING.l3_dma_command_cycles + TIMING.l3_dma_latency_cycles),
-                          dma_issue_word_cycles=int(TIMING.l3_dma_issue_word_cycles), cores=CLUSTER.cores,
-                          fork_cycles=int(TIMING.fork_cycles), barrier_cycles=int(TIMING.barrier_cycles))
+                          dma_issue_word_cycles=int(TIMING.l3_dma_issue_word_cycles))
 
 GAP9 = replace(
     SIRACUSA,
@@ -55,6 +56,8 @@ GAP9 = replace(
     timing=TIMING,
     tiling=PlatformTiling(GAP9_L1, GAP9_L3_STAGING, stream_engine="DEEPLOY_DMA_L3"),
     linker_script=linker_script,
+    # every hart, the parked ones included (the runtime forks on NUM_CORES of them), as the runner does
+    run_command=lambda memory, program, cores: qemu_command(program, MAX_HARTS, qemu_ram_bytes(memory)),
 )
 
 PLATFORM = GAP9
