@@ -1,7 +1,7 @@
 # A cluster of RV32 cores on the QEMU virtual platform other than Siracusa (GAP9, MemPool, Snitch):
 # bare-metal cross build with picolibc (semihosting start-up, printf and exit), the Siracusa
-# family's cluster runtime and a generated linker script. Included by the platform's own file (cmake/MemPool.cmake,
-# cmake/Snitch.cmake), which sets first:
+# family's cluster runtime and a generated linker script. Included by the platform's own file
+# (cmake/GAP9.cmake, cmake/MemPool.cmake, cmake/Snitch.cmake), which sets first:
 #   VIRT_CLUSTER_ARCH              -march/-mabi of the cores
 #   VIRT_CLUSTER_DEFAULT_CORES     default NUM_CORES; VIRT_CLUSTER_MAX_CORES its maximum
 #   VIRT_CLUSTER_RUNTIME           the runtime library (folder of TargetLibraries/) and
