@@ -17,9 +17,10 @@ and 8 cv.sdot*.b per four steps of k: 3.5 cycles a step). The constants were fit
 squares on the relative error) to the calibrated cycle model (``timing.py``, every cv
 instruction 1 cycle) on 5 runs of 12..64 x 32..128 x 16..64 int8 MatMuls in L1 on 1 and 8
 cores (FIXED, UNIT, UNIT_PER_K, STRIP: all within 0.1%), 2 Gemms with an int8 C per column
-(UNIT_BIAS), one with per-column mul and add (UNIT_C) and one with an int64 requantisation
-(UNIT_WIDE). A B input (not transposed) adds its packing (PACK_PER_K per step of k and column
-block a core touches), not in the formula. Shapes off the path (edges, K < 4, A transposed,
+(UNIT_BIAS; it also prices mul and add per row, the same inline store), a Gemm with mul and
+add per column (UNIT_C; its requantisation was int64, so an upper bound for int32) and a MatMul
+with an int64 requantisation (UNIT_WIDE). A B input (not transposed) adds its packing, which
+the formula leaves out. Shapes off the path (edges, K < 4, A transposed,
 fewer units than cores) return None.
 
 ``gemm_rq_estimate`` extends it to every shape for the tiler (``GemmTileCycles``, the
