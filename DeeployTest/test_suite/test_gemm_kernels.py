@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 from Deeploy.elf import sections
+from Deeploy.ops.fused import is_fused
 from DeeployTest.generators.builder import Net
 from DeeployTest.generators.golden import write_test
 from DeeployTest.generators.linear import _gemm, gemm_int8_bias_rq
@@ -153,6 +154,6 @@ def test_weights_stored_transposed(tmp_path, op):
     net.output(net.calib_rqs(y, offset_rng=rng))
     write_test(net, tmp_path)
     graph = lowered(tmp_path, "Siracusa")
-    gemm, = (n for n in graph.nodes if n.op.startswith("Requantized"))
+    gemm, = (n for n in graph.nodes if is_fused(n.op))
     assert gemm.op == "RequantizedGemm" and gemm.attrs["transB"] == 1
     np.testing.assert_array_equal(graph.tensors[gemm.inputs[1]].value, np.asarray(w).T)
