@@ -40,12 +40,12 @@ __all__ = ["FIXED", "UNIT", "UNIT_BIAS", "UNIT_C", "UNIT_WIDE", "UNIT_PER_K", "S
            "gemm_rq_estimate", "GemmTileCycles", "gemm_tile_model"]
 
 FIXED = 141.0
-UNIT = 125.0
-UNIT_BIAS = 178.0
-UNIT_C = 459.0
-UNIT_WIDE = 540.0
+UNIT = 98.0
+UNIT_BIAS = 179.0
+UNIT_C = 772.0
+UNIT_WIDE = 541.0
 UNIT_PER_K = 3.48
-STRIP = 179.0
+STRIP = 159.0
 
 
 def _blocks_cycles(batch: int, m: int, n: int, k: int, cores: int, unit: float) -> float:
