@@ -59,7 +59,7 @@ def gemm_kernel_cycles(m: int, k: int, n: int, cores: int, work: Path) -> float:
     test = work / f"gemm_{m}x{k}x{n}"
     write_test(_matmul(np.random.default_rng(0), (m, k), (k, n), const_b=True, rq=True), test)
     profile = run_tiled(test, work / f"gen_{m}x{k}x{n}_{cores}", cores, 200000, 2000000, False)
-    layer = next(e for e in profile["layers"] if e["op"] == "RequantizedMatMul")
+    layer = next(e for e in profile["layers"] if e["op"] in ("RequantizedMatMul", "RequantizedGemm"))
     return sum(t["kernel"] for t in layer["tiles"] if t["level"] == "L1")
 
 

@@ -15,3 +15,4 @@ set(VIRT_CLUSTER_SYMBOLS __deeploy_num_harts=9 __deeploy_l1_banks=16 __deeploy_l
     __deeploy_banks_per_tile=16 __deeploy_cores_per_tile=9 __deeploy_tiles_per_group=1)
 set(VIRT_CLUSTER_LINKER Deeploy.targets.gap9.linker)
 include(${CMAKE_CURRENT_LIST_DIR}/VirtCluster.cmake)
+add_compile_definitions(DEEPLOY_XPULP=1)   # the cores have the PULP DSP extension (kernels use deeploy_xpulp.h)

@@ -45,6 +45,7 @@ if(NOT NUM_CORES MATCHES "^[1-8]$")
   message(FATAL_ERROR "NUM_CORES must be 1..8 (got '${NUM_CORES}')")
 endif()
 add_compile_definitions(DEEPLOY_NUM_CORES=${NUM_CORES})
+add_compile_definitions(DEEPLOY_XPULP=1)   # the cores have the PULP DSP extension (kernels use deeploy_xpulp.h)
 
 # The folder above this file: the repository, or a compiled output folder (deeploy compile) that
 # carries a copy of this file in cmake/, the runtime sources in runtime/, its headers in include/

@@ -6,7 +6,10 @@
 - ``Op(Transpose(x, p), ...)  =>  Transpose(Op(x, ...), p)`` for elementwise ops whose other
   inputs are scalars, constants of the output's rank (a per-channel scale; transposed along) or
   transposed by the same p, and for Pad (its pads permuted), so that pairs meet and cancel;
-- dead nodes (outputs nobody reads) are removed.
+- dead nodes (outputs nobody reads) are removed;
+- ``RequantizedMatMul(A, W)`` / ``RequantizedGemm(A, W)`` with an 8-bit constant 2-D W not
+  transposed  =>  ``RequantizedGemm(A, W^T, transB=1)``: the weights stored N x K, contiguous in
+  K as the cluster's dot-product GEMM reads them (``gemm_weights_transposed``).
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from Deeploy.ir.graph import Graph, Node
 from Deeploy.ops import Trait, get_op, ops_with
 from Deeploy.passes._engine import on_copy
 
-__all__ = ["convs_to_channels_last", "simplify_transposes"]
+__all__ = ["convs_to_channels_last", "simplify_transposes", "gemm_weights_transposed"]
 
 
 
@@ -150,3 +153,26 @@ def simplify_transposes(graph: Graph, log=None) -> bool:
         if not graph.remove_dead_nodes() and new is None:
             return modified
         modified = True
+
+
+@on_copy
+def gemm_weights_transposed(graph: Graph, log=None) -> bool:
+    """Stores the 8-bit constant weights of requantised GEMMs (A of rank 2 or 3, 8-bit) as B^T
+    (N x K) with ``transB=1``; a RequantizedMatMul becomes the equal RequantizedGemm (no C)."""
+    modified = False
+    for at, node in enumerate(graph.nodes):
+        if node.op not in ("RequantizedMatMul", "RequantizedGemm") or node.attrs.get("transB", 0) \
+                or node.attrs.get("transA", 0) or not graph.is_constant(node.inputs[1]):
+            continue
+        a, b = graph.tensors[node.inputs[0]], graph.tensors[node.inputs[1]]
+        if len(b.shape) != 2 or a.shape is None or len(a.shape) not in (2, 3) \
+                or any(t.dtype is None or t.dtype.nbytes != 1 for t in (a, b)):
+            continue
+        bt = graph.add_constant(f"{node.inputs[1]}_nk", b.value.T, b.dtype)
+        ins = [node.inputs[0], bt] + node.inputs[2:]   # a MatMul's third slot is an absent C
+        graph.nodes[at] = Node(node.name, "RequantizedGemm", ins, node.outputs, {**node.attrs, "transB": 1},
+                               node.domain)
+        modified = True
+        if log:
+            log(f"  layout: {node!r} reads its weights transposed")
+    return modified

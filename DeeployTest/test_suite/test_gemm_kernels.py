@@ -1,37 +1,47 @@
 """The register-blocked GEMM kernels (gemm.inc, and GemmRQ = gemm.inc with the requantisation
-fused) on the shapes and operand types that select their different paths: Siracusa's assembly
-4 x 4 blocks over a packed panel (int8 or uint8 A and B, K even, at least two column blocks),
-the C 2 x 8 and 4 x 4 blocks, the 1 x 4 / 1 x 1 edges and small-tile splits, C added in the
-assembly store (a per-column add), the C block store or the general one, and the host's dot-product path. Outputs must match the reference interpreter's goldens bit-exactly on Generic and
-on Siracusa with 1 and 8 cores."""
+fused) on the shapes and operand types that select their different paths: Siracusa's 4 x 2
+dot-product blocks (int8 or uint8 A and B, every signedness pair; weights transposed at compile
+time, or a B input packed two columns at a time; K tails, odd M and N), the C 2 x 8 and 4 x 4
+blocks, the 1 x 4 / 1 x 1 edges and small-tile splits, the inline requantised store, the general
+store (C, per-column mul/add), and the host's dot-product path. Outputs must match the reference
+interpreter's goldens bit-exactly on Generic and on Siracusa with 1 and 8 cores; the Siracusa
+ELF carries the dot products' CORE-V words, and the layout pass stores the weights N x K."""
 
 from __future__ import annotations
 
+from collections import Counter
+from pathlib import Path
 
 import numpy as np
 import pytest
 
+from Deeploy.elf import sections
+from Deeploy.ops.fused import is_fused
 from DeeployTest.generators.builder import Net
 from DeeployTest.generators.golden import write_test
 from DeeployTest.generators.linear import _gemm, gemm_int8_bias_rq
 from DeeployTest.generators.registry import ints_in, weights
-from DeeployTest.test_suite.kernel_cases import needs_qemu, run_generic, run_siracusa
+from DeeployTest.test_suite.kernel_cases import lowered, needs_qemu, run_generic, run_siracusa
 
 
 # (id, M, K, N, A unsigned, B an unsigned input instead of int8 weights, requantised: False, True
 # or the RequantShift's calibration options)
 SATURATE = {"percentile": 60.0}                       # about 20% of the outputs clipped at each bound
 CASES = [
-    ("rv_s8_s8", 8, 16, 16, False, False, True),      # assembly path, 2 row x 4 column blocks
-    ("rv_u8_s8", 8, 16, 16, True, False, True),       # lbu for A
-    ("rv_s8_u8", 8, 10, 12, False, True, True),       # lbu for B, a 4-column edge
-    ("rv_u8_u8", 12, 6, 8, True, True, True),
-    ("odd_k", 9, 7, 19, False, False, True),          # K odd: C blocks, row and column edges
-    ("narrow_n", 16, 12, 4, False, False, True),      # N = 4: one assembly block per packed panel
-    ("narrow_n_odd_k", 16, 25, 4, False, False, True),    # N < 8, K odd: C 4 x 4 blocks
+    ("rv_s8_s8", 8, 16, 16, False, False, True),      # dot products (sdotsp), weights N x K
+    ("rv_u8_s8", 8, 16, 16, True, False, True),       # sdotusp, A unsigned
+    ("rv_s8_u8", 8, 10, 12, False, True, True),       # a B input, packed; sdotusp, B unsigned; K tail
+    ("rv_u8_u8", 12, 6, 8, True, True, True),         # sdotup
+    ("odd_k", 9, 7, 19, False, False, True),          # K tail 3, row and column edges
+    ("dsp_tails_u8_s8", 13, 23, 11, True, False, True),   # K % 4 = 3, M % 4 = 1, N odd
+    ("dsp_tails_s8_u8", 11, 21, 9, False, True, True),    # the same with a packed B input
+    ("dsp_tails_u8_u8", 7, 13, 7, True, True, True),
+    ("dsp_k4", 8, 4, 6, False, False, True),          # K = 4: one loop iteration, no tail
+    ("narrow_n", 16, 12, 4, False, False, True),      # N = 4: two column blocks
+    ("narrow_n_odd_k", 16, 25, 4, False, True, True),     # N < 8, K odd, a B input
     ("gemv", 1, 32, 20, False, False, True),          # one row: 1 x 4 units over the cores
     ("tiny", 2, 3, 3, True, False, True),             # fewer outputs than cores: 1 x 1 units
-    ("rv_k2", 8, 2, 16, False, False, True),          # K = 2: no loop iteration after the first pair
+    ("rv_k2", 8, 2, 16, False, False, True),          # K = 2 < 4: the C blocks
     ("rv_clip", 8, 4, 16, False, False, SATURATE),    # the clip's off-range path, both bounds
     ("rv_clip_u8", 8, 6, 12, True, False, dict(SATURATE, signed=False)),   # uint8 output
     ("rv_rq_row", 12, 8, 16, False, False, dict(SATURATE, axis=0)),   # mul/add per row, clipped
@@ -41,7 +51,7 @@ CASES = [
 # Gemm with C (id, A shape, B shape, C shape, requantisation: None, "scalar", "row", "col" or
 # scalar with calibration options)
 GEMM_CASES = [
-    ("gemm_bias_rq", (16, 32), (32, 16), (16,), "scalar"),   # assembly path, C per column
+    ("gemm_bias_rq", (16, 32), (32, 16), (16,), "scalar"),   # C per column, the inline store
     ("gemm_bias_rq_clip", (16, 24), (24, 16), (16,), SATURATE),    # int64 requantisation, clipped
     ("gemm_bias_rq_row", (8, 16), (16, 24), (24,), "row"),    # mul/add per row
     ("gemm_bias_rq_col", (8, 16), (16, 24), (24,), "col"),    # mul/add per column: the general store
@@ -49,7 +59,7 @@ GEMM_CASES = [
 ]
 
 # Gemm with an int8 C and a scalar requantisation small enough for int32 (TACC), so C goes into
-# the assembly store (id, M, K, N, C shape, mul, add, shift, signed output[, C's bound]);
+# the dot-product path's inline store (id, M, K, N, C shape, mul, add, shift, signed output[, C's bound]);
 # the outputs clip at both bounds
 BIAS_CASES = [
     ("bias_asm", 16, 24, 16, (16,), 3, -7, 8, True),
@@ -97,3 +107,53 @@ def test_generic(case_dir, capsys):
 @pytest.mark.parametrize("cores", [1, 8])
 def test_siracusa(case_dir, cores, capsys):
     run_siracusa(case_dir, cores, capsys)
+
+
+def _simd_words(elf: Path) -> Counter:
+    """The CORE-V SIMD words (custom-3 opcode 0x7b) of the ELF's code, by (funct3, funct7): the
+    instruction stream of every executable section, 16-bit words where the low bits say so."""
+    data = elf.read_bytes()
+    words = Counter()
+    for sec in sections(data):
+        if not sec.flags & 0x4:   # SHF_EXECINSTR
+            continue
+        code, at = data[sec.offset:sec.offset + sec.size], 0
+        while at + 2 <= len(code):
+            half = int.from_bytes(code[at:at + 2], "little")
+            if half & 3 != 3:
+                at += 2
+                continue
+            word = int.from_bytes(code[at:at + 4], "little")
+            if word & 0x7f == 0x7b:
+                words[(word >> 12) & 7, word >> 25] += 1
+            at += 4
+    return words
+
+
+SDOTSP_B = (1, 0b1010100)    # cv.sdotsp.b: funct3 001, funct7 = funct5 10101 << 2 (CV32E40P manual)
+
+
+@needs_qemu
+def test_siracusa_elf_has_dot_products(tmp_path, capsys):
+    """The int8 x int8 GEMM runs bit-exactly on the cluster on its dot-product loop: the
+    network ELF holds the loop's 8 cv.sdotsp.b words."""
+    net = _net(np.random.default_rng(3), 8, 16, 16, False, False, True)
+    write_test(net, tmp_path / "net")
+    run_siracusa(tmp_path / "net", 8, capsys)
+    assert _simd_words(tmp_path / "net" / "siracusa8" / "build" / "deeploy_test")[SDOTSP_B] >= 8
+
+
+@pytest.mark.parametrize("op", ["MatMul", "Gemm"])
+def test_weights_stored_transposed(tmp_path, op):
+    """Siracusa's passes store an int8 GEMM's constant weights as N x K with transB = 1."""
+    rng = np.random.default_rng(5)
+    w = weights(rng, (12, 8))
+    net = Net(op)
+    a = net.input("input_0", ints_in(rng, -128, 127, (4, 12)))
+    y = net.node(op, [a, net.const(w, f"{op}.weight")])
+    net.output(net.calib_rqs(y, offset_rng=rng))
+    write_test(net, tmp_path)
+    graph = lowered(tmp_path, "Siracusa")
+    gemm, = (n for n in graph.nodes if is_fused(n.op))
+    assert gemm.op == "RequantizedGemm" and gemm.attrs["transB"] == 1
+    np.testing.assert_array_equal(graph.tensors[gemm.inputs[1]].value, np.asarray(w).T)

@@ -25,10 +25,9 @@ from Deeploy.ir.region import Region
 from DeeployTest.test_suite.conftest import CORPUS, DEEPLOY_TEST
 
 LLAMA = CORPUS / "Models" / "microLlama" / "INT8" / "microLlama64_parallel"
-# spec "Cluster": 8 cores; the virtual platform's cores are RV32IMFC without SIMD: at most one
-# multiply-accumulate (2 counted ops) per instruction (fmadd.s, also for exact integer sums), one
-# instruction per cycle
-PEAK = 8 * 2.0
+# spec "Cluster": 8 cores; the cores' widest instruction is the PULP DSP extension's 4-way int8
+# dot product (cv.sdotsp.b: 4 multiply-accumulates, 8 counted ops), one instruction per cycle
+PEAK = 8 * 8.0
 # spec "Memories and DMA": cluster DMA 8 B/cycle (L2 <-> L1); L3 (HyperBus) 1 byte per cycle
 DMA = {"L2": 8.0, "L3": 1.0}
 

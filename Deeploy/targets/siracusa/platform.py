@@ -6,7 +6,7 @@ from dataclasses import replace
 from Deeploy.passes.constant_folding import fold_constants
 from Deeploy.passes.div_folding import fold_integer_division
 from Deeploy.passes.qdq import lower_qdq
-from Deeploy.passes.layout import convs_to_channels_last, simplify_transposes
+from Deeploy.passes.layout import convs_to_channels_last, gemm_weights_transposed, simplify_transposes
 from Deeploy.passes.reductions import split_float_reductions
 from Deeploy.passes.requant_fusion import fuse_requant
 from Deeploy.passes.variadic import split_variadic
@@ -30,6 +30,7 @@ SIRACUSA_PASSES = (
     fold_integer_division,     # TrueIntegerDiv -> RequantShift  =>  RequantShift
     fuse_requant,              # Op -> RequantShift  =>  RequantizedOp
     convs_to_channels_last,    # convolutions run HWC
+    gemm_weights_transposed,   # int8 GEMM weights stored N x K (the dot-product kernel's layout)
     fold_constants,            # weight transposes become constants
     simplify_transposes,       # cancel inverse pairs, move transposes through elementwise ops
     split_float_reductions,    # float means/sums with few outputs reduce their last axis first

@@ -1,11 +1,11 @@
 """Siracusa's roofs for the roofline report (``Deeploy/analysis/roofs.py``), derived from the
 virtual platform's cycle model (``TIMING``, ``timing.TimingModel``: parameters and sources):
 
-- cluster peak: the cores are plain RV32IMFC without SIMD; the most ops an instruction does is
-  one multiply-accumulate (2 counted ops: ``fmadd.s``, which the int8 GEMM also uses for its
-  exact integer sums), and a core retires at most one instruction per ``base_cpi`` cycles:
-  ``2 * cores / base_cpi`` ops per cycle. Measured layers reach less (loads, conversions,
-  address arithmetic and loop control are instructions too);
+- cluster peak: the most ops an instruction of the cores does is a 4-way int8 dot product with
+  accumulate of the PULP DSP extension (4 multiply-accumulates, 8 counted ops: ``cv.sdotsp.b``,
+  the int8 GEMM's inner loop), and a core retires at most one instruction per ``base_cpi``
+  cycles: ``8 * cores / base_cpi`` ops per cycle. Measured layers reach less (loads, address
+  arithmetic and loop control are instructions too; float code: one ``fmadd.s``, 2 ops);
 - tiled layers: their tiles come through a DMA engine, one queue for both directions: the
   cluster DMA at ``dma_bandwidth`` bytes per cycle (L2 <-> L1), the L3 DMA at
   ``l3_dma_bandwidth`` (L3 <-> L2);
@@ -25,9 +25,9 @@ WORD = 4   # bytes of the widest integer load/store of RV32
 
 def cluster_peak(layer, graph, cores: int) -> Roof:
     n = cores if layer.engine.forked else 1
-    return Roof(f"{layer.engine.name} ({n} core{'s' if n != 1 else ''})", 2 * n / TIMING.base_cpi,
-                f"{n} RV32IMFC core{'s' if n != 1 else ''} without SIMD, one multiply-accumulate (fmadd.s: "
-                f"2 ops) per instruction, CPI {TIMING.base_cpi:g}")
+    return Roof(f"{layer.engine.name} ({n} core{'s' if n != 1 else ''})", 8 * n / TIMING.base_cpi,
+                f"{n} PULP core{'s' if n != 1 else ''}, one 4-way int8 dot product (cv.sdotsp.b: 8 ops) per "
+                f"instruction, CPI {TIMING.base_cpi:g}")
 
 
 def cluster_bandwidth(level: str, tiled: bool, layer=None) -> Roof:
