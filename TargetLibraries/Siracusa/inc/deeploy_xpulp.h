@@ -431,7 +431,8 @@ static inline int32_t xpulp_msu(int32_t acc, int32_t a, int32_t b) {
  * L: loop 0 (inner) or 1 (outer); end: a label right after the loop's last instruction (e.g. "1f");
  * count: an asm operand ("%[n]") holding the trip count (>= 1). Open the block with
  * XPULP_LOOP_BEGIN (aligns, no compressed instructions, as the hardware loop rules require) and
- * close it with XPULP_LOOP_FINISH. The body must be straight-line code (no calls, no `la`); keep
+ * close it with XPULP_LOOP_FINISH. The body must be straight-line code (no calls, no `la`) of at
+ * least 2 instructions (the manual asks for 3; the RTL runs a body of 1 only once, QEMU loops it); keep
  * `.option norvc` for all of it: on QEMU a loop runs without traps only if its last instruction is
  * a 32-bit one that is no branch, jump, auipc or marker (else it falls back to the trap path).
  *   CORE-V (opcode 0x2b, funct3 100, word[11:8] = funct4, bit 7 = L, end = PC + (uimm << 2)):
