@@ -354,13 +354,13 @@ static inline int32_t xpulp_msu(int32_t acc, int32_t a, int32_t b) {
                    : "=m"(*(type *)(p)), "+r"(p)                                                   \
                    : "r"((uint32_t)(v)), "n"(inc))
 
-/* (plain arithmetic, so that the assembler can evaluate the fields too: XPULP_ASM_LD_RR) */
+/* (plain arithmetic, no parenthesis first: the assembler evaluates them too, XPULP_ASM_LD_RR) */
 #if !DEEPLOY_XPULPV2
 #define XPULP_LD_RR_OP(w, postinc) 0x2b, 3, ((w) + 4 - 4 * (postinc))
 #define XPULP_ST_RR_OP(w, postinc) 0x2b, 3, (0x10 + (w) + 4 - 4 * (postinc))
 #else
-#define XPULP_LD_RR_OP(w, postinc) (0x03 + 8 * (postinc)), 7, ((((w) & 3) << 3) | (((w) >> 3) << 5))
-#define XPULP_ST_RR_OP(w, postinc) (0x23 + 8 * (postinc)), (4 + (w)), 0
+#define XPULP_LD_RR_OP(w, postinc) 0x03 + 8 * (postinc), 7, ((((w) & 3) << 3) | (((w) >> 3) << 5))
+#define XPULP_ST_RR_OP(w, postinc) 0x23 + 8 * (postinc), (4 + (w)), 0
 #endif
 /* width codes: lb 0, lh 1, lw 2, lbu 8, lhu 9; sb 0, sh 1, sw 2 */
 #define XPULP_LD_RR_(type, p, r, postinc, opc, f3, f7)                                             \
