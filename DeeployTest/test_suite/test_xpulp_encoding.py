@@ -112,10 +112,12 @@ OPS.update({f"asm_{name}": (body, *OPS[name][1:]) for name, body in {
     "mac": '__asm__(XPULP_ASM_ALU(XPULP_ALU_MAC, "%0", "%1", "%2") : "+r"(d) : "r"(a), "r"(b)); return d;',
     "cnt": '__asm__(XPULP_ASM_ALU(XPULP_ALU_CNT, "%0", "%1", "x0") : "=r"(d) : "r"(a)); return d;',
     "clipu": '__asm__(XPULP_ASM_CLIP(1, "%0", "%1", 9) : "=r"(d) : "r"(a)); return d;',
-    "lbu_postinc": '__asm__ volatile(XPULP_ASM_LD_PI(4, "%0", "%1", -1) : "=&r"(d), "+r"(p) :: "memory"); return d;',
-    "lbu_postinc_r": '__asm__ volatile(XPULP_ASM_LD_RR(8, 1, "%0", "%1", "%2") : "=&r"(d), "+r"(p) : "r"(r) : "memory"); '
-                     'return d;',
-    "lw_rr": '__asm__ volatile(XPULP_ASM_LD_RR(2, 0, "%0", "%1", "%2") : "=r"(d) : "r"(p), "r"(r) : "memory"); return d;',
+    "lbu_postinc": '__asm__ volatile(XPULP_ASM_LD_PI(4, "%0", "%1", -1) : "=&r"(d), "+r"(p) :: "memory"); '
+                   'return d;',
+    "lbu_postinc_r": '__asm__ volatile(XPULP_ASM_LD_RR(8, 1, "%0", "%1", "%2") : "=&r"(d), "+r"(p) : "r"(r) '
+                     ': "memory"); return d;',
+    "lw_rr": '__asm__ volatile(XPULP_ASM_LD_RR(2, 0, "%0", "%1", "%2") : "=r"(d) : "r"(p), "r"(r) : "memory"); '
+             'return d;',
 }.items()})
 # stores: value d (a0), base q (a1), increment / offset r (a2): CORE-V rs3 (the register) sits in
 # the rd field; the immediate form splits imm[11:5] / imm[4:0] around rs2, rs1, funct3
