@@ -3,7 +3,9 @@ model: a few calibration programs of benchmarks/fidelity/programs/ run on the RT
 the QEMU cluster with one core; each checks its own result against a C reference on both, and the
 model's cycles of the measured region must be within 2% of the RTL's. The classes they exercise:
 a taken branch to a misaligned 32-bit instruction (branch_misaligned), the far call's jump
-register hazard (call_ret), fsqrt.s (fpu_fsqrt), and a requantised int8 GEMM (gemm_i8_rq).
+register hazard (call_ret), fsqrt.s (fpu_fsqrt), a requantised int8 GEMM (gemm_i8_rq), and in the PULP
+DSP form (programs/dsp/) the 4x2 int8 GEMM block of dot products in a hardware loop (gemm_4x2_i8) and
+the bit-manipulation mix (bitmanip_mix, whose cv.cnt/ff1/fl1/clb run through the emulator on QEMU).
 The whole suite (N >= 30 programs, every one within 2%) runs with ``-m rtl_full``."""
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from Deeploy.errors import BuildError
 from Deeploy.targets.pulp.rtl import rtl_simulator
 from DeeployTest.test_suite.conftest import REPO
 
-FAST = ("branch_misaligned", "call_ret", "fpu_fsqrt", "gemm_i8_rq")
+FAST = ("branch_misaligned", "call_ret", "fpu_fsqrt", "gemm_i8_rq", "gemm_4x2_i8", "bitmanip_mix")
 
 
 @pytest.fixture(scope="module")
@@ -57,6 +59,6 @@ def test_missing_simulator_is_named():
 def test_full_calibration(fidelity, tmp_path):
     names, _skipped = fidelity.program_names()
     rows = fidelity.calibrate(tmp_path, names)
-    assert len(rows) >= 30
+    assert len(rows) >= 58   # 46 plain programs, 15 in the DSP form
     worst = max(rows, key=lambda p: abs(p.deviation))
     assert abs(worst.deviation) <= fidelity.GOAL, f"{worst.name}: {worst.deviation:+.2f}%"

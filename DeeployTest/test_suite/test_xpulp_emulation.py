@@ -19,6 +19,7 @@ from Deeploy.runtime.abi import LAYER_BASE, LAYER_END
 from Deeploy.targets.pulp.stubs import rewrite, stubs_enabled
 from Deeploy.targets.siracusa.qemu import run_elf
 from Deeploy.targets.siracusa.records import read_records
+from DeeployTest.test_suite.conftest import REPO
 from DeeployTest.test_suite.test_virtual_platform import DEMO_DIR, _missing, needs_toolchain
 
 
@@ -93,6 +94,24 @@ def test_stubs_and_traps_give_identical_plugin_records(check_elf):
     traps, stubs = _run(check_elf, "traps"), _run(check_elf, "stubs")
     assert traps.stdout == stubs.stdout
     assert sorted(traps.records.read_text().splitlines()) == sorted(stubs.records.read_text().splitlines())
+
+
+@needs_toolchain
+def test_a_calibration_program_has_the_same_records_both_ways(tmp_path):
+    """gemm_4x2_i8 of the RTL calibration (benchmarks/fidelity/programs/dsp/: a hardware loop of
+    post-increment loads and dot products) passes its own check and gives the same records whether
+    its words run as stubs or through the emulator."""
+    spec = importlib.util.spec_from_file_location("fidelity", REPO / "benchmarks" / "fidelity.py")
+    fidelity = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(fidelity)
+    fidelity.build(tmp_path, ["gemm_4x2_i8"])
+    elf = tmp_path / "gemm_4x2_i8_qemu"
+    runs = {mode: run_elf(elf, 1, timeout=120, records=tmp_path / f"records.{mode}.txt", stubs=mode == "stubs")
+            for mode in ("traps", "stubs")}
+    assert [r.exit_code for r in runs.values()] == [0, 0]
+    assert rewrite(elf).sites and not rewrite(elf).fallbacks
+    traps, stubs = (r.records.read_text().splitlines() for r in runs.values())
+    assert sorted(traps) == sorted(stubs)
 
 
 @needs_toolchain

@@ -104,6 +104,21 @@ OPS = {
     "lhu_rr": ("return xpulp_lhu_rr(p, r);", "0001101 rs2 rs1 011 rd 0101011", "0101000 rs2 rs1 111 rd 0000011"),
     "lb_rr": ("return xpulp_lb_rr(p, r);", "0000100 rs2 rs1 011 rd 0101011", "0000000 rs2 rs1 111 rd 0000011"),
 }
+# the same words from the text forms for hand-written asm blocks (XPULP_ASM_*)
+OPS.update({f"asm_{name}": (body, *OPS[name][1:]) for name, body in {
+    "sdotsp_b": '__asm__(XPULP_ASM_SIMD(XPULP_SIMD_SDOTSP, 1, "%0", "%1", "%2") : "+r"(d) : "r"(a), "r"(b)); return d;',
+    "sdotusp_h": '__asm__(XPULP_ASM_SIMD(XPULP_SIMD_SDOTUSP, 0, "%0", "%1", "%2") : "+r"(d) : "r"(a), "r"(b)); '
+                 'return d;',
+    "mac": '__asm__(XPULP_ASM_ALU(XPULP_ALU_MAC, "%0", "%1", "%2") : "+r"(d) : "r"(a), "r"(b)); return d;',
+    "cnt": '__asm__(XPULP_ASM_ALU(XPULP_ALU_CNT, "%0", "%1", "x0") : "=r"(d) : "r"(a)); return d;',
+    "clipu": '__asm__(XPULP_ASM_CLIP(1, "%0", "%1", 9) : "=r"(d) : "r"(a)); return d;',
+    "lbu_postinc": '__asm__ volatile(XPULP_ASM_LD_PI(4, "%0", "%1", -1) : "=&r"(d), "+r"(p) :: "memory"); '
+                   'return d;',
+    "lbu_postinc_r": '__asm__ volatile(XPULP_ASM_LD_RR(8, 1, "%0", "%1", "%2") : "=&r"(d), "+r"(p) : "r"(r) '
+                     ': "memory"); return d;',
+    "lw_rr": '__asm__ volatile(XPULP_ASM_LD_RR(2, 0, "%0", "%1", "%2") : "=r"(d) : "r"(p), "r"(r) : "memory"); '
+             'return d;',
+}.items()})
 # stores: value d (a0), base q (a1), increment / offset r (a2): CORE-V rs3 (the register) sits in
 # the rd field; the immediate form splits imm[11:5] / imm[4:0] around rs2, rs1, funct3
 STORES = {
@@ -118,6 +133,8 @@ STORES = {
     "sh_rr": ("xpulp_sh_rr(q, d, r);", "0010101 rs2 rs1 011 rs3 0101011", "0000000 rs2 rs1 101 rs3 0100011"),
     "sw_rr": ("xpulp_sw_rr(q, d, r);", "0010110 rs2 rs1 011 rs3 0101011", "0000000 rs2 rs1 110 rs3 0100011"),
 }
+STORES["asm_sh_postinc"] = ('__asm__ volatile(XPULP_ASM_ST_PI(1, "%1", "%0", -2) : "+r"(q) : "r"(d) : "memory");',
+                            *STORES["sh_postinc"][1:])
 # hardware loops, count register a1, loop body of 2 instructions after the setup (end = 3 words
 # on from the setup with CORE-V; XpulpV2's end is the last instruction: 2 words = 4 half-words)
 LOOPS = {

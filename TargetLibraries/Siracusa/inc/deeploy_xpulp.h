@@ -78,7 +78,11 @@ __asm__(".ifndef .Lxpulp_reg_zero\n"
 #define XPULP_SIMD_SHUFFLE2 0x1c, 0x32
 
 #define XPULP_SIMD_F7_(...) XPULP_SIMD_F7(__VA_ARGS__)
-#define XPULP_INSN_R(opc, f3, f7) ".insn r " XPULP_STR(opc) ", " XPULP_STR(f3) ", " XPULP_STR(f7) ", %0, %1, %2"
+/* an R-type word on the operand strings rd, a, b (e.g. "%[acc]") */
+#define XPULP_ASM_R__(opc, f3, f7, rd, a, b)                                                       \
+  ".insn r " XPULP_STR(opc) ", " XPULP_STR(f3) ", " XPULP_STR(f7) ", " rd ", " a ", " b "\n"
+#define XPULP_ASM_R_(...) XPULP_ASM_R__(__VA_ARGS__)
+#define XPULP_INSN_R(opc, f3, f7) XPULP_ASM_R__(opc, f3, f7, "%0", "%1", "%2")
 
 /* rd = op(a, b) on lanes; W: 0 = .h, 1 = .b */
 #define XPULP_DEF_SIMD(name, op, w)                                                                \
@@ -350,12 +354,13 @@ static inline int32_t xpulp_msu(int32_t acc, int32_t a, int32_t b) {
                    : "=m"(*(type *)(p)), "+r"(p)                                                   \
                    : "r"((uint32_t)(v)), "n"(inc))
 
+/* (plain arithmetic, no parenthesis first: the assembler evaluates them too, XPULP_ASM_LD_RR) */
 #if !DEEPLOY_XPULPV2
-#define XPULP_LD_RR_OP(w, postinc) 0x2b, 3, ((w) + ((postinc) ? 0 : 4))
-#define XPULP_ST_RR_OP(w, postinc) 0x2b, 3, (0x10 + (w) + ((postinc) ? 0 : 4))
+#define XPULP_LD_RR_OP(w, postinc) 0x2b, 3, ((w) + 4 - 4 * (postinc))
+#define XPULP_ST_RR_OP(w, postinc) 0x2b, 3, (0x10 + (w) + 4 - 4 * (postinc))
 #else
-#define XPULP_LD_RR_OP(w, postinc) ((postinc) ? 0x0b : 0x03), 7, ((((w) & 3) << 3) | (((w) >> 3) << 5))
-#define XPULP_ST_RR_OP(w, postinc) ((postinc) ? 0x2b : 0x23), (4 + (w)), 0
+#define XPULP_LD_RR_OP(w, postinc) 0x03 + 8 * (postinc), 7, ((((w) & 3) << 3) | (((w) >> 3) << 5))
+#define XPULP_ST_RR_OP(w, postinc) 0x23 + 8 * (postinc), (4 + (w)), 0
 #endif
 /* width codes: lb 0, lh 1, lw 2, lbu 8, lhu 9; sb 0, sh 1, sw 2 */
 #define XPULP_LD_RR_(type, p, r, postinc, opc, f3, f7)                                             \
@@ -405,11 +410,29 @@ static inline int32_t xpulp_msu(int32_t acc, int32_t a, int32_t b) {
 #define xpulp_sh_rr(p, v, r) XPULP_ST_RR__(uint16_t, p, v, r, 0, XPULP_ST_RR_OP(1, 0))
 #define xpulp_sw_rr(p, v, r) XPULP_ST_RR__(uint32_t, p, v, r, 0, XPULP_ST_RR_OP(2, 0))
 
+/* ---- the operations as text for a hand-written asm block (hardware-loop bodies) ------------------
+ * rd, a, b, p, r: operand strings such as "%[acc]"; op: an XPULP_SIMD_* / XPULP_ALU_* name;
+ * w: 0 = .h, 1 = .b (SIMD), width codes as above (loads); inc, n: constants. Each ends in "\n". */
+#define XPULP_ASM_SIMD(op, w, rd, a, b) XPULP_ASM_R_(XPULP_SIMD_OPC, w, XPULP_SIMD_F7_(op), rd, a, b)
+#define XPULP_ASM_ALU(op, rd, a, b) XPULP_ASM_R_(op, rd, a, b)
+/* rd = load at p, p += inc (f3: lb 0, lh 1, lw 2, lbu 4, lhu 5) */
+#define XPULP_ASM_LD_PI(f3, rd, p, inc) ".insn i 0x0b, " #f3 ", " rd ", " p ", " #inc "\n"
+/* store v at p, p += inc (f3: sb 0, sh 1, sw 2) */
+#define XPULP_ASM_ST_PI(f3, v, p, inc) ".insn s 0x2b, " #f3 ", " v ", " #inc "(" p ")\n"
+/* rd = load at p (postinc 1: then p += r) / at p + r (postinc 0) */
+#define XPULP_ASM_LD_RR(w, postinc, rd, p, r) XPULP_ASM_R_(XPULP_LD_RR_OP(w, postinc), rd, p, r)
+/* rd = a clipped to n bits, signed (u 0) / unsigned (u 1) */
+#define XPULP_ASM_CLIP_(opc, f3, f7, rd, a, n)                                                     \
+  ".insn i " XPULP_STR(opc) ", " XPULP_STR(f3) ", " rd ", " a ", " XPULP_STR(XPULP_IMM12(((f7) << 5) | (n))) "\n"
+#define XPULP_ASM_CLIP__(...) XPULP_ASM_CLIP_(__VA_ARGS__)
+#define XPULP_ASM_CLIP(u, rd, a, n) XPULP_ASM_CLIP__(XPULP_CLIP_OP(u), rd, a, n)
+
 /* ---- hardware loops: strings for a hand-written asm block ---------------------------------------
  * L: loop 0 (inner) or 1 (outer); end: a label right after the loop's last instruction (e.g. "1f");
  * count: an asm operand ("%[n]") holding the trip count (>= 1). Open the block with
  * XPULP_LOOP_BEGIN (aligns, no compressed instructions, as the hardware loop rules require) and
- * close it with XPULP_LOOP_FINISH. The body must be straight-line code (no calls, no `la`); keep
+ * close it with XPULP_LOOP_FINISH. The body must be straight-line code (no calls, no `la`) of at
+ * least 2 instructions (the manual asks for 3; the RTL runs a body of 1 only once, QEMU loops it); keep
  * `.option norvc` for all of it: on QEMU a loop runs without traps only if its last instruction is
  * a 32-bit one that is no branch, jump, auipc or marker (else it falls back to the trap path).
  *   CORE-V (opcode 0x2b, funct3 100, word[11:8] = funct4, bit 7 = L, end = PC + (uimm << 2)):

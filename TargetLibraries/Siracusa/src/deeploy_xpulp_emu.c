@@ -30,6 +30,24 @@
 #define EMU __attribute__((section("deeploy_xpulp_text"), noinline))
 #define MAX_HARTS 64
 
+/* ---- bit counts in this section: libgcc's __clzsi2, __ctzsi2, __popcountsi2 lie outside it, so
+ * the timing plugin would count their instructions as the core's -------------------------------- */
+EMU static uint32_t emu_clz(uint32_t a) { /* 32 for 0 */
+  uint32_t n = 0;
+  if (!(a >> 16)) { n += 16; a <<= 16; }
+  if (!(a >> 24)) { n += 8; a <<= 8; }
+  if (!(a >> 28)) { n += 4; a <<= 4; }
+  if (!(a >> 30)) { n += 2; a <<= 2; }
+  if (!(a >> 31)) { n += 1; a <<= 1; }
+  return n + !(a >> 31);
+}
+EMU static uint32_t emu_popcount(uint32_t a) {
+  a -= (a >> 1) & 0x55555555u;
+  a = (a & 0x33333333u) + ((a >> 2) & 0x33333333u);
+  a = (a + (a >> 4)) & 0x0f0f0f0fu;
+  return (a * 0x01010101u) >> 24;
+}
+
 /* ---- the core's memory accesses (counted by the timing plugin) ---------------------------------
  * load(addr, kind): kind = funct3 of RV32 loads (0 lb, 1 lh, 2 lw, 4 lbu, 5 lhu); store(addr, v, w):
  * w = 0 sb, 1 sh, 2 sw. */
@@ -288,10 +306,10 @@ EMU static int emulate(uint32_t *x, uint32_t pc, uint32_t w) {
         case 0x1c: res = a & ~mk; break;
         case 0x1d: res = a | mk; break;
         case 0x20: res = (a >> (b & 31)) | (a << ((32 - (b & 31)) & 31)); break;
-        case 0x21: res = a ? (uint32_t)__builtin_ctz(a) : 32; break;
-        case 0x22: res = a ? 31 - (uint32_t)__builtin_clz(a) : 32; break;
-        case 0x23: res = a ? (uint32_t)__builtin_clrsb((int32_t)a) : 0; break;
-        case 0x24: res = (uint32_t)__builtin_popcount(a); break;
+        case 0x21: res = a ? 31 - emu_clz(a & -a) : 32; break;
+        case 0x22: res = a ? 31 - emu_clz(a) : 32; break;
+        case 0x23: res = a ? emu_clz(a ^ (uint32_t)((int32_t)a >> 31)) - 1 : 0; break;
+        case 0x24: res = emu_popcount(a); break;
         case 0x28: res = (int32_t)a < 0 ? -a : a; break;
         case 0x29: res = (int32_t)a <= (int32_t)b; break;
         case 0x2a: res = a <= b; break;

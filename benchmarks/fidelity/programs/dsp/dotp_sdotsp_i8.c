@@ -1,7 +1,7 @@
-/* int8 dot product with the PULP DSP extension: N iterations of 2 x lw; cv.sdotsp.b (4 signed
- * int8 products accumulated into rd: CORE-V custom-3, funct3 001, funct7 0x54); addi; bnez. Runs on
- * QEMU through the runtime's emulation of the DSP extension (deeploy_xpulp.h). */
+/* int8 dot product with the PULP DSP extension in a branch loop: N iterations of 2 x lw; addi;
+ * addi; cv.sdotsp.b (4 signed int8 products accumulated into rd); addi; bnez. */
 #include "bench.h"
+#include "deeploy_xpulp.h"
 
 #define N 256
 
@@ -11,7 +11,7 @@ KERNEL static int32_t kernel(const int8_t *a, const int8_t *b, uint32_t n) {
   int32_t acc = 0;
   uint32_t x, y;
   __asm__ volatile("1: lw %3, 0(%1)\n lw %4, 0(%2)\n addi %1, %1, 4\n addi %2, %2, 4\n"
-                   " .insn r 0x7b, 1, 0x54, %0, %3, %4\n addi %5, %5, -1\n bnez %5, 1b"
+                   XPULP_ASM_SIMD(XPULP_SIMD_SDOTSP, 1, "%0", "%3", "%4") " addi %5, %5, -1\n bnez %5, 1b"
                    : "+r"(acc), "+r"(a), "+r"(b), "=&r"(x), "=&r"(y), "+r"(n)
                    :
                    : "memory");
