@@ -9,6 +9,9 @@ import argparse
 import difflib
 import re
 
+from Deeploy.passes.loop_flags import add_loop_flags, loop_rolling_options
+from Deeploy.tiling.flags import add_tiling_flags, tiling_options
+
 __all__ = ["ArgumentParser", "other_spelling", "platform_name", "add_platform_flag"]
 
 
@@ -64,3 +67,51 @@ def add_platform_flag(p: argparse.ArgumentParser, default: str = "Generic") -> N
     from Deeploy.targets import platforms
     p.add_argument("--platform", type=platform_name, default=default, metavar="NAME",
                    help=f"the target platform: {', '.join(platforms())} (any case; default {default})")
+
+
+def add_platform_options(p: argparse.ArgumentParser) -> None:
+    """The flags of ``_platform_options``, for every command that compiles."""
+    p.add_argument("--no-npu-for", default="", metavar="NAME[,NAME]",
+                   help="platforms with an NPU (Siracusa_w_neureka): keep these layers on the cluster")
+    p.add_argument("--wmem-size", type=int, default=None, metavar="BYTES",
+                   help="platforms with an NPU weight memory: its size (default 4 MiB)")
+    p.add_argument("--neureka-wmem", action="store_true",
+                   help="platforms with an NPU weight memory: place the NPU weights that save the most "
+                        "modelled cycles in it (never tiled or DMA'd)")
+    p.add_argument("--cpu", default=None, metavar="CORE",
+                   help="CortexM: the core and its board, cortex-m4 (default, mps2-an386) or cortex-m55 (mps3-an547)")
+    p.add_argument("--sram", type=int, default=None, metavar="BYTES",
+                   help="CortexM: SRAM the program may use, stack included (default: all of the board's)")
+
+
+def platform_options(args) -> dict | None:
+    """Options of the platform itself (its ``configure``): NPU exclusions, weight-memory size and
+    placement, the Cortex-M core and its SRAM budget."""
+    options = {}
+    if args.neureka_wmem:
+        options["neureka_wmem"] = True
+    if args.no_npu_for:
+        options["no_npu_for"] = [n for n in args.no_npu_for.split(",") if n]
+    if args.wmem_size is not None:
+        options["wmem_size"] = args.wmem_size
+    if args.cpu is not None:
+        options["cpu"] = args.cpu
+    if args.sram is not None:
+        options["sram"] = args.sram
+    return options or None
+
+
+def add_compile_flags(p: argparse.ArgumentParser) -> None:
+    """The flags deciding what ``deeploy compile`` generates (cores, tiling, loop rolling, NPU
+    options); ``deeploy sweep`` configs name them without the dashes."""
+    p.add_argument("--cores", type=int, default=None,
+                   help="cluster cores the code will run on (cluster platforms; default: all)")
+    add_tiling_flags(p)
+    add_loop_flags(p)
+    add_platform_options(p)
+
+
+def compile_options(args) -> dict:
+    """The keyword arguments of ``compile_graph`` that the flags of ``add_compile_flags`` ask for."""
+    return {"cores": args.cores, "tiling": tiling_options(args), "platform_options": platform_options(args),
+            "loop_rolling": loop_rolling_options(args)}

@@ -23,9 +23,10 @@ import sys
 import time
 from pathlib import Path
 
+from Deeploy.arguments import add_compile_flags, compile_options, platform_options
+from Deeploy.passes.loop_flags import loop_rolling_options
+from Deeploy.tiling.flags import tiling_options
 from Deeploy.errors import DeeployError, error_text
-from Deeploy.passes.loop_flags import add_loop_flags, loop_rolling_options
-from Deeploy.tiling.flags import add_tiling_flags, tiling_options
 
 __all__ = ["main"]
 
@@ -70,54 +71,6 @@ def _load(args, say=print):
         values = map_arrays(samples, load_npz_arrays(samples), graph.inputs, graph, "input")
         say(f"input types from {samples}")
     return onnx_path, graph, values
-
-
-def _add_platform_options(p: argparse.ArgumentParser) -> None:
-    """The flags of ``_platform_options``, for every command that compiles."""
-    p.add_argument("--no-npu-for", default="", metavar="NAME[,NAME]",
-                   help="platforms with an NPU (Siracusa_w_neureka): keep these layers on the cluster")
-    p.add_argument("--wmem-size", type=int, default=None, metavar="BYTES",
-                   help="platforms with an NPU weight memory: its size (default 4 MiB)")
-    p.add_argument("--neureka-wmem", action="store_true",
-                   help="platforms with an NPU weight memory: place the NPU weights that save the most "
-                        "modelled cycles in it (never tiled or DMA'd)")
-    p.add_argument("--cpu", default=None, metavar="CORE",
-                   help="CortexM: the core and its board, cortex-m4 (default, mps2-an386) or cortex-m55 (mps3-an547)")
-    p.add_argument("--sram", type=int, default=None, metavar="BYTES",
-                   help="CortexM: SRAM the program may use, stack included (default: all of the board's)")
-
-
-def _platform_options(args) -> dict | None:
-    """Options of the platform itself (its ``configure``): NPU exclusions, weight-memory size and
-    placement, the Cortex-M core and its SRAM budget."""
-    options = {}
-    if args.neureka_wmem:
-        options["neureka_wmem"] = True
-    if args.no_npu_for:
-        options["no_npu_for"] = [n for n in args.no_npu_for.split(",") if n]
-    if args.wmem_size is not None:
-        options["wmem_size"] = args.wmem_size
-    if args.cpu is not None:
-        options["cpu"] = args.cpu
-    if args.sram is not None:
-        options["sram"] = args.sram
-    return options or None
-
-
-def add_compile_flags(p: argparse.ArgumentParser) -> None:
-    """The flags deciding what ``deeploy compile`` generates (cores, tiling, loop rolling, NPU
-    options); ``deeploy sweep`` configs name them without the dashes."""
-    p.add_argument("--cores", type=int, default=None,
-                   help="cluster cores the code will run on (cluster platforms; default: all)")
-    add_tiling_flags(p)
-    add_loop_flags(p)
-    _add_platform_options(p)
-
-
-def compile_options(args) -> dict:
-    """The keyword arguments of ``compile_graph`` that the flags of ``add_compile_flags`` ask for."""
-    return {"cores": args.cores, "tiling": tiling_options(args), "platform_options": _platform_options(args),
-            "loop_rolling": loop_rolling_options(args)}
 
 
 def _compile(args) -> None:
@@ -205,13 +158,13 @@ def _analyze(args) -> None:
         from Deeploy.analyze import compile_for_report
         result = compile_for_report(graph, args.platform, source=onnx_path.name, cores=args.cores,
                                     tiling=tiling_options(args), loop_rolling=loop_rolling_options(args),
-                                    platform_options=_platform_options(args))
+                                    platform_options=platform_options(args))
         roofline = _roofline_report(result)
         print(roofline.to_json() if args.json else format_roofline(roofline), end="")
         return
     report = analyze_graph(graph, args.platform, source=onnx_path.name, cores=args.cores,
                            tiling=tiling_options(args), loop_rolling=loop_rolling_options(args),
-                           platform_options=_platform_options(args))
+                           platform_options=platform_options(args))
     for note in report.notes:
         say(f"note: {note}")
     print(report.to_json() if args.json else format_csv(report) if args.csv else format_table(report), end="")
@@ -223,7 +176,7 @@ def _validate(args) -> int:
     return validate(args.model, args.platform, inputs=args.inputs, outputs=args.outputs, cores=args.cores,
                     tiling=tiling_options(args), input_types=_input_types(args.input_type), seed=args.seed,
                     timeout=args.timeout, loop_rolling=loop_rolling_options(args),
-                    platform_options=_platform_options(args))
+                    platform_options=platform_options(args))
 
 
 def _run(args) -> int:

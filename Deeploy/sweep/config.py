@@ -45,7 +45,7 @@ class _Parser(argparse.ArgumentParser):
 
 def flag_parser() -> argparse.ArgumentParser:
     """The flags a point takes: those of ``deeploy compile`` that decide the generated code."""
-    from Deeploy.cli import add_compile_flags
+    from Deeploy.arguments import add_compile_flags
     p = _Parser(prog="sweep", add_help=False)
     add_compile_flags(p)
     return p

@@ -52,7 +52,7 @@ def run_point(point: Point, work: Path, timeout: float) -> dict:
     output, ``work/build``: its build); its record. A user-level failure (a ``DeeployError``)
     is recorded with its error line; anything else raises."""
     from Deeploy.analysis.sizes import level_peaks, network_library, section_sizes
-    from Deeploy.cli import compile_options
+    from Deeploy.arguments import compile_options
     from Deeploy.codegen.testbench import testbench_writer
     from Deeploy.compiler import compile_graph
     from Deeploy.frontend import assign_input_types, load_npz_arrays, load_onnx, map_arrays

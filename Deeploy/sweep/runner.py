@@ -3,7 +3,6 @@ backend; each finished point is appended to ``DIR`` and printed on one line."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Callable
 

@@ -77,6 +77,17 @@ def _included(path: Path, name: str) -> Path:
     return found[0]
 
 
+def _condition(expr: str, defines: set[str]) -> bool:
+    """An ``#if`` expression of the kernel sources: ``defined(X)``, names (1 if defined, as a
+    host compile without the platforms' flags sees them), ``__has_include`` (0), ``!``, ``&&``,
+    ``||`` and parentheses."""
+    expr = re.sub(r"__has_include\s*\([^)]*\)", "0", expr)
+    expr = re.sub(r"defined\s*\(?\s*(\w+)\s*\)?", lambda m: "1" if m[1] in defines else "0", expr)
+    expr = re.sub(r"[A-Za-z_]\w*", lambda m: "1" if m[0] in defines else "0", expr)
+    expr = re.sub(r"!(?!=)", " not ", expr.replace("&&", " and ").replace("||", " or "))
+    return bool(eval(expr, {"__builtins__": {}}))
+
+
 def _preprocess(path: Path, defines: set[str]) -> str:
     """``path``'s text without comments, with the ``#ifdef``/``#ifndef`` branches ``defines``
     selects and the ``.inc`` sources it includes expanded (enough for the kernel sources)."""
@@ -93,6 +104,10 @@ def _preprocess(path: Path, defines: set[str]) -> str:
         word = rest.split()[0] if rest.split() else ""
         if directive in ("ifdef", "ifndef"):
             active.append((word in defines) == (directive == "ifdef"))
+        elif directive == "if":
+            active.append(_condition(rest, defines))
+        elif directive == "elif":
+            active[-1] = not active[-1] and _condition(rest, defines)
         elif directive == "else":
             active[-1] = not active[-1]
         elif directive == "endif":

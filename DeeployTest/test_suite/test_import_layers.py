@@ -25,6 +25,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("targets",),               # the target packages and their registry
     ("compiler",),
     ("run", "analyze", "validate"),
+    ("arguments", "sweep"),     # the command lines of the CLI and the runners; design-space sweeps
     ("cli",),
 )
 

@@ -34,7 +34,6 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Mapping
 
-from Deeploy.targets.siracusa.timing import SIRACUSA_TIMING
 
 __all__ = ["FIXED", "UNIT", "UNIT_BIAS", "UNIT_C", "UNIT_WIDE", "UNIT_PER_K", "STRIP", "gemm_rq_cycles",
            "gemm_rq_estimate", "GemmTileCycles", "gemm_tile_model"]
