@@ -37,7 +37,7 @@ from Deeploy.elf import sections as elf_sections
 from Deeploy.elf import symbols as elf_symbols
 from Deeploy.errors import BuildError, DeeployError
 from Deeploy.resources import timing_plugin
-from Deeploy.targets.pulp.stubs import STUB_SECTION, rewrite, stubs_enabled
+from Deeploy.targets.pulp.stubs import SCRATCH, STUB_SECTION, rewrite, stubs_enabled
 from Deeploy.targets.siracusa.linker import qemu_ram_bytes
 
 __all__ = ["QEMU", "RunResult", "elf_symbols", "elf_regions", "qemu_command", "run_elf"]
@@ -148,7 +148,8 @@ def run_elf(elf: str | Path, num_cores: int | None = None, *, timeout: float = 1
     plugin_args = None
     rec_path = None
     image, stub_args = elf, []
-    if (stubs_enabled() if stubs is None else stubs) and STUB_SECTION in _section_names(elf):
+    # the stubs need the PULP emulation's runtime (platforms whose cores have the extension)
+    if (stubs_enabled() if stubs is None else stubs) and SCRATCH in syms and STUB_SECTION in _section_names(elf):
         image, stub_args = _stub_image(elf)
     if plugin:
         plugin_path = timing_plugin()

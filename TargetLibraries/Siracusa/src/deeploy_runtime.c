@@ -70,8 +70,10 @@ __asm__(
     ".option norelax\n"
     "  la gp, __global_pointer$\n"
     ".option pop\n"
+#ifdef DEEPLOY_XPULP
     "  la t0, deeploy_xpulp_trap\n" /* PULP extension emulation, else picolibc's trap report */
     "  csrw mtvec, t0\n"
+#endif
 #ifdef __riscv_flen
     "  lui t0, 0x2\n" /* mstatus.FS = Initial: the FPU is off at reset (hart 0: picolibc) */
     "  csrs mstatus, t0\n"
@@ -202,7 +204,9 @@ static void check_stack(uint32_t h) {
                   (unsigned)(uintptr_t)(h ? __deeploy_worker_stack_size : __deeploy_main_stack_size));
 }
 
-void deeploy_xpulp_trap(void); /* deeploy_xpulp_emu.c */
+#ifdef DEEPLOY_XPULP
+void deeploy_xpulp_trap(void); /* deeploy_xpulp_emu.c: the cores of the platform have the PULP extension */
+#endif
 
 /* ---- hart 0: before main ------------------------------------------------------------------- */
 static void __attribute__((constructor)) deeploy_runtime_init(void) {
@@ -223,7 +227,9 @@ static void __attribute__((constructor)) deeploy_runtime_init(void) {
                     DEEPLOY_STR(DEEPLOY_NUM_CORES), DEEPLOY_NUM_CORES, (unsigned)h);
   }
   *stack_bottom(0) = STACK_CANARY;
+#ifdef DEEPLOY_XPULP
   __asm__ volatile("csrw mtvec, %0" ::"r"(deeploy_xpulp_trap)); /* as the workers (entry above) */
+#endif
   __asm__ volatile("csrs mie, %0" ::"r"(MIE_MSIE));
   fence();
   deeploy_boot_flag = BOOT_MAGIC;
