@@ -21,6 +21,7 @@ from DeeployTest.generators.builder import Net
 from DeeployTest.generators.golden import write_test
 from DeeployTest.generators.linear import _gemm, gemm_int8_bias_rq
 from DeeployTest.generators.registry import ints_in, weights
+from DeeployTest.test_suite.conftest import CORPUS
 from DeeployTest.test_suite.kernel_cases import lowered, needs_qemu, run_generic, run_siracusa
 
 
@@ -157,3 +158,15 @@ def test_weights_stored_transposed(tmp_path, op):
     gemm, = (n for n in graph.nodes if is_fused(n.op))
     assert gemm.op == "RequantizedGemm" and gemm.attrs["transB"] == 1
     np.testing.assert_array_equal(graph.tensors[gemm.inputs[1]].value, np.asarray(w).T)
+
+
+@needs_qemu
+def test_microllama_elf_has_dot_products(tmp_path):
+    """microLlama64_parallel's Siracusa ELF carries the GEMM's CORE-V dot products (the words the
+    RTL executes): compiled tiled at --l1 64000 and built, not run."""
+    from Deeploy.cli import main
+    from Deeploy.run import build_output
+    model = CORPUS / "Models" / "microLlama" / "INT8" / "microLlama64_parallel" / "network.onnx"
+    assert main(["compile", str(model), "--platform", "Siracusa", "--l1", "64000", "--doublebuffer",
+                 "-o", str(tmp_path / "out"), "--emit-testbench"]) == 0
+    assert _simd_words(build_output(tmp_path / "out", tmp_path / "build"))[SDOTSP_B] >= 8
