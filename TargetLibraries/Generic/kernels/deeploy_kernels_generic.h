@@ -45,6 +45,50 @@
                        uint32_t sa2, uint32_t sa3, uint32_t sb0, uint32_t sb1, uint32_t sb2, \
                        uint32_t sb3)
 
+/* ArgMax (argmax.inc): ArgMax / ArgMin: y = the index of the first (last: the last) extremum of x
+ * along one axis, as int64.
+ *
+ * Type macros:
+ *   TIN: the element types of the node's operands, in order (inputs, then outputs)
+ *   TOUT: int64_t
+ * Scratch: none.
+ * Arguments:
+ *   x: input
+ *   y: output
+ *   kept: kept dims
+ *   ks: their element strides
+ *   red: the reduced axis (size-1 dims dropped)
+ *   rs: its element strides
+ *   inner: contiguous kept run (1 when the last axis is reduced)
+ *   last: 1: the last of equal extrema
+ */
+#define DEEPLOY_PROTOTYPE_ArgMax \
+    static void KERNEL(const TIN *restrict x, TOUT *restrict y, const uint32_t kept[3], \
+                       const uint32_t ks[3], const uint32_t red[3], const uint32_t rs[3], \
+                       uint32_t inner, uint32_t last)
+
+/* ArgMin (argmin.inc): ArgMax / ArgMin: y = the index of the first (last: the last) extremum of x
+ * along one axis, as int64.
+ *
+ * Type macros:
+ *   TIN: the element types of the node's operands, in order (inputs, then outputs)
+ *   TOUT: int64_t
+ * Scratch: none.
+ * Arguments:
+ *   x: input
+ *   y: output
+ *   kept: kept dims
+ *   ks: their element strides
+ *   red: the reduced axis (size-1 dims dropped)
+ *   rs: its element strides
+ *   inner: contiguous kept run (1 when the last axis is reduced)
+ *   last: 1: the last of equal extrema
+ */
+#define DEEPLOY_PROTOTYPE_ArgMin \
+    static void KERNEL(const TIN *restrict x, TOUT *restrict y, const uint32_t kept[3], \
+                       const uint32_t ks[3], const uint32_t red[3], const uint32_t rs[3], \
+                       uint32_t inner, uint32_t last)
+
 /* Cast (cast.inc): Cast between integer types: y = x converted, keeping the target's low bits (ONNX
  * wraps around).
  *
