@@ -1,6 +1,6 @@
 """The one-node cases of ops' ONNX forms beyond the common one (1-D MatMul operands, variadic
 Max/Min/Sum/Mean, LayerNormalization's Mean and InvStdDev, Pad's reflect/edge/wrap modes,
-MaxPool's Indices, 3-D pooling, ArgMax/ArgMin, integer Div) run end to end: the op's registry examples, with goldens from
+MaxPool's Indices, 3-D pooling, ArgMax/ArgMin, integer Div, ConstantOfShape folded) run end to end: the op's registry examples, with goldens from
 onnxruntime, compiled and run on Generic and on Siracusa (untiled and tiled)."""
 
 from __future__ import annotations
@@ -34,7 +34,8 @@ END_TO_END = [("MatMul", "vector_a", True), ("MatMul", "vector_b", True), ("MatM
               ("ArgMax", "int8_ties_axis1", False), ("ArgMax", "float32_dropped", False),
               ("ArgMin", "int8_ties_last_index", False), ("ArgMin", "int32_default_axis", False),
               ("Div", "int8_truncates", True), ("Div", "uint8_row_broadcast", True),
-              ("Div", "int64_minus_one", False)]
+              ("Div", "int64_minus_one", False), ("ConstantOfShape", "int32_value", False),
+              ("ConstantOfShape", "float_value", False)]
 
 
 def _write(op: str, label: str, folder):
