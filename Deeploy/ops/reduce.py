@@ -287,10 +287,11 @@ def _arg_cases(rng):
     return [Case("int8_ties_axis1", (ties([3, 6, 2]),), dict(axis=1), out_type="int64"),
             Case("int8_ties_last_index", (ties([4, 5]),), dict(axis=-1, select_last_index=1), out_type="int64"),
             Case("float32_dropped", (act(frand(rng, [2, 3, 4]), F32),), dict(axis=0, keepdims=0), out_type="int64"),
-            Case("int32_default_axis", (act(rand(rng, [5, 3], -2**31, 2**31 - 1), I32),), out_type="int64")]
+            Case("int32_default_axis", (act(rand(rng, [5, 3], -2**31, 2**31 - 1), I32),), out_type="int64"),
+            Case("int8_middle_axis_12kb", (ties([32, 24, 16]),), dict(axis=1), out_type="int64")]
 
 
 for _name, _fn in (("ArgMax", np.argmax), ("ArgMin", np.argmin)):
     register(OpDef(_name, _arg_parse, lambda p, ins: [(p.out_shape, INT64)], _arg_reference(_fn), _reduce_cost,
-                   traits=frozenset({Trait.STANDARD, Trait.REDUCTION}), examples=_arg_cases,
+                   traits=frozenset({Trait.STANDARD, Trait.REDUCTION}), tiling="arg_reduce", examples=_arg_cases,
                    magnitude=lambda p, m, ins, outs: [p.in_shape[p.axes[0]] - 1]))

@@ -31,8 +31,9 @@ END_TO_END = [("MatMul", "vector_a", True), ("MatMul", "vector_b", True), ("MatM
               ("Pad", "reflect", False), ("Pad", "edge_axes", False), ("Pad", "wrap_crop", False),
               ("MaxPool", "indices_pad_dilation", False), ("MaxPool", "indices_column_major_ties", False),
               ("MaxPool", "indices_1d", False),
-              ("ArgMax", "int8_ties_axis1", False), ("ArgMax", "float32_dropped", False),
-              ("ArgMin", "int8_ties_last_index", False), ("ArgMin", "int32_default_axis", False),
+              ("ArgMax", "int8_ties_axis1", True), ("ArgMax", "float32_dropped", True),
+              ("ArgMin", "int8_ties_last_index", True), ("ArgMin", "int32_default_axis", True),
+              ("ArgMax", "int8_middle_axis_12kb", True),
               ("Div", "int8_truncates", True), ("Div", "uint8_row_broadcast", True),
               ("Div", "int64_minus_one", False), ("ConstantOfShape", "int32_value", False),
               ("ConstantOfShape", "float_value", False)]
