@@ -144,7 +144,8 @@ def _div_parse(node, graph):
     integer semantics."""
     require_inputs(node, 2)
     a, b = (graph.tensors[i] for i in node.inputs)
-    if not (graph.onnx_integers and a.dtype.is_integer and b.dtype.is_integer):
+    constant = graph.is_constant(a.name) and graph.is_constant(b.name)
+    if constant or not (graph.onnx_integers and a.dtype.is_integer and b.dtype.is_integer):
         return _binary_parse(node, graph, integer_constants=True)
     if a.dtype != b.dtype:
         raise OpError(node, f"operands '{a.name}' ({a.dtype}) and '{b.name}' ({b.dtype}) differ in type; "
