@@ -2,7 +2,8 @@
 Floor, Round, Sigmoid, HardSigmoid, HardSwish, Swish, Gelu (ONNX and com.microsoft) and the broadcasting Div and Pow. They compute on
 float32 (bfloat16 operands widened, results rounded back) and keep the input's float type;
 integer networks use the integer ops (iGELU, iHardswish, IntegerDiv) instead. A Div of integer
-constants (shape arithmetic) folds, its quotient truncated toward zero as ONNX's."""
+constants (shape arithmetic) folds, its quotient truncated toward zero as ONNX's; so runs a Div of
+two integer tensors under ONNX integer semantics, in their type."""
 
 from __future__ import annotations
 
@@ -178,7 +179,7 @@ def _div_cases(rng):
             Case("scalar_const", (act(frand(rng, [4, 5]), F32), const(np.array([0.37], F32)))),
             Case("row_broadcast", (act(frand(rng, [3, 4]), F32), act(-frand(rng, [4], 0.5, 2.0), F32))),
             # integer tensors (ONNX integer semantics): truncated toward zero, in the operands' type
-            Case("int8_truncates", (act(rand(rng, [3, 5]), I8), act(nonzero(rand(rng, [3, 5], -9, 9)), I8)),
+            Case("int8_truncates", (act(rand(rng, [3, 5]), I8), act(_nonzero(rand(rng, [3, 5], -9, 9)), I8)),
                  out_type="int8", opset=14),
             Case("uint8_row_broadcast", (act(rand(rng, [4, 6], 0, 255), U8), act(rand(rng, [6], 1, 255), U8)),
                  out_type="uint8", opset=14),
@@ -188,7 +189,7 @@ def _div_cases(rng):
                  out_type="int64")]
 
 
-def nonzero(x: np.ndarray) -> np.ndarray:
+def _nonzero(x: np.ndarray) -> np.ndarray:
     """``x`` with its zeros replaced by 1 (divisors)."""
     return np.where(x == 0, 1, x)
 
@@ -199,12 +200,12 @@ def _pow_cases(rng):
             Case("vector", (act(frand(rng, [2, 3, 4], 0.1, 3.0), F32), act(frand(rng, [2, 3, 4], -2, 2), F32)))]
 
 
-_BINARY = frozenset({Trait.STANDARD, Trait.ELEMENTWISE, Trait.BROADCASTING})
 def _div_reference(p, xs):
     y = _div(xs[0], xs[1])
     return [y if p.onnx_type is None else wrapped(y, p.onnx_type)]
 
 
+_BINARY = frozenset({Trait.STANDARD, Trait.ELEMENTWISE, Trait.BROADCASTING})
 register(OpDef("Div", _div_parse, _binary_infer, _div_reference,
                _unary_cost(1), traits=_BINARY | {Trait.FLOAT_ONLY}, tiling="broadcast", examples=_div_cases))
 register(OpDef("Pow", _binary_parse, _binary_infer, lambda p, xs: [_pow(xs[0], xs[1])],
