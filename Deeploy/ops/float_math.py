@@ -2,11 +2,11 @@
 Floor, Round, Sigmoid, HardSigmoid, HardSwish, Swish, Gelu (ONNX and com.microsoft) and the broadcasting Div and Pow. They compute on
 float32 (bfloat16 operands widened, results rounded back) and keep the input's float type;
 integer networks use the integer ops (iGELU, iHardswish, IntegerDiv) instead. A Div of integer
-constants (shape arithmetic) folds, its quotient truncated toward zero as ONNX's."""
+constants (shape arithmetic) folds, its quotient truncated toward zero as ONNX's; so runs a Div of
+two integer tensors under ONNX integer semantics, in their type."""
 
 from __future__ import annotations
 
-import functools
 import math
 from dataclasses import dataclass
 
@@ -14,9 +14,9 @@ import numpy as np
 import onnx
 
 from Deeploy.errors import OpError
-from Deeploy.ir.dtypes import float_result
+from Deeploy.ir.dtypes import DType, float_result, wrapped
 from Deeploy.ops._attrs import attr_float, attr_str, broadcast_shape, refuse_axis_broadcast, require_inputs
-from Deeploy.ops.examples import F32, I32, I64, U8, Case, act, const, frand, rand
+from Deeploy.ops.examples import F32, I8, I32, I64, U8, Case, act, const, frand, rand
 from Deeploy.ops._registry import Cost, OpDef, Trait, register
 
 __all__ = ["FloatUnaryParams", "require_float", "UNARY_FLOAT_OPS"]
@@ -124,7 +124,11 @@ for _name, (_fn, _ops) in UNARY_FLOAT_OPS.items():
 # ---- Div, Pow ---------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class FloatBinaryParams:
+    """Output shape; ``onnx_type``: the integer type of a Div of two integer tensors under ONNX
+    integer semantics (``Graph.onnx_integers``), which truncates toward zero (by 0: 0) and wraps."""
+
     shape: tuple[int, ...]
+    onnx_type: DType | None = None
 
 
 def _binary_parse(node, graph, integer_constants: bool = False):
@@ -136,7 +140,24 @@ def _binary_parse(node, graph, integer_constants: bool = False):
     return FloatBinaryParams(broadcast_shape(node, [graph.tensors[i].shape for i in node.inputs]))
 
 
+def _div_parse(node, graph):
+    """Div: float, integer constants (folded), or two integer tensors of one type under ONNX
+    integer semantics."""
+    require_inputs(node, 2)
+    a, b = (graph.tensors[i] for i in node.inputs)
+    constant = graph.is_constant(a.name) and graph.is_constant(b.name)
+    if constant or not (graph.onnx_integers and a.dtype.is_integer and b.dtype.is_integer):
+        return _binary_parse(node, graph, integer_constants=True)
+    if a.dtype != b.dtype:
+        raise OpError(node, f"operands '{a.name}' ({a.dtype}) and '{b.name}' ({b.dtype}) differ in type; "
+                      "ONNX requires one type: Cast one of them")
+    refuse_axis_broadcast(node, graph)
+    return FloatBinaryParams(broadcast_shape(node, [a.shape, b.shape]), a.dtype)
+
+
 def _binary_infer(p, ins):
+    if p.onnx_type is not None:
+        return [(p.shape, p.onnx_type)]
     return [(p.shape, float_result(ins[0].dtype) or float_result(ins[1].dtype) or ins[0].dtype)]
 
 
@@ -156,7 +177,21 @@ def _div(a, b):
 def _div_cases(rng):
     return [Case("same_shape", (act(frand(rng, [2, 3, 4]), F32), act(frand(rng, [2, 3, 4], 0.5, 4.0), F32))),
             Case("scalar_const", (act(frand(rng, [4, 5]), F32), const(np.array([0.37], F32)))),
-            Case("row_broadcast", (act(frand(rng, [3, 4]), F32), act(-frand(rng, [4], 0.5, 2.0), F32)))]
+            Case("row_broadcast", (act(frand(rng, [3, 4]), F32), act(-frand(rng, [4], 0.5, 2.0), F32))),
+            # integer tensors (ONNX integer semantics): truncated toward zero, in the operands' type
+            Case("int8_truncates", (act(rand(rng, [3, 5]), I8), act(_nonzero(rand(rng, [3, 5], -9, 9)), I8)),
+                 out_type="int8", opset=14),
+            Case("uint8_row_broadcast", (act(rand(rng, [4, 6], 0, 255), U8), act(rand(rng, [6], 1, 255), U8)),
+                 out_type="uint8", opset=14),
+            Case("int32_scalar_const", (act(rand(rng, [2, 7], -2**31 + 1, 2**31 - 1), I32), const(np.array(-3, np.int32))),
+                 out_type="int32"),
+            Case("int64_minus_one", (act(rand(rng, [5], -2**40, 2**40), I64), act(np.array([-1, 7, -7, 2, -1]), I64)),
+                 out_type="int64")]
+
+
+def _nonzero(x: np.ndarray) -> np.ndarray:
+    """``x`` with its zeros replaced by 1 (divisors)."""
+    return np.where(x == 0, 1, x)
 
 
 def _pow_cases(rng):
@@ -165,8 +200,13 @@ def _pow_cases(rng):
             Case("vector", (act(frand(rng, [2, 3, 4], 0.1, 3.0), F32), act(frand(rng, [2, 3, 4], -2, 2), F32)))]
 
 
+def _div_reference(p, xs):
+    y = _div(xs[0], xs[1])
+    return [y if p.onnx_type is None else wrapped(y, p.onnx_type)]
+
+
 _BINARY = frozenset({Trait.STANDARD, Trait.ELEMENTWISE, Trait.BROADCASTING})
-register(OpDef("Div", functools.partial(_binary_parse, integer_constants=True), _binary_infer, lambda p, xs: [_div(xs[0], xs[1])],
+register(OpDef("Div", _div_parse, _binary_infer, _div_reference,
                _unary_cost(1), traits=_BINARY | {Trait.FLOAT_ONLY}, tiling="broadcast", examples=_div_cases))
 register(OpDef("Pow", _binary_parse, _binary_infer, lambda p, xs: [_pow(xs[0], xs[1])],
                _unary_cost(8), traits=_BINARY | {Trait.FLOAT_ONLY}, tiling="broadcast", examples=_pow_cases))

@@ -1,7 +1,8 @@
 """Reductions: ReduceSum (int32 output, int64 when count * max|x| needs it), and the integer means ReduceMean and IntegerMean, which
 round half up, ``floor(sum/n + 1/2)``, and keep the input's type (see specs/integer-ops.md);
 ReduceMax and ReduceMin keep the input's type; ReduceL1, ReduceL2, ReduceSumSquare, ReduceLogSum,
-ReduceLogSumExp and ReduceProd compute on floats.
+ReduceLogSumExp and ReduceProd compute on floats; ArgMax and ArgMin give the int64 index of the
+first (``select_last_index``: last) extremum along one axis, on any data type.
 
 Axes come from the ``axes`` attribute or (ReduceSum >= 13, ReduceMean >= 18) a constant input;
 no axes reduce everything unless ``noop_with_empty_axes`` is set."""
@@ -13,13 +14,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from Deeploy.errors import OpError
-from Deeploy.ir.dtypes import INT32
+from Deeploy.ir.dtypes import INT32, INT64
 from Deeploy.ops._attrs import attr_int, attr_ints, const_input, in_tensor, normalize_axis, require_inputs
 from Deeploy.ops.bounds import all_integer, check_int64, magnitude, sum_type
-from Deeploy.ops.examples import I32, F32, F64, Case, act, const, frand, rand, i64
+from Deeploy.ops.examples import I8, I32, F32, F64, Case, act, const, frand, rand, i64
 from Deeploy.ops._registry import Cost, OpDef, Trait, register
 
-__all__ = ["ReduceParams", "mean_round_half_up"]
+__all__ = ["ReduceParams", "ArgParams", "mean_round_half_up"]
 
 
 @dataclass(frozen=True)
@@ -250,3 +251,47 @@ register(OpDef("GlobalAveragePool", _global_parse, lambda p, ins: [(p.out_shape,
 register(OpDef("GlobalMaxPool", _global_parse, lambda p, ins: [(p.out_shape, ins[0].dtype)],
                _global_max, _reduce_cost, traits=frozenset({Trait.STANDARD, Trait.REDUCTION}), tiling="channels",
                examples=_global_cases))
+
+
+# ---- ArgMax, ArgMin: the index of the extremum along one axis -----------------------------------
+@dataclass(frozen=True)
+class ArgParams(ReduceParams):
+    """A reduction over one axis (``axes``) giving the index of its first or last extremum."""
+
+    select_last: bool = False
+
+
+def _arg_parse(node, graph):
+    require_inputs(node, 1)
+    shape = tuple(graph.tensors[node.inputs[0]].shape)
+    axis = normalize_axis(node, attr_int(node, "axis", 0), len(shape))
+    if shape[axis] == 0:
+        raise OpError(node, f"the {node.op} over the empty axis {axis} of {list(shape)} is undefined")
+    return ArgParams(shape, (axis,), bool(attr_int(node, "keepdims", 1)),
+                     bool(attr_int(node, "select_last_index", 0)))
+
+
+def _arg_reference(fn):
+    def reference(p: ArgParams, xs):
+        x, axis = xs[0], p.axes[0]
+        if p.select_last:   # the last extremum is the first of the reversed axis
+            index = x.shape[axis] - 1 - fn(np.flip(x, axis), axis=axis)
+        else:
+            index = fn(x, axis=axis)
+        return [index.astype(np.int64).reshape(p.out_shape)]
+    return reference
+
+
+def _arg_cases(rng):
+    ties = lambda shape: act(rand(rng, shape, -3, 3), I8)   # noqa: E731: few values, many ties
+    return [Case("int8_ties_axis1", (ties([3, 6, 2]),), dict(axis=1), out_type="int64"),
+            Case("int8_ties_last_index", (ties([4, 5]),), dict(axis=-1, select_last_index=1), out_type="int64"),
+            Case("float32_dropped", (act(frand(rng, [2, 3, 4]), F32),), dict(axis=0, keepdims=0), out_type="int64"),
+            Case("int32_default_axis", (act(rand(rng, [5, 3], -2**31, 2**31 - 1), I32),), out_type="int64"),
+            Case("int8_middle_axis_12kb", (ties([32, 24, 16]),), dict(axis=1), out_type="int64")]
+
+
+for _name, _fn in (("ArgMax", np.argmax), ("ArgMin", np.argmin)):
+    register(OpDef(_name, _arg_parse, lambda p, ins: [(p.out_shape, INT64)], _arg_reference(_fn), _reduce_cost,
+                   traits=frozenset({Trait.STANDARD, Trait.REDUCTION}), tiling="arg_reduce", examples=_arg_cases,
+                   magnitude=lambda p, m, ins, outs: [p.in_shape[p.axes[0]] - 1]))

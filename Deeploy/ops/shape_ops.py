@@ -6,9 +6,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from onnx import numpy_helper
 
 from Deeploy.errors import OpError
-from Deeploy.ir.dtypes import INT64
+from Deeploy.ir.dtypes import INT64, UINT8, DType, dtype_by_name
 from Deeploy.ops._attrs import attr_int, attr_ints, const_input, normalize_axis, require_inputs
 from Deeploy.ops.examples import I8, U8, I32, Case, act, const, rand, i64
 from Deeploy.ops._registry import Cost, OpDef, Trait, register
@@ -214,3 +215,39 @@ def _shape_cases(rng):
 register(OpDef("Shape", _shape_parse, lambda p, ins: [((len(p.dims),), INT64)],
                lambda p, xs: [np.array(p.dims, dtype=np.int64)], _view_cost,
                traits=frozenset({Trait.STANDARD, Trait.SHAPE_ONLY}), tiling="shape", examples=_shape_cases))
+
+
+# ---- ConstantOfShape: a constant shape filled with one value; folds at compile time ------------
+@dataclass(frozen=True)
+class FillParams:
+    """The output shape and its one value, of ``dtype`` (the ``value`` attribute's; default float32 0)."""
+
+    shape: tuple[int, ...]
+    value: int | float
+    dtype: DType
+
+
+def _fill_parse(node, graph):
+    require_inputs(node, 1)
+    shape = tuple(int(d) for d in const_input(node, graph, 0, "shape").reshape(-1))
+    if any(d < 0 for d in shape):
+        raise OpError(node, f"shape {list(shape)} has a negative dim")
+    value = np.asarray(node.attrs.get("value", np.zeros(1, np.float32)))
+    if value.size != 1:
+        raise OpError(node, f"value must hold one element, got {value.size}")
+    try:
+        dtype = UINT8 if value.dtype == np.bool_ else dtype_by_name(value.dtype.name)
+    except ValueError:
+        raise OpError(node, f"value of element type {value.dtype} is not supported") from None
+    return FillParams(shape, value.reshape(-1)[0].item(), dtype)
+
+
+def _fill_cases(rng):
+    return [Case("float_default_zero", (const(i64(2, 3)),), out_type="float32"),
+            Case("int32_value", (const(i64(4, 1, 2)),), dict(value=numpy_helper.from_array(np.array([-7], np.int32))), out_type="int32"),
+            Case("float_value", (const(i64(3)),), dict(value=numpy_helper.from_array(np.array([0.25], np.float32))), out_type="float32")]
+
+
+register(OpDef("ConstantOfShape", _fill_parse, lambda p, ins: [(p.shape, p.dtype)],
+               lambda p, xs: [np.full(p.shape, p.value, np.float32 if p.dtype.is_float else np.int64)], _view_cost,
+               traits=frozenset({Trait.STANDARD}), examples=_fill_cases))

@@ -51,6 +51,7 @@ FAMILIES: dict[str, TileFamily] = {
     "whole": TileFamily(whole_rule, r.same),                 # one tile (losses over the whole batch)
     "conv_transpose": TileFamily(conv_transpose_rule, r.conv_transpose),
     "reduce": TileFamily(reduce_rule, r.reduce),
+    "arg_reduce": TileFamily(reduce_rule, r.arg_reduce),    # ArgMax/ArgMin: the reduced axis whole
     "conv": TileFamily(conv_rule, r.conv),
     "requantized_conv": TileFamily(conv_rule, r.conv),
     "maxpool": TileFamily(maxpool_rule, r.maxpool),

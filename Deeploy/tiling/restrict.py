@@ -17,7 +17,7 @@ from Deeploy.ops.fused import is_fused
 from Deeploy.tiling.ops.rows import row_start
 from Deeploy.tiling.spec import OUTPUT, AxisMap, LayerSpec, Operand, operand_ranges
 
-__all__ = ["Tile", "Restrict", "same", "rows", "reduce", "conv", "maxpool", "gemm_requant", "transpose", "concat",
+__all__ = ["Tile", "Restrict", "same", "rows", "reduce", "arg_reduce", "conv", "maxpool", "gemm_requant", "transpose", "concat",
            "slice_", "pad", "gather", "expand", "resize", "reshape", "flatten", "squeeze", "unsqueeze", "channels", "conv_transpose"]
 
 Box = tuple[tuple[int, int], ...]
@@ -108,6 +108,15 @@ def reduce(t: Tile) -> None:
         t.inputs.append(t.constant("axes", axes))
     else:
         t.attrs["axes"] = axes
+
+
+def arg_reduce(t: Tile) -> None:
+    """ArgMax/ArgMin: the reduced axis of the logical view (whole in every tile)."""
+    x, y = t.operands[t.node.inputs[0]], t.output()
+    axes = [k for k, a in enumerate(x.axes) if a.dim not in y.dims]
+    if len(axes) != 1:
+        raise t.error(f"the reduced axis is not one axis of the tile's view (axes {axes})")
+    t.attrs["axis"] = axes[0]
 
 
 def window_pads(amap: AxisMap, rng: tuple[int, int], box: tuple[int, int]) -> tuple[int, int]:

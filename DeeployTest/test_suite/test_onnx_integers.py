@@ -133,10 +133,34 @@ def test_uint64_inputs_run_on_generic(tmp_path, capsys, op):
     assert "Errors: 0 out of 24" in _compile_and_run(_binary(tmp_path, op, "uint64", a, b), "Generic", capsys)
 
 
+def _div_operands(dtype: str, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Full-range dividends and divisors with no zero divisor and no minimum / -1 (onnxruntime
+    traps on both)."""
+    a, b = _full_range(dtype, seed), _full_range(dtype, seed + 1)
+    b[b == 0] = 7
+    a[(a == np.iinfo(dtype).min) & (b == -1)] += 1
+    b[:4] = np.array([-1, 2, -2, 1]).astype(dtype) if np.iinfo(dtype).min < 0 else b[:4]
+    a[:4] = np.array([-7, -7, 7, -8]).astype(dtype) if np.iinfo(dtype).min < 0 else a[:4]
+    return a, b
+
+
+@pytest.mark.parametrize("dtype", ["int8", "uint8", "int32", "int64"])
+def test_integer_div_truncates_like_onnx(tmp_path, capsys, dtype):
+    """Div of integer-declared tensors runs at run time, truncating toward zero in their type
+    (-7 / 2 is -3), bit-exact with onnxruntime."""
+    a, b = _div_operands(dtype, 11)
+    path = _binary(tmp_path, "Div", dtype, a, b)
+    y, g = _reference(path, {"a": a, "b": b})
+    assert g.tensors["y"].dtype == dtype_by_name(dtype)
+    assert np.array_equal(y, np.load(tmp_path / "outputs.npz")["y"].astype(np.int64))
+    assert "Errors: 0 out of 24" in _compile_and_run(path, "Generic", capsys)
+
+
 @pytest.mark.skipif(not CROSS, reason="RISC-V toolchain or QEMU missing: run bash toolchain/install.sh")
-@pytest.mark.parametrize("op, dtype", [("Add", "uint8"), ("Mul", "uint32"), ("Sub", "int16")])
+@pytest.mark.parametrize("op, dtype", [("Add", "uint8"), ("Mul", "uint32"), ("Sub", "int16"), ("Div", "int32")])
 def test_siracusa_runs_match_onnxruntime(tmp_path, capsys, op, dtype):
-    path = _binary(tmp_path, op, dtype, _full_range(dtype, 7), _full_range(dtype, 8))
+    a, b = _div_operands(dtype, 7) if op == "Div" else (_full_range(dtype, 7), _full_range(dtype, 8))
+    path = _binary(tmp_path, op, dtype, a, b)
     assert "Errors: 0 out of 24" in _compile_and_run(path, "Siracusa", capsys)
 
 

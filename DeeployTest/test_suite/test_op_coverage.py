@@ -1,6 +1,6 @@
 """The one-node cases of ops' ONNX forms beyond the common one (1-D MatMul operands, variadic
 Max/Min/Sum/Mean, LayerNormalization's Mean and InvStdDev, Pad's reflect/edge/wrap modes,
-MaxPool's Indices, 3-D pooling) run end to end: the op's registry examples, with goldens from
+MaxPool's Indices, 3-D pooling, ArgMax/ArgMin, integer Div, ConstantOfShape folded) run end to end: the op's registry examples, with goldens from
 onnxruntime, compiled and run on Generic and on Siracusa (untiled and tiled)."""
 
 from __future__ import annotations
@@ -30,7 +30,13 @@ END_TO_END = [("MatMul", "vector_a", True), ("MatMul", "vector_b", True), ("MatM
               ("Mean", "three_broadcast", True), ("Mean", "two", True),
               ("Pad", "reflect", False), ("Pad", "edge_axes", False), ("Pad", "wrap_crop", False),
               ("MaxPool", "indices_pad_dilation", False), ("MaxPool", "indices_column_major_ties", False),
-              ("MaxPool", "indices_1d", False)]
+              ("MaxPool", "indices_1d", False),
+              ("ArgMax", "int8_ties_axis1", True), ("ArgMax", "float32_dropped", True),
+              ("ArgMin", "int8_ties_last_index", True), ("ArgMin", "int32_default_axis", True),
+              ("ArgMax", "int8_middle_axis_12kb", True),
+              ("Div", "int8_truncates", True), ("Div", "uint8_row_broadcast", True),
+              ("Div", "int64_minus_one", False), ("ConstantOfShape", "int32_value", False),
+              ("ConstantOfShape", "float_value", False)]
 
 
 def _write(op: str, label: str, folder):

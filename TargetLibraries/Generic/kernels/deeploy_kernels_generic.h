@@ -23,8 +23,8 @@
 
 #include <stdint.h>
 
-/* Add (add.inc): y = OP(a, b) elementwise (Add, Sub, Mul, Max, Min: binary.inc), a and b broadcast
- * onto y over up to 4 merged dims.
+/* Add (add.inc): y = OP(a, b) elementwise (Add, Sub, Mul, Div, Max, Min: binary.inc), a and b
+ * broadcast onto y over up to 4 merged dims.
  *
  * Type macros:
  *   TA, TB, TY: the element types of the node's operands, in order (inputs, then outputs)
@@ -44,6 +44,50 @@
                        uint32_t d1, uint32_t d2, uint32_t d3, uint32_t sa0, uint32_t sa1, \
                        uint32_t sa2, uint32_t sa3, uint32_t sb0, uint32_t sb1, uint32_t sb2, \
                        uint32_t sb3)
+
+/* ArgMax (argmax.inc): ArgMax / ArgMin: y = the index of the first (last: the last) extremum of x
+ * along one axis, as int64.
+ *
+ * Type macros:
+ *   TIN: the element types of the node's operands, in order (inputs, then outputs)
+ *   TOUT: int64_t
+ * Scratch: none.
+ * Arguments:
+ *   x: input
+ *   y: output
+ *   kept: kept dims
+ *   ks: their element strides
+ *   red: the reduced axis (size-1 dims dropped)
+ *   rs: its element strides
+ *   inner: contiguous kept run (1 when the last axis is reduced)
+ *   last: 1: the last of equal extrema
+ */
+#define DEEPLOY_PROTOTYPE_ArgMax \
+    static void KERNEL(const TIN *restrict x, TOUT *restrict y, const uint32_t kept[3], \
+                       const uint32_t ks[3], const uint32_t red[3], const uint32_t rs[3], \
+                       uint32_t inner, uint32_t last)
+
+/* ArgMin (argmin.inc): ArgMax / ArgMin: y = the index of the first (last: the last) extremum of x
+ * along one axis, as int64.
+ *
+ * Type macros:
+ *   TIN: the element types of the node's operands, in order (inputs, then outputs)
+ *   TOUT: int64_t
+ * Scratch: none.
+ * Arguments:
+ *   x: input
+ *   y: output
+ *   kept: kept dims
+ *   ks: their element strides
+ *   red: the reduced axis (size-1 dims dropped)
+ *   rs: its element strides
+ *   inner: contiguous kept run (1 when the last axis is reduced)
+ *   last: 1: the last of equal extrema
+ */
+#define DEEPLOY_PROTOTYPE_ArgMin \
+    static void KERNEL(const TIN *restrict x, TOUT *restrict y, const uint32_t kept[3], \
+                       const uint32_t ks[3], const uint32_t red[3], const uint32_t rs[3], \
+                       uint32_t inner, uint32_t last)
 
 /* Cast (cast.inc): Cast between integer types: y = x converted, keeping the target's low bits (ONNX
  * wraps around).
@@ -139,6 +183,28 @@
 #define DEEPLOY_PROTOTYPE_Copy \
     static inline void KERNEL(void *restrict dst, const void *restrict src, uint32_t bytes)
 
+/* Div (div.inc): y = OP(a, b) elementwise (Add, Sub, Mul, Div, Max, Min: binary.inc), a and b
+ * broadcast onto y over up to 4 merged dims.
+ *
+ * Type macros:
+ *   TA, TB, TY: the element types of the node's operands, in order (inputs, then outputs)
+ *   TV: the type the operation is computed in: int32_t, or int64_t when an operand or the output
+ *     holds values beyond int32; uint32_t or uint64_t for an Add, Sub or Mul that wraps
+ * Scratch: none.
+ * Arguments:
+ *   a: first operand
+ *   b: second operand
+ *   y: output, contiguous
+ *   d0, d1, d2, d3: output dims after merging, outermost first (1-padded)
+ *   sa0, sa1, sa2, sa3: element strides of a over d0..d3 (0 on broadcast dims)
+ *   sb0, sb1, sb2, sb3: element strides of b over d0..d3 (0 on broadcast dims)
+ */
+#define DEEPLOY_PROTOTYPE_Div \
+    static void KERNEL(const TA *restrict a, const TB *restrict b, TY *restrict y, uint32_t d0, \
+                       uint32_t d1, uint32_t d2, uint32_t d3, uint32_t sa0, uint32_t sa1, \
+                       uint32_t sa2, uint32_t sa3, uint32_t sb0, uint32_t sb1, uint32_t sb2, \
+                       uint32_t sb3)
+
 /* DWConv2d (conv2d_depthwise.inc): Depthwise 2-D convolution (one filter per channel), NCHW, one
  * image per call; window taps in the padding are skipped.
  *
@@ -198,7 +264,7 @@
 #define DEEPLOY_PROTOTYPE_FAbs \
     static void KERNEL(const T *restrict x, TY *restrict y, uint32_t n, float alpha, float beta)
 
-/* FAdd (fadd.inc): y = OP(a, b) elementwise (Add, Sub, Mul, Max, Min: binary.inc), a and b
+/* FAdd (fadd.inc): y = OP(a, b) elementwise (Add, Sub, Mul, Div, Max, Min: binary.inc), a and b
  * broadcast onto y over up to 4 merged dims.
  *
  * Type macros:
@@ -453,7 +519,7 @@
                        TY *restrict y, uint32_t n, uint32_t channels, uint32_t inner, int32_t lo, \
                        int32_t hi)
 
-/* FDiv (fdiv.inc): y = OP(a, b) elementwise (Add, Sub, Mul, Max, Min: binary.inc), a and b
+/* FDiv (fdiv.inc): y = OP(a, b) elementwise (Add, Sub, Mul, Div, Max, Min: binary.inc), a and b
  * broadcast onto y over up to 4 merged dims.
  *
  * Type macros:
@@ -711,7 +777,7 @@
                        const uint32_t ks[3], const uint32_t red[3], const uint32_t rs[3], \
                        uint32_t inner, uint32_t divisor, int32_t shift)
 
-/* FMax (fmax.inc): y = OP(a, b) elementwise (Add, Sub, Mul, Max, Min: binary.inc), a and b
+/* FMax (fmax.inc): y = OP(a, b) elementwise (Add, Sub, Mul, Div, Max, Min: binary.inc), a and b
  * broadcast onto y over up to 4 merged dims.
  *
  * Type macros:
@@ -758,7 +824,7 @@
                        const uint32_t ks[3], const uint32_t red[3], const uint32_t rs[3], \
                        uint32_t inner, uint32_t divisor, int32_t shift)
 
-/* FMin (fmin.inc): y = OP(a, b) elementwise (Add, Sub, Mul, Max, Min: binary.inc), a and b
+/* FMin (fmin.inc): y = OP(a, b) elementwise (Add, Sub, Mul, Div, Max, Min: binary.inc), a and b
  * broadcast onto y over up to 4 merged dims.
  *
  * Type macros:
@@ -805,7 +871,7 @@
                        const uint32_t ks[3], const uint32_t red[3], const uint32_t rs[3], \
                        uint32_t inner, uint32_t divisor, int32_t shift)
 
-/* FMul (fmul.inc): y = OP(a, b) elementwise (Add, Sub, Mul, Max, Min: binary.inc), a and b
+/* FMul (fmul.inc): y = OP(a, b) elementwise (Add, Sub, Mul, Div, Max, Min: binary.inc), a and b
  * broadcast onto y over up to 4 merged dims.
  *
  * Type macros:
@@ -867,7 +933,7 @@
                        uint32_t blocks, uint32_t width, uint32_t per_sample, uint32_t stride, \
                        uint32_t channels, float eps, uint32_t rms)
 
-/* FPow (fpow.inc): y = OP(a, b) elementwise (Add, Sub, Mul, Max, Min: binary.inc), a and b
+/* FPow (fpow.inc): y = OP(a, b) elementwise (Add, Sub, Mul, Div, Max, Min: binary.inc), a and b
  * broadcast onto y over up to 4 merged dims.
  *
  * Type macros:
@@ -1117,7 +1183,7 @@
 #define DEEPLOY_PROTOTYPE_FSqrt \
     static void KERNEL(const T *restrict x, TY *restrict y, uint32_t n, float alpha, float beta)
 
-/* FSub (fsub.inc): y = OP(a, b) elementwise (Add, Sub, Mul, Max, Min: binary.inc), a and b
+/* FSub (fsub.inc): y = OP(a, b) elementwise (Add, Sub, Mul, Div, Max, Min: binary.inc), a and b
  * broadcast onto y over up to 4 merged dims.
  *
  * Type macros:
@@ -1506,8 +1572,8 @@
     static void KERNEL(const TIN *restrict x, TOUT *restrict y, uint32_t rows, uint32_t width, \
                        uint32_t group, uint32_t levels_half_m1)
 
-/* Max (max.inc): y = OP(a, b) elementwise (Add, Sub, Mul, Max, Min: binary.inc), a and b broadcast
- * onto y over up to 4 merged dims.
+/* Max (max.inc): y = OP(a, b) elementwise (Add, Sub, Mul, Div, Max, Min: binary.inc), a and b
+ * broadcast onto y over up to 4 merged dims.
  *
  * Type macros:
  *   TA, TB, TY: the element types of the node's operands, in order (inputs, then outputs)
@@ -1580,8 +1646,8 @@
                        const uint32_t ks[3], const uint32_t red[3], const uint32_t rs[3], \
                        uint32_t inner, uint32_t divisor, int32_t shift)
 
-/* Min (min.inc): y = OP(a, b) elementwise (Add, Sub, Mul, Max, Min: binary.inc), a and b broadcast
- * onto y over up to 4 merged dims.
+/* Min (min.inc): y = OP(a, b) elementwise (Add, Sub, Mul, Div, Max, Min: binary.inc), a and b
+ * broadcast onto y over up to 4 merged dims.
  *
  * Type macros:
  *   TA, TB, TY: the element types of the node's operands, in order (inputs, then outputs)
@@ -1627,8 +1693,8 @@
                        const uint32_t ks[3], const uint32_t red[3], const uint32_t rs[3], \
                        uint32_t inner, uint32_t divisor, int32_t shift)
 
-/* Mul (mul.inc): y = OP(a, b) elementwise (Add, Sub, Mul, Max, Min: binary.inc), a and b broadcast
- * onto y over up to 4 merged dims.
+/* Mul (mul.inc): y = OP(a, b) elementwise (Add, Sub, Mul, Div, Max, Min: binary.inc), a and b
+ * broadcast onto y over up to 4 merged dims.
  *
  * Type macros:
  *   TA, TB, TY: the element types of the node's operands, in order (inputs, then outputs)
@@ -1855,8 +1921,8 @@
     static void KERNEL(const T *restrict x, T *restrict y, const uint32_t dims[6], \
                        const int32_t strides[6])
 
-/* Sub (sub.inc): y = OP(a, b) elementwise (Add, Sub, Mul, Max, Min: binary.inc), a and b broadcast
- * onto y over up to 4 merged dims.
+/* Sub (sub.inc): y = OP(a, b) elementwise (Add, Sub, Mul, Div, Max, Min: binary.inc), a and b
+ * broadcast onto y over up to 4 merged dims.
  *
  * Type macros:
  *   TA, TB, TY: the element types of the node's operands, in order (inputs, then outputs)

@@ -102,7 +102,7 @@ _X, _Y = "${x[0].ptr}", "${y[0].ptr}"
 _OPTIONAL_C = '${x[2].ptr if len(x) > 2 and x[2] else "NULL"}'
 
 _BINARY_CALL = Signature(
-    "y = OP(a, b) elementwise (Add, Sub, Mul, Max, Min: binary.inc), a and b broadcast onto y over "
+    "y = OP(a, b) elementwise (Add, Sub, Mul, Div, Max, Min: binary.inc), a and b broadcast onto y over "
     "up to 4 merged dims.",
     (param("const TA *restrict a", _X, "first operand"),
      param("const TB *restrict b", "${x[1].ptr}", "second operand"),
@@ -260,6 +260,8 @@ CORE_KERNELS: dict[str, tuple[Kernel, ...]] = {
     "Sub": (Kernel("Sub", "sub.inc", _BINARY_CALL, ("TA", "TB", "TY"), _broadcastable,
                    extra_types=_binary_value_type),),
     "Mul": (Kernel("Mul", "mul.inc", _BINARY_CALL, ("TA", "TB", "TY"), _broadcastable,
+                   extra_types=_binary_value_type),),
+    "Div": (Kernel("Div", "div.inc", _BINARY_CALL, ("TA", "TB", "TY"), _broadcastable,
                    extra_types=_binary_value_type),),
     "Max": (Kernel("Max", "max.inc", _BINARY_CALL, ("TA", "TB", "TY"), _broadcastable,
                    extra_types=_binary_value_type),),

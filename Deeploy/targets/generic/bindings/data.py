@@ -1,5 +1,5 @@
 """Generic kernels of data movement and reductions: MaxPool, Pad, Concat, Slice, Gather,
-ReduceMean/ReduceSum/IntegerMean, Relu/Clip, integer Cast, Expand, Split, Where, Resize, Shape. Index math is done at generation time; the call
+ReduceMean/ReduceSum/IntegerMean, ArgMax/ArgMin, Relu/Clip, integer Cast, Expand, Split, Where, Resize, Shape. Index math is done at generation time; the call
 templates import this module as B to reach the helpers."""
 
 from __future__ import annotations
@@ -378,6 +378,29 @@ memset(${y[0].ptr}, 0, ${y[0].nbytes});
 % endif""", types={"TOUT": "the output's type",
                    "TACC": "accumulator: int32_t if count * max|x| + count fits, else int64_t"})
 
+_ARG_CALL = Signature(
+    "ArgMax / ArgMin: y = the index of the first (last: the last) extremum of x along one axis, as int64.",
+    (param("const TIN *restrict x", _X, "input"), param("TOUT *restrict y", _Y, "output"),
+     param("const uint32_t kept[3]", "kept", "kept dims"), param("const uint32_t ks[3]", "ks",
+                                                                  "their element strides"),
+     param("const uint32_t red[3]", "red", "the reduced axis (size-1 dims dropped)"),
+     param("const uint32_t rs[3]", "rs", "its element strides"),
+     param("uint32_t inner", "${inner}", "contiguous kept run (1 when the last axis is reduced)"),
+     param("uint32_t last", "${int(p.select_last)}", "1: the last of equal extrema")),
+    setup=_DM_IMPORTS, around="""\
+% if y[0].size == 0:
+/* empty output */
+% else:
+<% kept, ks, red, rs, inner = B._dm_reduce_view(p) %>\
+{
+    ${B._dm_array("uint32_t", "kept", kept)}
+    ${B._dm_array("uint32_t", "ks", ks)}
+    ${B._dm_array("uint32_t", "red", red)}
+    ${B._dm_array("uint32_t", "rs", rs)}
+    {call}
+}
+% endif""", types={"TOUT": "int64_t"})
+
 _CLIP_CALL = Signature(
     "y = min(max(x, lo), hi) elementwise (Clip; Relu is lo = 0), computed in TY, which holds every value "
     "of T.",
@@ -452,6 +475,10 @@ DATA_KERNELS: dict[str, tuple[Kernel, ...]] = {
                          extra_types=_dm_out_type("TOUT")),),
     "ReduceMin": (Kernel("MinReduce", "minreduce.inc", _REDUCE_CALL, ("TIN",), _dm_extremum_accepts,
                          extra_types=_dm_out_type("TOUT")),),
+    "ArgMax": (Kernel("ArgMax", "argmax.inc", _ARG_CALL, ("TIN",), _dm_extremum_accepts,
+                      extra_types=_dm_out_type("TOUT"), floats=(FLOAT32,)),),
+    "ArgMin": (Kernel("ArgMin", "argmin.inc", _ARG_CALL, ("TIN",), _dm_extremum_accepts,
+                      extra_types=_dm_out_type("TOUT"), floats=(FLOAT32,)),),
     "Relu": (_CLIP_KERNEL,),
     "Clip": (_CLIP_KERNEL,),
 }
