@@ -5,7 +5,8 @@ determinism check (the same binary run twice must print the same cycles).
     python benchmarks/siracusa_cycles.py [--test ../shared/corpus/Models/microLlama/INT8/microLlama128]
 
 The peer reports 16.1M (1 core) vs 3.1M (8 cores) cycles, 5.2x, for microLlama128 on its simulator.
-Absolute cycles are not comparable (our cores are plain RV32IMFC), ratios are; float models run
+Absolute cycles are those of our model (CV32E40P costs measured on its RTL, the PULP DSP kernels; untiled
+runs read L2 at a derived 14-cycle latency), so compare ratios first; float models run
 the same way (e.g. --test DeeployTest/Tests/Models/Float/Llama).
 """
 

@@ -33,8 +33,8 @@ instructions, plus the DMA transfers and waits. The model:
   ``DEEPLOY_MARK_LAYER_END`` or the end of the program. Layer markers belong in serial
   code; one inside a forked function is placed at hart 0's time when it reaches it.
 
-All results are *modelled* cycles of a plain RV32IMC(F) core set (no XpulpV2 SIMD, no instruction
-cache misses): compare ratios (1 vs 8 cores, tilings, L2 vs L1 placement, single vs double
+All results are *modelled* cycles of CV32E40P cores with the PULP DSP extension, per-instruction
+costs measured on the core's RTL (``benchmarks/fidelity.py``), no instruction cache misses: compare ratios (1 vs 8 cores, tilings, L2 vs L1 placement, single vs double
 buffering), not absolute values with silicon or GVSoC (``specs/siracusa-timing.md``).
 """
 
