@@ -21,7 +21,7 @@ from Deeploy.targets.cortexm.runner import run_elf
 from Deeploy.targets.cortexm.platform import CORTEX_M4, linker_script
 from DeeployTest.generators.builder import Net
 from DeeployTest.generators.golden import write_test
-from DeeployTest.testUtils.runner import DEEPLOY_TEST, RunnerPlatform, run_test
+from DeeployTest.testUtils.runner import RunnerPlatform, run_test
 
 CORTEXM = RunnerPlatform("CortexM", "TEST_CORTEXM")
 pytestmark = pytest.mark.skipif(shutil.which("qemu-system-arm") is None or shutil.which("arm-none-eabi-gcc") is None,
@@ -63,13 +63,6 @@ def test_profile_names_every_layer(corpus, tmp_path, capsys):
     total = int(out.split("Runtime: ")[1].split()[0])
     assert abs(total - sum(int(line.rsplit(": ", 1)[1].split()[0]) for line in lines)) <= len(lines), out
 
-
-def test_tutorial_path(tmp_path, capsys):
-    """The peer's tutorial command (`-t Tests/IntKernels/Add/Regular` from DeeployTest)."""
-    test = DEEPLOY_TEST / "Tests/IntKernels/Add/Regular"
-    if not (test / "network.onnx").is_file():
-        pytest.skip("Tests/IntKernels is not in this tree")
-    run_cortexm(test, tmp_path / "gen", capsys)
 
 
 # A hand-written loop between two markers, with its classes counted by hand: 4 iterations of

@@ -138,13 +138,6 @@ def test_models_tiled_l1_64000(model, capsys):
     assert _run(DEEPLOY_TEST / "Tests" / model, gen, GAP9_TILED, _tiled(64000), capsys) > 0
 
 
-def test_runner_script_add():
-    """``python testRunner_gap9.py -t Tests/IntKernels/Add/Regular`` from DeeployTest."""
-    proc = subprocess.run([sys.executable, "testRunner_gap9.py", "-t", "Tests/IntKernels/Add/Regular"],
-                          cwd=DEEPLOY_TEST, capture_output=True, text=True, timeout=600)
-    assert proc.returncode == 0 and "Errors: 0 out of 1024" in proc.stdout, proc.stdout + proc.stderr
-    assert re.search(r"^Runtime: \d+ cycles$", proc.stdout, re.M), proc.stdout
-
 
 def test_cli_compile_and_run(tmp_path, capsys):
     """``deeploy compile --platform GAP9`` (tiled, standalone output with its testbench) and ``deeploy run``."""

@@ -14,12 +14,18 @@ from DeeployTest.test_suite.conftest import DEEPLOY_TEST
 from DeeployTest.test_suite.test_siracusa_networks import pytestmark  # noqa: F401 (QEMU present)
 
 RUNNERS = ["testRunner_generic.py", "testRunner_siracusa.py", "testRunner_siracusa_w_neureka.py",
-           "testRunner_tiled_siracusa.py", "testRunner_tiled_siracusa_w_neureka.py"]
+           "testRunner_tiled_siracusa.py", "testRunner_tiled_siracusa_w_neureka.py", "testRunner_cortexm.py",
+           "testRunner_gap9.py", "testRunner_tiled_gap9.py", "testRunner_snitch.py", "testRunner_tiled_snitch.py",
+           "testRunner_mempool.py"]
 
 LLAMA = "Tests/Models/microLlama/microLlama64_parallel --cores=8 --l1 64000 --defaultMemLevel=L2"
 LINES = [
     "testRunner_generic.py -t Tests/IntKernels/Add/Regular",
     "testRunner_siracusa.py -t Tests/IntKernels/Add/Regular --cores=8",
+    "testRunner_cortexm.py -t Tests/IntKernels/Add/Regular",
+    "testRunner_gap9.py -t Tests/IntKernels/Add/Regular",
+    "testRunner_snitch.py -t Tests/IntKernels/Add/Regular/",
+    "testRunner_mempool.py -t Tests/IntKernels/Add/Regular",
     "testRunner_generic.py  -t ./Tests/Models/miniMobileNetv2",
     "testRunner_siracusa.py  -t ./Tests/Models/miniMobileNetv2",
     pytest.param("testRunner_siracusa.py -t Tests/Models/microLlama/microLlama128 --cores=1", marks=pytest.mark.slow),
