@@ -204,7 +204,7 @@ def _run(test_dir: Path, capsys, tiling: TilingOptions | None, tag: str, wmem: b
     root = "TEST_SIRACUSA_W_NEUREKA" + ("_TILED" if tiling else "")
     gen = DEEPLOY_TEST / root / "wmem" / tag / test_dir.name
     args = argparse.Namespace(test=str(test_dir), verbose=False, skipgen=skipgen, skipsim=False, gen_dir=str(gen),
-                              cores=8, timeout=None, profileUntiled=False, profileTiling="all" if profile else None,
+                              cores=8, timeout=None, profileUntiled=False, profileTiling="tiles" if profile else None,
                               plotMemAlloc=False)
     options = {"cores": 8, "platform_options": {"neureka_wmem": wmem, **options}}
     if tiling:
