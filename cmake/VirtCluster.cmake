@@ -1,19 +1,19 @@
-# A cluster of RV32 cores on the QEMU virtual platform other than Siracusa (GAP9, MemPool, Snitch):
-# bare-metal cross build with picolibc (semihosting start-up, printf and exit), the Siracusa
-# family's cluster runtime and a generated linker script. Included by the platform's own file
-# (cmake/GAP9.cmake, cmake/MemPool.cmake, cmake/Snitch.cmake), which sets first:
+# A cluster of RV32 cores on the QEMU virtual platform (Siracusa, GAP9, MemPool, Snitch): bare-metal
+# cross build with picolibc (semihosting start-up, printf and exit), the Siracusa family's cluster
+# runtime and a generated linker script. Included by the platform's own file (cmake/Siracusa.cmake,
+# cmake/GAP9.cmake, cmake/MemPool.cmake, cmake/Snitch.cmake), which sets first:
 #   VIRT_CLUSTER_ARCH              -march/-mabi of the cores
 #   VIRT_CLUSTER_DEFAULT_CORES     default NUM_CORES; VIRT_CLUSTER_MAX_CORES its maximum
 #   VIRT_CLUSTER_RUNTIME           the runtime library (folder of TargetLibraries/) and
 #   VIRT_CLUSTER_RUNTIME_SOURCES   its sources (file names in its src/)
 #   VIRT_CLUSTER_SYMBOLS           NAME=VALUE absolute symbols the QEMU runner reads from the ELF:
 #                                  harts beyond the cores (__deeploy_num_harts), the L1 geometry
-#                                  (Deeploy/targets/siracusa/qemu.py)
+#                                  (Deeploy/targets/siracusa/qemu.py); empty: Siracusa's
 #   VIRT_CLUSTER_LINKER            the Python module writing the default linker script
 # Cache variables: NUM_CORES (cores forked on) and LINKER_SCRIPT (default: a compiled output's
 # link.ld, in the repository the platform's levels). After the targets exist,
 # deeploy_platform_setup(LIBRARIES <libs> EXECUTABLES <exes>) adds the runtime, the linker script,
-# the symbols and a map file, as cmake/Siracusa.cmake does.
+# the symbols and a map file.
 set(CMAKE_SYSTEM_NAME Generic)
 set(CMAKE_SYSTEM_PROCESSOR riscv32)
 set(CMAKE_TRY_COMPILE_TARGET_TYPE STATIC_LIBRARY)
@@ -23,15 +23,19 @@ if(NOT VIRT_CLUSTER_CC)
   message(FATAL_ERROR "riscv64-unknown-elf-gcc not found: install the RISC-V bare-metal toolchain (Debian: apt-get install gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf; in a Deeploy checkout: bash toolchain/install.sh)")
 endif()
 set(CMAKE_C_COMPILER ${VIRT_CLUSTER_CC})
+# -misa-spec=2.2 keeps csr instructions without the _zicsr suffix that would break picolibc's
+# multilib lookup.
 set(CMAKE_C_FLAGS_INIT "${VIRT_CLUSTER_ARCH} -misa-spec=2.2 --specs=picolibc.specs")
 set(CMAKE_EXE_LINKER_FLAGS_INIT "--crt0=semihost --oslib=semihost")
 set(CMAKE_C_STANDARD 11)
 set(CMAKE_C_STANDARD_REQUIRED ON)
 set(CMAKE_BUILD_TYPE Release CACHE STRING "" FORCE)
+# picolibc's memcpy and memset move one byte per loop trip: short copy loops (the tile loop's
+# boxes, a kernel's row) must not become calls to them.
 set(CMAKE_C_FLAGS_RELEASE "-O2 -fno-tree-loop-distribute-patterns" CACHE STRING "" FORCE)
 add_compile_options(-Wall -Wno-unused-function)
 
-set(NUM_CORES ${VIRT_CLUSTER_DEFAULT_CORES} CACHE STRING "Cores forked on (DEEPLOY_NUM_CORES, 1..${VIRT_CLUSTER_MAX_CORES})")
+set(NUM_CORES ${VIRT_CLUSTER_DEFAULT_CORES} CACHE STRING "Cores forked on (DEEPLOY_NUM_CORES, 1..${VIRT_CLUSTER_MAX_CORES}); run QEMU with -smp NUM_CORES")
 if(NOT NUM_CORES MATCHES "^[1-9][0-9]*$" OR NUM_CORES GREATER VIRT_CLUSTER_MAX_CORES)
   message(FATAL_ERROR "NUM_CORES must be 1..${VIRT_CLUSTER_MAX_CORES} (got '${NUM_CORES}')")
 endif()
