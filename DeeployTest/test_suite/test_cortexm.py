@@ -54,6 +54,12 @@ def test_cortex_m55(corpus, tmp_path, capsys):
     assert (tmp_path / "gen" / "network" / "link.ld").read_text().startswith("/* Deeploy CortexM cpu: cortex-m55")
 
 
+def test_cortex_m55_network(corpus, tmp_path, capsys):
+    """A whole int8 network of the corpus on the M55 (its convolutions on the Helium kernel, in a
+    function with many other layers around them)."""
+    run_cortexm(corpus / "Models/miniMobileNetv2", tmp_path / "gen", capsys, cpu="cortex-m55")
+
+
 def test_profile_names_every_layer(corpus, tmp_path, capsys):
     out = run_cortexm(corpus / "Kernels/Integer/Conv/Regular_2D_RQ", tmp_path / "gen", capsys, profileUntiled=True)
     lines = [line for line in out.split("Per-layer modelled cycles:\n")[1].splitlines() if line.startswith("  [")]
