@@ -48,8 +48,9 @@ def _scalar_requant(rng) -> Net:
 # int8 convolutions on the Helium path: window rows of 15 bytes (a predicated step only) and of 60
 # (three steps and a tail), K off a multiple of 4 (a predicated last block of channels),
 # asymmetric padding, strides and a row dilation, unsigned outputs, int32 sums with a bias and no
-# requantisation, one mul and add for all channels, and windows wholly in the padding (no rows, or
-# rows of no taps)
+# requantisation, one mul and add for all channels, windows wholly in the padding (no rows, or
+# rows of no taps), and uint8 inputs (summed less 128, the windows' weights times 128 added back:
+# whole windows and clipped ones)
 MVE_CONVS = {
     "tails_stride2": lambda rng: _conv(rng, (1, 5, 9, 10), 7, (3, 3), strides=(2, 2), pads=(1, 2, 0, 1), rq="signed"),
     "wide_rows_dilated_u8": lambda rng: _conv(rng, (1, 20, 8, 9), 6, (3, 3), dilations=(2, 1), pads=(2, 1, 2, 1),
@@ -57,6 +58,10 @@ MVE_CONVS = {
     "sums_with_bias": lambda rng: _conv(rng, (1, 16, 5, 6), 5, (1, 1), bias=True),
     "scalar_requant": _scalar_requant,
     "windows_in_padding": lambda rng: _conv(rng, (1, 4, 3, 3), 5, (2, 2), pads=(2, 3, 2, 3), bias=True, rq="signed"),
+    "uint8_input_padded": lambda rng: _conv(rng, (1, 6, 7, 8), 9, (3, 3), strides=(1, 2), pads=(1, 1, 2, 1),
+                                            unsigned_input=True, rq="signed"),
+    "uint8_input_1x1_bias": lambda rng: _conv(rng, (1, 16, 4, 5), 8, (1, 1), unsigned_input=True, bias=True,
+                                              rq="unsigned"),
 }
 
 
