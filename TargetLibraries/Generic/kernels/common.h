@@ -42,9 +42,10 @@ static inline float deeploy_fmul(float x, float y) {
 
 /* Arm's DSP extension (Cortex-M4 and later): SMLAD multiplies two pairs of signed halfwords and
  * adds both products to an accumulator; SXTB16 sign-extends bytes 0 and 2 of a word into its two
- * halfwords (deeploy_sxtb16_ror8: bytes 1 and 3). DEEPLOY_DSP_INT8(TIN, TW, TSUM) is true when a
- * kernel's operands are int8 with int32 sums, i.e. when it may take four products per two SMLADs;
- * deeploy_word reads four bytes at any alignment (one LDR on the M4). */
+ * halfwords (deeploy_sxtb16_ror8: bytes 1 and 3; UXTB16 and deeploy_uxtb16_ror8 zero-extend them).
+ * DEEPLOY_DSP_INT8(TIN, TW, TSUM) is true when a kernel's operands are int8 with int32 sums, i.e.
+ * when it may take four products per two SMLADs; deeploy_word reads four bytes at any alignment
+ * (one LDR on the M4). */
 #if defined(__ARM_FEATURE_DSP)
 #include <arm_acle.h>
 #define DEEPLOY_DSP_INT8(TIN, TW, TSUM)                                                                        \
@@ -57,6 +58,11 @@ static inline uint32_t deeploy_word(const void *p) {
 static inline uint32_t deeploy_sxtb16_ror8(uint32_t v) {
     uint32_t r;
     __asm__("sxtb16 %0, %1, ror #8" : "=r"(r) : "r"(v));
+    return r;
+}
+static inline uint32_t deeploy_uxtb16_ror8(uint32_t v) {
+    uint32_t r;
+    __asm__("uxtb16 %0, %1, ror #8" : "=r"(r) : "r"(v));
     return r;
 }
 #endif
