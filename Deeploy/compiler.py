@@ -272,6 +272,8 @@ def compile_graph(graph: Graph, platform: str, out_dir: str | Path, *, source: s
                       {layer.node.name: {"kernel": layer.variant, "engine": layer.engine.name}
                        for layer in layers})
     plan, notes = plan_network(graph, layers, target, tiling, cores, log)
+    if target.check_plan:
+        target.check_plan(graph, plan)
     stages("memory planning")
     tiled = None
     if tiling is not None:

@@ -59,6 +59,9 @@ class Platform:
     # level than the arena's): (graph, layers, platform) -> {tensor: (level, alignment) of the
     # double buffer, or None: not streamed}; the rest stream into the arena
     stream_into: Callable[..., dict] | None = None
+    # (graph, memory plan) -> None, or a DeeployError when the planned network cannot fit the
+    # target's memory (checked when compiling, before anything is written); None: no check
+    check_plan: Callable[..., None] | None = None
 
     def __post_init__(self) -> None:
         """Every binding key is a registered op (a target registers its own ops before it builds

@@ -54,6 +54,12 @@ def test_cortex_m55(corpus, tmp_path, capsys):
     assert (tmp_path / "gen" / "network" / "link.ld").read_text().startswith("/* Deeploy CortexM cpu: cortex-m55")
 
 
+def test_cortex_m55_network(corpus, tmp_path, capsys):
+    """A whole int8 network of the corpus on the M55 (its convolutions on the Helium kernel, in a
+    function with many other layers around them)."""
+    run_cortexm(corpus / "Models/miniMobileNetv2", tmp_path / "gen", capsys, cpu="cortex-m55")
+
+
 def test_profile_names_every_layer(corpus, tmp_path, capsys):
     out = run_cortexm(corpus / "Kernels/Integer/Conv/Regular_2D_RQ", tmp_path / "gen", capsys, profileUntiled=True)
     lines = [line for line in out.split("Per-layer modelled cycles:\n")[1].splitlines() if line.startswith("  [")]
@@ -110,7 +116,8 @@ def test_cycle_plugin_counts_classes(tmp_path):
 
 
 def test_network_too_big_for_the_board(tmp_path, capsys):
-    """Activations beyond the board's 4 MiB of SRAM: one line naming the memory, no traceback."""
+    """Activations beyond the board's 4 MiB of SRAM: one line naming the memory and --sram when
+    compiling, no traceback and no output."""
     net = Net("too_big", opset=11)
     x = net.input("x", np.arange(-32, 32, dtype=np.int8).reshape(1, 64))
     wide = net.node("Expand", [x, net.const(np.array([65536, 64], np.int64), "shape", dtype=np.int64)])
@@ -121,19 +128,21 @@ def test_network_too_big_for_the_board(tmp_path, capsys):
     with pytest.raises(DeeployError, match=r"^network does not fit the board's SRAM: over by \d+ bytes"):
         run_test(args, CORTEXM)
     assert not (tmp_path / "gen" / "network").exists()
-    # the same line from deeploy run of a compiled output
+    # the same line from deeploy compile, which writes nothing
     net_dir, out = tmp_path / "net", tmp_path / "out"
-    assert deeploy(["compile", str(net_dir / "network.onnx"), "--platform", "CortexM", "-o", str(out),
-                    "--emit-testbench"]) == 0
     capsys.readouterr()
-    assert deeploy(["run", str(out)]) == 1
+    assert deeploy(["compile", str(net_dir / "network.onnx"), "--platform", "CortexM", "-o", str(out),
+                    "--emit-testbench"]) == 1
     err = capsys.readouterr().err
     assert err.startswith("error: network does not fit the board's SRAM: over by") and err.count("\n") == 1, err
+    assert "--sram 4194304 leaves beside the 65536 B stack" in err and "up to mps2-an386's 4194304" in err, err
+    assert not out.exists()
 
 
 def test_sram_budget(corpus, tmp_path, capsys):
     """--sram links the program into that much of the board's SRAM: 21 KiB of data and the 64 KiB
-    stack fit 96 KiB, not 80 KiB; a budget below the stack is refused."""
+    stack fit 96 KiB, not 80 KiB (refused when compiling, on either board); a budget below the stack
+    is refused."""
     case = corpus / "Kernels/Integer/Conv/Regular_2D_RQ"
     args = argparse.Namespace(test=str(case), verbose=False, skipgen=False, skipsim=False, gen_dir=str(tmp_path / "a"),
                               cpu="cortex-m4", profileUntiled=False, timeout=None)
@@ -142,6 +151,9 @@ def test_sram_budget(corpus, tmp_path, capsys):
     args.gen_dir = str(tmp_path / "b")
     with pytest.raises(DeeployError, match=r"^network does not fit the board's SRAM: .* or a larger --sram"):
         run_test(args, CORTEXM, {"platform_options": {"cpu": "cortex-m4", "sram": 80 * 1024}})
+    assert not (tmp_path / "b" / "network").exists()   # refused when compiling, nothing written
+    with pytest.raises(DeeployError, match=r"--sram 81920 leaves .* \(up to mps3-an547's 2097152\)$"):
+        run_test(args, CORTEXM, {"platform_options": {"cpu": "cortex-m55", "sram": 80 * 1024}})
     with pytest.raises(DeeployError, match=r"^--sram 1000: give a multiple of 4 bytes above the 65536 B stack"):
         run_test(args, CORTEXM, {"platform_options": {"cpu": "cortex-m4", "sram": 1000}})
 

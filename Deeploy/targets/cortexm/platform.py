@@ -16,7 +16,7 @@ from Deeploy.targets.siracusa.bindings import SIRACUSA_BINDINGS
 from Deeploy.targets.siracusa.platform import SIRACUSA_PASSES
 
 __all__ = ["Board", "BOARDS", "CORTEX_M4", "CORTEX_M55", "CORTEXM", "PLATFORM", "STACK_BYTES", "configure",
-           "linker_script"]
+           "linker_script", "sram_check"]
 
 KiB, MiB = 1024, 1024 * 1024
 
@@ -55,6 +55,24 @@ def linker_script(board: Board):
     return script
 
 
+def sram_check(board: Board):
+    """The compile-time check of a memory plan against ``board``'s SRAM (``--sram``): the arena and
+    the network's inputs and outputs fit beside the stack (the linker still checks the C library's
+    few bytes on top)."""
+
+    def check(graph, plan) -> None:
+        io = {*graph.inputs, *graph.outputs}
+        need = plan.arena_size + sum(graph.tensors[n].nbytes for n in io if not graph.is_constant(n))
+        room = board.ram[1] - STACK_BYTES
+        if need > room:
+            raise DeeployError(
+                f"network does not fit the board's SRAM: over by {need - room} bytes; its activations, inputs and "
+                f"outputs take {need} B of the {room} B that --sram {board.ram[1]} leaves beside the {STACK_BYTES} B "
+                f"stack; use a smaller network or a larger --sram (up to {board.machine}'s "
+                f"{BOARDS[board.cpu].ram[1]})")
+    return check
+
+
 def cortexm_platform(board: Board) -> Platform:
     """The CortexM platform on ``board``: its SRAM is the one data level. (Siracusa's runtime
     sources and headers are copied into a compiled output with its kernels, but not built.)"""
@@ -69,6 +87,7 @@ def cortexm_platform(board: Board) -> Platform:
         engines=(CPU,),
         linker_script=linker_script(board),
         configure=configure,
+        check_plan=sram_check(board),
     )
 
 

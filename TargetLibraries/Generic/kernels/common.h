@@ -42,9 +42,10 @@ static inline float deeploy_fmul(float x, float y) {
 
 /* Arm's DSP extension (Cortex-M4 and later): SMLAD multiplies two pairs of signed halfwords and
  * adds both products to an accumulator; SXTB16 sign-extends bytes 0 and 2 of a word into its two
- * halfwords (deeploy_sxtb16_ror8: bytes 1 and 3). DEEPLOY_DSP_INT8(TIN, TW, TSUM) is true when a
- * kernel's operands are int8 with int32 sums, i.e. when it may take four products per two SMLADs;
- * deeploy_word reads four bytes at any alignment (one LDR on the M4). */
+ * halfwords (deeploy_sxtb16_ror8: bytes 1 and 3; UXTB16 and deeploy_uxtb16_ror8 zero-extend them).
+ * DEEPLOY_DSP_INT8(TIN, TW, TSUM) is true when a kernel's operands are int8 with int32 sums, i.e.
+ * when it may take four products per two SMLADs; deeploy_word reads four bytes at any alignment
+ * (one LDR on the M4). */
 #if defined(__ARM_FEATURE_DSP)
 #include <arm_acle.h>
 #define DEEPLOY_DSP_INT8(TIN, TW, TSUM)                                                                        \
@@ -59,36 +60,30 @@ static inline uint32_t deeploy_sxtb16_ror8(uint32_t v) {
     __asm__("sxtb16 %0, %1, ror #8" : "=r"(r) : "r"(v));
     return r;
 }
+static inline uint32_t deeploy_uxtb16_ror8(uint32_t v) {
+    uint32_t r;
+    __asm__("uxtb16 %0, %1, ror #8" : "=r"(r) : "r"(v));
+    return r;
+}
 #endif
 
-/* Helium (MVE, Cortex-M55): the int8 dot products of the DSP paths, 16 products per VMLADAV; the
- * last step, if partial, loads under a tail predicate (VCTP: lanes beyond n read as zero).
- * deeploy_mve_dot4: s[j] += x . w_j for the vectors w_j = w + j * ws (j < 4) of n values;
- * deeploy_mve_dot2x4: the same for x = xa (s[0..3]) and x = xb (s[4..7]). */
+/* Helium (MVE, Cortex-M55): the int8 dot products of the GEMM's DSP path, 16 products per
+ * VMLADAV; the last step, if partial, loads under a tail predicate (VCTP: lanes beyond n read as
+ * zero). deeploy_mve_dot4: s[j] += x . w_j for the vectors w_j = w + j * ws (j < 4) of n values. */
 #if defined(__ARM_FEATURE_MVE)
 #include <arm_mve.h>
 #define DEEPLOY_MVE_DOT(LOAD)                                                                                   \
     {                                                                                                         \
-        const int8x16_t va = LOAD(xa), vb = two ? LOAD(xb) : va;                                              \
-        int8x16_t v = LOAD(w);                                                                                \
-        a0 = vmladavaq_s8(a0, va, v);                                                                         \
-        if (two) b0 = vmladavaq_s8(b0, vb, v);                                                                \
-        v = LOAD(w + ws);                                                                                     \
-        a1 = vmladavaq_s8(a1, va, v);                                                                         \
-        if (two) b1 = vmladavaq_s8(b1, vb, v);                                                                \
-        v = LOAD(w + 2 * ws);                                                                                 \
-        a2 = vmladavaq_s8(a2, va, v);                                                                         \
-        if (two) b2 = vmladavaq_s8(b2, vb, v);                                                                \
-        v = LOAD(w + 3 * ws);                                                                                 \
-        a3 = vmladavaq_s8(a3, va, v);                                                                         \
-        if (two) b3 = vmladavaq_s8(b3, vb, v);                                                                \
+        const int8x16_t v = LOAD(x);                                                                          \
+        a0 = vmladavaq_s8(a0, v, LOAD(w));                                                                    \
+        a1 = vmladavaq_s8(a1, v, LOAD(w + ws));                                                               \
+        a2 = vmladavaq_s8(a2, v, LOAD(w + 2 * ws));                                                           \
+        a3 = vmladavaq_s8(a3, v, LOAD(w + 3 * ws));                                                           \
     }
-static inline __attribute__((always_inline)) void deeploy_mve_dot(const int8_t *xa, const int8_t *xb, int two,
-                                                                   const int8_t *w, uint32_t ws, uint32_t n,
-                                                                   int32_t *s) {
-    int32_t a0 = s[0], a1 = s[1], a2 = s[2], a3 = s[3], b0 = s[4], b1 = s[5], b2 = s[6], b3 = s[7];
-    const int8_t *end = xa + (n & ~15u);
-    for (; xa < end; xa += 16, xb += 16, w += 16)
+static inline void deeploy_mve_dot4(const int8_t *x, const int8_t *w, uint32_t ws, uint32_t n, int32_t *s) {
+    int32_t a0 = s[0], a1 = s[1], a2 = s[2], a3 = s[3];
+    const int8_t *end = x + (n & ~15u);
+    for (; x < end; x += 16, w += 16)
         DEEPLOY_MVE_DOT(vldrbq_s8)
     if (n & 15) {
         const mve_pred16_t p = vctp8q(n & 15);
@@ -96,18 +91,9 @@ static inline __attribute__((always_inline)) void deeploy_mve_dot(const int8_t *
         DEEPLOY_MVE_DOT(DEEPLOY_MVE_TAIL)
 #undef DEEPLOY_MVE_TAIL
     }
-    s[0] = a0, s[1] = a1, s[2] = a2, s[3] = a3, s[4] = b0, s[5] = b1, s[6] = b2, s[7] = b3;
+    s[0] = a0, s[1] = a1, s[2] = a2, s[3] = a3;
 }
 #undef DEEPLOY_MVE_DOT
-static inline void deeploy_mve_dot4(const int8_t *x, const int8_t *w, uint32_t ws, uint32_t n, int32_t *s) {
-    int32_t acc[8] = {s[0], s[1], s[2], s[3], 0, 0, 0, 0};
-    deeploy_mve_dot(x, x, 0, w, ws, n, acc);
-    s[0] = acc[0], s[1] = acc[1], s[2] = acc[2], s[3] = acc[3];
-}
-static inline void deeploy_mve_dot2x4(const int8_t *xa, const int8_t *xb, const int8_t *w, uint32_t ws, uint32_t n,
-                                      int32_t *s) {
-    deeploy_mve_dot(xa, xb, 1, w, ws, n, s);
-}
 #endif
 
 /* Work splitting. On a cluster every core runs the same kernel call (inside a fork) and takes
