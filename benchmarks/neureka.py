@@ -35,7 +35,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from Deeploy.manifest import read_manifest  # noqa: E402
-from Deeploy.targets.siracusa_w_neureka.ops import MODE_NAMES  # noqa: E402
+from Deeploy.targets.npu.spec import MODES as MODE_NAMES  # noqa: E402
 from Deeploy.targets.siracusa.npu_timeline import NPU_PEAK_MACS  # noqa: E402
 from Deeploy.targets.siracusa.timing import model_cycles, read_records  # noqa: E402
 

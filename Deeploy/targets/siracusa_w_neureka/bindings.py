@@ -24,8 +24,9 @@ _CALL = Signature(
      param("uint32_t Ho", "${p.out_plane[0]}"), param("uint32_t Wo", "${p.out_plane[1]}", "output plane"),
      param("uint32_t pads", "${U(p.padding_word)}", "the padding register"),
      param("int32_t weight_offset", "${p.weight_offset}", "added to every stored weight"),
-     param("uint32_t conf", "${U(p.config_word(x[0].dtype.signed))}", "the config register")),
-    setup="<%! from Deeploy.codegen.c_values import Unsigned as U %>",
+     param("uint32_t conf", "${U(config_word(p, x[0].dtype.signed))}", "the config register")),
+    setup="<%! from Deeploy.codegen.c_values import Unsigned as U %>"
+          "<%! from Deeploy.targets.siracusa_w_neureka.ops import config_word %>",
     types={"TOUT": "the output's type (int8/uint8 after normquant, else int32)"})
 
 NEUREKA_CONV = Kernel("NeurekaConv", "neureka_conv.inc", _CALL, ("TIN",), engine="neureka",

@@ -11,10 +11,11 @@ from typing import Sequence
 from Deeploy.errors import DeeployError
 from Deeploy.platform import Engine, MemoryLevel, Platform
 from Deeploy.targets.siracusa.platform import SIRACUSA, SIRACUSA_PASSES
-from Deeploy.targets.siracusa_w_neureka.lower import assign_engines, make_assign_engines
+from Deeploy.targets.npu.lower import make_assign_engines
+from Deeploy.targets.npu.tile_cycles import npu_tile_model
 from Deeploy.targets.siracusa_w_neureka.bindings import NEUREKA_BINDINGS
+from Deeploy.targets.siracusa_w_neureka.ops import NEUREKA_SPEC
 from Deeploy.targets.siracusa_w_neureka.params import WEIGHT_MEMORY
-from Deeploy.targets.siracusa_w_neureka.tile_cycles import npu_tile_model
 from Deeploy.targets.siracusa_w_neureka.wmem import WMEM, place_weights, stream_into_wmem
 
 __all__ = ["PLATFORM", "NPU_ENGINE", "WMEM_LEVEL", "WMEM_DEFAULT_SIZE", "configure", "with_wmem_size"]
@@ -35,7 +36,7 @@ WMEM_LEVEL = MemoryLevel(WMEM, WMEM_DEFAULT_SIZE, alignment=WEIGHT_MEMORY.word_b
                         data_attr="DEEPLOY_WMEM")
 
 # Siracusa's passes, then the engine assignment (after the layout pass: it reads channels-last convs).
-NEUREKA_PASSES = (*SIRACUSA_PASSES, assign_engines)
+NEUREKA_PASSES = (*SIRACUSA_PASSES, make_assign_engines(NEUREKA_SPEC))
 
 
 def configure(no_npu_for: Sequence[str] = (), wmem_size: int = WMEM_DEFAULT_SIZE, neureka_wmem: bool = False
@@ -50,14 +51,14 @@ def configure(no_npu_for: Sequence[str] = (), wmem_size: int = WMEM_DEFAULT_SIZE
         raise DeeployError(f"weight memory size {wmem_size} B is more than its {WEIGHT_MEMORY.window_bytes} B address "
                            f"window (MRAM and SRAM); give --wmem-size {WEIGHT_MEMORY.window_bytes} or less")
     memory = tuple(replace(m, size=wmem_size) if m.name == WMEM_LEVEL.name else m for m in PLATFORM.memory)
-    return replace(PLATFORM, memory=memory, passes=(*SIRACUSA_PASSES, make_assign_engines(no_npu_for)),
+    return replace(PLATFORM, memory=memory, passes=(*SIRACUSA_PASSES, make_assign_engines(NEUREKA_SPEC, no_npu_for)),
                    place_weights=place_weights if neureka_wmem else None,
                    stream_into=stream_into_wmem if neureka_wmem else None)
 
 
-# the tiler prices NPU tiles with the NPU's job model (tile_cycles.py)
+# the tiler prices NPU tiles with the NPU's job model (npu/tile_cycles.py)
 NEUREKA_TILING = replace(SIRACUSA.tiling, tiles=replace(
-    SIRACUSA.tiling.tiles, kernel_cycles=(*SIRACUSA.tiling.tiles.kernel_cycles, ("NeurekaConv", npu_tile_model))))
+    SIRACUSA.tiling.tiles, kernel_cycles=(*SIRACUSA.tiling.tiles.kernel_cycles, ("NeurekaConv", npu_tile_model(NEUREKA_SPEC)))))
 
 PLATFORM = replace(
     SIRACUSA,
