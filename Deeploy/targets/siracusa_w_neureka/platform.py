@@ -24,8 +24,8 @@ MiB = 1024 * 1024
 
 # The NPU: one job at a time per context, programmed by one core (spec "Geometry, registers, job
 # queue"); it is not a cluster, its layers are not forked. Tiled, a tile's jobs run while the next
-# tile's are programmed (the queue holds two): the tile loop waits through neureka_tile_sync.
-NPU_ENGINE = Engine("neureka", cores=1, forked=False, runtime="neureka.h", tile_sync="neureka_tile_sync")
+# tile's are programmed (the queue holds two): the tile loop waits through npu_tile_sync (deeploy_npu.h).
+NPU_ENGINE = Engine("neureka", cores=1, forked=False, runtime="neureka.h", tile_sync="npu_tile_sync")
 
 # The SRAM part of the Neural Memory Subsystem, modelled as a 4 MiB level as the peer does (spec
 # "Weight memory": 8 MiB window at 0x10400000, SRAM at +4 MiB; params.WEIGHT_MEMORY); 32-byte
@@ -63,7 +63,7 @@ NEUREKA_TILING = replace(SIRACUSA.tiling, tiles=replace(
 PLATFORM = replace(
     SIRACUSA,
     name="Siracusa_w_neureka",
-    libraries=(*SIRACUSA.libraries, "Neureka"),
+    libraries=(*SIRACUSA.libraries, "NPU", "Neureka"),
     bindings=NEUREKA_BINDINGS,
     memory=(*SIRACUSA.memory, WMEM_LEVEL),
     passes=NEUREKA_PASSES,
