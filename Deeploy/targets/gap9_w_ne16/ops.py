@@ -6,6 +6,7 @@ supports uint8 input [NX]): the lowering adds 128 to int8 inputs and corrects th
 
 from __future__ import annotations
 
+from Deeploy.targets.gap9.platform import GAP9_L1
 from Deeploy.targets.gap9_w_ne16.params import NE16
 from Deeploy.targets.gap9_w_ne16.weights import decode_weights, encode_weights
 from Deeploy.targets.npu.job import NpuConvParams, register_job_op
@@ -13,8 +14,10 @@ from Deeploy.targets.npu.spec import MODES, NpuSpec
 
 __all__ = ["NE16_SPEC", "config_word"]
 
+# NE16 takes a layer where it pays off against GAP9's cluster (its depthwise mode is slower
+# than the cores on small layers: params.NE16.peak_macs)
 NE16_SPEC = NpuSpec("ne16", "Ne16Conv", NE16.array, NE16.max_pad, NE16.max_shift, False,
-                    encode_weights, decode_weights, NE16.job_cycles)
+                    encode_weights, decode_weights, NE16.job_cycles, GAP9_L1)
 
 
 def config_word(p: NpuConvParams, signed_input: bool = False) -> int:

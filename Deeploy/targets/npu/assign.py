@@ -16,7 +16,8 @@ not; ``npu_mode`` gives the NPU mode of an accepted node. Rules:
 - an engine that reads only unsigned activations (``spec.signed_input`` false) takes int8 inputs
   as ``x + 128`` (uint8): requantized layers only, the bias less ``128 * sum(w) * scale``
   (``input_offset``), the bound taken over the shifted inputs.
-``decisions`` gives every node's engine and reason; the pass that applies them is
+``decisions`` gives every node's engine and reason (with ``spec.cluster_tiles``: the NPU only where
+it pays off, ``npu_cycles`` against ``cluster_cycles``); the pass that applies them is
 ``lower.make_assign_engines``.
 """
 
@@ -31,7 +32,7 @@ from Deeploy.ops.fused import is_fused
 from Deeploy.targets.npu.spec import NpuSpec
 
 __all__ = ["npu_reason", "npu_mode", "refactor_plane", "decisions", "weights_oihw", "input_offset",
-           "NPU_OPS", "normquant_terms"]
+           "npu_cycles", "cluster_cycles", "NPU_OPS", "normquant_terms"]
 
 CONVS = ("Conv", "RequantizedConv")
 GEMMS = ("Gemm", "MatMul", "RequantizedGemm", "RequantizedMatMul")
@@ -208,6 +209,36 @@ def npu_reason(node: Node, graph: Graph, spec: NpuSpec) -> str | None:
     return _conv_reason(node, graph, spec) if node.op in CONVS else _gemm_reason(node, graph, spec)
 
 
+def npu_cycles(node: Node, graph: Graph, spec: NpuSpec) -> int:
+    """Modelled cycles of an accepted node on the NPU: its jobs (one per plane) and, for an input
+    shifted to uint8, that RequantShift at the cluster's ops per cycle (4 ops per element, its cost)."""
+    requant = is_fused(node.op)
+    p = node.params.base if requant else node.params
+    mode = npu_mode(node)
+    x = graph.tensors[node.inputs[0]]
+    if node.op in CONVS:
+        k = 1 if mode == "1x1" else 3
+        (h, w), (top, left, bottom, right) = p.in_hw, p.pads
+        plane, cin, cout = (h + top + bottom - k + 1, w + left + right - k + 1), p.ch_in, p.ch_out
+        batch = x.size // (h * w * cin)
+    else:
+        plane, cin, cout = refactor_plane(p.m, spec.array), p.k, p.n
+        batch = x.size // (p.m * p.k)
+    cycles = batch * spec.job_cycles(mode, *plane, cout, cin, 1 if requant else 4)
+    if input_offset(node, graph, spec):
+        cycles += -(-4 * x.size // int(spec.cluster_tiles.ops_per_cycle))
+    return cycles
+
+
+def cluster_cycles(node: Node, graph: Graph, tiles) -> int:
+    """The tiler's price of ``node`` as one tile on the cluster (its kernel's cycle model, else ops per cycle)."""
+    from Deeploy.tiling.costs import compute_cycles
+    from Deeploy.tiling.families import layer_spec
+    from Deeploy.tiling.network import with_kernel_cycles
+    spec = with_kernel_cycles(layer_spec(node, graph), node, graph, tiles)
+    return compute_cycles(spec, {d.name: d.size for d in spec.dims}, tiles)
+
+
 def decisions(graph: Graph, spec: NpuSpec, excluded: frozenset[str] = frozenset()) -> list[tuple[Node, str, str]]:
     """(node, engine name, reason) for every node of ``graph``."""
     out = []
@@ -216,9 +247,14 @@ def decisions(graph: Graph, spec: NpuSpec, excluded: frozenset[str] = frozenset(
             out.append((node, "cluster", "kept on the cluster by --no-npu-for"))
             continue
         reason = npu_reason(node, graph, spec)
-        if reason is None:
+        if reason is not None:
+            out.append((node, "cluster", reason))
+        elif spec.cluster_tiles is None:
             out.append((node, spec.engine, f"NPU {npu_mode(node)} mode"))
         else:
-            out.append((node, "cluster", reason))
+            npu, cluster = npu_cycles(node, graph, spec), cluster_cycles(node, graph, spec.cluster_tiles)
+            versus = f"{npu} modelled cycles on the NPU, {cluster} on the cluster"
+            out.append((node, spec.engine, f"NPU {npu_mode(node)} mode: {versus}") if npu < cluster
+                       else (node, "cluster", f"the NPU does not pay off: {versus}"))
     return out
 

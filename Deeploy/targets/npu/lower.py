@@ -27,12 +27,15 @@ from Deeploy.targets.npu.spec import MODES, NpuSpec
 __all__ = ["lower_node", "make_assign_engines"]
 
 
-def _unsigned_input(node: Node, graph: Graph, offset: int) -> tuple[str, list[Node]]:
-    """The job's input: ``node``'s, or (``offset``) a RequantShift node adding it, as uint8."""
+def _unsigned_input(node: Node, graph: Graph, offset: int, shifted: dict[str, str]) -> tuple[str, list[Node]]:
+    """The job's input: ``node``'s, or (``offset``) a RequantShift node adding it, as uint8; one
+    such node per tensor (``shifted``: tensor -> its uint8 copy, shared by the jobs reading it)."""
     x = node.inputs[0]
     if not offset:
         return x, []
-    y = graph.add_tensor(f"{node.name}.npu_input", graph.tensors[x].shape, UINT8)
+    if x in shifted:
+        return shifted[x], []
+    y = shifted[x] = graph.add_tensor(f"{node.name}.npu_input", graph.tensors[x].shape, UINT8)
     shift = Node(graph.fresh(f"{node.name}.npu_unsigned"), "RequantShift",
                  [x, graph.add_constant(f"{node.name}.npu_one", np.array(1)),
                   graph.add_constant(f"{node.name}.npu_offset", np.array(offset))],
@@ -40,9 +43,10 @@ def _unsigned_input(node: Node, graph: Graph, offset: int) -> tuple[str, list[No
     return y, [shift]
 
 
-def lower_node(node: Node, graph: Graph, spec: NpuSpec) -> list[Node]:
+def lower_node(node: Node, graph: Graph, spec: NpuSpec, shifted: dict[str, str] | None = None) -> list[Node]:
     """The nodes replacing ``node`` (accepted by ``npu_reason``): its ``spec.op`` job, after the
-    input's shift to uint8 when the engine needs it; adds their tensors to ``graph``."""
+    input's shift to uint8 when the engine needs it (once per tensor over the calls sharing
+    ``shifted``); adds their tensors to ``graph``."""
     mode = npu_mode(node)
     w, plane, pads = weights_oihw(node, graph, spec.array)
     enc = spec.encode(w, mode)
@@ -51,7 +55,7 @@ def lower_node(node: Node, graph: Graph, spec: NpuSpec) -> list[Node]:
     attrs = {"mode": MODES.index(mode), "cout": cout, "cin": cin, "plane": list(plane),
              "pads": list(pads), "weight_offset": enc.offset}
     offset = input_offset(node, graph, spec)
-    x, before = _unsigned_input(node, graph, offset)
+    x, before = _unsigned_input(node, graph, offset, {} if shifted is None else shifted)
     inputs = [x, graph.add_constant(f"{node.name}.npu_weights", enc.data, UINT8)]
     if is_fused(node.op):
         mul, bias, shift = normquant_terms(node, graph, cout, offset)
@@ -83,7 +87,8 @@ def make_assign_engines(spec: NpuSpec, excluded: Iterable[str] = ()) -> Callable
         if not chosen:
             return graph, False
         work = graph.copy()
-        work.nodes = [m for n in work.nodes for m in (lower_node(n, work, spec) if n.name in chosen else [n])]
+        shifted: dict[str, str] = {}
+        work.nodes = [m for n in work.nodes for m in (lower_node(n, work, spec, shifted) if n.name in chosen else [n])]
         return work, True
 
     return assign_engines

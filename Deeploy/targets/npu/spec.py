@@ -5,7 +5,7 @@ engine's package (``siracusa_w_neureka/params.py``, ``gap9_w_ne16/params.py``), 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
+from typing import Any, Callable
 
 import numpy as np
 
@@ -43,7 +43,11 @@ class NpuSpec:
                      the bias the matching correction, ``lower.py``).
     encode(w, mode): ``EncodedWeights`` of int8 ``[Cout, Cin, kh, kw]`` weights (depthwise ``[C, 1, 3, 3]``);
     decode(data, mode, offset, cout, cin): the weights back, int64.
-    job_cycles(mode, ho, wo, ko, ki, out_bytes): modelled cycles of one job."""
+    job_cycles(mode, ho, wo, ko, ki, out_bytes): modelled cycles of one job.
+    cluster_tiles:   the cluster's ``TilingParams``: given, a layer goes to the NPU only where its
+                     jobs (and its input's shift to uint8) take fewer modelled cycles than the
+                     tiler's price of the cluster's kernel (``assign.decisions``); None: every layer
+                     the NPU can run goes to it."""
 
     engine: str
     op: str
@@ -54,3 +58,4 @@ class NpuSpec:
     encode: Callable[[np.ndarray, str], EncodedWeights]
     decode: Callable[..., np.ndarray]
     job_cycles: Callable[..., int]
+    cluster_tiles: Any = None
