@@ -205,8 +205,7 @@ static uint32_t ne16_job_macs(const uint32_t *r) {
     return g.Ho * g.Wo * g.Ko * g.k * g.k * (g.dw ? 1 : g.Ki);
 }
 
-/* Starts the job in context ``id``: its functional model runs here, outside the core counts, and
- * its modelled cycles go to the cycle model's NPU timeline. */
-static inline void ne16_trigger(int id) { NPU_TRIGGER(id, ne16_run_job, ne16_job_cycles, ne16_job_macs); }
+#define NPU_ENGINE ne16      /* deeploy_npu_jobs.h defines ne16_trigger(id) */
+#include "deeploy_npu_jobs.h"
 
 #endif /* NE16_H */

@@ -2,7 +2,10 @@
  * slot per register context, jobs completing in trigger order), the markers that bracket a job's
  * functional model (run on the triggering hart, not core work) and pass its modelled cycles and
  * multiply-accumulates to the cycle model as hex digits, the waits, and the tile loop's hook.
- * A platform has one NPU; its driver writes the job registers and runs its functional model. */
+ * A platform has one NPU; its driver writes the job registers and runs its functional model.
+ * This header holds the queue; deeploy_npu_jobs.h the trigger, the layer hooks and the tile loop's
+ * hook, which the driver includes after its functional model (as the code was laid out before the
+ * two engines shared it: the programs' code layout, and so their cycles, stay the same). */
 #ifndef DEEPLOY_NPU_H
 #define DEEPLOY_NPU_H
 
@@ -71,57 +74,6 @@ static inline void npu_write(int id, int reg, uint32_t value) { npu_state.regs[i
 
 static inline int32_t npu_sat32(int64_t v) {
     return v > INT32_MAX ? INT32_MAX : (v < INT32_MIN ? INT32_MIN : (int32_t)v);
-}
-
-/* One hex digit of a job's cycles as a marker (the timing plugin records it; the cycle model
- * reads the job's cycles from NPU_DIGITS of them). */
-#define NPU_DIGIT_CASE(d) case d: __asm__ volatile("slti x0, x0, %0" ::"i"(DEEPLOY_RT_NPU_DIGIT_BASE + d) : "memory"); break;
-static void npu_emit_digit(uint32_t d) {
-    switch (d & 15u) {
-        NPU_DIGIT_CASE(0) NPU_DIGIT_CASE(1) NPU_DIGIT_CASE(2) NPU_DIGIT_CASE(3)
-        NPU_DIGIT_CASE(4) NPU_DIGIT_CASE(5) NPU_DIGIT_CASE(6) NPU_DIGIT_CASE(7)
-        NPU_DIGIT_CASE(8) NPU_DIGIT_CASE(9) NPU_DIGIT_CASE(10) NPU_DIGIT_CASE(11)
-        NPU_DIGIT_CASE(12) NPU_DIGIT_CASE(13) NPU_DIGIT_CASE(14) NPU_DIGIT_CASE(15)
-    }
-}
-
-/* Starts the job in context ``id`` on the virtual platform: the engine's functional model
- * ``run`` runs here, outside the core counts, and the modelled ``cycles`` and ``macs`` of the
- * job (engine functions of its registers) go to the cycle model's NPU timeline. */
-#define NPU_TRIGGER(id, run, cycles_of, macs_of)                                                           \
-    do {                                                                                                   \
-        npu_marker_begin();                                                                                \
-        run(npu_state.regs[id]);                                                                           \
-        uint32_t cycles = cycles_of(npu_state.regs[id]);                                                   \
-        if (cycles >= (1u << (4 * DEEPLOY_RT_NPU_DIGITS))) cycles = (1u << (4 * DEEPLOY_RT_NPU_DIGITS)) - 1; \
-        for (int k = DEEPLOY_RT_NPU_DIGITS - 1; k >= 0; k--) npu_emit_digit(cycles >> (4 * k));            \
-        const uint32_t macs = macs_of(npu_state.regs[id]);                                                 \
-        for (int k = DEEPLOY_RT_NPU_MAC_DIGITS - 1; k >= 0; k--) npu_emit_digit(macs >> (4 * k));          \
-        npu_marker_end();                                                                                  \
-        npu_state.order[npu_state.triggered % NPU_QUEUE_DEPTH] = (uint8_t)(id);                            \
-        npu_state.triggered++;                                                                             \
-    } while (0)
-
-/* A layer's jobs begin (``npu_layer_end`` closes them). */
-static inline void npu_layer_begin(void) { npu_state.tile_first = npu_state.triggered; }
-
-/* A layer's jobs are all triggered: wait for them, unless the tile loop defers the waits. */
-static inline void npu_layer_end(void) {
-    if (!npu_state.defer) npu_wait_before(npu_state.triggered);
-}
-
-/* The tile loop's hook (deeploy_tiled_layer_t.engine_sync, deeploy_tiling.h; the NPU engines'
- * ``tile_sync``): DEFER lets every following tile kernel return with its jobs in flight, so the
- * next tile's job is programmed while the current one runs (the queue holds two); PREVIOUS waits
- * for the jobs of every tile but the latest one (before their outputs are written back); ALL
- * waits for every job and ends the deferral. */
-static void npu_tile_sync(uint32_t op) {
-    if (op == DEEPLOY_TILE_SYNC_DEFER) {
-        npu_state.defer = 1;
-        return;
-    }
-    npu_wait_before(op == DEEPLOY_TILE_SYNC_PREVIOUS ? npu_state.tile_first : npu_state.triggered);
-    if (op == DEEPLOY_TILE_SYNC_ALL) npu_state.defer = 0;
 }
 
 #endif /* DEEPLOY_NPU_H */

@@ -210,8 +210,7 @@ static uint32_t neureka_job_macs(const uint32_t *r) {
     return Ho * Wo * Ko * taps * (dw ? 1 : Ki);
 }
 
-/* Starts the job in context ``id``: on the virtual platform its functional model runs here,
- * outside the core counts, and its modelled cycles go to the cycle model's NPU timeline. */
-static inline void neureka_trigger(int id) { NPU_TRIGGER(id, neureka_run_job, neureka_job_cycles, neureka_job_macs); }
+#define NPU_ENGINE neureka      /* deeploy_npu_jobs.h defines neureka_trigger(id) */
+#include "deeploy_npu_jobs.h"
 
 #endif /* NEUREKA_H */
