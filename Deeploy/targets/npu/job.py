@@ -6,7 +6,8 @@ whose last axis is ``cin`` and whose other axes hold ``batch`` planes of ``plane
 ``w`` the encoded weight blob (the engine's layout, stored as ``W - weight_offset``); with
 ``normquant``, ``scale`` (uint8 or int32) and ``bias`` (int32), one per output channel.
 Attributes: ``mode`` (0 3x3 dense, 1 3x3 depthwise, 2 1x1: both engines' mode bits), ``cout``,
-``cin``, ``plane``, ``pads`` (top, left, bottom, right; at most ``max_pad``), ``weight_offset``,
+``cin``, ``plane``, ``pads`` (top, left, bottom, right; at most ``max_pad``), ``pad_value`` (the
+input value the padding stands for, 0..255: 128 for inputs shifted to uint8), ``weight_offset``,
 ``normquant`` (0: raw int32 accumulators), ``shift`` (0..max_shift), ``out_signed`` (1: int8
 outputs; 0: uint8 with ReLU), ``wmem`` (1: the weights live in a weight memory, read through its
 own port).
@@ -48,6 +49,7 @@ class NpuConvParams:
     in_shape: tuple[int, ...]
     wmem: bool = False
     scale8: bool = False       # the normquant scales are stored as uint8 (else int32)
+    pad_value: int = 0         # what a padded input pixel reads
 
     @property
     def out_shape(self) -> tuple[int, ...]:
@@ -61,9 +63,10 @@ class NpuConvParams:
 
     @property
     def padding_word(self) -> int:
-        """The padding register (both engines, pulp-nnx): top [31:28], right [27:24], bottom [23:20], left [19:16]."""
+        """The padding register (both engines, pulp-nnx): top [31:28], right [27:24], bottom [23:20],
+        left [19:16], the padding value [7:0]."""
         top, left, bottom, right = self.pads
-        return (top << 28) | (right << 24) | (bottom << 20) | (left << 16)
+        return (top << 28) | (right << 24) | (bottom << 20) | (left << 16) | self.pad_value
 
 
 def _parser(spec: NpuSpec):
@@ -82,6 +85,10 @@ def _parser(spec: NpuSpec):
         h, w = attr_ints(node, "plane")
         pads = attr_ints(node, "pads", (0, 0, 0, 0))
         shift = attr_int(node, "shift", 0)
+        pad_value = attr_int(node, "pad_value", 0)
+        if not 0 <= pad_value <= (0 if spec.signed_input else 255):
+            raise OpError(node, f"pad_value {pad_value}: {spec.op} pads with "
+                                f"{'0 (it reads signed inputs)' if spec.signed_input else 'a uint8 value'}")
         if x.shape[-1] != cin or (x.size // (h * w * cin)) * h * w * cin != x.size:
             raise OpError(node, f"input of shape {list(x.shape)} is not planes of {h}x{w} pixels x {cin} channels")
         if name == "3x3dw" and cout != cin:
@@ -95,7 +102,7 @@ def _parser(spec: NpuSpec):
         return NpuConvParams(name, cout, cin, x.size // (h * w * cin), (h, w), out_plane, tuple(pads),
                              attr_int(node, "weight_offset", 0), normquant, shift,
                              bool(attr_int(node, "out_signed", 1)), tuple(x.shape), bool(attr_int(node, "wmem", 0)),
-                             scale8)
+                             scale8, pad_value)
     return parse
 
 
@@ -112,7 +119,7 @@ def npu_job(p: NpuConvParams, x: np.ndarray, weights: np.ndarray, scale=None, bi
     """The job's output from int64 ``x`` and decoded weights ``[cout, cin or 1, k, k]``."""
     k = 1 if p.mode == "1x1" else 3
     xs = x.reshape(p.batch, *p.plane, p.cin)
-    xs = np.pad(xs, ((0, 0), (p.pads[0], p.pads[2]), (p.pads[1], p.pads[3]), (0, 0)))
+    xs = np.pad(xs, ((0, 0), (p.pads[0], p.pads[2]), (p.pads[1], p.pads[3]), (0, 0)), constant_values=p.pad_value)
     ho, wo = p.out_plane
     acc = np.zeros((p.batch, ho, wo, p.cout), dtype=np.int64)
     for dy in range(k):

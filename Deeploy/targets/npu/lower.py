@@ -6,7 +6,7 @@ stored as uint8 when they fit (the engine's 8-bit scale mode; the drivers' tests
 8-bit scales, the specs do not say: *unverified*), else int32; a GEMM's rows are refactored into
 the plane that best fills the engine's subtile. An engine that reads only uint8 activations gets
 an int8 input through a RequantShift adding 128 (on the cluster, bit-exact: ``x + 128`` is in
-0..255), its bias corrected (``assign.input_offset``). ``make_assign_engines(spec, excluded)``
+0..255), its bias corrected (``assign.input_offset``) and its padding value 128 (the int8 zero). ``make_assign_engines(spec, excluded)``
 makes the target's pass: it lowers every layer the assignment (``assign.decisions``) gives the
 NPU and logs every decision with its reason (verbose mode); names in ``excluded``
 (``--no-npu-for``) stay on the cluster."""
@@ -55,6 +55,8 @@ def lower_node(node: Node, graph: Graph, spec: NpuSpec, shifted: dict[str, str] 
     attrs = {"mode": MODES.index(mode), "cout": cout, "cin": cin, "plane": list(plane),
              "pads": list(pads), "weight_offset": enc.offset}
     offset = input_offset(node, graph, spec)
+    if offset and any(pads):
+        attrs["pad_value"] = offset      # zero padding of the int8 input, shifted as the input is
     x, before = _unsigned_input(node, graph, offset, {} if shifted is None else shifted)
     inputs = [x, graph.add_constant(f"{node.name}.npu_weights", enc.data, UINT8)]
     if is_fused(node.op):

@@ -51,7 +51,7 @@ enum {
     NE16_REG_REMAINDER_HI_WI = 17,
     NE16_REG_NUMBER_KO_KI = 18,      /* [31:16] Ko, [15:0] Ki subtiles */
     NE16_REG_NUMBER_HO_WO = 19,
-    NE16_REG_PADDING = 20,           /* [31:28] top, [27:24] right, [23:20] bottom, [19:16] left */
+    NE16_REG_PADDING = 20,           /* [31:28] top, [27:24] right, [23:20] bottom, [19:16] left, [7:0] value */
     NE16_REG_WEIGHT_OFFSET = 21,
     NE16_REG_FILTER_MASK = 22,
     NE16_REG_CONF0 = 23
@@ -116,6 +116,7 @@ static void ne16_run_job(const uint32_t *r) {
     const ne16_geometry_t g = ne16_geometry(r);
     const uint32_t pad = r[NE16_REG_PADDING];
     const uint32_t pt = pad >> 28, pr = (pad >> 24) & 15, pb = (pad >> 20) & 15, pl = (pad >> 16) & 15;
+    const int32_t pad_value = (int32_t)(pad & 0xff);   /* what a padded pixel reads */
     const uint32_t Hi = g.Ho + g.k - 1 - pt - pb, Wi = g.Wo + g.k - 1 - pl - pr, taps = g.k * g.k;
     const uintptr_t in = r[NE16_REG_INFEAT_PTR]; /* moved back by the padding (the engine's convention) */
     const uint32_t in_px = r[NE16_REG_INFEAT_D0_STRIDE], in_row = r[NE16_REG_INFEAT_D1_STRIDE];
@@ -147,8 +148,8 @@ static void ne16_run_job(const uint32_t *r) {
                         const uint32_t dy = t / g.k, dx = t % g.k;
                         for (uint32_t p = 0; p < hs * ws; p++) {
                             const uint32_t yy = i0 + p / ws + dy, xx = j0 + p % ws + dx;  /* in the padded frame */
-                            if (yy < pt || yy >= pt + Hi || xx < pl || xx >= pl + Wi) continue;
-                            const int32_t v = ((const uint8_t *)(in + yy * in_row + xx * in_px))[c];
+                            const int32_t v = (yy < pt || yy >= pt + Hi || xx < pl || xx >= pl + Wi)
+                                                  ? pad_value : ((const uint8_t *)(in + yy * in_row + xx * in_px))[c];
                             acc[p] = (int32_t)((uint32_t)acc[p] + (uint32_t)(v * wt));   /* wrapping */
                         }
                     }
