@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import glob
+import inspect
 import os
 import shutil
 import socket
@@ -240,6 +241,11 @@ def compile_graph(graph: Graph, platform: str, out_dir: str | Path, *, source: s
     if platform_options:
         if target.configure is None:
             raise DeeployError(f"platform {target.name} takes no options (got {', '.join(sorted(platform_options))})")
+        takes = inspect.signature(target.configure).parameters
+        unknown = sorted(set(platform_options) - set(takes))
+        if unknown:
+            raise DeeployError(f"platform {target.name} takes no option {', '.join(unknown)} "
+                               f"(its options: {', '.join(takes)})")
         target = target.configure(**platform_options)
     cores = target.max_cores if cores is None else cores
     if not 1 <= cores <= target.max_cores:

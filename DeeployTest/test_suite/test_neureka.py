@@ -34,7 +34,7 @@ def test_platform_is_siracusa_plus_npu_and_weight_memory():
     assert all(p.bindings[op] is kernels for op, kernels in SIRACUSA.bindings.items())
     assert [k.engine for k in p.bindings["NeurekaConv"]] == ["neureka"]
     assert p.timing is SIRACUSA.timing and p.tiling.staging is SIRACUSA.tiling.staging
-    assert p.libraries == (*SIRACUSA.libraries, "Neureka")
+    assert p.libraries == (*SIRACUSA.libraries, "NPU", "Neureka")   # the NPU drivers' shared queue, its driver
     assert tuple(p.passes[:len(SIRACUSA_PASSES)]) == SIRACUSA_PASSES
     assert "WMEM" in p.linker_script(p.memory)
 
