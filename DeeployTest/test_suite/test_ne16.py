@@ -6,6 +6,7 @@ QEMU, bit-exact, of each NE16 layer kind (generated fixtures) and of a network."
 from __future__ import annotations
 
 import argparse
+import re
 import shutil
 from pathlib import Path
 
@@ -151,13 +152,14 @@ def test_ne16_only_where_it_pays_off(tmp_path):
 
 
 # ---- runs under QEMU: each layer kind, and a network ------------------------------------------
-def _run(test_dir: Path, gen: Path, l1: int, capsys) -> dict[str, str]:
+def _run(test_dir: Path, gen: Path, l1: int, capsys, profile: str | None = None) -> dict[str, str]:
     args = argparse.Namespace(test=str(test_dir), verbose=False, skipgen=False, skipsim=False, gen_dir=str(gen),
                               cores=8, l1=l1, l2=TilingOptions.l2, defaultMemLevel="L2", doublebuffer=True,
-                              profileTiling=None, plotMemAlloc=False, timeout=None)
+                              profileTiling=profile, plotMemAlloc=False, timeout=None)
     code = run_test(args, TILED, {"cores": 8, "tiling": TilingOptions(l1, TilingOptions.l2, "L2", True)})
     out = capsys.readouterr().out
     assert code == 0 and "Errors: 0 out of" in out, out
+    (gen / "out.txt").write_text(out)
     model = onnx.load(gen / "deeployStates" / "backend_post_binding.onnx")
     return {n.name: n.op_type for n in model.graph.node
             if any(p.key == "deeploy.engine" and p.value == "ne16" for p in n.metadata_props)}
@@ -207,9 +209,16 @@ def test_layer_kind_runs_bit_exact(kind, tmp_path, capsys):
 
 @needs_qemu
 def test_mobilenet_runs_bit_exact(capsys):
+    """miniMobileNetv2 tiled with NE16 layers matches bit-exactly; the profile gives each NE16
+    layer's busy cycles (its job model) and utilisation against NE16's peak, 162 MAC/cycle."""
     gen = DEEPLOY_TEST / "TEST_GAP9_W_NE16_TILED" / "suite" / "miniMobileNetv2"
-    on_ne16 = _run(DEEPLOY_TEST / "Tests" / "Models" / "miniMobileNetv2", gen, 16000, capsys)
+    on_ne16 = _run(DEEPLOY_TEST / "Tests" / "Models" / "miniMobileNetv2", gen, 64000, capsys, "all")
     assert {"block0.expand", "block1.dw", "block3.project"} <= set(on_ne16)
+    line = next(x for x in (gen / "out.txt").read_text().splitlines() if x.startswith("[block3.project]"))
+    busy, util = re.search(r"NPU busy (\d+) cycles \(1 job\), utilisation (\d+\.\d)%", line).groups()
+    # block3.project: a 1x1 job of 4x4 pixels, 48 -> 24 channels (the network's last block)
+    assert int(busy) == NE16.job_cycles("1x1", 4, 4, 24, 48)
+    assert util == f"{100 * 4 * 4 * 24 * 48 / (int(busy) * 162):.1f}", line
 
 
 def test_deeploy_compile_for_gap9_w_ne16(tmp_path):

@@ -39,6 +39,8 @@ class Ne16Params:
     port_bytes:         256-bit (32 B) memory port after realignment (spec [NE ne16_package.sv]): one
                         store per output pixel of up to 32 bytes.
     queue_depth:        *choice* 2 job contexts, as Neureka's HWPE register file (the spec does not say).
+    peak_macs_3x3:      162 8x8-bit MACs per cycle: one bit plane of 9 taps x 16 channels for 9 pixels
+                        per cycle (spec, derived upper bound): the profiles' utilisation.
     """
 
     array: int = 3
@@ -55,6 +57,7 @@ class Ne16Params:
     fifo_cycles: int = 6
     port_bytes: int = 32
     queue_depth: int = 2
+    peak_macs_3x3: float = 162.0
 
     def job_cycles(self, mode: str, ho: int, wo: int, ko: int, ki: int, out_bytes: int = 1) -> int:
         """Modelled cycles of one job: per spatial (3x3) and output-channel subtile, every input

@@ -11,6 +11,7 @@ from Deeploy.platform import Engine, Platform
 from Deeploy.targets.gap9.platform import GAP9
 from Deeploy.targets.gap9_w_ne16.bindings import NE16_BINDINGS
 from Deeploy.targets.gap9_w_ne16.ops import NE16_SPEC
+from Deeploy.targets.gap9_w_ne16.params import NE16
 from Deeploy.targets.npu.lower import make_assign_engines
 from Deeploy.targets.npu.tile_cycles import npu_tile_model
 
@@ -38,6 +39,7 @@ PLATFORM = replace(
     bindings=NE16_BINDINGS,
     passes=(*GAP9.passes, make_assign_engines(NE16_SPEC)),   # after the layout pass: it reads channels-last convs
     tiling=NE16_TILING,
+    timing=replace(GAP9.timing, npu_peak_macs=NE16.peak_macs_3x3),   # the profiles' NE16 utilisation
     engines=(*GAP9.engines, NE16_ENGINE),   # the cluster stays first: kernels naming no engine run there
     configure=configure,
 )

@@ -76,13 +76,13 @@ class NpuTimeline:
         return sum(j.cycles for j in self.jobs)
 
 
-def npu_summary(jobs, lo: float, hi: float) -> str:
+def npu_summary(jobs, lo: float, hi: float, peak_macs: float = NPU_PEAK_MACS) -> str:
     """The NPU's part of a layer running from ``lo`` to ``hi``: its jobs' busy cycles and the
-    utilisation (MACs done / peak MACs in that time); '' when the layer triggered no job."""
+    utilisation (MACs done / ``peak_macs`` per cycle in that time); '' when the layer triggered no job."""
     mine = [j for j in jobs if lo <= j.triggered < hi]
     if not mine:
         return ""
     busy = sum(j.cycles for j in mine)
     macs = sum(j.macs for j in mine)
     return (f"; NPU busy {busy} cycles ({len(mine)} job{'s' if len(mine) != 1 else ''}), "
-            f"utilisation {100 * macs / (busy * NPU_PEAK_MACS):.1f}%")
+            f"utilisation {100 * macs / (busy * peak_macs):.1f}%")
