@@ -157,17 +157,22 @@ def _case_maker(spec: NpuSpec):
     lo = -128 if spec.signed_input else 0     # activations the engine reads
 
     def cases(rng):
-        def case(label, mode, x, w, pads=(0, 0, 0, 0), rq=None, signed=True, scale_type=I32):
+        def case(label, mode, x, w, pads=(0, 0, 0, 0), rq=None, signed=True, scale_type=I32, pad_value=0):
             enc = spec.encode(w, mode)
             cout = w.shape[0]
             attrs = {"mode": MODES.index(mode), "cout": cout, "cin": x.shape[-1], "plane": list(x.shape[-3:-1]),
                      "pads": list(pads), "weight_offset": enc.offset}
+            if pad_value:
+                attrs["pad_value"] = pad_value
             operands = [act(x), const(enc.data, U8)]
             if rq is not None:
                 scale, bias, shift = rq
                 attrs.update(normquant=1, shift=shift, out_signed=int(signed))
                 operands += [const(scale, scale_type), const(bias, I32)]
             return Case(label, tuple(operands), attrs)
+        unsigned_only = [] if spec.signed_input else [      # int8 inputs shifted by 128: so is their padding
+            case("3x3_pad_value_128", "3x3", rand(rng, [1, 4, 5, 20], 0, 255), rand(rng, [6, 20, 3, 3]), (1, 2, 2, 0),
+                 rq=(rand(rng, [6], 1, 30), rand(rng, [6], -2**12, 2**12), 13), pad_value=128)]
         return [
             case("1x1_plain", "1x1", rand(rng, [1, 3, 4, 40], lo, lo + 255), rand(rng, [5, 40, 1, 1])),
             case("1x1_requant_unsigned", "1x1", rand(rng, [1, 6, 6, 8], 0, 255), rand(rng, [33, 8, 1, 1]),
@@ -178,7 +183,7 @@ def _case_maker(spec: NpuSpec):
                  rq=(rand(rng, [6], 0, 255), rand(rng, [6], -2**16, 2**16), 15), scale_type=U8),
             case("3x3dw_plain_batch2", "3x3dw", rand(rng, [2, 4, 5, 29], lo, lo + 255), rand(rng, [29, 1, 3, 3]),
                  (1, 1, 1, 1)),
-        ]
+        ] + unsigned_only
     return cases
 
 
