@@ -15,6 +15,7 @@ import onnx
 import pytest
 
 from Deeploy.frontend import assign_input_types, infer_graph, load_onnx
+from Deeploy.ops.fused import is_fused
 from Deeploy.passes.manager import run_passes
 from Deeploy.reference import run_reference
 from Deeploy.targets import get_platform
@@ -144,11 +145,11 @@ def test_ne16_only_where_it_pays_off(tmp_path):
     net.output(net.rqs(net.node("MatMul", [x, net.const(weights(rng, (384, 10)), "w")], name="fc"), 3, 100, 12))
     graph, _ = _lowered(tmp_path, net)
     layouted = run_passes(graph, PLATFORM.passes[:-1])
-    (engine, why), = [(e, r) for n, e, r in decisions(layouted, NE16_SPEC) if n.op.startswith("Requantized")]
+    (engine, why), = [(e, r) for n, e, r in decisions(layouted, NE16_SPEC) if is_fused(n.op)]
     assert engine == "cluster" and why.startswith("the NPU does not pay off") and "on the cluster" in why
     graph, _ = _lowered(tmp_path / "wide", _two_linears(rng))
     assert [e for n, e, _ in decisions(run_passes(graph, PLATFORM.passes[:-1]), NE16_SPEC)
-            if n.op.startswith("Requantized")] == ["ne16", "ne16"]
+            if is_fused(n.op)] == ["ne16", "ne16"]
 
 
 # ---- runs under QEMU: each layer kind, and a network ------------------------------------------
