@@ -48,7 +48,7 @@ def ne16_share(gen: Path) -> tuple[int, int]:
     layers = json.loads((gen / "profile.json").read_text())["layers"]
     jobs = sum(e["cycles"] for e in layers if e["op"] == "Ne16Conv")
     shifts = sum(e["cycles"] for e in layers if e["op"] == "RequantShift" and e["name"].endswith(".npu_unsigned"))
-    return jobs, shifts
+    return round(jobs), round(shifts)
 
 
 def main() -> int:
