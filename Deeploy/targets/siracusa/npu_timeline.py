@@ -1,7 +1,7 @@
 """The NPU engine's timeline in the cycle model. A job's functional model runs on the core that
 triggers it between NPU_JOB_BEGIN and NPU_JOB_END (not core work); inside, the driver emits the
-job's modelled cycles (``Deeploy/targets/siracusa_w_neureka/params.py`` ``job_cycles``, the spec's
-throughput model) as NPU_DIGITS hex-digit markers, then its multiply-accumulates (NPU_MAC_DIGITS). The engine runs jobs one after the other in
+job's modelled cycles (its engine's job model: ``siracusa_w_neureka/params.py`` or
+``gap9_w_ne16/params.py`` ``job_cycles``) as NPU_DIGITS hex-digit markers, then its multiply-accumulates (NPU_MAC_DIGITS). The engine runs jobs one after the other in
 trigger order; a core's NPU_WAIT blocks it until its oldest unwaited job is done, so cores, DMA
 and the NPU overlap exactly as the trigger and wait points allow."""
 
