@@ -250,6 +250,9 @@ def compile_graph(graph: Graph, platform: str, out_dir: str | Path, *, source: s
     cores = target.max_cores if cores is None else cores
     if not 1 <= cores <= target.max_cores:
         raise DeeployError(f"platform {target.name} has 1 to {target.max_cores} cores, got {cores}")
+    if tiling is None and target.tiled_only:
+        raise DeeployError(f"platform {target.name} compiles tiled only ({target.tiled_only}): give --l1, "
+                           f"e.g. --l1 {target.tiling.tiles.capacity}")
     if tiling is not None and target.tiling is None:
         raise DeeployError(f"platform {target.name} cannot tile (it has no L1 tiling parameters): drop --l1, --l2, "
                            f"--defaultMemLevel and --doublebuffer, or choose a platform that tiles (e.g. Siracusa)")

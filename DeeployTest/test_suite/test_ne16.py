@@ -224,17 +224,24 @@ def test_mobilenet_runs_bit_exact(capsys):
 
 def test_deeploy_compile_for_gap9_w_ne16(tmp_path):
     """`deeploy compile --platform GAP9_w_ne16` tiles onto NE16 and takes --no-npu-for; an option
-    the platform does not have (the weight memory's) is one error line naming it and the
-    platform's options, no traceback and no output folder."""
+    the platform does not have (the weight memory's), or no --l1 (NE16 works in L1 only), is one
+    error line naming the fix, no traceback and no output folder."""
     import subprocess
     import sys
     model = DEEPLOY_TEST / "Tests" / "Models" / "miniMobileNetv2" / "network.onnx"
     cmd = [sys.executable, "-m", "Deeploy.cli", "compile", str(model), "--platform", "GAP9_w_ne16", "-o"]
-    ok = subprocess.run(cmd + [str(tmp_path / "a"), "--no-npu-for", "block1.dw", "-v"], capture_output=True, text=True)
+    ok = subprocess.run(cmd + [str(tmp_path / "a"), "--l1", "64000", "--no-npu-for", "block1.dw", "-v"],
+                        capture_output=True, text=True)
     assert ok.returncode == 0, ok.stderr
     assert "engine cluster for RequantizedConv 'block1.dw': kept on the cluster by --no-npu-for" in ok.stdout
     assert "engine ne16 for RequantizedConv 'block2.dw': NPU 3x3dw mode" in ok.stdout
-    bad = subprocess.run(cmd + [str(tmp_path / "b"), "--wmem-size", "4096"], capture_output=True, text=True)
+    bad = subprocess.run(cmd + [str(tmp_path / "b"), "--l1", "64000", "--wmem-size", "4096"], capture_output=True,
+                         text=True)
     assert bad.returncode != 0 and "Traceback" not in bad.stderr, bad.stderr
     assert "platform GAP9_w_ne16 takes no option wmem_size (its options: no_npu_for)" in bad.stderr
     assert not (tmp_path / "b").exists()
+    untiled = subprocess.run(cmd + [str(tmp_path / "c")], capture_output=True, text=True)
+    assert untiled.returncode != 0 and "Traceback" not in untiled.stderr, untiled.stderr
+    assert ("platform GAP9_w_ne16 compiles tiled only (NE16 reads and writes only the TCDM (L1)): give --l1, "
+            "e.g. --l1 64000") in untiled.stderr
+    assert not (tmp_path / "c").exists()

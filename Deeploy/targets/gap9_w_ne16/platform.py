@@ -39,6 +39,7 @@ PLATFORM = replace(
     bindings=NE16_BINDINGS,
     passes=(*GAP9.passes, make_assign_engines(NE16_SPEC)),   # after the layout pass: it reads channels-last convs
     tiling=NE16_TILING,
+    tiled_only="NE16 reads and writes only the TCDM (L1)",
     timing=replace(GAP9.timing, npu_peak_macs=NE16.peak_macs_3x3),   # the profiles' NE16 utilisation
     engines=(*GAP9.engines, NE16_ENGINE),   # the cluster stays first: kernels naming no engine run there
     configure=configure,
