@@ -72,7 +72,7 @@ def add_platform_flag(p: argparse.ArgumentParser, default: str = "Generic") -> N
 def add_platform_options(p: argparse.ArgumentParser) -> None:
     """The flags of ``_platform_options``, for every command that compiles."""
     p.add_argument("--no-npu-for", default="", metavar="NAME[,NAME]",
-                   help="platforms with an NPU (Siracusa_w_neureka): keep these layers on the cluster")
+                   help="platforms with an NPU (Siracusa_w_neureka, GAP9_w_ne16): keep these layers on the cluster")
     p.add_argument("--wmem-size", type=int, default=None, metavar="BYTES",
                    help="platforms with an NPU weight memory: its size (default 4 MiB)")
     p.add_argument("--neureka-wmem", action="store_true",

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import glob
+import inspect
 import os
 import shutil
 import socket
@@ -240,10 +241,18 @@ def compile_graph(graph: Graph, platform: str, out_dir: str | Path, *, source: s
     if platform_options:
         if target.configure is None:
             raise DeeployError(f"platform {target.name} takes no options (got {', '.join(sorted(platform_options))})")
+        takes = inspect.signature(target.configure).parameters
+        unknown = sorted(set(platform_options) - set(takes))
+        if unknown:
+            raise DeeployError(f"platform {target.name} takes no option {', '.join(unknown)} "
+                               f"(its options: {', '.join(takes)})")
         target = target.configure(**platform_options)
     cores = target.max_cores if cores is None else cores
     if not 1 <= cores <= target.max_cores:
         raise DeeployError(f"platform {target.name} has 1 to {target.max_cores} cores, got {cores}")
+    if tiling is None and target.tiled_only:
+        raise DeeployError(f"platform {target.name} compiles tiled only ({target.tiled_only}): give --l1, "
+                           f"e.g. --l1 {target.tiling.tiles.capacity}")
     if tiling is not None and target.tiling is None:
         raise DeeployError(f"platform {target.name} cannot tile (it has no L1 tiling parameters): drop --l1, --l2, "
                            f"--defaultMemLevel and --doublebuffer, or choose a platform that tiles (e.g. Siracusa)")

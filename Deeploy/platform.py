@@ -41,6 +41,7 @@ class Platform:
     engines: tuple[Engine, ...] = (HOST,)          # the first runs kernels that name none
     timing: object | None = None                   # cycle-model parameters of a virtual platform
     tiling: PlatformTiling | None = None           # tiling cost-model parameters (tiled platforms)
+    tiled_only: str = ""                           # why it compiles only tiled ('': untiled too)
     linker_script: Callable[[Sequence[MemoryLevel]], str] | None = None  # link.ld of a compiled output
     # (memory, program, cores) -> the command running a program built for it (a compiled output's
     # `run` target); None: the program runs on the host

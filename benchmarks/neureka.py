@@ -35,7 +35,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from Deeploy.manifest import read_manifest  # noqa: E402
-from Deeploy.targets.siracusa_w_neureka.ops import MODE_NAMES  # noqa: E402
+from Deeploy.targets.npu.spec import MODES  # noqa: E402
 from Deeploy.targets.siracusa.npu_timeline import NPU_PEAK_MACS  # noqa: E402
 from Deeploy.targets.siracusa.timing import model_cycles, read_records  # noqa: E402
 
@@ -101,7 +101,7 @@ def npu_layers(gen: Path) -> tuple[list[dict], float]:
         seen.add(lt.layer)
         node = nodes[info.name]
         a = {x.name: onnx.helper.get_attribute_value(x) for x in node.attribute}
-        mode = MODE_NAMES[a["mode"]]
+        mode = MODES[a["mode"]]
         k = 1 if mode == "1x1" else 3
         (h, w), (top, left, bottom, right) = a["plane"], a["pads"]
         ho, wo = h + top + bottom - k + 1, w + left + right - k + 1

@@ -16,6 +16,7 @@ __all__ = ["add_profile_tiling", "add_peer_flags", "refuse_flag", "add_roofline"
 
 RUNNERS = {"generic": "testRunner_generic.py", "cortexm": "testRunner_cortexm.py",
            "gap9": "testRunner_gap9.py or testRunner_tiled_gap9.py",
+           "gap9_w_ne16": "testRunner_tiled_gap9_w_ne16.py",
            "siracusa": "testRunner_siracusa.py or testRunner_tiled_siracusa.py",
            "siracusa_w_neureka": "testRunner_siracusa_w_neureka.py or testRunner_tiled_siracusa_w_neureka.py",
            "mempool": "testRunner_mempool.py", "snitch": "testRunner_snitch.py or testRunner_tiled_snitch.py"}

@@ -13,8 +13,9 @@ from Deeploy.frontend import assign_input_types, infer_graph, load_onnx
 from Deeploy.passes.manager import run_passes
 from Deeploy.targets import get_platform
 from Deeploy.targets.siracusa.platform import SIRACUSA, SIRACUSA_PASSES
-from Deeploy.targets.siracusa_w_neureka.assign import decisions, npu_reason, refactor_plane
-from Deeploy.targets.siracusa_w_neureka.lower import make_assign_engines
+from Deeploy.targets.npu.assign import decisions, npu_reason, refactor_plane
+from Deeploy.targets.npu.lower import make_assign_engines
+from Deeploy.targets.siracusa_w_neureka.ops import NEUREKA_SPEC
 from Deeploy.targets.siracusa_w_neureka.platform import PLATFORM, with_wmem_size
 from Deeploy.targets.siracusa_w_neureka.weights import encode_weights
 from DeeployTest.test_suite.conftest import DEEPLOY_TEST
@@ -33,7 +34,7 @@ def test_platform_is_siracusa_plus_npu_and_weight_memory():
     assert all(p.bindings[op] is kernels for op, kernels in SIRACUSA.bindings.items())
     assert [k.engine for k in p.bindings["NeurekaConv"]] == ["neureka"]
     assert p.timing is SIRACUSA.timing and p.tiling.staging is SIRACUSA.tiling.staging
-    assert p.libraries == (*SIRACUSA.libraries, "Neureka")
+    assert p.libraries == (*SIRACUSA.libraries, "NPU", "Neureka")   # the NPU drivers' shared queue, its driver
     assert tuple(p.passes[:len(SIRACUSA_PASSES)]) == SIRACUSA_PASSES
     assert "WMEM" in p.linker_script(p.memory)
 
@@ -82,10 +83,10 @@ def test_weights_padding_and_offset():
 
 # ---- engine assignment ----------------------------------------------------------------------------
 def test_refactor_plane_fills_the_array():
-    assert refactor_plane(36) == (6, 6)
-    assert refactor_plane(72) in ((6, 12), (12, 6))
-    assert refactor_plane(7) in ((1, 7), (7, 1))
-    assert refactor_plane(1) == (1, 1)
+    assert refactor_plane(36, 6) == (6, 6)
+    assert refactor_plane(72, 6) in ((6, 12), (12, 6))
+    assert refactor_plane(7, 6) in ((1, 7), (7, 1))
+    assert refactor_plane(1, 6) == (1, 1)
 
 
 def _network(path):
@@ -98,17 +99,17 @@ def _network(path):
 
 def test_assignment_on_mobilenet():
     graph = _network(DEEPLOY_TEST / "Tests" / "Models" / "miniMobileNetv2")
-    got = {n.name: (engine, why) for n, engine, why in decisions(graph)}
+    got = {n.name: (engine, why) for n, engine, why in decisions(graph, NEUREKA_SPEC)}
     assert got["stem"] == ("cluster", "stride 2x2 (the driver supports stride 1)")
     assert got["block0.expand"] == ("neureka", "NPU 1x1 mode")
     assert got["block1.dw"] == ("neureka", "NPU 3x3dw mode")
     assert got["classifier"] == ("neureka", "NPU 1x1 mode")
-    assert all(e == "cluster" for n, e, _ in decisions(graph) if not n.op.startswith("RequantizedConv")
+    assert all(e == "cluster" for n, e, _ in decisions(graph, NEUREKA_SPEC) if not n.op.startswith("RequantizedConv")
                and n.op != "RequantizedGemm")
-    kept = {n.name: e for n, e, _ in decisions(graph, frozenset({"block1.dw", "classifier"}))}
+    kept = {n.name: e for n, e, _ in decisions(graph, NEUREKA_SPEC, frozenset({"block1.dw", "classifier"}))}
     assert kept["block1.dw"] == kept["classifier"] == "cluster" and kept["block1.expand"] == "neureka"
     lines = []
-    lowered, modified = make_assign_engines(["classifier"])(graph, lines.append)
+    lowered, modified = make_assign_engines(NEUREKA_SPEC, ["classifier"])(graph, lines.append)
     assert modified and lowered is not graph
     assert "engine cluster for RequantizedGemm 'classifier': kept on the cluster by --no-npu-for" in lines
     ops = {n.name: n.op for n in lowered.nodes}
@@ -126,7 +127,7 @@ def _one_node(tmp_path, node, inits, x_shape, y_shape):
     assign_input_types(graph, {"x": RNG.integers(-128, 128, size=x_shape)})
     infer_graph(graph)
     graph = run_passes(graph, SIRACUSA_PASSES)
-    return npu_reason(next(n for n in graph.nodes if n.name == "n"), graph)
+    return npu_reason(next(n for n in graph.nodes if n.name == "n"), graph, NEUREKA_SPEC)
 
 
 @pytest.mark.parametrize("kernel,pads,group,cin,expected", [
@@ -188,7 +189,7 @@ def test_requant_rules(tmp_path, mul, add, expected):
 def test_no_npu_for_names_an_unknown_layer():
     graph = _network(DEEPLOY_TEST / "Tests" / "Models" / "miniMobileNetv2")
     with pytest.raises(DeeployError, match=r"--no-npu-for: no layer named 'nosuch' \(layers on the NPU: block0.expand"):
-        make_assign_engines(["nosuch"])(graph)
+        make_assign_engines(NEUREKA_SPEC, ["nosuch"])(graph)
     configured = get_platform("Siracusa_w_neureka").configure(no_npu_for=["classifier"], wmem_size=1 << 20)
     assert configured.level("WMEM").size == 1 << 20
     lowered, _ = configured.passes[-1](graph)
@@ -204,7 +205,7 @@ def test_npu_tiles_cost_the_npu_model():
     from Deeploy.tiling.network import with_kernel_cycles
     tiles = PLATFORM.tiling.tiles
     graph = _network(DEEPLOY_TEST / "Tests" / "Models" / "miniMobileNetv2")
-    graph, _ = make_assign_engines()(graph)
+    graph, _ = make_assign_engines(NEUREKA_SPEC)(graph)
     infer_graph(graph)
     node = next(n for n in graph.nodes if n.name == "block1.expand")
     spec = with_kernel_cycles(layer_spec(node, graph), node, graph, tiles)
@@ -240,7 +241,7 @@ def test_normquant_divides_out_the_power_of_two_scale_and_shift_share(tmp_path):
     graph = load_onnx(tmp_path / "m.onnx")
     assign_input_types(graph, {"x": RNG.integers(-128, 128, size=(4, 16))})
     infer_graph(graph)
-    lowered, _ = make_assign_engines()(run_passes(graph, SIRACUSA_PASSES))
+    lowered, _ = make_assign_engines(NEUREKA_SPEC)(run_passes(graph, SIRACUSA_PASSES))
     job = next(n for n in lowered.nodes if n.op == "NeurekaConv")
     scale, bias = (np.asarray(lowered.tensors[t].value, np.int64) for t in job.inputs[2:4])
     shift = job.attrs["shift"]

@@ -21,6 +21,7 @@ from Deeploy.frontend import assign_input_types, load_onnx
 from Deeploy.memory.knapsack import Item, choose
 from Deeploy.memory.planner import BufferKind
 from Deeploy.targets.siracusa.timing import model_cycles, read_records
+from Deeploy.targets.siracusa_w_neureka.ops import config_word
 from Deeploy.targets.siracusa_w_neureka.wmem import weight_values
 from Deeploy.tiling.network import TilingOptions
 from DeeployTest.testUtils.neureka_flags import add_neureka_flags, neureka_options
@@ -131,7 +132,7 @@ def test_placed_weights_are_resident_tiles(tmp_path):
     assert len(npu) == 12
     for k in npu:
         node = result.layers[k].node
-        assert node.params.wmem and node.params.config_word(True) & WMEM_BIT
+        assert node.params.wmem and config_word(node.params, True) & WMEM_BIT
         assert result.plan.placements[node.inputs[1]] == result.plan.placements[node.inputs[1]].__class__(
             BufferKind.WEIGHT, node.inputs[1], "WMEM")
         slots = {s.operand.tensor: s for s in result.tiled.schedules[k].slots}

@@ -16,7 +16,7 @@ from DeeployTest.test_suite.test_siracusa_networks import pytestmark  # noqa: F4
 RUNNERS = ["testRunner_generic.py", "testRunner_siracusa.py", "testRunner_siracusa_w_neureka.py",
            "testRunner_tiled_siracusa.py", "testRunner_tiled_siracusa_w_neureka.py", "testRunner_cortexm.py",
            "testRunner_gap9.py", "testRunner_tiled_gap9.py", "testRunner_snitch.py", "testRunner_tiled_snitch.py",
-           "testRunner_mempool.py"]
+           "testRunner_mempool.py", "testRunner_tiled_gap9_w_ne16.py"]
 
 LLAMA = "Tests/Models/microLlama/microLlama64_parallel --cores=8 --l1 64000 --defaultMemLevel=L2"
 LINES = [

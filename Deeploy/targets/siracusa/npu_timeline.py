@@ -1,7 +1,7 @@
 """The NPU engine's timeline in the cycle model. A job's functional model runs on the core that
 triggers it between NPU_JOB_BEGIN and NPU_JOB_END (not core work); inside, the driver emits the
-job's modelled cycles (``Deeploy/targets/siracusa_w_neureka/params.py`` ``job_cycles``, the spec's
-throughput model) as NPU_DIGITS hex-digit markers, then its multiply-accumulates (NPU_MAC_DIGITS). The engine runs jobs one after the other in
+job's modelled cycles (its engine's job model: ``siracusa_w_neureka/params.py`` or
+``gap9_w_ne16/params.py`` ``job_cycles``) as NPU_DIGITS hex-digit markers, then its multiply-accumulates (NPU_MAC_DIGITS). The engine runs jobs one after the other in
 trigger order; a core's NPU_WAIT blocks it until its oldest unwaited job is done, so cores, DMA
 and the NPU overlap exactly as the trigger and wait points allow."""
 
@@ -76,13 +76,13 @@ class NpuTimeline:
         return sum(j.cycles for j in self.jobs)
 
 
-def npu_summary(jobs, lo: float, hi: float) -> str:
+def npu_summary(jobs, lo: float, hi: float, peak_macs: float = NPU_PEAK_MACS) -> str:
     """The NPU's part of a layer running from ``lo`` to ``hi``: its jobs' busy cycles and the
-    utilisation (MACs done / peak MACs in that time); '' when the layer triggered no job."""
+    utilisation (MACs done / ``peak_macs`` per cycle in that time); '' when the layer triggered no job."""
     mine = [j for j in jobs if lo <= j.triggered < hi]
     if not mine:
         return ""
     busy = sum(j.cycles for j in mine)
     macs = sum(j.macs for j in mine)
     return (f"; NPU busy {busy} cycles ({len(mine)} job{'s' if len(mine) != 1 else ''}), "
-            f"utilisation {100 * macs / (busy * NPU_PEAK_MACS):.1f}%")
+            f"utilisation {100 * macs / (busy * peak_macs):.1f}%")

@@ -230,7 +230,7 @@ def network_line(result: TimingResult) -> str:
 def _layer_line(c: LayerCycles, manifest: Manifest, result: TimingResult) -> str:
     info = manifest.layer_of_marker(LAYER_BASE + c.layer)
     return (f"  [{c.layer:3d}] {info.title if info else f'layer {c.layer}'}: {_parts(c)}"
-            + npu_summary(result.npu, c.start, c.start + c.cycles))
+            + npu_summary(result.npu, c.start, c.start + c.cycles, result.model.npu_peak_macs))
 
 
 def layer_profile(result: TimingResult, manifest: Manifest) -> list[str]:
@@ -259,7 +259,7 @@ def _tile_lines(entry, lt: LayerTiles, shown: tuple[str, ...]) -> list[str]:
 def _tiled_layer_line(entry, lt: LayerTiles, c: LayerCycles, result: TimingResult) -> str:
     n = sum(1 for t in lt.tiles if t.level == "L1")
     return (f"[{entry.layer}] {n} tile{'s' if n != 1 else ''} {entry.buffering}: {_parts(c)}; {_engines(c)}"
-            + npu_summary(result.npu, c.start, c.start + c.cycles))
+            + npu_summary(result.npu, c.start, c.start + c.cycles, result.model.npu_peak_macs))
 
 
 def profile_report(result: TimingResult, manifest: Manifest, tiles: bool = False, level: str | None = None) -> list[str]:

@@ -179,6 +179,8 @@ class TimingModel:
     l3_dma_issue_word_cycles: core cycles per register word programmed into the uDMA: GUESS 14
         (each store crosses from the cluster to the SoC peripherals, as l2_latency); 3 words for
         a 1-D transfer, 5 for a 2-D one, as for the cluster DMA.
+    npu_peak_macs: the NPU's peak multiply-accumulates per cycle, for the profiles' utilisation
+        (``npu_timeline.npu_summary``): Neureka's 1152 (``NPU_PEAK_MACS``); an NPU platform sets its own.
     """
 
     base_cpi: float = 1.0
@@ -218,6 +220,7 @@ class TimingModel:
     l3_dma_command_cycles: float = 8.0
     l3_dma_latency_cycles: float = 12.0
     l3_dma_issue_word_cycles: float = 14.0
+    npu_peak_macs: float = 1152.0
 
     def class_cycles(self, column: str) -> float:
         """Extra cycles per count of a record column after the regions' (0: a bank counter)."""

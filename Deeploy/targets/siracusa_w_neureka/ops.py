@@ -1,177 +1,31 @@
-"""NeurekaConv: one job of the Neureka NPU (``specs/neureka.md`` "What it computes").
-
-Inputs: ``x`` channels-last activations (int8/uint8) whose last axis is ``cin`` and whose other
-axes hold ``batch`` planes of ``plane = (h, w)`` pixels; ``w`` the encoded weight blob
-(``weights.py``: bit planes, channel subtiles, stored as
-``W - weight_offset``); with ``normquant``, ``scale`` and ``bias`` (int32, one per output channel).
-Attributes: ``mode`` (0 3x3 dense, 1 3x3 depthwise, 2 1x1: the config word's mode bits),
-``cout``, ``cin``, ``plane``, ``pads`` (top, left, bottom, right; at most 2), ``weight_offset``,
-``normquant`` (0: raw int32 accumulators), ``shift`` (0..31), ``out_signed`` (1: int8 outputs;
-0: uint8 with ReLU), ``wmem`` (1: the weights live in the weight memory, read through its own port).
-Semantics: 32-bit wrapping accumulators of ``x * (stored + weight_offset)``; with normquant
-``y = sat8(relu?(sat_i32(wrap_i32(acc * scale) + bias)) >> shift)`` (no rounding: a rounding
-term belongs in the bias). The output has ``x``'s leading axes with the convolved plane and
-``cout`` channels: a 1x1 job without padding keeps ``x``'s shape but for the last axis.
-The target registers the op when it is imported (its package imports this module).
-"""
+"""NeurekaConv: one job of the Neureka NPU (``specs/neureka.md`` "What it computes"), the generic
+NPU job op (``Deeploy/targets/npu/job.py``) with Neureka's weight layout (``weights.py``), limits
+and job model (``params.py``), registered when the target is imported (its package imports this
+module); ``config_word`` is its config register."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-import numpy as np
-
-from Deeploy.errors import OpError
-from Deeploy.ir.dtypes import INT8, INT32, UINT8
-from Deeploy.ops._attrs import attr_int, attr_ints
-from Deeploy.ops._registry import Cost, OpDef, register
-from Deeploy.ops.examples import I32, U8, Case, act, const, rand
+from Deeploy.targets.npu.job import NpuConvParams, register_job_op
+from Deeploy.targets.npu.spec import MODES, NpuSpec
+from Deeploy.targets.siracusa_w_neureka.params import NEUREKA
 from Deeploy.targets.siracusa_w_neureka.weights import decode_weights, encode_weights
 
-__all__ = ["NpuConvParams", "MODE_NAMES", "npu_job"]
+__all__ = ["NEUREKA_SPEC", "config_word"]
 
-MODE_NAMES = ("3x3", "3x3dw", "1x1")
-
-
-@dataclass(frozen=True)
-class NpuConvParams:
-    mode: str
-    cout: int
-    cin: int
-    batch: int
-    plane: tuple[int, int]
-    out_plane: tuple[int, int]
-    pads: tuple[int, int, int, int]
-    weight_offset: int
-    normquant: bool
-    shift: int
-    out_signed: bool
-    in_shape: tuple[int, ...]
-    wmem: bool = False
-    scale8: bool = False       # the normquant scales are stored as uint8 (else int32)
-
-    @property
-    def out_shape(self) -> tuple[int, ...]:
-        if self.out_plane == self.plane:
-            return self.in_shape[:-1] + (self.cout,)
-        return (self.batch, *self.out_plane, self.cout)
-
-    @property
-    def taps(self) -> int:
-        return 1 if self.mode == "1x1" else 9
-
-    @property
-    def padding_word(self) -> int:
-        """The padding register: top [31:28], right [27:24], bottom [23:20], left [19:16]."""
-        top, left, bottom, right = self.pads
-        return (top << 28) | (right << 24) | (bottom << 20) | (left << 16)
-
-    def config_word(self, signed_input: bool) -> int:
-        """The job's config register (specs/neureka.md "config word bits"): 8-bit weights with a
-        layer-wise offset, the mode, and normquant (8- or 32-bit scale, bias, shift, ReLU for
-        unsigned outputs) or 32-bit outputs; bit 9 when the weights come from the weight memory."""
-        word = 7 | (MODE_NAMES.index(self.mode) << 5) | (1 << 15) | (int(signed_input) << 26) | (int(self.wmem) << 9)
-        if not self.normquant:
-            return word | (2 << 21) | (1 << 23)
-        scale_width = 0 if self.scale8 else 2 << 12
-        return word | (1 << 4) | scale_width | (self.shift << 16) | (1 << 25) | ((1 << 23) if self.out_signed else 0)
+# signed inputs: the config word's bit 26 (specs/neureka.md "config word bits")
+NEUREKA_SPEC = NpuSpec("neureka", "NeurekaConv", NEUREKA.array, NEUREKA.max_pad, NEUREKA.max_shift, True,
+                       encode_weights, decode_weights, NEUREKA.job_cycles)
 
 
-def _parse(node, graph):
-    mode = attr_int(node, "mode")
-    if mode not in (0, 1, 2):
-        raise OpError(node, f"mode {mode}: expected 0 (3x3), 1 (3x3 depthwise) or 2 (1x1)")
-    name = MODE_NAMES[mode]
-    normquant = bool(attr_int(node, "normquant", 0))
-    if len(node.inputs) != (4 if normquant else 2):
-        raise OpError(node, f"expected {'x, w, scale, bias' if normquant else 'x, w'} as inputs")
-    x = graph.tensors[node.inputs[0]]
-    cout, cin = attr_int(node, "cout"), attr_int(node, "cin")
-    h, w = attr_ints(node, "plane")
-    pads = attr_ints(node, "pads", (0, 0, 0, 0))
-    shift = attr_int(node, "shift", 0)
-    if x.shape[-1] != cin or (x.size // (h * w * cin)) * h * w * cin != x.size:
-        raise OpError(node, f"input of shape {list(x.shape)} is not planes of {h}x{w} pixels x {cin} channels")
-    if name == "3x3dw" and cout != cin:
-        raise OpError(node, "a depthwise job has as many output as input channels")
-    if max(pads) > 2 or min(pads) < 0 or (name == "1x1" and any(pads)) or not 0 <= shift <= 31:
-        raise OpError(node, f"padding {list(pads)} or shift {shift} outside the NPU's range")
-    scale8 = normquant and graph.tensors[node.inputs[2]].dtype == UINT8   # the 8-bit scale mode, else 32-bit
-    k = 1 if name == "1x1" else 3
-    out_plane = (h + pads[0] + pads[2] - k + 1, w + pads[1] + pads[3] - k + 1)
-    return NpuConvParams(name, cout, cin, x.size // (h * w * cin), (h, w), out_plane, tuple(pads),
-                         attr_int(node, "weight_offset", 0), normquant, shift, bool(attr_int(node, "out_signed", 1)),
-                         tuple(x.shape), bool(attr_int(node, "wmem", 0)), scale8)
-
-
-def _infer(p: NpuConvParams, ins):
-    dtype = (INT8 if p.out_signed else UINT8) if p.normquant else INT32
-    return [(p.out_shape, dtype)]
-
-
-def _wrap32(v: np.ndarray) -> np.ndarray:
-    return ((v + 2**31) % 2**32) - 2**31
-
-
-def npu_job(p: NpuConvParams, x: np.ndarray, weights: np.ndarray, scale=None, bias=None) -> np.ndarray:
-    """The job's output from int64 ``x`` and decoded weights ``[cout, cin or 1, k, k]``."""
-    k = 1 if p.mode == "1x1" else 3
-    xs = x.reshape(p.batch, *p.plane, p.cin)
-    xs = np.pad(xs, ((0, 0), (p.pads[0], p.pads[2]), (p.pads[1], p.pads[3]), (0, 0)))
-    ho, wo = p.out_plane
-    acc = np.zeros((p.batch, ho, wo, p.cout), dtype=np.int64)
-    for dy in range(k):
-        for dx in range(k):
-            window = xs[:, dy:dy + ho, dx:dx + wo, :]
-            if p.mode == "3x3dw":
-                acc += window * weights[:, 0, dy, dx]
-            else:
-                acc += window @ weights[:, :, dy, dx].T
-    acc = _wrap32(acc)
+def config_word(p: NpuConvParams, signed_input: bool) -> int:
+    """The job's config register (specs/neureka.md "config word bits"): 8-bit weights with a
+    layer-wise offset, the mode, and normquant (8- or 32-bit scale, bias, shift, ReLU for
+    unsigned outputs) or 32-bit outputs; bit 9 when the weights come from the weight memory."""
+    word = 7 | (MODES.index(p.mode) << 5) | (1 << 15) | (int(signed_input) << 26) | (int(p.wmem) << 9)
     if not p.normquant:
-        return acc.reshape(p.out_shape)
-    v = np.clip(_wrap32(acc * scale.reshape(-1)) + bias.reshape(-1), -2**31, 2**31 - 1)
-    if not p.out_signed:
-        v = np.maximum(v, 0)
-    v = v >> p.shift
-    v = np.clip(v, -128, 127) if p.out_signed else np.clip(v, 0, 255)
-    return v.reshape(p.out_shape)
+        return word | (2 << 21) | (1 << 23)
+    scale_width = 0 if p.scale8 else 2 << 12
+    return word | (1 << 4) | scale_width | (p.shift << 16) | (1 << 25) | ((1 << 23) if p.out_signed else 0)
 
 
-def _reference(p: NpuConvParams, xs):
-    weights = decode_weights(np.asarray(xs[1]).astype(np.uint8), p.mode, p.weight_offset, p.cout, p.cin)
-    scale, bias = (xs[2], xs[3]) if p.normquant else (None, None)
-    return [npu_job(p, np.asarray(xs[0], dtype=np.int64), weights, scale, bias)]
-
-
-def _cost(p: NpuConvParams, ins, outs):
-    macs = int(np.prod(p.out_shape[:-1])) * p.cout * p.taps * (1 if p.mode == "3x3dw" else p.cin)
-    return Cost(2 * macs, sum(t.nbytes for t in ins if t is not None) + outs[0].nbytes)
-
-
-def _cases(rng):
-    def case(label, mode, x, w, pads=(0, 0, 0, 0), rq=None, signed=True, scale_type=I32):
-        enc = encode_weights(w, mode)
-        cout = w.shape[0]
-        attrs = {"mode": MODE_NAMES.index(mode), "cout": cout, "cin": x.shape[-1], "plane": list(x.shape[-3:-1]),
-                 "pads": list(pads), "weight_offset": enc.offset}
-        operands = [act(x), const(enc.data, U8)]
-        if rq is not None:
-            scale, bias, shift = rq
-            attrs.update(normquant=1, shift=shift, out_signed=int(signed))
-            operands += [const(scale, scale_type), const(bias, I32)]
-        return Case(label, tuple(operands), attrs)
-    return [
-        case("1x1_plain", "1x1", rand(rng, [1, 3, 4, 40]), rand(rng, [5, 40, 1, 1])),
-        case("1x1_requant_unsigned", "1x1", rand(rng, [1, 6, 6, 8], 0, 255), rand(rng, [33, 8, 1, 1]),
-             rq=(rand(rng, [33], -50, 50), rand(rng, [33], -2**16, 2**16), 12), signed=False),
-        case("3x3_pad2_requant", "3x3", rand(rng, [1, 5, 4, 30]), rand(rng, [4, 30, 3, 3]), (2, 1, 0, 2),
-             rq=(rand(rng, [4], 1, 30), rand(rng, [4], -2**12, 2**12), 14)),
-        case("1x1_requant_scale8", "1x1", rand(rng, [1, 2, 7, 40]), rand(rng, [6, 40, 1, 1]),
-             rq=(rand(rng, [6], 0, 255), rand(rng, [6], -2**16, 2**16), 15), scale_type=U8),
-        case("3x3dw_plain_batch2", "3x3dw", rand(rng, [2, 4, 5, 29]), rand(rng, [29, 1, 3, 3]), (1, 1, 1, 1)),
-    ]
-
-
-register(OpDef("NeurekaConv", _parse, _infer, _reference, _cost, tiling="npu", examples=_cases,
-               value_attrs=frozenset({"shift", "weight_offset"})))
+register_job_op(NEUREKA_SPEC)

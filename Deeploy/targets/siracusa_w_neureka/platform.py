@@ -11,10 +11,11 @@ from typing import Sequence
 from Deeploy.errors import DeeployError
 from Deeploy.platform import Engine, MemoryLevel, Platform
 from Deeploy.targets.siracusa.platform import SIRACUSA, SIRACUSA_PASSES
-from Deeploy.targets.siracusa_w_neureka.lower import assign_engines, make_assign_engines
+from Deeploy.targets.npu.lower import make_assign_engines
+from Deeploy.targets.npu.tile_cycles import npu_tile_model
 from Deeploy.targets.siracusa_w_neureka.bindings import NEUREKA_BINDINGS
+from Deeploy.targets.siracusa_w_neureka.ops import NEUREKA_SPEC
 from Deeploy.targets.siracusa_w_neureka.params import WEIGHT_MEMORY
-from Deeploy.targets.siracusa_w_neureka.tile_cycles import npu_tile_model
 from Deeploy.targets.siracusa_w_neureka.wmem import WMEM, place_weights, stream_into_wmem
 
 __all__ = ["PLATFORM", "NPU_ENGINE", "WMEM_LEVEL", "WMEM_DEFAULT_SIZE", "configure", "with_wmem_size"]
@@ -23,8 +24,8 @@ MiB = 1024 * 1024
 
 # The NPU: one job at a time per context, programmed by one core (spec "Geometry, registers, job
 # queue"); it is not a cluster, its layers are not forked. Tiled, a tile's jobs run while the next
-# tile's are programmed (the queue holds two): the tile loop waits through neureka_tile_sync.
-NPU_ENGINE = Engine("neureka", cores=1, forked=False, runtime="neureka.h", tile_sync="neureka_tile_sync")
+# tile's are programmed (the queue holds two): the tile loop waits through npu_tile_sync (deeploy_npu.h).
+NPU_ENGINE = Engine("neureka", cores=1, forked=False, runtime="neureka.h", tile_sync="npu_tile_sync")
 
 # The SRAM part of the Neural Memory Subsystem, modelled as a 4 MiB level as the peer does (spec
 # "Weight memory": 8 MiB window at 0x10400000, SRAM at +4 MiB; params.WEIGHT_MEMORY); 32-byte
@@ -35,7 +36,7 @@ WMEM_LEVEL = MemoryLevel(WMEM, WMEM_DEFAULT_SIZE, alignment=WEIGHT_MEMORY.word_b
                         data_attr="DEEPLOY_WMEM")
 
 # Siracusa's passes, then the engine assignment (after the layout pass: it reads channels-last convs).
-NEUREKA_PASSES = (*SIRACUSA_PASSES, assign_engines)
+NEUREKA_PASSES = (*SIRACUSA_PASSES, make_assign_engines(NEUREKA_SPEC))
 
 
 def configure(no_npu_for: Sequence[str] = (), wmem_size: int = WMEM_DEFAULT_SIZE, neureka_wmem: bool = False
@@ -50,19 +51,19 @@ def configure(no_npu_for: Sequence[str] = (), wmem_size: int = WMEM_DEFAULT_SIZE
         raise DeeployError(f"weight memory size {wmem_size} B is more than its {WEIGHT_MEMORY.window_bytes} B address "
                            f"window (MRAM and SRAM); give --wmem-size {WEIGHT_MEMORY.window_bytes} or less")
     memory = tuple(replace(m, size=wmem_size) if m.name == WMEM_LEVEL.name else m for m in PLATFORM.memory)
-    return replace(PLATFORM, memory=memory, passes=(*SIRACUSA_PASSES, make_assign_engines(no_npu_for)),
+    return replace(PLATFORM, memory=memory, passes=(*SIRACUSA_PASSES, make_assign_engines(NEUREKA_SPEC, no_npu_for)),
                    place_weights=place_weights if neureka_wmem else None,
                    stream_into=stream_into_wmem if neureka_wmem else None)
 
 
-# the tiler prices NPU tiles with the NPU's job model (tile_cycles.py)
+# the tiler prices NPU tiles with the NPU's job model (npu/tile_cycles.py)
 NEUREKA_TILING = replace(SIRACUSA.tiling, tiles=replace(
-    SIRACUSA.tiling.tiles, kernel_cycles=(*SIRACUSA.tiling.tiles.kernel_cycles, ("NeurekaConv", npu_tile_model))))
+    SIRACUSA.tiling.tiles, kernel_cycles=(*SIRACUSA.tiling.tiles.kernel_cycles, ("NeurekaConv", npu_tile_model(NEUREKA_SPEC)))))
 
 PLATFORM = replace(
     SIRACUSA,
     name="Siracusa_w_neureka",
-    libraries=(*SIRACUSA.libraries, "Neureka"),
+    libraries=(*SIRACUSA.libraries, "NPU", "Neureka"),
     bindings=NEUREKA_BINDINGS,
     memory=(*SIRACUSA.memory, WMEM_LEVEL),
     passes=NEUREKA_PASSES,

@@ -17,35 +17,14 @@ summarises it; the spec gives the row shapes, not this bit order (*unverified*).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
+from Deeploy.targets.npu.spec import EncodedWeights
 from Deeploy.targets.siracusa_w_neureka.params import NEUREKA
 
 __all__ = ["EncodedWeights", "encode_weights", "decode_weights", "MODES"]
 
 MODES = ("1x1", "3x3", "3x3dw")
-
-
-@dataclass(frozen=True)
-class EncodedWeights:
-    """The weight blob (uint8 rows of 32 B, ``shape`` as the spec gives it) and the layer-wise
-    offset the job's weight-offset register carries."""
-
-    mode: str
-    data: np.ndarray        # uint8, shape ``shape``
-    offset: int             # min(W): the engine adds it to every stored weight
-    cout: int
-    cin: int
-
-    @property
-    def shape(self) -> tuple[int, ...]:
-        return self.data.shape
-
-    @property
-    def nbytes(self) -> int:
-        return int(self.data.size)
 
 
 def _bits_to_rows(bits: np.ndarray) -> np.ndarray:

@@ -265,10 +265,11 @@ def naive_sgd(xs, attrs):
                     dtype=np.float32).reshape(xs[0].shape)
 
 
-from DeeployTest.test_suite.op_cases.npu import naive_neureka_conv  # noqa: E402
+from DeeployTest.test_suite.op_cases.npu import naive_ne16_conv, naive_neureka_conv  # noqa: E402
 
 ORACLES = {
     "NeurekaConv": naive_neureka_conv,
+    "Ne16Conv": naive_ne16_conv,
     "SoftmaxCrossEntropyLossGrad": naive_softmax_cross_entropy_grad,
     "RMSNorm": naive_rmsnorm,
     "SoftmaxGrad": naive_softmax_grad,

@@ -1,7 +1,8 @@
 /* Neureka NPU: driver API and functional model (specs/neureka.md).
  *
- * The driver programs a job the way the hardware is programmed: acquire a job slot (one of the
- * NEUREKA_QUEUE_DEPTH register contexts; -1 when the queue is full), write the job registers,
+ * The driver programs a job the way the hardware is programmed (the queue, markers and waits
+ * every NPU shares: deeploy_npu.h): acquire a job slot (one of the NPU_QUEUE_DEPTH register
+ * contexts; -1 when the queue is full), write the job registers,
  * trigger, and wait for completion (jobs complete in trigger order). The virtual platform has no NPU device: triggering runs the
  * functional model of the job on the triggering hart, between the NPU job markers, so the
  * timing plugin does not count the model's instructions as core work. The model is bit-exact
@@ -15,8 +16,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "deeploy_abi.h"
-#include "deeploy_runtime.h"   /* the cluster runtime the NPU is driven from (memory placement macros) */
+#include "deeploy_npu.h"
 
 /* Weights placed in the weight memory (--neureka-wmem): constants of its own section, loaded with
  * the program as the chip's MRAM/SRAM is preloaded; 32-byte weight words. The linker gives the
@@ -28,14 +28,13 @@
 extern const uint8_t __deeploy_region_WMEM_start[] __attribute__((weak));
 extern const uint8_t __deeploy_region_WMEM_end[] __attribute__((weak));
 
-#define NEUREKA_QUEUE_DEPTH 2
 #define NEUREKA_ARRAY 6             /* 6x6 processing elements: output subtile of 6x6 pixels */
 #define NEUREKA_KO_SUBTILE 32       /* output channels per subtile (3x3 depthwise: 28) */
 #define NEUREKA_KI_1X1 32           /* input channels per weight row, 1x1 */
 #define NEUREKA_KI_3X3 28           /* input channels per weight row, 3x3 modes */
 #define NEUREKA_ROW_BYTES 32
 
-/* Job registers (24 words; word 8 onwards of the register file). */
+/* Job registers (NPU_JOB_REGS = 24 words; word 8 onwards of the register file). */
 enum {
     NEUREKA_REG_WEIGHTS_PTR = 0,
     NEUREKA_REG_INFEAT_PTR = 1,
@@ -60,8 +59,7 @@ enum {
     NEUREKA_REG_PADDING = 20,           /* [31:28] top, [27:24] right, [23:20] bottom, [19:16] left */
     NEUREKA_REG_WEIGHT_OFFSET = 21,
     NEUREKA_REG_FILTER_MASK = 22,
-    NEUREKA_REG_CONF0 = 23,
-    NEUREKA_JOB_REGS = 24
+    NEUREKA_REG_CONF0 = 23
 };
 
 /* Config word bits. */
@@ -79,65 +77,6 @@ enum {
 #define NEUREKA_CONF_NO_RELU (1u << 23)
 #define NEUREKA_CONF_BIAS (1u << 25)
 #define NEUREKA_CONF_SIGNED_IN (1u << 26)
-
-typedef struct {
-    uint32_t regs[NEUREKA_QUEUE_DEPTH][NEUREKA_JOB_REGS];
-    uint8_t busy[NEUREKA_QUEUE_DEPTH];  /* acquired or running, not yet waited for */
-    uint8_t next;                        /* the context the next acquire tries first */
-    uint8_t order[NEUREKA_QUEUE_DEPTH];  /* contexts of the triggered jobs, oldest first (a ring) */
-    uint32_t triggered, waited;          /* jobs triggered and waited for so far */
-    uint32_t tile_first;                 /* the first job of the latest tile (deferred tiles) */
-    uint8_t defer;                       /* tile kernels return with their jobs in flight */
-} neureka_state_t;
-
-static neureka_state_t neureka_state;
-
-static inline void neureka_marker_begin(void) { __asm__ volatile("slti x0, x0, %0" ::"i"(DEEPLOY_RT_NPU_JOB_BEGIN) : "memory"); }
-static inline void neureka_marker_end(void) { __asm__ volatile("slti x0, x0, %0" ::"i"(DEEPLOY_RT_NPU_JOB_END) : "memory"); }
-
-/* A free job slot, or -1 when both contexts hold jobs not yet waited for. */
-static inline int neureka_acquire(void) {
-    for (int k = 0; k < NEUREKA_QUEUE_DEPTH; k++) {
-        int id = (neureka_state.next + k) % NEUREKA_QUEUE_DEPTH;
-        if (!neureka_state.busy[id]) {
-            neureka_state.busy[id] = 1;
-            neureka_state.next = (uint8_t)((id + 1) % NEUREKA_QUEUE_DEPTH);
-            return id;
-        }
-    }
-    return -1;
-}
-
-/* Waits until the oldest triggered job is complete and frees its context (jobs complete in
- * trigger order: the engine runs one at a time). Nothing to wait for: returns at once. */
-static inline void neureka_wait_oldest(void) {
-    if (neureka_state.waited == neureka_state.triggered) return;
-    __asm__ volatile("slti x0, x0, %0" ::"i"(DEEPLOY_RT_NPU_WAIT) : "memory");
-    neureka_state.busy[neureka_state.order[neureka_state.waited % NEUREKA_QUEUE_DEPTH]] = 0;
-    neureka_state.waited++;
-}
-
-/* A job slot, waiting for the oldest job when the queue is full. */
-static inline int neureka_acquire_wait(void) {
-    int id = neureka_acquire();
-    while (id < 0) {
-        neureka_wait_oldest();
-        id = neureka_acquire();
-    }
-    return id;
-}
-
-/* Waits for every job triggered before job number ``seq`` (counting from 0). */
-static inline void neureka_wait_before(uint32_t seq) {
-    while ((int32_t)(seq - neureka_state.waited) > 0 && neureka_state.waited != neureka_state.triggered)
-        neureka_wait_oldest();
-}
-
-static inline void neureka_write(int id, int reg, uint32_t value) { neureka_state.regs[id][reg] = value; }
-
-static inline int32_t neureka_sat32(int64_t v) {
-    return v > INT32_MAX ? INT32_MAX : (v < INT32_MIN ? INT32_MIN : (int32_t)v);
-}
 
 /* One weight of the blob: bit planes of (channel c, tap t) of the row block at ``rows``. */
 static inline int32_t neureka_weight(const uint8_t *rows, uint32_t mode, uint32_t c, uint32_t t, uint32_t row_stride) {
@@ -222,7 +161,7 @@ static void neureka_run_job(const uint32_t *r) {
                     const uint32_t m = (conf & NEUREKA_CONF_SCALE_32BIT) ? (uint32_t)((const int32_t *)scale)[ko]
                                                                          : (uint32_t)((const uint8_t *)scale)[ko];
                     v = (int32_t)((uint32_t)v * m);
-                    if (conf & NEUREKA_CONF_BIAS) v = neureka_sat32((int64_t)v + bias[ko]);
+                    if (conf & NEUREKA_CONF_BIAS) v = npu_sat32((int64_t)v + bias[ko]);
                     if (relu && v < 0) v = 0;
                     v >>= shift;
                 }
@@ -271,53 +210,7 @@ static uint32_t neureka_job_macs(const uint32_t *r) {
     return Ho * Wo * Ko * taps * (dw ? 1 : Ki);
 }
 
-/* One hex digit of a job's cycles as a marker (the timing plugin records it; the cycle model
- * reads the job's cycles from NPU_DIGITS of them). */
-#define NEUREKA_DIGIT_CASE(d) case d: __asm__ volatile("slti x0, x0, %0" ::"i"(DEEPLOY_RT_NPU_DIGIT_BASE + d) : "memory"); break;
-static void neureka_emit_digit(uint32_t d) {
-    switch (d & 15u) {
-        NEUREKA_DIGIT_CASE(0) NEUREKA_DIGIT_CASE(1) NEUREKA_DIGIT_CASE(2) NEUREKA_DIGIT_CASE(3)
-        NEUREKA_DIGIT_CASE(4) NEUREKA_DIGIT_CASE(5) NEUREKA_DIGIT_CASE(6) NEUREKA_DIGIT_CASE(7)
-        NEUREKA_DIGIT_CASE(8) NEUREKA_DIGIT_CASE(9) NEUREKA_DIGIT_CASE(10) NEUREKA_DIGIT_CASE(11)
-        NEUREKA_DIGIT_CASE(12) NEUREKA_DIGIT_CASE(13) NEUREKA_DIGIT_CASE(14) NEUREKA_DIGIT_CASE(15)
-    }
-}
-
-/* Starts the job in context ``id``: on the virtual platform its functional model runs here,
- * outside the core counts, and its modelled cycles go to the cycle model's NPU timeline. */
-static inline void neureka_trigger(int id) {
-    neureka_marker_begin();
-    neureka_run_job(neureka_state.regs[id]);
-    uint32_t cycles = neureka_job_cycles(neureka_state.regs[id]);
-    if (cycles >= (1u << (4 * DEEPLOY_RT_NPU_DIGITS))) cycles = (1u << (4 * DEEPLOY_RT_NPU_DIGITS)) - 1;
-    for (int k = DEEPLOY_RT_NPU_DIGITS - 1; k >= 0; k--) neureka_emit_digit(cycles >> (4 * k));
-    const uint32_t macs = neureka_job_macs(neureka_state.regs[id]);
-    for (int k = DEEPLOY_RT_NPU_MAC_DIGITS - 1; k >= 0; k--) neureka_emit_digit(macs >> (4 * k));
-    neureka_marker_end();
-    neureka_state.order[neureka_state.triggered % NEUREKA_QUEUE_DEPTH] = (uint8_t)id;
-    neureka_state.triggered++;
-}
-
-/* A layer's jobs begin (``neureka_layer_end`` closes them). */
-static inline void neureka_layer_begin(void) { neureka_state.tile_first = neureka_state.triggered; }
-
-/* A layer's jobs are all triggered: wait for them, unless the tile loop defers the waits. */
-static inline void neureka_layer_end(void) {
-    if (!neureka_state.defer) neureka_wait_before(neureka_state.triggered);
-}
-
-/* The tile loop's hook (deeploy_tiled_layer_t.engine_sync, deeploy_tiling.h): DEFER lets every
- * following tile kernel return with its jobs in flight, so the next tile's job is programmed
- * while the current one runs (the queue holds two); PREVIOUS waits for the jobs of every tile but
- * the latest one (before their outputs are written back); ALL waits for every job and ends the
- * deferral. */
-static void neureka_tile_sync(uint32_t op) {
-    if (op == DEEPLOY_TILE_SYNC_DEFER) {
-        neureka_state.defer = 1;
-        return;
-    }
-    neureka_wait_before(op == DEEPLOY_TILE_SYNC_PREVIOUS ? neureka_state.tile_first : neureka_state.triggered);
-    if (op == DEEPLOY_TILE_SYNC_ALL) neureka_state.defer = 0;
-}
+#define NPU_ENGINE neureka      /* deeploy_npu_jobs.h defines neureka_trigger(id) */
+#include "deeploy_npu_jobs.h"
 
 #endif /* NEUREKA_H */

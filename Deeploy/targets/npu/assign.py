@@ -1,9 +1,10 @@
-"""Engine assignment: which layers Neureka runs (``specs/neureka.md`` "What it computes").
+"""Engine assignment: which layers an NPU runs (its ``NpuSpec``; ``specs/neureka.md`` "What it
+computes", ``specs/gap9.md`` §3).
 
-``npu_reason(node, graph)`` gives None when the NPU can run the node bit-exactly, else why not;
-``npu_mode`` gives the NPU mode of an accepted node. Rules:
+``npu_reason(node, graph, spec)`` gives None when the NPU can run the node bit-exactly, else why
+not; ``npu_mode`` gives the NPU mode of an accepted node. Rules:
 - Conv / RequantizedConv: channels-last, 2-D, 1x1 dense, 3x3 dense or 3x3 depthwise, stride 1,
-  no dilation, padding at most 2 per side, 8-bit activations, int8 constant weights;
+  no dilation, padding at most ``spec.max_pad`` per side, 8-bit activations, int8 constant weights;
 - Gemm / MatMul (plain or requantized) with a constant, unbatched, untransposed-or-transposed
   weight matrix: a 1x1 convolution over an ``h x w`` plane (``refactor_plane``);
 - plain layers produce raw int32 accumulators and must not carry a bias (the engine adds a bias
@@ -11,8 +12,12 @@
 - requantized layers: one shift 0..31, scale and bias per tensor or per output channel, int8
   or (ReLU) uint8 outputs, and ``acc * scale + bias + rounding`` provably within int32 once the
   power of two the scales share with ``2**shift`` is divided out (the engine wraps the product
-  and does not round: the rounding term goes into the bias; ``normquant_terms``).
-``decisions`` gives every node's engine and reason; the pass that applies them is
+  and does not round: the rounding term goes into the bias; ``normquant_terms``);
+- an engine that reads only unsigned activations (``spec.signed_input`` false) takes int8 inputs
+  as ``x + 128`` (uint8): requantized layers only, the bias less ``128 * sum(w) * scale``
+  (``input_offset``), the bound taken over the shifted inputs.
+``decisions`` gives every node's engine and reason (with ``spec.cluster_tiles``: the NPU only where
+it pays off, ``npu_cycles`` against ``cluster_cycles``); the pass that applies them is
 ``lower.make_assign_engines``.
 """
 
@@ -24,18 +29,19 @@ from Deeploy.ir.dtypes import INT8, INT32, UINT8
 from Deeploy.ir.graph import Graph, Node
 from Deeploy.ops.bounds import conv_sum_bound, gemm_sum_bound
 from Deeploy.ops.fused import is_fused
-from Deeploy.targets.siracusa_w_neureka.params import NEUREKA
+from Deeploy.targets.npu.spec import NpuSpec
 
-__all__ = ["npu_reason", "npu_mode", "refactor_plane", "decisions",
-           "NPU_OPS", "normquant_terms"]
+__all__ = ["npu_reason", "npu_mode", "refactor_plane", "decisions", "weights_oihw", "input_offset",
+           "npu_cycles", "cluster_cycles", "NPU_OPS", "normquant_terms"]
 
 CONVS = ("Conv", "RequantizedConv")
 GEMMS = ("Gemm", "MatMul", "RequantizedGemm", "RequantizedMatMul")
 NPU_OPS = CONVS + GEMMS
 INT32_MAX = 2**31 - 1
+UNSIGNED_SHIFT = 128         # int8 -> uint8 for an engine that reads unsigned activations only
 
 
-def refactor_plane(m: int, array: int = NEUREKA.array) -> tuple[int, int]:
+def refactor_plane(m: int, array: int) -> tuple[int, int]:
     """``(h, w)`` with ``h * w == m`` using the fewest ``array x array`` spatial subtiles (ties:
     the squarest plane), so that the rows of a GEMM fill the NPU's PE array."""
     best = None
@@ -67,6 +73,25 @@ def _values(graph: Graph, name: str) -> np.ndarray:
     return np.asarray(graph.tensors[name].value, dtype=np.int64)
 
 
+def weights_oihw(node: Node, graph: Graph, array: int) -> tuple[np.ndarray, tuple[int, int], tuple[int, ...]]:
+    """The weights as [Cout, Cin/group, kh, kw], the input plane (a GEMM's rows refactored for an
+    ``array x array`` subtile) and the padding."""
+    requant = is_fused(node.op)
+    p = node.params.base if requant else node.params
+    w = _values(graph, node.inputs[1])
+    if node.op in CONVS:
+        return w.transpose(0, 3, 1, 2), p.in_hw, tuple(p.pads)       # channels-last [K, kh, kw, C/g]
+    w = w.reshape(w.shape[-2:])                                        # [K, N] (or [N, K] transposed)
+    return (w if p.trans_b else w.T)[:, :, None, None], refactor_plane(p.m, array), (0, 0, 0, 0)
+
+
+def input_offset(node: Node, graph: Graph, spec: NpuSpec) -> int:
+    """What the job's inputs carry more than the layer's: 128 when int8 activations reach an
+    engine that reads uint8 only, else 0."""
+    signed = graph.tensors[node.inputs[0]].dtype == INT8
+    return UNSIGNED_SHIFT if signed and not spec.signed_input else 0
+
+
 def _own_bias(node: Node, graph: Graph, cout: int) -> np.ndarray:
     """The layer's own bias (conv bias or GEMM C) per output channel, 0 without one."""
     slots = 5 if is_fused(node.op) else 3
@@ -75,10 +100,11 @@ def _own_bias(node: Node, graph: Graph, cout: int) -> np.ndarray:
     return np.broadcast_to(_values(graph, node.inputs[2]).reshape(-1), (cout,))
 
 
-def normquant_terms(node: Node, graph: Graph, cout: int) -> tuple[np.ndarray, np.ndarray, int]:
+def normquant_terms(node: Node, graph: Graph, cout: int, offset: int = 0) -> tuple[np.ndarray, np.ndarray, int]:
     """The NPU's normquant scale and bias per output channel and its shift for a requantized
     node with constant scale and bias: the bias carries the layer's own bias times the scale,
-    the requantization's offset and the rounding term (the engine does not round); the power of
+    the requantization's offset and the rounding term (the engine does not round), and, for
+    inputs shifted by ``offset``, ``-offset * sum(w) * scale`` (``input_offset``); the power of
     two the scales and ``2**shift`` share is divided out (``floor((acc*m + b) / 2**s) ==
     floor((acc*(m/2**k) + floor(b/2**k)) / 2**(s-k))``, exactly), so the engine's products stay
     small."""
@@ -87,16 +113,19 @@ def normquant_terms(node: Node, graph: Graph, cout: int) -> tuple[np.ndarray, np
     add = np.broadcast_to(_values(graph, node.inputs[-1]).reshape(-1), (cout,))
     rounding = (1 << (rq.shift - 1)) if rq.shift > 0 else 0
     bias = _own_bias(node, graph, cout) * mul + add + rounding
+    if offset:
+        w = weights_oihw(node, graph, 1)[0]
+        bias = bias - offset * w.reshape(w.shape[0], -1).sum(axis=1) * mul
     k = rq.shift
     for m in np.abs(mul[mul != 0]).tolist():
         k = min(k, (m & -m).bit_length() - 1)
     return mul >> k, bias >> k, rq.shift - k
 
 
-def _requant_reason(node: Node, graph: Graph, channels: int, acc_bound: int) -> str | None:
+def _requant_reason(node: Node, graph: Graph, channels: int, acc_bound: int, spec: NpuSpec) -> str | None:
     rq = node.params.rq
-    if not 0 <= rq.shift <= NEUREKA.max_shift:
-        return f"requant shift {rq.shift} outside the NPU's 0..{NEUREKA.max_shift}"
+    if not 0 <= rq.shift <= spec.max_shift:
+        return f"requant shift {rq.shift} outside the NPU's 0..{spec.max_shift}"
     if (rq.lo, rq.hi) not in ((-128, 127), (0, 255)):
         return f"requant output range [{rq.lo}, {rq.hi}] is neither int8 nor uint8 (ReLU)"
     if rq.channels not in (1, channels) or rq.inner != 1:
@@ -104,7 +133,11 @@ def _requant_reason(node: Node, graph: Graph, channels: int, acc_bound: int) -> 
     mul, add = node.inputs[-2], node.inputs[-1]
     if not (_is_const(graph, mul) and _is_const(graph, add)):
         return "requant scale/bias are not constants"
-    scale, bias, _ = normquant_terms(node, graph, channels)
+    offset = input_offset(node, graph, spec)
+    if offset:   # the bound over the shifted (uint8) inputs, from the weights themselves
+        w = weights_oihw(node, graph, 1)[0]
+        acc_bound = 255 * int(np.abs(w).reshape(w.shape[0], -1).sum(axis=1).max())
+    scale, bias, _ = normquant_terms(node, graph, channels, offset)
     if np.abs(scale).max() > INT32_MAX or np.abs(bias).max() > INT32_MAX:
         return "requant scale or bias (with its rounding term) beyond int32"
     bound = acc_bound * int(np.abs(scale).max()) + int(np.abs(bias).max())
@@ -113,7 +146,9 @@ def _requant_reason(node: Node, graph: Graph, channels: int, acc_bound: int) -> 
     return None
 
 
-def _plain_reason(node: Node, graph: Graph, has_bias: bool, acc_bound: int) -> str | None:
+def _plain_reason(node: Node, graph: Graph, has_bias: bool, acc_bound: int, spec: NpuSpec) -> str | None:
+    if input_offset(node, graph, spec):
+        return "int8 activations without requantization (the NPU reads uint8 and corrects the shift in its bias)"
     if has_bias:
         return "a bias without requantization (the NPU adds a bias only in normquant)"
     if graph.tensors[node.outputs[0]].dtype != INT32 or acc_bound > INT32_MAX:
@@ -121,7 +156,7 @@ def _plain_reason(node: Node, graph: Graph, has_bias: bool, acc_bound: int) -> s
     return None
 
 
-def _conv_reason(node: Node, graph: Graph) -> str | None:
+def _conv_reason(node: Node, graph: Graph, spec: NpuSpec) -> str | None:
     requant = is_fused(node.op)
     p = node.params.base if requant else node.params
     if not p.channels_last or p.dims != 2:
@@ -134,16 +169,17 @@ def _conv_reason(node: Node, graph: Graph) -> str | None:
         return f"stride {p.stride[0]}x{p.stride[1]} (the driver supports stride 1)"
     if p.dilation != (1, 1):
         return "dilation (the NPU has none)"
-    if max(p.pads) > NEUREKA.max_pad:
-        return f"padding {max(p.pads)} beyond the NPU's {NEUREKA.max_pad} per side"
+    if max(p.pads) > spec.max_pad:
+        return f"padding {max(p.pads)} beyond the NPU's {spec.max_pad} per side"
     if not _is_const(graph, node.inputs[1]) or graph.tensors[node.inputs[1]].dtype != INT8:
         return "weights are not int8 constants"
     bias = len(node.inputs) > (4 if requant else 2) and bool(node.inputs[2])
     bound = conv_sum_bound(node, graph)
-    return _requant_reason(node, graph, p.ch_out, bound) if requant else _plain_reason(node, graph, bias, bound)
+    return (_requant_reason(node, graph, p.ch_out, bound, spec) if requant
+            else _plain_reason(node, graph, bias, bound, spec))
 
 
-def _gemm_reason(node: Node, graph: Graph) -> str | None:
+def _gemm_reason(node: Node, graph: Graph, spec: NpuSpec) -> str | None:
     requant = is_fused(node.op)
     p = node.params.base if requant else node.params
     w = node.inputs[1]
@@ -159,30 +195,66 @@ def _gemm_reason(node: Node, graph: Graph) -> str | None:
     if has_c and (p.beta != 1 or p.c_rows > 1 or not _is_const(graph, node.inputs[2])):
         return "a bias that is not one constant value per output column"
     bound = gemm_sum_bound(node, graph)
-    return _requant_reason(node, graph, p.n, bound) if requant else _plain_reason(node, graph, has_c, bound)
+    return (_requant_reason(node, graph, p.n, bound, spec) if requant
+            else _plain_reason(node, graph, has_c, bound, spec))
 
 
-def npu_reason(node: Node, graph: Graph) -> str | None:
-    """None when Neureka can run ``node`` bit-exactly, else the reason it stays on the cluster."""
+def npu_reason(node: Node, graph: Graph, spec: NpuSpec) -> str | None:
+    """None when the NPU ``spec`` can run ``node`` bit-exactly, else the reason it stays on the cluster."""
     if node.op not in NPU_OPS:
         return f"{node.op} is not a convolution or GEMM"
     x = graph.tensors[node.inputs[0]]
     if x.dtype not in (INT8, UINT8):
         return f"{x.dtype} activations (the NPU reads 8-bit inputs)"
-    return _conv_reason(node, graph) if node.op in CONVS else _gemm_reason(node, graph)
+    return _conv_reason(node, graph, spec) if node.op in CONVS else _gemm_reason(node, graph, spec)
 
 
-def decisions(graph: Graph, excluded: frozenset[str] = frozenset()) -> list[tuple[Node, str, str]]:
+def npu_cycles(node: Node, graph: Graph, spec: NpuSpec) -> int:
+    """Modelled cycles of an accepted node on the NPU: its jobs (one per plane) and, for an input
+    shifted to uint8, that RequantShift at the cluster's ops per cycle (4 ops per element, its cost)."""
+    requant = is_fused(node.op)
+    p = node.params.base if requant else node.params
+    mode = npu_mode(node)
+    x = graph.tensors[node.inputs[0]]
+    if node.op in CONVS:
+        k = 1 if mode == "1x1" else 3
+        (h, w), (top, left, bottom, right) = p.in_hw, p.pads
+        plane, cin, cout = (h + top + bottom - k + 1, w + left + right - k + 1), p.ch_in, p.ch_out
+        batch = x.size // (h * w * cin)
+    else:
+        plane, cin, cout = refactor_plane(p.m, spec.array), p.k, p.n
+        batch = x.size // (p.m * p.k)
+    cycles = batch * spec.job_cycles(mode, *plane, cout, cin, 1 if requant else 4)
+    if input_offset(node, graph, spec):
+        cycles += -(-4 * x.size // int(spec.cluster_tiles.ops_per_cycle))
+    return cycles
+
+
+def cluster_cycles(node: Node, graph: Graph, tiles) -> int:
+    """The tiler's price of ``node`` as one tile on the cluster (its kernel's cycle model, else ops per cycle)."""
+    from Deeploy.tiling.costs import compute_cycles
+    from Deeploy.tiling.families import layer_spec
+    from Deeploy.tiling.network import with_kernel_cycles
+    spec = with_kernel_cycles(layer_spec(node, graph), node, graph, tiles)
+    return compute_cycles(spec, {d.name: d.size for d in spec.dims}, tiles)
+
+
+def decisions(graph: Graph, spec: NpuSpec, excluded: frozenset[str] = frozenset()) -> list[tuple[Node, str, str]]:
     """(node, engine name, reason) for every node of ``graph``."""
     out = []
     for node in graph.nodes:
         if node.name in excluded:
             out.append((node, "cluster", "kept on the cluster by --no-npu-for"))
             continue
-        reason = npu_reason(node, graph)
-        if reason is None:
-            out.append((node, "neureka", f"NPU {npu_mode(node)} mode"))
-        else:
+        reason = npu_reason(node, graph, spec)
+        if reason is not None:
             out.append((node, "cluster", reason))
+        elif spec.cluster_tiles is None:
+            out.append((node, spec.engine, f"NPU {npu_mode(node)} mode"))
+        else:
+            npu, cluster = npu_cycles(node, graph, spec), cluster_cycles(node, graph, spec.cluster_tiles)
+            versus = f"{npu} modelled cycles on the NPU, {cluster} on the cluster"
+            out.append((node, spec.engine, f"NPU {npu_mode(node)} mode: {versus}") if npu < cluster
+                       else (node, "cluster", f"the NPU does not pay off: {versus}"))
     return out
 

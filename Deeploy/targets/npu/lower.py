@@ -1,0 +1,96 @@
+"""Lowering of the layers the engine assignment gives an NPU into its job op (``job.py``): weights
+encoded offline by the engine's encoder, the requantization's scale and bias as one int32 per
+output channel with the rounding term folded into the bias (the engine does not round) and the
+power of two scales and shift share divided out (``assign.normquant_terms``); the scales are
+stored as uint8 when they fit (the engine's 8-bit scale mode; the drivers' tests use unsigned
+8-bit scales, the specs do not say: *unverified*), else int32; a GEMM's rows are refactored into
+the plane that best fills the engine's subtile. An engine that reads only uint8 activations gets
+an int8 input through a RequantShift adding 128 (on the cluster, bit-exact: ``x + 128`` is in
+0..255), its bias corrected (``assign.input_offset``) and its padding value 128 (the int8 zero). ``make_assign_engines(spec, excluded)``
+makes the target's pass: it lowers every layer the assignment (``assign.decisions``) gives the
+NPU and logs every decision with its reason (verbose mode); names in ``excluded``
+(``--no-npu-for``) stay on the cluster."""
+
+from __future__ import annotations
+
+from typing import Callable, Iterable
+
+import numpy as np
+
+from Deeploy.errors import DeeployError
+from Deeploy.ir.dtypes import INT32, UINT8
+from Deeploy.ir.graph import Graph, Node
+from Deeploy.ops.fused import is_fused
+from Deeploy.targets.npu.assign import NPU_OPS, decisions, input_offset, normquant_terms, npu_mode, weights_oihw
+from Deeploy.targets.npu.spec import MODES, NpuSpec
+
+__all__ = ["lower_node", "make_assign_engines"]
+
+
+def _unsigned_input(node: Node, graph: Graph, offset: int, shifted: dict[str, str]) -> tuple[str, list[Node]]:
+    """The job's input: ``node``'s, or (``offset``) a RequantShift node adding it, as uint8; one
+    such node per tensor (``shifted``: tensor -> its uint8 copy, shared by the jobs reading it)."""
+    x = node.inputs[0]
+    if not offset:
+        return x, []
+    if x in shifted:
+        return shifted[x], []
+    y = shifted[x] = graph.add_tensor(f"{node.name}.npu_input", graph.tensors[x].shape, UINT8)
+    shift = Node(graph.fresh(f"{node.name}.npu_unsigned"), "RequantShift",
+                 [x, graph.add_constant(f"{node.name}.npu_one", np.array(1)),
+                  graph.add_constant(f"{node.name}.npu_offset", np.array(offset))],
+                 [y], {"div": 1, "n_levels": 256, "signed": 0})
+    return y, [shift]
+
+
+def lower_node(node: Node, graph: Graph, spec: NpuSpec, shifted: dict[str, str] | None = None) -> list[Node]:
+    """The nodes replacing ``node`` (accepted by ``npu_reason``): its ``spec.op`` job, after the
+    input's shift to uint8 when the engine needs it (once per tensor over the calls sharing
+    ``shifted``); adds their tensors to ``graph``."""
+    mode = npu_mode(node)
+    w, plane, pads = weights_oihw(node, graph, spec.array)
+    enc = spec.encode(w, mode)
+    cout = w.shape[0]
+    cin = cout if mode == "3x3dw" else w.shape[1]
+    attrs = {"mode": MODES.index(mode), "cout": cout, "cin": cin, "plane": list(plane),
+             "pads": list(pads), "weight_offset": enc.offset}
+    offset = input_offset(node, graph, spec)
+    if offset and any(pads):
+        attrs["pad_value"] = offset      # zero padding of the int8 input, shifted as the input is
+    x, before = _unsigned_input(node, graph, offset, {} if shifted is None else shifted)
+    inputs = [x, graph.add_constant(f"{node.name}.npu_weights", enc.data, UINT8)]
+    if is_fused(node.op):
+        mul, bias, shift = normquant_terms(node, graph, cout, offset)
+        attrs.update(normquant=1, shift=shift, out_signed=int(node.params.rq.lo < 0))
+        scale_type = UINT8 if 0 <= mul.min() and mul.max() <= 255 else INT32     # 8-bit scales when they fit
+        inputs += [graph.add_constant(f"{node.name}.npu_scale", np.ascontiguousarray(mul), scale_type),
+                   graph.add_constant(f"{node.name}.npu_bias", np.ascontiguousarray(bias), INT32)]
+    return [*before, Node(node.name, spec.op, inputs, list(node.outputs), attrs)]
+
+
+def make_assign_engines(spec: NpuSpec, excluded: Iterable[str] = ()) -> Callable:
+    """The assignment pass of the NPU ``spec``: every layer it takes becomes its job
+    (``lower_node``); nodes named in ``excluded`` stay on the cluster. Verbose mode logs each
+    candidate's engine and reason."""
+    excluded = frozenset(excluded)
+
+    def assign_engines(graph: Graph, log: Callable[[str], None] | None = None) -> tuple[Graph, bool]:
+        unknown = sorted(excluded - {n.name for n in graph.nodes})
+        if unknown:
+            candidates = [n.name for n, engine, _ in decisions(graph, spec) if engine == spec.engine]
+            raise DeeployError(f"--no-npu-for: no layer named {', '.join(repr(u) for u in unknown)} "
+                               f"(layers on the NPU: {', '.join(candidates) or 'none'})")
+        chosen = []
+        for node, engine, why in decisions(graph, spec, excluded):
+            if log and node.op in NPU_OPS:
+                log(f"engine {engine} for {node.op} '{node.name}': {why}")
+            if engine == spec.engine:
+                chosen.append(node.name)
+        if not chosen:
+            return graph, False
+        work = graph.copy()
+        shifted: dict[str, str] = {}
+        work.nodes = [m for n in work.nodes for m in (lower_node(n, work, spec, shifted) if n.name in chosen else [n])]
+        return work, True
+
+    return assign_engines
