@@ -15,8 +15,8 @@ from Deeploy.platform import Engine, MemoryLevel, Platform
 from Deeploy.targets.siracusa.bindings import SIRACUSA_BINDINGS
 from Deeploy.targets.siracusa.platform import SIRACUSA_PASSES
 
-__all__ = ["Board", "BOARDS", "CORTEX_M4", "CORTEX_M55", "CORTEXM", "PLATFORM", "STACK_BYTES", "configure",
-           "linker_script"]
+__all__ = ["Board", "BOARDS", "CORTEX_M4", "CORTEX_M55", "CORTEXM", "PLATFORM", "QEMU", "STACK_BYTES", "configure",
+           "linker_script", "qemu_command"]
 
 KiB, MiB = 1024, 1024 * 1024
 
@@ -40,6 +40,17 @@ BOARDS = {b.cpu: b for b in (CORTEX_M4, CORTEX_M55)}
 # the stack at the top of SRAM (picolibc.ld's __stack_size); the C library's own data is tiny
 STACK_BYTES = 64 * KiB
 CPU = Engine("cpu", cores=1, runtime="deeploy_cortexm.h")
+
+
+QEMU = "qemu-system-arm"
+
+
+def qemu_command(elf, board: Board, plugin_args: str | None = None) -> list[str]:
+    """The QEMU command running ``elf`` on ``board`` with semihosting (output, exit code)."""
+    cmd = [QEMU, "-machine", board.machine, "-cpu", board.cpu, "-kernel", str(elf), "-display", "none",
+           "-serial", "none", "-monitor", "none", "-chardev", "stdio,id=c0,signal=off",
+           "-semihosting-config", "enable=on,target=native,chardev=c0"]
+    return cmd + (["-plugin", plugin_args] if plugin_args else [])
 
 
 def linker_script(board: Board):
@@ -68,6 +79,7 @@ def cortexm_platform(board: Board) -> Platform:
         cmake_platform="CortexM",
         engines=(CPU,),
         linker_script=linker_script(board),
+        run_command=lambda memory, program, cores: qemu_command(program, board),
         configure=configure,
     )
 
