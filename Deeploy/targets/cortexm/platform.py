@@ -88,7 +88,7 @@ def configure(cpu: str = CORTEX_M4.cpu, sram: int | None = None) -> Platform:
     """The platform on the board of core ``cpu`` (``--cpu``), using ``sram`` bytes of its SRAM
     (``--sram``; default all): the program is linked into that much, stack included."""
     if cpu not in BOARDS:
-        raise DeeployError(f"unknown Cortex-M core '{cpu}' (available: {', '.join(BOARDS)})")
+        raise DeeployError(f"unknown Cortex-M core '{cpu}': use --cpu {' or --cpu '.join(BOARDS)}")
     board = BOARDS[cpu]
     if sram is not None:
         if not STACK_BYTES < sram <= board.ram[1] or sram % 4:

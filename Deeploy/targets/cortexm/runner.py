@@ -29,7 +29,7 @@ def cpu_name(text: str) -> str:
     """argparse type of --cpu: a core of ``BOARDS``."""
     cpu = text.lower()
     if cpu not in BOARDS:
-        raise argparse.ArgumentTypeError(f"'{text}' is not a supported core: {', '.join(BOARDS)}")
+        raise argparse.ArgumentTypeError(f"'{text}' is not a supported core: use {' or '.join(BOARDS)}")
     return cpu
 
 

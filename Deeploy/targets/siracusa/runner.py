@@ -35,7 +35,8 @@ def core_counter(target: Platform):
         except ValueError:
             raise argparse.ArgumentTypeError(f"'{text}' is not a number of cores (1..{cores})") from None
         if not 1 <= value <= cores:
-            raise argparse.ArgumentTypeError(f"{value} is outside 1..{cores}, the cores of the {target.name} cluster")
+            raise argparse.ArgumentTypeError(f"{value} is outside 1..{cores}, the cores of the {target.name} cluster: "
+                                             f"give 1 to {cores}")
         return value
     return core_count
 
@@ -52,7 +53,8 @@ def cluster_runner(target: Platform) -> TargetRunner:
     def build_options(options: argparse.Namespace, gen: Path) -> list[str]:
         cores = getattr(options, "cores", target.max_cores)
         if not 1 <= cores <= target.max_cores:
-            raise DeeployError(f"--cores={cores} is outside 1..{target.max_cores} ({target.name} cluster)")
+            raise DeeployError(f"--cores={cores} is outside 1..{target.max_cores} ({target.name} cluster): give 1 to "
+                               f"{target.max_cores}")
         script = gen / "harness" / "link.ld"
         script.parent.mkdir(parents=True, exist_ok=True)
         script.write_text(target.linker_script(target.memory))
