@@ -30,7 +30,6 @@ from Deeploy.memory.planner import MemoryPlan, Placement, arena_scratch, choose_
 from Deeploy.passes.graph_outputs import copy_shared_outputs
 from Deeploy.passes.loop_rolling import LoopRolling, roll_loops
 from Deeploy.passes.manager import run_passes
-from Deeploy.passes.region_schedule import schedule_regions, stack_types
 from Deeploy.passes.region_entry import copy_region_entries
 from Deeploy.targets import get_platform
 from Deeploy.tiling.network import (TiledNetwork, TilingOptions, check_level_limits, spill_constants, staging_budget,
@@ -85,7 +84,8 @@ def check_replaceable(out_dir: Path, what: str = "output folder") -> None:
     if not out_dir.exists():
         return
     if not out_dir.is_dir():
-        raise DeeployError(f"{what} '{given}' exists and is not a folder; name a new folder (files are never overwritten)")
+        raise DeeployError(f"{what} '{given}' exists and is not a folder; name a new folder "
+                           "(files are never overwritten)")
     if Path.cwd().resolve().is_relative_to(out_dir.resolve()):
         raise DeeployError(f"{what} '{given}' is the working directory or contains it; "
                            "name a new folder, e.g. -o out")
@@ -248,8 +248,8 @@ def compile_graph(graph: Graph, platform: str, out_dir: str | Path, *, source: s
         raise DeeployError(f"platform {target.name} has 1 to {target.max_cores} cores, got {cores}: "
                            + (f"use --cores {target.max_cores} or fewer" if target.max_cores > 1 else "drop --cores"))
     if tiling is not None and target.tiling is None:
-        raise DeeployError(f"platform {target.name} cannot tile: drop --l1, --l2, --defaultMemLevel and --doublebuffer, "
-                           f"or choose a platform that tiles (e.g. Siracusa)")
+        raise DeeployError(f"platform {target.name} cannot tile: drop --l1, --l2, --defaultMemLevel and "
+                           "--doublebuffer, or choose a platform that tiles (e.g. Siracusa)")
     if tiling is not None:
         check_level_limits(tiling, target.memory)
     check_supported(graph, target)
@@ -262,7 +262,6 @@ def compile_graph(graph: Graph, platform: str, out_dir: str | Path, *, source: s
         save_snapshot(graph, snapshots / "frontend.onnx")
     graph = run_passes(graph, (*target.passes, copy_shared_outputs), log)
     graph, rolled = roll_loops(graph, loop_rolling, log)
-    graph = stack_types(schedule_regions(graph))   # each region can run as a loop over one body
     if tiling is not None and target.tiling is not None and tiling.data_level != target.tiling.tiles.source:
         copy_region_entries(graph, log)   # inputs outside the arena's level: every iteration alike
     stages("passes")
