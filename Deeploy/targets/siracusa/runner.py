@@ -73,13 +73,17 @@ def cluster_runner(target: Platform) -> TargetRunner:
                 manifest = read_manifest(gen / "network")
                 tiles = profile_tiles not in (None, False, True, "all") or getattr(options, "verbose", False)
                 out += "\n".join(profile_report(result, manifest, tiles, level)) + "\n"
-                paths = write_profile_files(gen, result, manifest, level, gen.name)
+                paths = write_profile_files(gen, result, manifest, level, _network(options, gen))
                 out += "Profile files: " + ", ".join(str(p) for p in paths) + "\n" + network_line(result) + "\n"
             if getattr(options, "roofline", False):
-                out += _roofline(result, gen, compiled)
+                out += _roofline(result, gen, compiled, _network(options, gen))
         return run.exit_code, out
 
-    def _roofline(timing, gen: Path, compiled) -> str:
+    def _network(options: argparse.Namespace, gen: Path) -> str:
+        """The network's name in the profile and roofline pages: the test folder's (-t), else the output's."""
+        return Path(getattr(options, "test", None) or gen).name
+
+    def _roofline(timing, gen: Path, compiled, name: str) -> str:
         """The roofline of the run (--roofline): its text, then roofline.json and roofline.html."""
         if compiled is None:
             raise DeeployError("--roofline needs the compiler's decisions (tiling, memory plan): run without --skipgen")
@@ -87,12 +91,13 @@ def cluster_runner(target: Platform) -> TargetRunner:
         report = build_roofline(compiled, layer_work(compiled, target, roofs), roofs,
                                 measured_cycles(timing, compiled.manifest), overhead_shares(timing, compiled.manifest))
         (gen / "roofline.json").write_text(report.to_json())
-        page = write_roofline_html(gen / "roofline.html", report, f"Roofline: {target.name}, {gen.name}")
+        page = write_roofline_html(gen / "roofline.html", report, f"Roofline: {target.name}, {name}")
         return format_roofline(report) + f"Roofline files: {gen / 'roofline.json'}, {page}\n"
 
     def after_compile(compiled, options: argparse.Namespace, gen: Path) -> None:
         if getattr(options, "plotMemAlloc", False):
-            path = write_manifest_plot(gen / "memory_allocation.html", f"{target.name}: {gen.name}", compiled.manifest)
+            path = write_manifest_plot(gen / "memory_allocation.html", f"{target.name}: {_network(options, gen)}",
+                                       compiled.manifest)
             print(f"Memory allocation plot: {path}")
 
     return TargetRunner(build_options=build_options, execute=execute, timeout=600.0,
