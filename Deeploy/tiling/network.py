@@ -133,7 +133,8 @@ def _l2_error(plan: MemoryPlan, data: int, staging: int, options: TilingOptions)
     parts += [f"L2 tiles of L3 operands {staging} B"] if staging else []
     need = plan.arena_size + data + staging
     fix = "--defaultMemLevel L3 or " if options.default_level != "L3" and data else ""
-    error = DeeployError(f"the network's data need {need} B of L2, more than --l2 {options.l2}: use {fix}--l2 {need} or more")
+    error = DeeployError(f"the network does not fit L2: its data need {need} B, more than --l2 {options.l2}; "
+                         f"use {fix}--l2 {need} or more")
     error.details = f"L2 data: {', '.join(parts)}"
     return error
 
