@@ -41,13 +41,18 @@ class ArgumentParser(argparse.ArgumentParser):
         return options
 
     def error(self, message: str):
+        # "argument -p/--platform: ..." names the option once, by its first long name: "--platform: ..."
+        message = re.sub(r"^argument ([^:]+): ", lambda m: next(
+            (o for o in m.group(1).split("/") if o.startswith("--")), m.group(1)) + ": ", message)
         unknown = re.match(r"unrecognized arguments: (.*)", message)
         if unknown:
+            hints = []
             for arg in unknown.group(1).split():
                 flag = arg.split("=")[0]
                 close = difflib.get_close_matches(flag, self._options(), n=1, cutoff=0.6) if flag.startswith("-") else []
                 if close:
-                    message += f"; did you mean {close[0]} (for {flag})?"
+                    hints.append(f"did you mean {close[0]} (for {flag})?")
+            message += "; " + ("; ".join(hints) if hints else f"{self.prog} --help lists the options")
         super().error(message)
 
 
@@ -59,8 +64,8 @@ def platform_name(text: str) -> str:
     if text.lower() in lower:
         return lower[text.lower()]
     close = difflib.get_close_matches(text.lower(), list(lower), n=1, cutoff=0.5)
-    hint = f"did you mean {lower[close[0]]}? " if close else ""
-    raise argparse.ArgumentTypeError(f"unknown platform '{text}': {hint}(platforms: {', '.join(names)})")
+    hint = f"did you mean {lower[close[0]]}?" if close else f"use one of {', '.join(names)}"
+    raise argparse.ArgumentTypeError(f"unknown platform '{text}': {hint}")
 
 
 def add_platform_flag(p: argparse.ArgumentParser, default: str = "Generic") -> None:

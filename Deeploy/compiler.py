@@ -31,7 +31,6 @@ from Deeploy.memory.planner import MemoryPlan, Placement, arena_scratch, choose_
 from Deeploy.passes.graph_outputs import copy_shared_outputs
 from Deeploy.passes.loop_rolling import LoopRolling, roll_loops
 from Deeploy.passes.manager import run_passes
-from Deeploy.passes.region_schedule import schedule_regions, stack_types
 from Deeploy.passes.region_entry import copy_region_entries
 from Deeploy.targets import get_platform
 from Deeploy.tiling.network import (TiledNetwork, TilingOptions, check_level_limits, spill_constants, staging_budget,
@@ -80,22 +79,24 @@ _TEMP_MARK = ".deeploy-temporary"
 def check_replaceable(out_dir: Path, what: str = "output folder") -> None:
     """Refuse an output path whose replacement could destroy anything the compiler did not write:
     only a folder carrying ``OUTPUT_MARK`` or an empty one is replaced."""
-    out_dir = Path(os.path.abspath(out_dir))
+    given, out_dir = out_dir, Path(os.path.abspath(out_dir))   # the messages name the path as given
     if out_dir.is_symlink():
-        raise DeeployError(f"{what} '{out_dir}' is a symbolic link; name a new folder (links are never followed)")
+        raise DeeployError(f"{what} '{given}' is a symbolic link; name a new folder (links are never followed)")
     if not out_dir.exists():
         return
     if not out_dir.is_dir():
-        raise DeeployError(f"{what} '{out_dir}' exists and is not a folder; name a new folder "
-                           "(existing files are never overwritten)")
+        raise DeeployError(f"{what} '{given}' exists and is not a folder; name a new folder "
+                           "(files are never overwritten)")
     if Path.cwd().resolve().is_relative_to(out_dir.resolve()):
-        raise DeeployError(f"{what} '{out_dir}' is the working directory or contains it; "
+        raise DeeployError(f"{what} '{given}' is the working directory or contains it; "
                            "name a new folder, e.g. -o out")
     entries = {e.name for e in out_dir.iterdir()}
     if entries and OUTPUT_MARK not in entries:
         shown = ", ".join(sorted(entries)[:3]) + (", ..." if len(entries) > 3 else "")
-        raise DeeployError(f"{what} '{out_dir}' holds files the compiler did not write ({shown}); "
-                           "name a new or empty folder (only folders it created are replaced)")
+        error = DeeployError(f"{what} '{given}' holds files the compiler did not write ({shown}); name a new or empty "
+                             "folder")
+        error.details = "only folders an earlier compile created (marked .deeploy-output) are replaced"
+        raise error
 
 
 def _os_error(exc: OSError, what: str, path: Path) -> DeeployError:
@@ -131,8 +132,8 @@ def atomic_folder(out_dir: str | Path, what: str = "output folder") -> Iterator[
     succeeds, so a failed compilation never leaves a half-written folder. Only a folder the
     compiler created (it carries ``OUTPUT_MARK``) or an empty one is replaced; the new folder's
     mode follows the umask."""
-    out_dir = Path(os.path.abspath(out_dir))
     check_replaceable(out_dir, what)
+    out_dir = Path(os.path.abspath(out_dir))
     try:
         out_dir.parent.mkdir(parents=True, exist_ok=True)
         _remove_stale(out_dir)
@@ -240,22 +241,24 @@ def compile_graph(graph: Graph, platform: str, out_dir: str | Path, *, source: s
     target = get_platform(platform)
     if platform_options:
         if target.configure is None:
-            raise DeeployError(f"platform {target.name} takes no options (got {', '.join(sorted(platform_options))})")
+            flags = ", ".join("--" + o.replace("_", "-") for o in sorted(platform_options))
+            raise DeeployError(f"platform {target.name} takes no {flags}: drop it (it is for another platform)")
         takes = inspect.signature(target.configure).parameters
         unknown = sorted(set(platform_options) - set(takes))
         if unknown:
-            raise DeeployError(f"platform {target.name} takes no option {', '.join(unknown)} "
-                               f"(its options: {', '.join(takes)})")
+            flags = ", ".join("--" + o.replace("_", "-") for o in unknown)
+            raise DeeployError(f"platform {target.name} takes no {flags}: drop it (it is for another platform)")
         target = target.configure(**platform_options)
     cores = target.max_cores if cores is None else cores
     if not 1 <= cores <= target.max_cores:
-        raise DeeployError(f"platform {target.name} has 1 to {target.max_cores} cores, got {cores}")
+        raise DeeployError(f"platform {target.name} has 1 to {target.max_cores} cores, got {cores}: "
+                           + (f"use --cores {target.max_cores} or fewer" if target.max_cores > 1 else "drop --cores"))
     if tiling is None and target.tiled_only:
         raise DeeployError(f"platform {target.name} compiles tiled only ({target.tiled_only}): give --l1, "
                            f"e.g. --l1 {target.tiling.tiles.capacity}")
     if tiling is not None and target.tiling is None:
-        raise DeeployError(f"platform {target.name} cannot tile (it has no L1 tiling parameters): drop --l1, --l2, "
-                           f"--defaultMemLevel and --doublebuffer, or choose a platform that tiles (e.g. Siracusa)")
+        raise DeeployError(f"platform {target.name} cannot tile: drop --l1, --l2, --defaultMemLevel and "
+                           "--doublebuffer, or choose a platform that tiles (e.g. Siracusa)")
     if tiling is not None:
         check_level_limits(tiling, target.memory)
     check_supported(graph, target)
@@ -268,7 +271,6 @@ def compile_graph(graph: Graph, platform: str, out_dir: str | Path, *, source: s
         save_snapshot(graph, snapshots / "frontend.onnx")
     graph = run_passes(graph, (*target.passes, copy_shared_outputs), log)
     graph, rolled = roll_loops(graph, loop_rolling, log)
-    graph = stack_types(schedule_regions(graph))   # each region can run as a loop over one body
     if tiling is not None and target.tiling is not None and tiling.data_level != target.tiling.tiles.source:
         copy_region_entries(graph, log)   # inputs outside the arena's level: every iteration alike
     stages("passes")

@@ -72,13 +72,13 @@ def run_output(folder: str | Path, build_dir: str | Path | None = None, *, timeo
                verbose: bool = False) -> int:
     """Build ``folder`` (into ``build_dir``, default ``<folder>/build``), run its testbench and
     print its output; the exit status (0: every output element matched)."""
-    folder = Path(folder).resolve()
+    given, folder = folder, Path(folder).resolve()
     check_cmake_path(folder, "output folder")
     if build_dir is not None:
         check_cmake_path(build_dir, "--build-dir")
     if not (folder / MANIFEST_FILE).is_file():
-        raise DeeployError(f"'{folder}' is not a compiled output folder (no {MANIFEST_FILE}); "
-                           "create one with `deeploy compile net.onnx -o <folder> --emit-testbench`")
+        raise DeeployError(f"'{given}' is not a compiled output folder (no {MANIFEST_FILE}): make one with "
+                           "`deeploy compile net.onnx -o <folder> --emit-testbench`")
     if not (folder / "main.c").is_file():
         raise DeeployError(f"'{folder}' has no testbench (main.c): compile it with --emit-testbench")
     manifest = read_manifest(folder)

@@ -30,8 +30,7 @@ if __name__ == "__main__":
                                p.add_argument("--profileUntiled", action="store_true",
                                               help="print modelled cycles per layer"),
                                add_peer_flags(p, "CortexM"),
-                               refuse_flag(p, "--roofline", "CortexM has no roofline; run it on Siracusa"),
-                               refuse_flag(p, "--profileTiling", "this runner does not tile; profile its layers "
-                                           "with --profileUntiled")),
+                               refuse_flag(p, "--roofline", "CortexM has no roofline: use testRunner_siracusa.py --roofline"),
+                               refuse_flag(p, "--profileTiling", "this runner does not tile: use --profileUntiled")),
          compile_options=lambda args: {"platform_options": {"cpu": args.cpu} if args.sram is None
                                        else {"cpu": args.cpu, "sram": args.sram}})

@@ -30,6 +30,6 @@ if __name__ == "__main__":
                                p.add_argument("--plotMemAlloc", action="store_true",
                                               help="write memory_allocation.html next to the generated code"),
                                add_peer_flags(p, "GAP9"),
-                               refuse_flag(p, "--profileTiling", "this runner does not tile; profile its layers with "
-                                           "--profileUntiled, or tile with testRunner_tiled_gap9.py")),
+                               refuse_flag(p, "--profileTiling", "this runner does not tile: use --profileUntiled, or tile "
+                                           "with testRunner_tiled_gap9.py")),
          compile_options=lambda args: {"cores": args.cores})

@@ -24,5 +24,5 @@ if __name__ == "__main__":
     main(GENERIC, __doc__, extra_args=lambda p: (p.add_argument(
         "--sanitize", action="store_true", help="build with -fsanitize=address,undefined -fno-sanitize-recover=all"),
         add_peer_flags(p, "Generic"),
-        refuse_flag(p, "--roofline", "Generic has no cycle model; run the roofline on Siracusa "
-                    "(testRunner_siracusa.py or testRunner_tiled_siracusa.py --roofline)")))
+        refuse_flag(p, "--roofline", "Generic has no cycle model: use testRunner_siracusa.py --roofline "
+                    "(or the tiled runner)")))

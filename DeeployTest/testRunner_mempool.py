@@ -30,6 +30,6 @@ if __name__ == "__main__":
                                p.add_argument("--plotMemAlloc", action="store_true",
                                               help="write memory_allocation.html next to the generated code"),
                                add_peer_flags(p, "MemPool"),
-                               refuse_flag(p, "--profileTiling", "MemPool runs untiled (as the peer's); profile "
-                                           "its layers with --profileUntiled")),
+                               refuse_flag(p, "--profileTiling", "MemPool runs untiled (as the peer's): use "
+                                           "--profileUntiled")),
          compile_options=lambda args: {"cores": args.cores})

@@ -29,6 +29,6 @@ if __name__ == "__main__":
                                               help="write memory_allocation.html next to the generated code"),
                                add_roofline(p),
                                add_peer_flags(p, "Siracusa"),
-                               refuse_flag(p, "--profileTiling", "this runner does not tile; profile its layers with "
-                                           "--profileUntiled, or tile with testRunner_tiled_siracusa.py")),
+                               refuse_flag(p, "--profileTiling", "this runner does not tile: use --profileUntiled, or tile "
+                                           "with testRunner_tiled_siracusa.py")),
          compile_options=lambda args: {"cores": args.cores})

@@ -30,6 +30,6 @@ if __name__ == "__main__":
                                p.add_argument("--plotMemAlloc", action="store_true",
                                               help="write memory_allocation.html next to the generated code"),
                                add_peer_flags(p, "Snitch"),
-                               refuse_flag(p, "--profileTiling", "this runner does not tile; profile its layers with "
-                                           "--profileUntiled (testRunner_tiled_snitch.py tiles)")),
+                               refuse_flag(p, "--profileTiling", "this runner does not tile: use --profileUntiled, or tile "
+                                           "with testRunner_tiled_snitch.py")),
          compile_options=lambda args: {"cores": args.cores})

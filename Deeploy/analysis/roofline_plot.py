@@ -96,12 +96,15 @@ def _svg(r: Roofline) -> str:
         ops = sorted({m[2].op for m in members})
         text = f"{ops[0]}{' etc.' if len(ops) > 1 else ''}" + (f" x{len(members)}" if len(members) > 1 else f" #{p.index}")
         width = 7 * len(text)
-        lx = x + 8 if x + 8 + width < W else x - 8 - width
-        for dy in (4, -12, 20, -28, 36, -44, 52):
-            if not any(abs(lx - px) < max(width, pw) and abs(y + dy - py) < 14 for px, py, pw in placed):
-                break
-        placed.append((lx, y + dy, width))
-        out.append(f'<text class="label" x="{lx:.1f}" y="{y + dy:.1f}">{html.escape(text)}</text>')
+        spots = [(lx, y + dy) for dy in (4, -12, 20, -28, 36, -44, 52)
+                 for lx in (x + 8, x - 8 - width) if 0 <= lx and lx + width <= W]
+        free = [(lx, ly) for lx, ly in spots
+                if not any(lx < px + pw and px < lx + width and abs(ly - py) < 14 for px, py, pw in placed)]
+        if not free:
+            continue   # no room beside the point: pointing at it still tells its numbers
+        lx, ly = free[0]
+        placed.append((lx, ly, width))
+        out.append(f'<text class="label" x="{lx:.1f}" y="{ly:.1f}">{html.escape(text)}</text>')
     out.append("</g>")
     for bw in bws:           # labels outside the clip, at the right edge or where the diagonal ends
         xb = min(x1, peaks[-1].value / bw.value)

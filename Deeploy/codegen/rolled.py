@@ -138,7 +138,7 @@ class _Region:
         """The expression of the tensors ``family`` names in each iteration, and whether it differs."""
         flat = [self.names.buf(t) for t in family]
         ct = flat[0].ctype
-        if len({b.expr for b in flat}) == 1:
+        if len({b.expr for b in flat}) == 1 or _equal_constants(self.graph, self.plan, family):
             if self.plan.placements[family[0]].kind == BufferKind.CONSTANT:
                 self.used.add(family[0])
             return flat[0].expr, False
@@ -188,6 +188,16 @@ class _Region:
                     if exprs[i].setdefault(t, e) != e:
                         return []   # one tensor in two roles: not rolled
         return [_IterNames(self.names, x) for x in exprs]
+
+
+def _equal_constants(graph, plan, family: tuple[str, ...]) -> bool:
+    """Whether the tensors of ``family`` are constants of one shape, type, memory level and value:
+    one copy serves every iteration (an invariant body input, as ``body_inputs`` counts it)."""
+    first = graph.tensors[family[0]]
+    return all(plan.placements[t].kind == BufferKind.CONSTANT for t in family) \
+        and len({plan.placements[t].level for t in family}) == 1 \
+        and all(graph.tensors[t].shape == first.shape and graph.tensors[t].dtype == first.dtype
+                and np.array_equal(graph.tensors[t].value, first.value) for t in family[1:])
 
 
 def _tables(r: int, n: int, values: list) -> list[str]:

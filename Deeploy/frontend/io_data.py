@@ -47,7 +47,7 @@ def load_npz_arrays(path: str | Path) -> dict[str, np.ndarray]:
     """The arrays of an npz file by name, in stored order."""
     path = Path(path)
     if not path.is_file():
-        raise FrontendError(f"{path}: no such file")
+        raise FrontendError(f"{path}: no such file; write it with numpy.savez (one array per graph tensor)")
     if path.stat().st_size == 0:
         raise FrontendError(f"{path}: the file is empty, not a valid .npz file (write it with numpy.savez)")
     try:
@@ -78,8 +78,9 @@ def check_shape(values: np.ndarray, shape: Sequence[int], what: str) -> np.ndarr
         return values
     if values.size == int(np.prod(shape, dtype=np.int64)) and _squeezed(values.shape) == _squeezed(shape):
         return values.reshape(shape)
-    raise FrontendError(f"{what} has shape {list(values.shape)} ({values.size} values), expected "
-                        f"{list(shape)} ({int(np.prod(shape, dtype=np.int64))} values); {SHAPE_RULE}")
+    error = FrontendError(f"{what} has shape {list(values.shape)}: give the tensor's shape {list(shape)}")
+    error.details = f"{values.size} values, expected {int(np.prod(shape, dtype=np.int64))}; {SHAPE_RULE}"
+    raise error
 
 
 def _is_constant_copy(array: np.ndarray, graph: Graph) -> bool:

@@ -33,8 +33,8 @@ def assign_input_types(graph: Graph, values: dict[str, np.ndarray] | None = None
     """
     values, overrides = values or {}, overrides or {}
     for unknown in set(overrides) - set(graph.inputs):
-        raise FrontendError(f"type override for '{unknown}', which is not a graph input "
-                            f"(inputs: {', '.join(graph.inputs)})")
+        names = ", ".join(graph.inputs[:4]) + (", ..." if len(graph.inputs) > 4 else "")
+        raise FrontendError(f"--input-type {unknown}: not a graph input; name one of {names}")
     fractional = any(not integer_valued(v) for k, v in values.items() if k in graph.float_declared)
     quantized = {n.inputs[0] for n in graph.nodes if n.op == "QuantizeLinear"} | \
         {n.inputs[1] for n in graph.nodes if n.op in ("QuantizeLinear", "DequantizeLinear") and len(n.inputs) > 1}

@@ -24,6 +24,7 @@ from Deeploy.ir.graph import Graph
 from Deeploy.ir.region import InputKind, Region, body_attributes, body_inputs, node_signature
 from Deeploy.passes.loop_hierarchy import hierarchy_region
 from Deeploy.passes.region_body import body_region, dfs_order, value_attrs
+from Deeploy.passes.region_schedule import schedule_regions, stack_types
 
 __all__ = ["LoopRolling", "find_repeats", "roll_loops", "describe_region"]
 
@@ -146,13 +147,15 @@ def describe_region(graph: Graph, region: Region, detail: bool = False) -> list[
     inputs, attrs = body_inputs(graph, region), body_attributes(graph, region)
     by_node = {n.name: n for n in graph.nodes}
     count = {kind: sum(1 for b in inputs if b.kind == kind) for kind in InputKind}
-    stacked = sum(graph.tensors[b.tensors[0]].size * b.dtype.nbytes for b in inputs
-                  if b.kind == InputKind.PER_ITERATION) * region.iterations
+    constants = [b for b in inputs if b.kind == InputKind.PER_ITERATION and graph.tensors[b.tensors[0]].is_constant]
+    stacked = sum(graph.tensors[t].nbytes for b in constants for t in b.tensors)
+    others = count[InputKind.PER_ITERATION] - len(constants)
     first = region.instances[0]
     lines = [f"loop region '{region.name}': {region.iterations} iterations of a {region.body_size}-node body "
              f"('{first[0]}' .. '{first[-1]}'); body inputs: {count[InputKind.CARRIED]} carried, "
              f"{count[InputKind.INVARIANT]} invariant, {count[InputKind.PER_ITERATION]} per-iteration "
-             f"({stacked} B over the iterations, as the ONNX file stores them)"
+             f"({len(constants)} constants, {stacked} B over the iterations"
+             + (f"; {others} graph inputs" if others else "") + ")"
              + (f", {len(attrs)} per-iteration attributes" if attrs else "")]
     if detail:
         for b in inputs:
@@ -172,7 +175,8 @@ def describe_region(graph: Graph, region: Region, detail: bool = False) -> list[
 def roll_loops(graph: Graph, options: LoopRolling | None, log: Callable[[str], None] | None = None
                ) -> tuple[Graph, list[str]]:
     """A copy of ``graph`` with the regions ``options`` ask for (bodies named by module path
-    first, then automatic discovery among the other nodes), and one report line per region.
+    first, then automatic discovery among the other nodes), scheduled and typed to run as loops
+    (``region_schedule``), and one report line per region.
     ``graph`` itself comes back when nothing is asked for."""
     if options is None or not options.enabled:
         return graph, []
@@ -186,6 +190,7 @@ def roll_loops(graph: Graph, options: LoopRolling | None, log: Callable[[str], N
         regions += find_repeats(work, exclude=claimed, prefix="loop")
     work.regions = regions
     work.verify()
+    work = stack_types(schedule_regions(work))   # each region can run as a loop over one body
     notes = []
     for region in regions:
         lines = describe_region(work, region, detail=log is not None)

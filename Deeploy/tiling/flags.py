@@ -26,13 +26,13 @@ def positive_bytes(text: str) -> int:
 def level_bytes(level: str, memory):
     """argparse type of --l1 / --l2: a positive number of bytes that the memory level ``level``
     of a platform's ``memory`` holds."""
-    most, why = level_limits(memory)[level]
+    most, _ = level_limits(memory)[level]
 
     def parse(text: str) -> int:
         value = positive_bytes(text)
         if value > most:
-            raise argparse.ArgumentTypeError(f"{value} bytes is more than the platform's {level} allows "
-                                             f"({most} B: {why})")
+            raise argparse.ArgumentTypeError(f"{value} bytes is more than the platform's {level} allows: "
+                                             f"use {most} or less")
         return value
     return parse
 

@@ -74,8 +74,9 @@ def check_level_limits(options: TilingOptions, memory) -> None:
     for flag, value, level in (("--l1", options.l1, "L1"), ("--l2", options.l2, "L2")):
         most, why = limits[level]
         if value > most:
-            raise DeeployError(f"{flag} {value} is more than the platform's {level} allows ({most} B: {why}); "
-                               f"use {flag} {most} or less")
+            error = DeeployError(f"{flag} {value} is more than the platform's {level} allows: use {flag} {most} or less")
+            error.details = f"{most} B: {why}"
+            raise error
 
 
 @dataclass(frozen=True)
@@ -132,9 +133,10 @@ def _l2_error(plan: MemoryPlan, data: int, staging: int, options: TilingOptions)
     parts += [f"L2 tiles of L3 operands {staging} B"] if staging else []
     need = plan.arena_size + data + staging
     fix = "--defaultMemLevel L3 or " if options.default_level != "L3" and data else ""
-    return DeeployError(f"the network does not fit L2 = {options.l2} B (--l2: L2 bytes for data): it needs {need} B "
-                        f"({', '.join(parts)}); "
-                        f"use {fix}--l2 {need} or more")
+    error = DeeployError(f"the network does not fit L2: its data need {need} B, more than --l2 {options.l2}; "
+                         f"use {fix}--l2 {need} or more")
+    error.details = f"L2 data: {', '.join(parts)}"
+    return error
 
 
 def _misfit_error(misfits: list[TilingError]) -> TilingError:

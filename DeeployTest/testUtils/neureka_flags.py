@@ -16,7 +16,7 @@ def _bytes(text: str) -> int:
     except ValueError:
         raise argparse.ArgumentTypeError(f"'{text}' is not a number of bytes") from None
     if value <= 0 or value % 32:
-        raise argparse.ArgumentTypeError(f"{value} bytes: the weight memory size must be a positive multiple of 32")
+        raise argparse.ArgumentTypeError(f"{value} bytes: give a positive multiple of 32")
     return value
 
 

@@ -52,8 +52,8 @@ def add_peer_flags(p: argparse.ArgumentParser, platform: str) -> None:
 
     def check_toolchain(text: str) -> str:
         if text.upper() != "GCC":
-            raise argparse.ArgumentTypeError(f"'{text}': the {platform} runners build with GCC only (LLVM is not "
-                                             "supported); drop --toolchain or pass --toolchain=GCC")
+            raise argparse.ArgumentTypeError(f"'{text}': the {platform} runners build with GCC only; drop --toolchain "
+                                             "or pass --toolchain=GCC")
         return "GCC"
 
     p.add_argument("-p", "--platform", type=check_platform, default=platform,
@@ -65,7 +65,7 @@ def refuse_flag(p: argparse.ArgumentParser, flag: str, hint: str) -> None:
     """``flag`` (with or without a value) refused with ``hint``, for a flag of another runner."""
 
     def refuse(text: str) -> str:
-        raise argparse.ArgumentTypeError(f"not taken by this runner: {hint}")
+        raise argparse.ArgumentTypeError(hint)
 
     p.add_argument(flag, nargs="?", const="", default=None, type=refuse, help=argparse.SUPPRESS)
 

@@ -70,8 +70,10 @@ def resolve_test_dir(arg: str) -> Path:
     for candidate in (Path(arg), Path.cwd() / arg, DEEPLOY_TEST / arg):
         if (candidate / "network.onnx").is_file():
             return candidate.resolve()
-    raise DeeployError(f"test folder '{arg}' not found (looked for network.onnx relative to the "
-                       f"working directory and to {DEEPLOY_TEST})")
+    error = DeeployError(f"test folder '{arg}' not found: give a folder holding network.onnx (absolute, or relative "
+                         "to here or to DeeployTest/)")
+    error.details = f"looked for network.onnx in {arg}, relative to {Path.cwd()} and to {DEEPLOY_TEST}"
+    raise error
 
 
 def _run(cmd: list[str], what: str, verbose: bool, timeout: float | None = None, cwd: Path | None = None):

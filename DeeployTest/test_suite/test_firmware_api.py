@@ -25,6 +25,30 @@ MODELS = DEEPLOY_TEST / "Tests" / "Models"
 NETWORKS = {"kws": MODELS / "KWS_DSCNN", "resnet": MODELS / "ResNet8"}
 EXAMPLE = examples_dir() / "firmware"
 CROSS = shutil.which("riscv64-unknown-elf-gcc") is not None or shutil.which("riscv32-unknown-elf-gcc") is not None
+RISCV = ("riscv64-unknown-elf-gcc", "qemu-system-riscv32")
+TOOLS = {"Siracusa": RISCV, "CortexM": ("arm-none-eabi-gcc", "qemu-system-arm"), "MemPool": RISCV, "Snitch": RISCV}
+
+
+def _samples(nets: Path, platform: str) -> str:
+    """Compile the example's two networks for ``platform`` into ``nets``: the text of samples.h."""
+    samples = []
+    for name, model in NETWORKS.items():
+        assert main(["compile", str(model / "network.onnx"), "--platform", platform, "--name", name,
+                     "-o", str(nets / name)]) == 0
+        (values,) = np.load(model / "inputs.npz").values()
+        m = name.upper()
+        samples.append(f"static const {m}_INPUT_0_TYPE {name}_sample[{m}_INPUT_0_SIZE] = "
+                       f"{{{c_array_body(values)}}};\n")
+    return "".join(samples)
+
+
+def _check_outputs(printed: str) -> None:
+    for name, model in NETWORKS.items():
+        (expected,) = np.load(model / "outputs.npz").values()
+        line = re.search(rf"^{name} output 0:(.*)$", printed, re.M)
+        assert line, printed
+        got = np.array(line.group(1).split(), dtype=np.int64)
+        np.testing.assert_array_equal(got, expected.reshape(-1).astype(np.int64), err_msg=name)
 
 
 def _build(source: Path, build: Path, *defs: str) -> None:
@@ -35,29 +59,49 @@ def _build(source: Path, build: Path, *defs: str) -> None:
 
 def test_two_named_networks_link_into_the_example_firmware(tmp_path, capsys):
     nets = tmp_path / "nets"
-    samples = []
-    for name, model in NETWORKS.items():
-        assert main(["compile", str(model / "network.onnx"), "--platform", "Generic", "--name", name,
-                     "-o", str(nets / name)]) == 0
-        (values,) = np.load(model / "inputs.npz").values()
-        m = name.upper()
-        samples.append(f"static const {m}_INPUT_0_TYPE {name}_sample[{m}_INPUT_0_SIZE] = "
-                       f"{{{c_array_body(values)}}};\n")
+    (tmp_path / "samples.h").write_text(_samples(nets, "Generic"))
     capsys.readouterr()
-    (tmp_path / "samples.h").write_text("".join(samples))
     build = tmp_path / "build"
     _build(EXAMPLE, build, f"-DDEEPLOY_NETWORKS={nets}", f"-DDEEPLOY_SAMPLES={tmp_path}")
     printed = subprocess.run([str(build / "firmware")], capture_output=True, text=True, check=True, timeout=60).stdout
-    for name, model in NETWORKS.items():
-        (expected,) = np.load(model / "outputs.npz").values()
-        line = re.search(rf"^{name} output 0:(.*)$", printed, re.M)
-        assert line, printed
-        got = np.array(line.group(1).split(), dtype=np.int64)
-        np.testing.assert_array_equal(got, expected.reshape(-1).astype(np.int64), err_msg=name)
+    _check_outputs(printed)
     # the program-provided arena is the one the keyword network uses: no static arena left in it
     symbols = subprocess.run(["nm", str(build / "firmware")], capture_output=True, text=True, check=True).stdout
     assert re.search(r" [BD] kws_arena_L2$", symbols, re.M)
     assert len(re.findall(r" [bd] deeploy_arena_L2$", symbols, re.M)) == 1   # resnet's own static arena only
+
+
+@pytest.mark.parametrize("platform", TOOLS)
+def test_standalone_output_builds_and_runs_with_its_toolchain_file(tmp_path, capsys, platform):
+    """The standard cross build: `cmake -DCMAKE_TOOLCHAIN_FILE=<output>/cmake/<Platform>.cmake`,
+    then the `run` target runs the program under QEMU."""
+    if not all(shutil.which(tool) for tool in TOOLS[platform]):
+        pytest.skip(f"{platform} toolchain or QEMU missing: run bash toolchain/install.sh")
+    out, build = tmp_path / "out", tmp_path / "b"
+    assert main(["compile", str(DEEPLOY_TEST / "Tests" / "IntKernels" / "Add" / "Regular" / "network.onnx"),
+                 "--platform", platform, "--emit-testbench", "-o", str(out)]) == 0
+    _build(out, build, f"-DCMAKE_TOOLCHAIN_FILE={out / 'cmake' / f'{platform}.cmake'}")
+    run = subprocess.run(["cmake", "--build", str(build), "--target", "run"], capture_output=True, text=True,
+                         timeout=300)
+    assert run.returncode == 0 and "Errors: 0 out of 512" in run.stdout, run.stdout[-2000:] + run.stderr[-2000:]
+    assert f"{TOOLS[platform][1]} -machine" in run.stdout   # the QEMU command, printed
+
+
+@pytest.mark.skipif(not all(shutil.which(t) for t in TOOLS["Siracusa"]),
+                    reason="RISC-V toolchain or QEMU missing: run bash toolchain/install.sh")
+def test_example_firmware_cross_builds_with_the_toolchain_file_and_runs(tmp_path, capsys):
+    """The shipped firmware example links two Siracusa networks through add_subdirectory with
+    only CMAKE_TOOLCHAIN_FILE added, and the program computes both networks' outputs on QEMU."""
+    from Deeploy.targets.siracusa.qemu import run_elf
+    nets = tmp_path / "nets"
+    (tmp_path / "samples.h").write_text(_samples(nets, "Siracusa"))
+    capsys.readouterr()
+    build = tmp_path / "build"
+    _build(EXAMPLE, build, f"-DDEEPLOY_NETWORKS={nets}", f"-DDEEPLOY_SAMPLES={tmp_path}",
+           f"-DCMAKE_TOOLCHAIN_FILE={nets / 'kws' / 'cmake' / 'Siracusa.cmake'}")
+    done = run_elf(build / "firmware", plugin=False, timeout=300)
+    assert done.exit_code == 0, done.stdout[-2000:]
+    _check_outputs(done.stdout)
 
 
 def test_network_h_documents_inputs_outputs_and_arenas(tmp_path, capsys):

@@ -230,15 +230,18 @@ def test_every_runner_takes_the_loop_flags(runner):
     assert proc.returncode == 0 and "--loop-rolling" in proc.stdout and "--loop-body-hierarchy" in proc.stdout
 
 
-def test_rolling_notes_add_up(tmp_path, capsys):
-    """The notes of a rolled network: the stacked per-iteration constants are part of the
-    network's constants (their bytes at most the summary's), and the graph-level note says its
-    bytes are the ONNX file's."""
+@pytest.mark.parametrize("model", ["microLlama/microLlama64", "Stacks/Decoder4", "KWS_DSCNN"])
+def test_rolling_notes_add_up(tmp_path, capsys, model):
+    """The notes of a rolled network agree: the region's per-iteration constants (found on the
+    graph) are the ones the compiled loop stacks, in count and bytes, and those bytes are part of
+    the network's constants (equal constants of every iteration are one invariant input, stored once)."""
     from Deeploy.cli import main
-    model = DEEPLOY_TEST / "Tests" / "Models" / "microLlama" / "microLlama64" / "network.onnx"
-    assert main(["compile", str(model), "--platform", "Siracusa", "--loop-rolling", "-o", str(tmp_path / "out")]) == 0
+    onnx_file = DEEPLOY_TEST / "Tests" / "Models" / model / "network.onnx"
+    assert main(["compile", str(onnx_file), "--platform", "Siracusa", "--loop-rolling", "-o", str(tmp_path / "out")]) == 0
     out = capsys.readouterr().out
-    stacked = int(re.search(r"per-iteration constants stacked, (\d+) B of the network's constants", out).group(1))
+    found = re.search(r"(\d+) per-iteration \((\d+) constants, (\d+) B over the iterations", out)
+    compiled = re.search(r"compiled: (\d+) per-iteration constants stacked, (\d+) B of the network's constants", out)
     constants = int(re.search(r"^  constants: +(\d+) B", out, re.M).group(1))
-    assert 0 < stacked <= constants, out
-    assert re.search(r"\d+ per-iteration \(\d+ B over the iterations, as the ONNX file stores them\)", out), out
+    assert found and compiled, out
+    assert int(found[1]) >= int(found[2]) and (found[2], found[3]) == compiled.groups(), out
+    assert 0 < int(compiled[2]) <= constants, out

@@ -63,7 +63,7 @@ def test_constants_that_do_not_fit_move_to_l3(tmp_path):
 
     refused = _tiled(tmp_path / "explicit", "--l1", "64000", "--l2", "600000", "--defaultMemLevel=L2", "--skipsim")
     assert refused.returncode == 1 and "Traceback" not in refused.stderr
-    assert "does not fit L2 = 600000 B" in refused.stderr and "--defaultMemLevel L3" in refused.stderr, refused.stderr
+    assert "more than --l2 600000" in refused.stderr and "--defaultMemLevel L3" in refused.stderr, refused.stderr
 
 
 def test_code_and_data_must_fit_physical_l2(tmp_path):

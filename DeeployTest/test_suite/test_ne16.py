@@ -238,7 +238,7 @@ def test_deeploy_compile_for_gap9_w_ne16(tmp_path):
     bad = subprocess.run(cmd + [str(tmp_path / "b"), "--l1", "64000", "--wmem-size", "4096"], capture_output=True,
                          text=True)
     assert bad.returncode != 0 and "Traceback" not in bad.stderr, bad.stderr
-    assert "platform GAP9_w_ne16 takes no option wmem_size (its options: no_npu_for)" in bad.stderr
+    assert "platform GAP9_w_ne16 takes no --wmem-size: drop it (it is for another platform)" in bad.stderr
     assert not (tmp_path / "b").exists()
     untiled = subprocess.run(cmd + [str(tmp_path / "c")], capture_output=True, text=True)
     assert untiled.returncode != 0 and "Traceback" not in untiled.stderr, untiled.stderr

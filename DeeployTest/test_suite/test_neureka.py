@@ -188,8 +188,9 @@ def test_requant_rules(tmp_path, mul, add, expected):
 
 def test_no_npu_for_names_an_unknown_layer():
     graph = _network(DEEPLOY_TEST / "Tests" / "Models" / "miniMobileNetv2")
-    with pytest.raises(DeeployError, match=r"--no-npu-for: no layer named 'nosuch' \(layers on the NPU: block0.expand"):
+    with pytest.raises(DeeployError, match=r"--no-npu-for: no layer named 'nosuch'") as refused:
         make_assign_engines(NEUREKA_SPEC, ["nosuch"])(graph)
+    assert refused.value.details.startswith("layers on the NPU: block0.expand")
     configured = get_platform("Siracusa_w_neureka").configure(no_npu_for=["classifier"], wmem_size=1 << 20)
     assert configured.level("WMEM").size == 1 << 20
     lowered, _ = configured.passes[-1](graph)
@@ -227,7 +228,7 @@ def test_deeploy_compile_takes_the_npu_options(tmp_path):
     assert "engine cluster for RequantizedGemm 'classifier': kept on the cluster by --no-npu-for" in ok.stdout
     bad = subprocess.run(cmd + [str(tmp_path / "b"), "--platform", "Siracusa", "--no-npu-for", "classifier"],
                          capture_output=True, text=True)
-    assert bad.returncode != 0 and "platform Siracusa takes no options (got no_npu_for)" in bad.stdout + bad.stderr
+    assert bad.returncode != 0 and "platform Siracusa takes no --no-npu-for" in bad.stdout + bad.stderr
     assert not (tmp_path / "b").exists()
 
 

@@ -181,7 +181,7 @@ def test_deeploy_compile_neureka_wmem(tmp_path):
     assert "DEEPLOY_WMEM_CONST" in (tmp_path / "a" / "Network.c").read_text()
     bad = subprocess.run(cmd + [str(tmp_path / "b"), "--platform", "Siracusa", "--neureka-wmem"],
                          capture_output=True, text=True)
-    assert bad.returncode != 0 and "platform Siracusa takes no options (got neureka_wmem)" in bad.stdout + bad.stderr
+    assert bad.returncode != 0 and "platform Siracusa takes no --neureka-wmem" in bad.stdout + bad.stderr
     assert "Traceback" not in bad.stderr and not (tmp_path / "b").exists()
 
 

@@ -188,11 +188,13 @@ def test_snapshots_pass_onnx_checker(network, tmp_path):
 
 
 def test_profile_names_the_network_and_engines(tmp_path, capsys):
+    """The pages name the test network (-t), not the folder they are generated into (--gen-dir)."""
     _profiled_run(MODELS / "miniMobileNetv2", tmp_path / "mini", capsys, 16000)
     profile = json.loads((tmp_path / "mini" / "profile.json").read_text())
-    assert profile["network"] == "mini" and profile["platform"] == "Siracusa"
+    assert profile["network"] == "miniMobileNetv2" and profile["platform"] == "Siracusa"
     assert [e["name"] for e in profile["engines"]["dma"]] == ["cluster", "L3"]
-    assert "<title>Cycles per layer - Siracusa: mini</title>" in (tmp_path / "mini" / "profile.html").read_text()
+    page = (tmp_path / "mini" / "profile.html").read_text()
+    assert "<title>Cycles per layer - Siracusa: miniMobileNetv2</title>" in page
 
 
 def test_untiled_profile_files(tmp_path, capsys):

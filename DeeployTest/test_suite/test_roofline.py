@@ -175,3 +175,24 @@ def test_npu_peaks_are_the_specs():
     """specs/neureka.md "Throughput": 1152 MAC/cycle (1x1), 1134 (3x3), about 40 (3x3 depthwise)."""
     from Deeploy.targets.siracusa_w_neureka.roofs import npu_peak_macs
     assert npu_peak_macs("1x1") == 1152 and npu_peak_macs("3x3") == 1134 and round(npu_peak_macs("3x3dw")) == 40
+
+
+def test_point_labels_never_overlap():
+    """Labels of points close together go beside them where no other label is, or are left out
+    (the point's numbers still show when pointed at): never written over each other."""
+    from Deeploy.analysis.roofline import Roofline
+    from Deeploy.analysis.roofline_plot import roofline_html
+    ops = ["RequantizedGemm", "RequantizedMatMul", "RequantShift", "RequantizedAdd", "Concat", "iRMSNorm",
+           "RequantizedMul", "Transpose", "RequantizediSoftmax", "RequantizediHardswish", "Gather", "Softmax"]
+    points = [LayerPoint(k, f"layer{k}", op, "cluster", 1000, {"L2": 500}, "L2", 1.5 + 0.05 * k, 1000.0 - k,
+                         1.0 + 0.03 * (k % 5), PEAK, "cluster", DMA["L2"], "L2 DMA", 12.0, "overhead")
+              for k, op in enumerate(ops)]
+    report = Roofline("Siracusa", "net.onnx", 8, True, "profile", points, {"cluster": Roof("cluster", PEAK, "")},
+                      {"L2 DMA": Roof("L2 DMA", DMA["L2"], "")})
+    labels = [(float(x), float(y), text) for x, y, text in
+              re.findall(r'<text class="label" x="([\d.]+)" y="([\d.]+)">([^<]*)</text>', roofline_html(report, "t"))]
+    assert len(labels) >= 4, labels
+    for k, (x, y, text) in enumerate(labels):
+        for x2, y2, text2 in labels[k + 1:]:
+            apart = x + 7 * len(text) <= x2 or x2 + 7 * len(text2) <= x or abs(y - y2) >= 14
+            assert apart, (text, x, y, text2, x2, y2)

@@ -134,7 +134,7 @@ def run_tiled(test_dir, l1: int, level: str, db: bool, capsys, cores: int = 8, p
     with pytest.raises(DeeployError) as refusal:
         _run_tiled(test_dir, l1, level, db, capsys, cores, profile, platform, platform_options)
     message = str(refusal.value)
-    assert f"does not fit L2 = {l2} B" in message, message
+    assert f"more than --l2 {l2}" in message, message
     if level == "L2":
         assert "--defaultMemLevel L3" in message, message
         assert expected_l2_bytes(test_dir, "L3") < l2 * (1 - UNDECIDED), test_dir

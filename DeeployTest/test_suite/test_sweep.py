@@ -174,7 +174,7 @@ def test_local_sweep_records_resumes_and_retries(tmp_path):
                   "bad.yaml")
     assert run_sweep(bad, out, say=lambda _: None) == 0
     failed = _records(out)[-1]
-    assert failed["status"] == "fail" and failed["error"].startswith("platform Siracusa takes no options")
+    assert failed["status"] == "fail" and failed["error"].startswith("platform Siracusa takes no --neureka-wmem")
     assert run_sweep(bad, out, say=lambda _: None) == 0 and len(_records(out)) == 5
     assert run_sweep(bad, out, retry_failed=True, say=lambda _: None) == 0
     assert Counter(r["key"] for r in _records(out))[failed["key"]] == 2

@@ -15,8 +15,8 @@ from Deeploy.platform import Engine, MemoryLevel, Platform
 from Deeploy.targets.siracusa.bindings import SIRACUSA_BINDINGS
 from Deeploy.targets.siracusa.platform import SIRACUSA_PASSES
 
-__all__ = ["Board", "BOARDS", "CORTEX_M4", "CORTEX_M55", "CORTEXM", "PLATFORM", "STACK_BYTES", "configure",
-           "linker_script", "sram_check"]
+__all__ = ["Board", "BOARDS", "CORTEX_M4", "CORTEX_M55", "CORTEXM", "PLATFORM", "QEMU", "STACK_BYTES", "configure",
+           "linker_script", "qemu_command", "sram_check"]
 
 KiB, MiB = 1024, 1024 * 1024
 
@@ -40,6 +40,17 @@ BOARDS = {b.cpu: b for b in (CORTEX_M4, CORTEX_M55)}
 # the stack at the top of SRAM (picolibc.ld's __stack_size); the C library's own data is tiny
 STACK_BYTES = 64 * KiB
 CPU = Engine("cpu", cores=1, runtime="deeploy_cortexm.h")
+
+
+QEMU = "qemu-system-arm"
+
+
+def qemu_command(elf, board: Board, plugin_args: str | None = None) -> list[str]:
+    """The QEMU command running ``elf`` on ``board`` with semihosting (output, exit code)."""
+    cmd = [QEMU, "-machine", board.machine, "-cpu", board.cpu, "-kernel", str(elf), "-display", "none",
+           "-serial", "none", "-monitor", "none", "-chardev", "stdio,id=c0,signal=off",
+           "-semihosting-config", "enable=on,target=native,chardev=c0"]
+    return cmd + (["-plugin", plugin_args] if plugin_args else [])
 
 
 def linker_script(board: Board):
@@ -86,6 +97,7 @@ def cortexm_platform(board: Board) -> Platform:
         cmake_platform="CortexM",
         engines=(CPU,),
         linker_script=linker_script(board),
+        run_command=lambda memory, program, cores: qemu_command(program, board),
         configure=configure,
         check_plan=sram_check(board),
     )
@@ -95,7 +107,7 @@ def configure(cpu: str = CORTEX_M4.cpu, sram: int | None = None) -> Platform:
     """The platform on the board of core ``cpu`` (``--cpu``), using ``sram`` bytes of its SRAM
     (``--sram``; default all): the program is linked into that much, stack included."""
     if cpu not in BOARDS:
-        raise DeeployError(f"unknown Cortex-M core '{cpu}' (available: {', '.join(BOARDS)})")
+        raise DeeployError(f"unknown Cortex-M core '{cpu}': use --cpu {' or --cpu '.join(BOARDS)}")
     board = BOARDS[cpu]
     if sram is not None:
         if not STACK_BYTES < sram <= board.ram[1] or sram % 4:

@@ -17,11 +17,10 @@ from Deeploy.platform import TargetRunner
 from Deeploy.resources import timing_plugin
 from Deeploy.runtime.abi import LAYER_BASE
 from Deeploy.targets.cortexm.cycles import M4_TIMING, last_run, read_records
-from Deeploy.targets.cortexm.platform import BOARDS, Board
+from Deeploy.targets.cortexm.platform import BOARDS, QEMU, Board, qemu_command
 
 __all__ = ["RUNNER", "QEMU", "board_of", "cpu_name", "qemu_command", "run_elf"]
 
-QEMU = "qemu-system-arm"
 _INSTALL = ("install it (Debian: apt-get install qemu-system-arm gcc-arm-none-eabi picolibc-arm-none-eabi; "
             "in a checkout `bash toolchain/install.sh` installs everything)")
 
@@ -30,7 +29,7 @@ def cpu_name(text: str) -> str:
     """argparse type of --cpu: a core of ``BOARDS``."""
     cpu = text.lower()
     if cpu not in BOARDS:
-        raise argparse.ArgumentTypeError(f"'{text}' is not a supported core: {', '.join(BOARDS)}")
+        raise argparse.ArgumentTypeError(f"'{text}' is not a supported core: use {' or '.join(BOARDS)}")
     return cpu
 
 
@@ -41,13 +40,6 @@ def board_of(elf: Path) -> Board:
         if board.ram[0] == ram:
             return board
     raise DeeployError(f"{elf}: not linked with a CortexM linker script (no known __ram symbol)")
-
-
-def qemu_command(elf: Path, board: Board, plugin_args: str | None = None) -> list[str]:
-    cmd = [QEMU, "-machine", board.machine, "-cpu", board.cpu, "-kernel", str(elf), "-display", "none",
-           "-serial", "none", "-monitor", "none", "-chardev", "stdio,id=c0,signal=off",
-           "-semihosting-config", "enable=on,target=native,chardev=c0"]
-    return cmd + (["-plugin", plugin_args] if plugin_args else [])
 
 
 def run_elf(elf: Path, timeout: float, records: Path | None = None) -> tuple[int, str]:

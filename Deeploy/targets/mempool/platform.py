@@ -8,6 +8,8 @@ from Deeploy.platform import Engine, MemoryLevel, Platform
 from Deeploy.targets.generic.platform import GENERIC
 from Deeploy.targets.mempool.linker import MAX_HARTS, l1_reserved_bytes, linker_script
 from Deeploy.targets.mempool.timing import MEMPOOL_TIMING
+from Deeploy.targets.siracusa.linker import qemu_ram_bytes
+from Deeploy.targets.siracusa.qemu import qemu_command
 
 __all__ = ["MEMPOOL", "PLATFORM", "CLUSTER"]
 
@@ -31,6 +33,7 @@ MEMPOOL = Platform(
     engines=(CLUSTER,),
     timing=MEMPOOL_TIMING,
     linker_script=linker_script,
+    run_command=lambda memory, program, cores: qemu_command(program, cores, qemu_ram_bytes(memory)),
 )
 
 PLATFORM = MEMPOOL

@@ -78,8 +78,10 @@ def make_assign_engines(spec: NpuSpec, excluded: Iterable[str] = ()) -> Callable
         unknown = sorted(excluded - {n.name for n in graph.nodes})
         if unknown:
             candidates = [n.name for n, engine, _ in decisions(graph, spec) if engine == spec.engine]
-            raise DeeployError(f"--no-npu-for: no layer named {', '.join(repr(u) for u in unknown)} "
-                               f"(layers on the NPU: {', '.join(candidates) or 'none'})")
+            error = DeeployError(f"--no-npu-for: no layer named {', '.join(repr(u) for u in unknown)}: name layers the "
+                                 "NPU runs (-v lists them)")
+            error.details = f"layers on the NPU: {', '.join(candidates) or 'none'}"
+            raise error
         chosen = []
         for node, engine, why in decisions(graph, spec, excluded):
             if log and node.op in NPU_OPS:

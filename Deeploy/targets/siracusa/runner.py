@@ -35,7 +35,8 @@ def core_counter(target: Platform):
         except ValueError:
             raise argparse.ArgumentTypeError(f"'{text}' is not a number of cores (1..{cores})") from None
         if not 1 <= value <= cores:
-            raise argparse.ArgumentTypeError(f"{value} is outside 1..{cores}, the cores of the {target.name} cluster")
+            raise argparse.ArgumentTypeError(f"{value} is outside 1..{cores}, the cores of the {target.name} cluster: "
+                                             f"give 1 to {cores}")
         return value
     return core_count
 
@@ -52,7 +53,8 @@ def cluster_runner(target: Platform) -> TargetRunner:
     def build_options(options: argparse.Namespace, gen: Path) -> list[str]:
         cores = getattr(options, "cores", target.max_cores)
         if not 1 <= cores <= target.max_cores:
-            raise DeeployError(f"--cores={cores} is outside 1..{target.max_cores} ({target.name} cluster)")
+            raise DeeployError(f"--cores={cores} is outside 1..{target.max_cores} ({target.name} cluster): give 1 to "
+                               f"{target.max_cores}")
         script = gen / "harness" / "link.ld"
         script.parent.mkdir(parents=True, exist_ok=True)
         script.write_text(target.linker_script(target.memory))
@@ -71,13 +73,17 @@ def cluster_runner(target: Platform) -> TargetRunner:
                 manifest = read_manifest(gen / "network")
                 tiles = profile_tiles not in (None, False, True, "all") or getattr(options, "verbose", False)
                 out += "\n".join(profile_report(result, manifest, tiles, level)) + "\n"
-                paths = write_profile_files(gen, result, manifest, level, gen.name)
+                paths = write_profile_files(gen, result, manifest, level, _network(options, gen))
                 out += "Profile files: " + ", ".join(str(p) for p in paths) + "\n" + network_line(result) + "\n"
             if getattr(options, "roofline", False):
-                out += _roofline(result, gen, compiled)
+                out += _roofline(result, gen, compiled, _network(options, gen))
         return run.exit_code, out
 
-    def _roofline(timing, gen: Path, compiled) -> str:
+    def _network(options: argparse.Namespace, gen: Path) -> str:
+        """The network's name in the profile and roofline pages: the test folder's (-t), else the output's."""
+        return Path(getattr(options, "test", None) or gen).name
+
+    def _roofline(timing, gen: Path, compiled, name: str) -> str:
         """The roofline of the run (--roofline): its text, then roofline.json and roofline.html."""
         if compiled is None:
             raise DeeployError("--roofline needs the compiler's decisions (tiling, memory plan): run without --skipgen")
@@ -85,12 +91,13 @@ def cluster_runner(target: Platform) -> TargetRunner:
         report = build_roofline(compiled, layer_work(compiled, target, roofs), roofs,
                                 measured_cycles(timing, compiled.manifest), overhead_shares(timing, compiled.manifest))
         (gen / "roofline.json").write_text(report.to_json())
-        page = write_roofline_html(gen / "roofline.html", report, f"Roofline: {target.name}, {gen.name}")
+        page = write_roofline_html(gen / "roofline.html", report, f"Roofline: {target.name}, {name}")
         return format_roofline(report) + f"Roofline files: {gen / 'roofline.json'}, {page}\n"
 
     def after_compile(compiled, options: argparse.Namespace, gen: Path) -> None:
         if getattr(options, "plotMemAlloc", False):
-            path = write_manifest_plot(gen / "memory_allocation.html", f"{target.name}: {gen.name}", compiled.manifest)
+            path = write_manifest_plot(gen / "memory_allocation.html", f"{target.name}: {_network(options, gen)}",
+                                       compiled.manifest)
             print(f"Memory allocation plot: {path}")
 
     return TargetRunner(build_options=build_options, execute=execute, timeout=600.0,

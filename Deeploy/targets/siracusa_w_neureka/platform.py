@@ -45,8 +45,7 @@ def configure(no_npu_for: Sequence[str] = (), wmem_size: int = WMEM_DEFAULT_SIZE
     of ``wmem_size`` bytes (a positive multiple of 32) and, with ``neureka_wmem``, the NPU weights
     that save the most modelled cycles placed in it (``wmem.py``)."""
     if wmem_size <= 0 or wmem_size % WMEM_LEVEL.alignment:
-        raise DeeployError(f"weight memory size must be a positive multiple of {WMEM_LEVEL.alignment} bytes "
-                           f"(got {wmem_size})")
+        raise DeeployError(f"--wmem-size {wmem_size}: give a positive multiple of {WMEM_LEVEL.alignment} bytes")
     if wmem_size > WEIGHT_MEMORY.window_bytes:
         raise DeeployError(f"weight memory size {wmem_size} B is more than its {WEIGHT_MEMORY.window_bytes} B address "
                            f"window (MRAM and SRAM); give --wmem-size {WEIGHT_MEMORY.window_bytes} or less")

@@ -9,7 +9,9 @@ from dataclasses import replace
 
 from Deeploy.platform import Engine, MemoryLevel, Platform
 from Deeploy.targets.siracusa.platform import SIRACUSA, VIRTUAL_PLATFORM_L1
-from Deeploy.targets.snitch.linker import l1_reserved_bytes, linker_script
+from Deeploy.targets.siracusa.linker import qemu_ram_bytes
+from Deeploy.targets.siracusa.qemu import qemu_command
+from Deeploy.targets.snitch.linker import MAX_HARTS, l1_reserved_bytes, linker_script
 from Deeploy.targets.snitch.timing import SNITCH_TIMING as TIMING
 from Deeploy.tiling.params import PlatformTiling
 
@@ -45,6 +47,8 @@ SNITCH = Platform(
     timing=TIMING,
     tiling=PlatformTiling(SNITCH_L1, replace(SNITCH_L1, capacity=0, level="L2", source="L3")),
     linker_script=linker_script,
+    # every hart starts, the data mover included (parked by the runtime)
+    run_command=lambda memory, program, cores: qemu_command(program, MAX_HARTS, qemu_ram_bytes(memory)),
 )
 
 PLATFORM = SNITCH
