@@ -9,7 +9,7 @@
  * when that transfer (and every earlier one of the same core on the same engine) is complete.
  * Until then the destination must not be read and the source must not be written.
  *
- * Who may call: ANY core, inside or outside a fork. Transfers and handles belong to the core that
+ * Who may call: ANY core, inside or outside a fork (with a data-mover core, DEEPLOY_DM_CORE: it alone). Transfers and handles belong to the core that
  * issued them: a core waits only for its own transfers (waiting for a handle the calling core has
  * not issued is a fatal error). To hand data to other cores, the issuing core waits and then
  * the cores synchronise (deeploy_cluster_barrier). The usual pattern in a forked kernel: core 0
