@@ -1,9 +1,9 @@
 # The Snitch cluster on the QEMU virtual platform (specs/snitch.md): 8 compute cores and the
-# data-mover core (hart 8, DEEPLOY_DM_CORE: it runs the tile loop and alone programs the DMA), RV32IMAFD (picolibc's rv32imafd/
-# ilp32d libraries), the cluster runtime of the Siracusa family (TargetLibraries/Siracusa: fork,
-# barrier, DMA engines, the tile loop); the TCDM's 32 banks of 64 bits in one tile. Loaded before
-# project() by the top-level CMakeLists.txt or, as its copy in cmake/, by a compiled output's own
-# CMakeLists.txt.
+# data-mover core (hart 8, DEEPLOY_DM_CORE: it runs the tile loop and alone programs the DMA),
+# RV32IMAFD (picolibc's rv32imafd/ilp32d libraries), the cluster runtime of the Siracusa family
+# (TargetLibraries/Siracusa: fork, barrier, DMA engines, the tile loop); the TCDM's 32 banks of 64
+# bits in one tile. Loaded before project() by the top-level CMakeLists.txt or, as its copy in
+# cmake/, by a compiled output's own CMakeLists.txt.
 set(VIRT_CLUSTER_ARCH "-march=rv32imafd -mabi=ilp32d")
 set(VIRT_CLUSTER_DEFAULT_CORES 8)
 set(VIRT_CLUSTER_MAX_CORES 8)

@@ -70,7 +70,7 @@ def test_peer_ci_untiled(kernel, capsys):
     gen = DEEPLOY_TEST / "TEST_SNITCH" / kernel
     assert _run(CORPUS / "Kernels" / kernel, gen, SNITCH, {"cores": 8}, capsys) > 0
     recs = read_records(gen / "build" / "records.txt")
-    # QEMU runs the data-mover core too (a ninth hart, parked); each fork phase reports its
+    # QEMU runs the data-mover core too (a ninth hart, idle untiled); each fork phase reports its
     # busiest TCDM bank (the plugin's l1map)
     assert set(recs.by_hart) == set(range(9)) and recs.phases
 

@@ -19,6 +19,11 @@ instructions, plus the DMA transfers and waits. The model:
   with ``contention`` a phase lasts at least as long as its busiest shared resource needs to
   serve the cores' accesses of the phase (``contention.py``: the 16 TCDM banks, the cluster's
   path to L2, the 4 shared FPUs and the div/sqrt unit);
+* a data-mover core (Snitch; hart 0: DM_CALL_ENTER ... DM_CALL_LEAVE, the data mover: DM_RUN_BEGIN
+  ... DM_RUN_END) runs the call from hart 0's time plus ``barrier_cycles`` as hart 0 runs serial
+  code, returning after another ``barrier_cycles``; it forks without taking part (FORK_ENTER,
+  FORK_RUN, its own work, FORK_JOIN, FORK_LEAVE): its own work runs from the fork's start beside
+  the cores' phases and the fork ends when both are done;
 * DMA: every engine is one FIFO queue. A core reaching a copy at time ``t`` spends
   ``issue = commands * words * issue_word_cycles`` programming it (words: 3 per 1-D command,
   5 per 2-D command); the transfer starts (first beat) at

@@ -4,9 +4,11 @@ their slowest core or their busiest TCDM bank, DMA transfers queued on the engin
 parameters (``specs/snitch.md``).
 
 The plugin runs with ``l1map`` (symbols of cmake/Snitch.cmake: 32 banks of 64 bits, one tile):
-each fork phase reports the accesses of its busiest TCDM bank over the 8 compute cores. On Snitch
-the data-mover core programs the DMA; on the virtual platform core 0 runs the tile loop and issues
-the copies (the data mover sleeps), so the programming is charged to core 0.
+each fork phase reports the accesses of its busiest TCDM bank over the 8 compute cores. As on
+Snitch, the data-mover core (hart 8) alone programs the DMA: it runs the tile loop, forks each
+tile's kernel on the compute cores and, while they compute, prepares the next tile (and prefetches
+its inputs when double-buffered); the model runs its work beside the cores' and charges a barrier
+for handing it each tiled layer and one for the return.
 
 FREP and the stream registers (SSR) are not executed: an SSR read is an ordinary FP register read,
 which QEMU cannot trap, so faithful SSR streams would need a patched QEMU. The kernels are the
