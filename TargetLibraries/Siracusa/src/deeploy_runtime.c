@@ -145,10 +145,10 @@ typedef struct {
   void *arg;
   uint32_t gen;                         /* fork generation: workers run when it changes */
   uint32_t in_fork;                     /* hart 0 is inside deeploy_cluster_fork */
-  uint32_t forker;                      /* the hart that forked (0, or the data-mover core) */
   uint32_t done[DEEPLOY_NUM_CORES];     /* per core: the last fork generation it finished */
   uint32_t arrived[DEEPLOY_NUM_CORES];  /* per core: barriers it has arrived at (wraps) */
 #ifdef DEEPLOY_DM_CORE
+  uint32_t forker;                      /* the hart that forked (0, or the data-mover core) */
   void (*dm_fn)(const void *);          /* hart 0's call to the data-mover core */
   const void *dm_arg;
   uint32_t dm_gen, dm_done;             /* calls handed / returned */
@@ -156,6 +156,11 @@ typedef struct {
 } deeploy_rt_t;
 
 static deeploy_rt_t deeploy_rt DEEPLOY_L1;
+#ifdef DEEPLOY_DM_CORE
+#define FORKER deeploy_rt.forker
+#else
+#define FORKER 0u /* only hart 0 forks */
+#endif
 static volatile uint32_t deeploy_boot_flag __attribute__((section(".noinit"), used));
 
 static inline uint32_t hart_id(void) {
@@ -283,7 +288,7 @@ static void run_task(uint32_t me, uint32_t gen) {
   check_stack(me);
   store_release(&deeploy_rt.done[me], gen);
   fence();
-  wake(deeploy_rt.forker); /* every core wakes the forker: the same instructions whoever finishes last */
+  wake(FORKER); /* every core wakes the forker: the same instructions whoever finishes last */
 }
 
 #ifdef DEEPLOY_DM_CORE
@@ -319,7 +324,9 @@ void deeploy_cluster_fork(void (*fn)(void *), void *arg) {
     deeploy_fatal("deeploy_cluster_fork called from core %u (in a fork: %u); only core 0 outside a fork may fork",
                   (unsigned)hart_id(), (unsigned)deeploy_rt.in_fork);
   deeploy_rt.in_fork = 1;
+#ifdef DEEPLOY_DM_CORE
   deeploy_rt.forker = 0;
+#endif
 #if DEEPLOY_NUM_CORES > 1
   deeploy_rt.fn = fn;
   deeploy_rt.arg = arg;

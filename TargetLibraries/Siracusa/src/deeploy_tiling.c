@@ -487,7 +487,17 @@ static void run_l1_tiles(const deeploy_tiled_layer_t *L, const int32_t *lo2, con
   deeploy_dma_wait_all(DEEPLOY_DMA_CLUSTER);
 }
 
+#ifdef DEEPLOY_DM_CORE
+static void run_tiled(const void *layer);
+
+void deeploy_run_tiled(const deeploy_tiled_layer_t *layer) {
+  deeploy_dm_call(run_tiled, layer); /* the data mover runs the loop; core 0 computes */
+}
+
 static void run_tiled(const void *layer) {
+#else
+void deeploy_run_tiled(const deeploy_tiled_layer_t *layer) {
+#endif
   const deeploy_tiled_layer_t *L = to_l1(layer);
   int staged = 0, staged_out = 0;
   for (int o = 0; o < L->noperands; o++) {
@@ -560,12 +570,4 @@ static void run_tiled(const void *layer) {
       DEEPLOY_MARKER(DEEPLOY_MARK_STAGE_END);
     }
   }
-}
-
-void deeploy_run_tiled(const deeploy_tiled_layer_t *layer) {
-#ifdef DEEPLOY_DM_CORE
-  deeploy_dm_call(run_tiled, layer); /* the data mover runs the loop; core 0 computes */
-#else
-  run_tiled(layer);
-#endif
 }
