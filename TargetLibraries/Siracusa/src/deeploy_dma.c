@@ -153,7 +153,12 @@ deeploy_dma_t deeploy_dma_issue_(uint32_t engine, void *dst, const void *src, ui
     DEEPLOY_MARKER(DEEPLOY_RT_DMA_CMD); /* one 1-D or 2-D command per plane */
     uint8_t *d = (uint8_t *)dst + p * dst_plane_stride;
     const uint8_t *s = (const uint8_t *)src + p * src_plane_stride;
-    for (uint32_t r = 0; r < rows; r++, d += dst_stride, s += src_stride) dma_copy_row(d, s, row_bytes);
+    for (uint32_t r = 0; r < rows; r++, d += dst_stride, s += src_stride) {
+#ifdef DEEPLOY_DMA_1D
+      if (r) DEEPLOY_MARKER(DEEPLOY_RT_DMA_CMD); /* a DMA with 1-D commands only: one per row */
+#endif
+      dma_copy_row(d, s, row_bytes);
+    }
   }
   return ++dma_issued[me][engine];
 }
