@@ -7,7 +7,8 @@
  * and exits with 1 instead of faulting on a missing level), then runs picolibc's start-up (crt0-semihost: data, bss, TLS,
  * constructors) and main. The constructor below clears .l1_bss/.l2_bss/.l3_bss, checks that QEMU has
  * the harts the build expects, then sets the boot flag (.noinit) and wakes the workers.
- * Worker harts 1..DEEPLOY_NUM_CORES-1 (and the data-mover core DEEPLOY_DM_CORE, when built with one) set gp, mtvec, the FPU state (mstatus.FS, when built with
+ * Worker harts 1..DEEPLOY_NUM_CORES-1 (and the data-mover core DEEPLOY_DM_CORE, when built with
+ * one) set gp, mtvec, the FPU state (mstatus.FS, when built with
  * F), their stack (L1) and a TLS block at its top, wait for the boot flag and then sleep in the worker loop. Harts beyond
  * DEEPLOY_NUM_CORES (or beyond the stacks the linker script reserves) are parked, except the
  * data-mover core.
@@ -144,7 +145,7 @@ typedef struct {
   void (*fn)(void *);
   void *arg;
   uint32_t gen;                         /* fork generation: workers run when it changes */
-  uint32_t in_fork;                     /* hart 0 is inside deeploy_cluster_fork */
+  uint32_t in_fork;                     /* a fork is running (its forker has not joined yet) */
   uint32_t done[DEEPLOY_NUM_CORES];     /* per core: the last fork generation it finished */
   uint32_t arrived[DEEPLOY_NUM_CORES];  /* per core: barriers it has arrived at (wraps) */
 #ifdef DEEPLOY_DM_CORE
@@ -398,7 +399,8 @@ void deeploy_dm_call(void (*fn)(const void *), const void *arg) {
   /* core 0 computes the data mover's forks, as the other compute cores, until the call returns */
   uint32_t seen = deeploy_rt.gen, gen;
   for (;;) {
-    DEEPLOY_SLEEP_UNTIL(0, (gen = load_acquire(&deeploy_rt.gen)) != seen || load_acquire(&deeploy_rt.dm_done) == call);
+    DEEPLOY_SLEEP_UNTIL(0, (gen = load_acquire(&deeploy_rt.gen)) != seen ||
+                               load_acquire(&deeploy_rt.dm_done) == call);
     if (gen == seen) break;
     seen = gen;
     run_task(0, gen);
