@@ -15,6 +15,7 @@ import pytest
 from Deeploy.tiling.flags import tiling_options
 from Deeploy.tiling.network import TilingOptions
 from Deeploy.runtime.abi import TASK_BEGIN
+from Deeploy.targets.siracusa.profile import layer_cycles
 from Deeploy.targets.siracusa.timing import model_cycles, read_records
 from Deeploy.targets.snitch.timing import SNITCH_TIMING
 from Deeploy.targets.snitch.runner import core_count
@@ -103,6 +104,8 @@ def test_data_mover_streams_tiles(capsys, monkeypatch):
     assert res.forks and all(f.cores == 8 for f in res.forks)
     prefetched = [d for d in res.dma if any(f.start < d.issue < f.start + f.cycles for f in res.forks)]
     assert len(prefetched) >= len(res.forks) - 1       # the next tile's inputs, while the cores compute
+    # the profile charges the data mover's programming outside the kernels as exposed DMA
+    assert res.controls == (0, 8) and sum(c.dma_issue for c in layer_cycles(res)) > 0
 
 
 @pytest.mark.parametrize("l1", [10000, 20000])

@@ -349,6 +349,7 @@ class TimingResult:
     waits: tuple[DmaWait, ...] = ()    # in modelled order
     marks: tuple[tuple[float, int], ...] = ()   # (time, marker) of the tile phase markers
     npu: tuple[NpuJob, ...] = ()       # NPU jobs in trigger order (npu_timeline.py)
+    controls: tuple[int, ...] = (0,)   # harts running on the common timeline: hart 0, the data mover
 
     @property
     def forked(self) -> float:
@@ -673,7 +674,8 @@ def model_cycles(records: Records | str | Path, model: TimingModel = SIRACUSA_TI
             end = bounds[j + 1][0] if j + 1 < len(bounds) else t
             layers.append(LayerTime(marker - LAYER_BASE, start, end - start))
     return TimingResult(total=t, forks=tuple(forks), layers=tuple(layers), model=model,
-                        dma=tuple(dma.order), waits=tuple(dma.waits), marks=marks, npu=tuple(npu.jobs))
+                        dma=tuple(dma.order), waits=tuple(dma.waits), marks=marks, npu=tuple(npu.jobs),
+                        controls=tuple(sorted({0} | {h for h, _b, _e in calls})))
 
 
 if __name__ == "__main__":
