@@ -49,7 +49,8 @@ class MemPoolTiming(TimingModel):
         written and next_id read to launch (``dma.h``), each a peripheral access of Banshee's
         latency 5 (``mempool.yaml``). The frontend has 1-D transfers only: the runtime issues a
         row as a command of its own (``DEEPLOY_DMA_1D``), so every row costs the core 5 words
-        and the engine dma_row_cycles 10 (its own L2 access).
+        (dma_words_2d 5 as well: no 2-D command is issued) and the engine dma_row_cycles 10 (its
+        own L2 access).
     """
 
     group_cycles: float = 2.0
