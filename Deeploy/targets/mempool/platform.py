@@ -23,11 +23,11 @@ KiB, MiB = 1024, 1024 * 1024
 CLUSTER = Engine("cluster", cores=MAX_HARTS, forked=True, runtime="deeploy_runtime.h")
 
 # The tiles: the virtual platform's tile loop with MemPool's DMA, fork and barrier costs; the
-# DMA has 1-D commands only (a strided tile costs a command per row); ops per cycle those of the
-# virtual platform's 8 cores (2.5, VIRTUAL_PLATFORM_L1) scaled to the peer's 16; the portable
-# kernels, so no kernel cycle formulas.
+# DMA has 1-D commands only (a strided tile costs a command per row, each with the row's L2
+# access as its set-up); ops per cycle those of the virtual platform's 8 cores (2.5,
+# VIRTUAL_PLATFORM_L1) scaled to the peer's 16; the portable kernels, so no kernel cycle formulas.
 MEMPOOL_L1 = replace(VIRTUAL_PLATFORM_L1, dma_bytes_per_cycle=int(TIMING.dma_bandwidth),
-                     dma_setup=int(TIMING.dma_setup_cycles), dma_row_cycles=0,
+                     dma_setup=int(TIMING.dma_row_cycles), dma_row_cycles=0,
                      dma_issue_word_cycles=int(TIMING.dma_issue_word_cycles), dma_words_1d=TIMING.dma_words_1d,
                      dma_words_2d=TIMING.dma_words_2d, dma_2d=False, ops_per_cycle=5.0, cores=16,
                      fork_cycles=int(TIMING.fork_cycles), barrier_cycles=int(TIMING.barrier_cycles), kernel_cycles=())

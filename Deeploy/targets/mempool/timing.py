@@ -44,13 +44,13 @@ class MemPoolTiming(TimingModel):
     programs it, as the peer's kernels do):
     dma_bandwidth 64: one beat of the 512-bit AXI per cycle (``mempool.cmake``: AXI width 512;
         *derived*, as the spec: bandwidth = AXI width per cycle of a backend).
-    dma_setup_cycles 10: the first beat's L2 access, the peer's Banshee L2 latency (``mempool.yaml``).
     dma_words_1d 5, dma_issue_word_cycles 5: the frontend's src, dst, num_bytes and conf registers
         written and next_id read to launch (``dma.h``), each a peripheral access of Banshee's
         latency 5 (``mempool.yaml``). The frontend has 1-D transfers only: the runtime issues a
         row as a command of its own (``DEEPLOY_DMA_1D``), so every row costs the core 5 words
-        (dma_words_2d 5 as well: no 2-D command is issued) and the engine dma_row_cycles 10 (its
-        own L2 access).
+        (dma_words_2d 5 as well: no 2-D command is issued) and the engine dma_row_cycles 10 before
+        its first beat, the peer's Banshee L2 latency (``mempool.yaml``); dma_setup_cycles 0 (that
+        access is the row's).
     """
 
     group_cycles: float = 2.0
@@ -67,5 +67,5 @@ class MemPoolTiming(TimingModel):
 MEMPOOL_TIMING = MemPoolTiming(taken_cycles=1.0, jump_cycles=1.0, mulh_cycles=2.0, div_cycles=2.0,
                                load_use_cycles=1.0, fdivsqrt_cycles=0.0, l1_banks=1024, l2_path_cycles=0.25,
                                l2_latency=10.0, fork_cycles=50.0, barrier_cycles=40.0, dma_bandwidth=64.0,
-                               dma_setup_cycles=10.0, dma_row_cycles=10.0, dma_issue_word_cycles=5.0, dma_words_1d=5,
+                               dma_setup_cycles=0.0, dma_row_cycles=10.0, dma_issue_word_cycles=5.0, dma_words_1d=5,
                                dma_words_2d=5)
