@@ -106,6 +106,7 @@ def test_tiled_tiles_come_through_the_dma(capsys):
     assert recs.dma and {h for h, _seq in recs.dma} == {0}
     assert all(d.commands == d.rows for d in recs.dma.values())
     res = model_cycles(recs, MEMPOOL_TIMING)
+    assert {(d.src, d.dst) for d in res.dma} == {("L2", "L1"), ("L1", "L2")}   # the levels, by address
     for d in res.dma:
         row = d.bytes // d.rows
         assert d.issue_cycles == d.rows * 5 * 5
