@@ -51,6 +51,12 @@ BOOT = 0x16
 PARK = 0x18
 INIT_ENTER = 0x1A
 INIT_LEAVE = 0x1B
+DM_CALL_ENTER = 0x1C       # data-mover core (Snitch): hart 0 hands it a call ...
+DM_CALL_LEAVE = 0x1D       # ... and serves its forks as a compute core until it returns
+FORK_JOIN = 0x1E           # a forker that does not compute (the data mover) waits for the cores
+FORK_RUN = 0x1F            # ... after working on while they compute (from FORK_RUN)
+DM_RUN_BEGIN = 0x27        # the data mover starts the call
+DM_RUN_END = 0x28          # ... and has returned from it
 
 # DMA (deeploy_dma.h): issue and wait windows, and the markers inside them.
 DMA_ISSUE_BEGIN = 0x20
@@ -99,16 +105,22 @@ def layer_marker(k: int) -> int:
 MARKERS: tuple[Marker, ...] = (
     Marker("DEEPLOY_RT_WAIT_FIRST", WAIT_FIRST, "first id of the wait-region range"),
     Marker("DEEPLOY_RT_WAIT_LAST", WAIT_LAST, "last id of the wait-region range"),
-    Marker("DEEPLOY_RT_FORK_ENTER", FORK_ENTER, "hart 0 enters deeploy_cluster_fork (stop)"),
+    Marker("DEEPLOY_RT_FORK_ENTER", FORK_ENTER, "hart 0 (or the data mover) enters a fork (stop)"),
     Marker("DEEPLOY_RT_TASK_BEGIN", TASK_BEGIN, "a core starts fn(arg) (resume)"),
     Marker("DEEPLOY_RT_TASK_END", TASK_END, "a core has returned from fn(arg) (stop)"),
-    Marker("DEEPLOY_RT_FORK_LEAVE", FORK_LEAVE, "hart 0: all cores have finished; fork returns (resume)"),
+    Marker("DEEPLOY_RT_FORK_LEAVE", FORK_LEAVE, "the forker: all cores have finished; fork returns (resume)"),
     Marker("DEEPLOY_RT_BARRIER_ENTER", BARRIER_ENTER, "a core enters deeploy_cluster_barrier (stop)"),
     Marker("DEEPLOY_RT_BARRIER_LEAVE", BARRIER_LEAVE, "all cores have arrived (resume)"),
     Marker("DEEPLOY_RT_BOOT", BOOT, "a worker hart (id >= 1) right after reset (stop)"),
     Marker("DEEPLOY_RT_PARK", PARK, "an unused hart, sleeping forever (stop)"),
     Marker("DEEPLOY_RT_INIT_ENTER", INIT_ENTER, "hart 0: runtime start-up before main (stop)"),
     Marker("DEEPLOY_RT_INIT_LEAVE", INIT_LEAVE, "hart 0: workers released, main follows (resume)"),
+    Marker("DEEPLOY_RT_DM_CALL_ENTER", DM_CALL_ENTER, "hart 0 hands a call to the data-mover core (stop)"),
+    Marker("DEEPLOY_RT_DM_CALL_LEAVE", DM_CALL_LEAVE, "hart 0: the data mover's call has returned (resume)"),
+    Marker("DEEPLOY_RT_FORK_RUN", FORK_RUN, "the data mover has started a fork and works on (resume)"),
+    Marker("DEEPLOY_RT_FORK_JOIN", FORK_JOIN, "the data mover waits for the fork's cores (stop; FORK_LEAVE follows)"),
+    Marker("DEEPLOY_RT_DM_RUN_BEGIN", DM_RUN_BEGIN, "the data mover starts hart 0's call (resume)"),
+    Marker("DEEPLOY_RT_DM_RUN_END", DM_RUN_END, "the data mover has returned from the call (stop)"),
     Marker("DEEPLOY_RT_DMA_ISSUE_BEGIN", DMA_ISSUE_BEGIN, "a DMA issue window opens (stop)"),
     Marker("DEEPLOY_RT_DMA_ISSUE_END", DMA_ISSUE_END, "the DMA issue window closes (resume)"),
     Marker("DEEPLOY_RT_DMA_WAIT_BEGIN", DMA_WAIT_BEGIN, "a DMA wait window opens (stop)"),

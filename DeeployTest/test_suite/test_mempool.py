@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from Deeploy.cli import main as deeploy
+from Deeploy.tiling.flags import tiling_options
 from Deeploy.targets.mempool.timing import MEMPOOL_TIMING
 from Deeploy.targets.siracusa.timing import model_cycles, read_records
 from DeeployTest.testUtils.runner import RunnerPlatform, run_test
@@ -87,6 +88,29 @@ def test_256_cores_hierarchical_l1(capsys):
     local = model_cycles(recs, replace(MEMPOOL_TIMING, group_cycles=0.0, remote_cycles=0.0)).total
     flat = model_cycles(recs, replace(MEMPOOL_TIMING, contention=False)).total
     assert full > local and full >= flat, (full, local, flat)
+
+
+def test_tiled_tiles_come_through_the_dma(capsys):
+    """--l1: the layers work on L1 tiles of data in L2 that core 0 moves with MemPool's DMA, bit-exact;
+    the frontend has 1-D transfers only (a command per row), each costing the core 5 register
+    accesses of 5 cycles and the engine an L2 access (10 cycles) plus one 64-byte beat per cycle
+    (mempool.md: the frontend's registers, Banshee's peripheral and L2 latencies, the 512-bit AXI)."""
+    test = "Kernels/Integer/MatMul/Regular"
+    gen = DEEPLOY_TEST / "TEST_MEMPOOL" / "tiled_l1_2000" / test
+    args = argparse.Namespace(test=str(CORPUS / test), verbose=False, skipgen=False, skipsim=False,
+                              gen_dir=str(gen), cores=16, profileUntiled=False, profileTiling=None, timeout=None)
+    tiling = tiling_options(argparse.Namespace(l1=2000, l2=None, defaultMemLevel="L2", doublebuffer=False))
+    assert run_test(args, MEMPOOL, {"cores": 16, "tiling": tiling}) == 0
+    assert "Errors: 0 out of" in capsys.readouterr().out
+    recs = read_records(gen / "build" / "records.txt")
+    assert recs.dma and {h for h, _seq in recs.dma} == {0}
+    assert all(d.commands == d.rows for d in recs.dma.values())
+    res = model_cycles(recs, MEMPOOL_TIMING)
+    assert {(d.src, d.dst) for d in res.dma} == {("L2", "L1"), ("L1", "L2")}   # the levels, by address
+    for d in res.dma:
+        row = d.bytes // d.rows
+        assert d.issue_cycles == d.rows * 5 * 5
+        assert d.end - d.start == d.rows * (-(-row // 64) + 10)
 
 
 def test_standalone_output(tmp_path, capsys):

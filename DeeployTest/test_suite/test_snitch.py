@@ -8,11 +8,16 @@ from __future__ import annotations
 import argparse
 import re
 import shutil
+from dataclasses import replace
 
 import pytest
 
 from Deeploy.tiling.flags import tiling_options
-from Deeploy.targets.siracusa.timing import read_records
+from Deeploy.tiling.network import TilingOptions
+from Deeploy.runtime.abi import TASK_BEGIN
+from Deeploy.targets.siracusa.profile import layer_cycles
+from Deeploy.targets.siracusa.timing import model_cycles, read_records
+from Deeploy.targets.snitch.timing import SNITCH_TIMING
 from Deeploy.targets.snitch.runner import core_count
 from DeeployTest.testUtils.runner import RunnerPlatform, run_test
 from DeeployTest.test_suite.conftest import CORPUS, DEEPLOY_TEST
@@ -56,9 +61,9 @@ def _run(test_dir, gen, rp, options: dict, capsys) -> int:
     return int(cycles.group(1))
 
 
-def _tiled(l1: int) -> dict:
+def _tiled(l1: int, double_buffer: bool = False) -> dict:
     return {"cores": 8, "tiling": tiling_options(argparse.Namespace(l1=l1, l2=None, defaultMemLevel="L2",
-                                                                    doublebuffer=False))}
+                                                                    doublebuffer=double_buffer))}
 
 
 @pytest.mark.parametrize("kernel", _params(UNTILED, DEFAULT_UNTILED))
@@ -66,7 +71,7 @@ def test_peer_ci_untiled(kernel, capsys):
     gen = DEEPLOY_TEST / "TEST_SNITCH" / kernel
     assert _run(CORPUS / "Kernels" / kernel, gen, SNITCH, {"cores": 8}, capsys) > 0
     recs = read_records(gen / "build" / "records.txt")
-    # QEMU runs the data-mover core too (a ninth hart, parked); each fork phase reports its
+    # QEMU runs the data-mover core too (a ninth hart, idle untiled); each fork phase reports its
     # busiest TCDM bank (the plugin's l1map)
     assert set(recs.by_hart) == set(range(9)) and recs.phases
 
@@ -77,6 +82,30 @@ def test_peer_ci_tiled(case, capsys):
     gen = DEEPLOY_TEST / "TEST_SNITCH_TILED" / f"l1_{l1}" / kernel
     assert _run(CORPUS / "Kernels" / kernel, gen, SNITCH_TILED, _tiled(l1), capsys) > 0
     assert read_records(gen / "build" / "records.txt").dma    # the tiles came by DMA
+
+
+def test_data_mover_streams_tiles(capsys, monkeypatch):
+    """Tiled and double-buffered: the data-mover core (hart 8) runs the tile loop and alone programs
+    the DMA; the 8 compute cores (harts 0..7) run every tile's kernel, which the data mover forks
+    without taking part, prefetching the next tile meanwhile. (With Snitch's 64 B/cycle DMA the
+    tiler finds single buffering faster on the corpus' layers: double buffering is forced here.)"""
+    monkeypatch.setattr(TilingOptions, "l1_params", lambda self, platform, cores: replace(
+        platform.tiles, capacity=self.l1, cores=cores, buffering="double"))
+    kernel = "FP32/GEMM/TransB"
+    gen = DEEPLOY_TEST / "TEST_SNITCH_TILED" / "l1_2000_db" / kernel
+    assert _run(CORPUS / "Kernels" / kernel, gen, SNITCH_TILED, _tiled(2000, double_buffer=True), capsys) > 0
+    assert "double-buffered" in (gen / "network" / "Network.c").read_text()
+    recs = read_records(gen / "build" / "records.txt")
+    issuers = {(h, d.engine) for (h, _seq), d in recs.dma.items()}
+    assert issuers == {(8, 0)} and {h for h, _seq in recs.waits} == {8}
+    tasks = {h: sum(r.marker == TASK_BEGIN for r in rs) for h, rs in recs.by_hart.items()}
+    assert tasks[8] == 0 and len({tasks[h] for h in range(8)}) == 1 and tasks[0] > 1
+    res = model_cycles(recs, SNITCH_TIMING)
+    assert res.forks and all(f.cores == 8 for f in res.forks)
+    prefetched = [d for d in res.dma if any(f.start < d.issue < f.start + f.cycles for f in res.forks)]
+    assert len(prefetched) >= len(res.forks) - 1       # the next tile's inputs, while the cores compute
+    # the profile charges the data mover's programming outside the kernels as exposed DMA
+    assert res.controls == (0, 8) and sum(c.dma_issue for c in layer_cycles(res)) > 0
 
 
 @pytest.mark.parametrize("l1", [10000, 20000])

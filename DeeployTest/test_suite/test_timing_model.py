@@ -408,6 +408,51 @@ def test_wait_in_a_fork_for_a_serial_transfer():
     assert res.forks[0].cycles == 50 + (1117 + 20 - 153) + 11
 
 
+def _data_mover(compute: tuple[int, int]) -> str:
+    """Hart 0: 100 serial, then hands a call to the data mover (hart 2) and computes its fork with
+    hart 1 (``compute`` instructions each), then 10 serial. The data mover: 10, a transfer it waits
+    for, then a fork during which it prefetches the next transfer (and runs 20), then 5."""
+    tr = Trace()
+    tr.mark(1, 0x16)
+    tr.mark(2, 0x16)
+    tr.run(0, 100).mark(0, 0x1C)                      # DM_CALL_ENTER at 100; the call starts at 111
+    tr.mark(2, 0x27)
+    tr.run(2, 10)
+    tr.wait(2, CLUSTER, tr.dma(2, CLUSTER, 800))      # at 121: programmed 124, start 138, end 238
+    tr.mark(2, 0x10)                                  # FORK_ENTER at 238; the cores start at 288
+    tr.mark(2, 0x1F)
+    h = tr.dma(2, CLUSTER, 800)                       # at 288: programmed 291, start 305, end 405
+    tr.run(2, 20)
+    tr.wait(2, CLUSTER, h)                            # at 311: stalls until 405
+    tr.mark(2, 0x1E)
+    for hart in (0, 1):
+        tr.mark(hart, 0x11)
+        tr.run(hart, compute[hart])
+        tr.mark(hart, 0x12)
+    tr.mark(2, 0x13)
+    tr.run(2, 5)
+    tr.mark(2, 0x28)
+    tr.mark(0, 0x1D)
+    tr.run(0, 10)
+    return tr.text()
+
+
+def test_data_mover_works_while_the_cores_compute():
+    """A data-mover core (Snitch) runs hart 0's call: its transfers and its own work inside the
+    fork it starts overlap the cores' compute; the call costs a barrier each way."""
+    res = model_cycles(_data_mover((1000, 500)))
+    (fork,) = res.forks
+    assert (fork.cores, fork.start, fork.core_insns) == (2, 238, (1000, 500))
+    assert fork.cycles == 50 + 1000 + 11                            # the prefetch (ends 405) is hidden
+    assert [(d.hart, d.issue, d.end) for d in res.dma] == [(2, 121, 238), (2, 288, 405)]
+    assert [(w.hart, w.stall) for w in res.waits] == [(2, 238 - 124), (2, 405 - 311)]
+    assert res.total == 100 + 11 + (238 - 111) + fork.cycles + 5 + 11 + 10
+    # the data mover's own work outlasts the cores': the fork ends when it joins
+    res = model_cycles(_data_mover((20, 10)))
+    assert res.forks[0].cycles == 405 - 238
+    assert res.total == 405 + 5 + 11 + 10
+
+
 def test_dma_protocol_errors():
     good = _serial(10)
     with pytest.raises(ValueError, match="DMA protocol error"):

@@ -1,5 +1,6 @@
 """Per-layer and per-tile profiles (``--profileUntiled``, ``--profileTiling``): the layer markers
-and the phases hart 0 marks in the tile loop (``deeploy_tiling.h``) on the modelled timeline, named
+and the phases the tile loop's hart (hart 0, or the data mover) marks (``deeploy_tiling.h``) on
+the modelled timeline, named
 with the manifest written next to the generated code (``Deeploy/manifest.py``: layers, their
 marker ids, and per tiled layer its buffering and the ops of every tile).
 
@@ -8,8 +9,8 @@ timeline, which the cores of a fork share:
 
 * compute: the kernels: per L1 tile its kernel phase (the fork), else the layer's forks, else
   (a serial kernel) everything outside DMA;
-* exposed DMA: outside compute, the cycles hart 0 spent programming DMA transfers (issue) and
-  waiting for them (wait);
+* exposed DMA: outside compute, the cycles hart 0 (or the data mover) spent programming DMA
+  transfers (issue) and waiting for them (wait);
 * overhead: the rest, split into set-up (before the first and after the last tile or kernel:
   the layer's and the tile loop's preparation) and the code between the kernels (tile
   addresses, bookkeeping).
@@ -63,8 +64,8 @@ class TileTime:
     input: float        # load phase
     kernel: float
     output: float       # store phase
-    dma_wait: tuple[float, float] = (0.0, 0.0)    # hart 0 waiting for DMA in the load, store phase
-    dma_issue: tuple[float, float] = (0.0, 0.0)   # hart 0 programming DMA in the load, store phase
+    dma_wait: tuple[float, float] = (0.0, 0.0)    # the loop's hart waiting for DMA in the load, store phase
+    dma_issue: tuple[float, float] = (0.0, 0.0)   # the loop's hart programming DMA in the load, store phase
 
 
 @dataclass(frozen=True)
@@ -122,9 +123,10 @@ def _phases(marks, first: int) -> list[tuple[float, float, float, float]]:
 
 
 def _serial_dma(result: TimingResult, lo: float, hi: float) -> tuple[float, float]:
-    """(wait, issue) cycles hart 0 spent on DMA in [lo, hi) of its timeline."""
+    """(wait, issue) cycles hart 0 (or the data mover) spent on DMA in [lo, hi) of the timeline."""
     dma, waits = result.dma_between(lo, hi)
-    return (sum(w.stall for w in waits if w.hart == 0), sum(d.issue_cycles for d in dma if d.hart == 0))
+    return (sum(w.stall for w in waits if w.hart in result.controls),
+            sum(d.issue_cycles for d in dma if d.hart in result.controls))
 
 
 def _tile(result: TimingResult, level: str, k: int, start: float, inp: float, ker: float, out: float) -> TileTime:
@@ -184,8 +186,8 @@ def layer_cycles(result: TimingResult) -> list[LayerCycles]:
         if not kernels:
             kernels = [(f.start, f.start + f.cycles) for f in result.forks if lt.start <= f.start < end]
         dma, waits = result.dma_between(lt.start, end)
-        wait = sum(w.stall for w in waits if w.hart == 0 and _outside(kernels, w.time))
-        issue = sum(d.issue_cycles for d in dma if d.hart == 0 and _outside(kernels, d.issue))
+        wait = sum(w.stall for w in waits if w.hart in result.controls and _outside(kernels, w.time))
+        issue = sum(d.issue_cycles for d in dma if d.hart in result.controls and _outside(kernels, d.issue))
         setup = 0.0
         if kernels:
             compute = sum(min(b, end) - a for a, b in kernels)
@@ -195,8 +197,8 @@ def layer_cycles(result: TimingResult) -> list[LayerCycles]:
             lo, hi = min(a for a, _ in loop), max(b for _, b in loop)
             outer = [(lt.start, lo), (hi, end)]
             setup = (lo - lt.start) + max(end - hi, 0.0) - \
-                sum(w.stall for w in waits if w.hart == 0 and not _outside(outer, w.time)) - \
-                sum(d.issue_cycles for d in dma if d.hart == 0 and not _outside(outer, d.issue))
+                sum(w.stall for w in waits if w.hart in result.controls and not _outside(outer, w.time)) - \
+                sum(d.issue_cycles for d in dma if d.hart in result.controls and not _outside(outer, d.issue))
         else:
             compute, overhead = lt.cycles - wait - issue, 0.0
         out.append(LayerCycles(lt.layer, lt.start, lt.cycles, compute, wait, issue, overhead,

@@ -19,6 +19,11 @@ instructions, plus the DMA transfers and waits. The model:
   with ``contention`` a phase lasts at least as long as its busiest shared resource needs to
   serve the cores' accesses of the phase (``contention.py``: the 16 TCDM banks, the cluster's
   path to L2, the 4 shared FPUs and the div/sqrt unit);
+* a data-mover core (Snitch; hart 0: DM_CALL_ENTER ... DM_CALL_LEAVE, the data mover: DM_RUN_BEGIN
+  ... DM_RUN_END) runs the call from hart 0's time plus ``barrier_cycles`` as hart 0 runs serial
+  code, returning after another ``barrier_cycles``; it forks without taking part (FORK_ENTER,
+  FORK_RUN, its own work, FORK_JOIN, FORK_LEAVE): its own work runs from the fork's start beside
+  the cores' phases and the fork ends when both are done;
 * DMA: every engine is one FIFO queue. A core reaching a copy at time ``t`` spends
   ``issue = commands * words * issue_word_cycles`` programming it (words: 3 per 1-D command,
   5 per 2-D command); the transfer starts (first beat) at
@@ -47,8 +52,9 @@ from pathlib import Path
 from typing import Sequence
 
 # marker ids of the runtime, the DMA windows, the tile phases and the layers
-from Deeploy.runtime.abi import (BARRIER_ENTER, BARRIER_LEAVE, DMA_ISSUE_END, DMA_WAIT_END, FORK_ENTER,
-                                          FORK_LEAVE, LAYER_BASE, LAYER_END, TASK_BEGIN, TASK_END, TILE_MARKS)
+from Deeploy.runtime.abi import (BARRIER_ENTER, BARRIER_LEAVE, DM_CALL_ENTER, DM_CALL_LEAVE, DM_RUN_BEGIN,
+                                          DM_RUN_END, DMA_ISSUE_END, DMA_WAIT_END, FORK_ENTER, FORK_JOIN, FORK_LEAVE,
+                                          FORK_RUN, LAYER_BASE, LAYER_END, TASK_BEGIN, TASK_END, TILE_MARKS)
 from Deeploy.runtime.abi import NPU_JOB_END, NPU_WAIT
 from Deeploy.targets.siracusa.contention import phase_floor
 from Deeploy.targets.siracusa.npu_timeline import NpuJob, NpuTimeline, npu_job_cycles
@@ -346,6 +352,7 @@ class TimingResult:
     waits: tuple[DmaWait, ...] = ()    # in modelled order
     marks: tuple[tuple[float, int], ...] = ()   # (time, marker) of the tile phase markers
     npu: tuple[NpuJob, ...] = ()       # NPU jobs in trigger order (npu_timeline.py)
+    controls: tuple[int, ...] = (0,)   # harts running on the common timeline: hart 0, the data mover
 
     @property
     def forked(self) -> float:
@@ -544,6 +551,11 @@ def _phase_bounds(recs: list[Record], span: tuple[int, int]) -> list[tuple[int, 
     return out
 
 
+def _next(recs: list[Record], i: int, marker: int) -> int | None:
+    """Index of the first record after i with ``marker``."""
+    return next((j for j in range(i + 1, len(recs)) if recs[j].marker == marker), None)
+
+
 def model_cycles(records: Records | str | Path, model: TimingModel = SIRACUSA_TIMING) -> TimingResult:
     """Modelled cycles of a run: total, per fork, per layer, and every DMA transfer and wait."""
     recs = records if isinstance(records, Records) else read_records(records)
@@ -553,76 +565,109 @@ def model_cycles(records: Records | str | Path, model: TimingModel = SIRACUSA_TI
     dma = _Dma(model, recs.regions)
     npu = NpuTimeline(npu_job_cycles(recs))
     spans = {h: _task_spans(r) for h, r in recs.by_hart.items()}
+    # the data mover's runs of hart 0's calls (DM_RUN_BEGIN .. DM_RUN_END), in order
+    calls = [(h, b, e) for h, r in recs.by_hart.items() for b, e in
+             ((b, _next(r, b, DM_RUN_END)) for b, x in enumerate(r) if x.marker == DM_RUN_BEGIN)]
     zero = (0,) * (1 + 2 * len(recs.regions) + len(recs.extra))
 
-    h0 = recs.by_hart[0]
-    t, prev, i, k = 0.0, zero, 0, 0
     forks: list[ForkTime] = []
-    events: list[tuple[float, int | None]] = []     # (time, marker) on hart 0's timeline
-    while i < len(h0):
-        r = h0[i]
-        t += cost(prev, r.counters)
-        prev = r.counters
-        if r.marker == FORK_ENTER:
-            if k >= len(spans[0]):
-                raise ValueError(f"fork {k}: hart 0 never ran its task")
-            b0, e0 = spans[0][k]
-            leave = next((j for j in range(e0 + 1, len(h0)) if h0[j].marker == FORK_LEAVE), None)
-            if b0 < i or leave is None:
-                raise ValueError(f"fork {k}: hart 0's records are not FORK_ENTER, TASK_BEGIN ... TASK_END, FORK_LEAVE")
-            cores = [h for h in recs.by_hart if len(spans[h]) > k]
-            bounds = {h: _phase_bounds(recs.by_hart[h], spans[h][k]) for h in cores}
-            counts = {len(p) for p in bounds.values()}
-            if len(counts) != 1:
-                raise ValueError(f"fork {k}: cores disagree on the number of barriers "
-                                 f"({ {h: len(p) - 1 for h, p in bounds.items()} })")
-            n_phases = counts.pop()
-            compute = {h: 0.0 for h in cores}
-            busy = {h: 0.0 for h in cores}
-            phase_start = t + model.fork_cycles
-            body = contended = 0.0
-            for p in range(n_phases):
-                streams = {}
-                floor = phase_floor(model, recs, {h: bounds[h][p] for h in cores}) if model.contention else 0.0
-                for h in cores:
-                    first, close = bounds[h][p]
-                    hr = recs.by_hart[h]
-                    streams[h], c = _events(recs, h, first, close, hr[first - 1].counters, cost, layers=h == 0,
-                                            npu_jobs=npu.cycles)
-                    compute[h] += c
-                ends = _simulate(phase_start, streams, dma, events, npu)
-                for h in cores:
-                    busy[h] += ends[h] - phase_start
-                duration = max(ends.values()) - phase_start
-                contended += max(0.0, floor - duration)
-                duration = max(duration, floor)
-                body += duration
-                phase_start += duration + model.barrier_cycles
-            cycles = model.fork_cycles + body + model.barrier_cycles * n_phases   # barriers + join
-            forks.append(ForkTime(
-                index=k, start=t, cycles=cycles, cores=len(cores), phases=n_phases,
-                core_cycles=tuple(compute[h] for h in cores),
-                core_insns=tuple(recs.by_hart[h][spans[h][k][1]].insns - recs.by_hart[h][spans[h][k][0]].insns
-                                 for h in cores),
-                core_dma_cycles=tuple(busy[h] - compute[h] for h in cores), contention=contended))
-            t += cycles
-            # hart 0 counted nothing between TASK_END and FORK_LEAVE (a wait region)
-            prev = h0[leave].counters
-            i, k = leave + 1, k + 1
-            continue
-        if r.marker == DMA_ISSUE_END and (0, r.seq) in recs.dma:
-            t = dma.issue(recs.dma[(0, r.seq)], t)
-        elif r.marker == DMA_WAIT_END and (0, r.seq) in recs.waits:
-            t = dma.wait(recs.waits[(0, r.seq)], t)
-        elif r.marker == NPU_JOB_END and (0, r.seq) in npu.cycles:
-            t = npu.trigger(0, r.seq, t)
-        elif r.marker == NPU_WAIT:
-            t = npu.wait(0, t)
-        elif r.marker is None or r.marker >= LAYER_BASE or r.marker == LAYER_END or r.marker in TILE_MARKS:
-            events.append((t, r.marker))
-        i += 1
-    if k != len(spans[0]):
-        raise ValueError(f"hart 0 ran {len(spans[0])} tasks but entered {k} forks")
+    events: list[tuple[float, int | None]] = []     # (time, marker) on the common timeline
+    count = {"call": 0}
+
+    def fork(h: int, i: int, t: float) -> tuple[float, int]:
+        """Fork k entered by hart h at its record i and time t: its time and FORK_LEAVE's index.
+        Hart 0 takes part in its forks; the data mover does not: its own work from FORK_RUN to
+        FORK_JOIN runs meanwhile and the fork ends when both are done."""
+        rs, k = recs.by_hart[h], len(forks)
+        leave = _next(rs, i, FORK_LEAVE)
+        cores = [c for c in recs.by_hart if len(spans[c]) > k]
+        computes = h in cores and spans[h][k][0] > i
+        if leave is None or (computes and spans[h][k][1] > leave) or (h == 0 and not computes):
+            raise ValueError(f"fork {k}: hart {h}'s records are not FORK_ENTER, TASK_BEGIN ... TASK_END, FORK_LEAVE")
+        bounds = {c: _phase_bounds(recs.by_hart[c], spans[c][k]) for c in cores}
+        counts = {len(p) for p in bounds.values()}
+        if len(counts) != 1:
+            raise ValueError(f"fork {k}: cores disagree on the number of barriers "
+                             f"({ {c: len(p) - 1 for c, p in bounds.items()} })")
+        n_phases = counts.pop()
+        compute = {c: 0.0 for c in cores}
+        busy = {c: 0.0 for c in cores}
+        phase_start = t + model.fork_cycles
+        own_end = phase_start
+        if not computes:
+            run, join = _next(rs, i, FORK_RUN), _next(rs, i, FORK_JOIN)
+            if run is None or join is None or not i < run < join < leave:
+                raise ValueError(f"fork {k}: hart {h}'s records are not FORK_ENTER, FORK_RUN, FORK_JOIN, FORK_LEAVE")
+            stream, _c = _events(recs, h, run + 1, join, rs[run].counters, cost, layers=False)
+            own_end = _simulate(phase_start, {h: stream}, dma, events, npu)[h]
+        body = contended = 0.0
+        for p in range(n_phases):
+            streams = {}
+            floor = phase_floor(model, recs, {c: bounds[c][p] for c in cores}) if model.contention else 0.0
+            for c in cores:
+                first, close = bounds[c][p]
+                hr = recs.by_hart[c]
+                streams[c], cc = _events(recs, c, first, close, hr[first - 1].counters, cost, layers=c == 0,
+                                         npu_jobs=npu.cycles)
+                compute[c] += cc
+            ends = _simulate(phase_start, streams, dma, events, npu)
+            for c in cores:
+                busy[c] += ends[c] - phase_start
+            duration = max(ends.values()) - phase_start
+            contended += max(0.0, floor - duration)
+            duration = max(duration, floor)
+            body += duration
+            phase_start += duration + model.barrier_cycles
+        cycles = max(model.fork_cycles + body + model.barrier_cycles * n_phases, own_end - t)   # barriers + join
+        forks.append(ForkTime(
+            index=k, start=t, cycles=cycles, cores=len(cores), phases=n_phases,
+            core_cycles=tuple(compute[c] for c in cores),
+            core_insns=tuple(recs.by_hart[c][spans[c][k][1]].insns - recs.by_hart[c][spans[c][k][0]].insns
+                             for c in cores),
+            core_dma_cycles=tuple(busy[c] - compute[c] for c in cores), contention=contended))
+        return t + cycles, leave
+
+    def walk(h: int, i: int, stop: int, t: float, prev: tuple[int, ...]) -> float:
+        """Hart h's records i..stop-1 from time t and counters prev (hart 0's program, or a call the
+        data mover runs): the time at record stop - 1."""
+        rs = recs.by_hart[h]
+        while i < stop:
+            r = rs[i]
+            t += cost(prev, r.counters)
+            prev = r.counters
+            if r.marker == FORK_ENTER:
+                # the forker counted nothing between FORK_ENTER and FORK_LEAVE but its own work
+                t, i = fork(h, i, t)
+                prev = rs[i].counters
+            elif r.marker == DM_CALL_ENTER:
+                # hart 0 hands the call over and back, as the cluster's barrier; meanwhile it
+                # counts only the tasks of the data mover's forks
+                back = _next(rs, i, DM_CALL_LEAVE)
+                if back is None or count["call"] >= len(calls):
+                    raise ValueError(f"hart {h} record {r.seq}: a call to the data mover that it never ran or returned")
+                dm, b, e = calls[count["call"]]
+                count["call"] += 1
+                if e is None:
+                    raise ValueError(f"hart {dm}: DM_RUN_BEGIN (record {b}) without DM_RUN_END")
+                t = walk(dm, b + 1, e + 1, t + model.barrier_cycles, recs.by_hart[dm][b].counters)
+                t += model.barrier_cycles
+                i, prev = back, rs[back].counters
+            elif r.marker == DMA_ISSUE_END and (h, r.seq) in recs.dma:
+                t = dma.issue(recs.dma[(h, r.seq)], t)
+            elif r.marker == DMA_WAIT_END and (h, r.seq) in recs.waits:
+                t = dma.wait(recs.waits[(h, r.seq)], t)
+            elif r.marker == NPU_JOB_END and (h, r.seq) in npu.cycles:
+                t = npu.trigger(h, r.seq, t)
+            elif r.marker == NPU_WAIT:
+                t = npu.wait(h, t)
+            elif r.marker is None or r.marker >= LAYER_BASE or r.marker == LAYER_END or r.marker in TILE_MARKS:
+                events.append((t, r.marker))
+            i += 1
+        return t
+
+    t = walk(0, 0, len(recs.by_hart[0]), 0.0, zero)
+    if len(forks) != len(spans[0]):
+        raise ValueError(f"hart 0 ran {len(spans[0])} tasks but {len(forks)} forks were entered")
 
     marks = tuple(e for e in events if e[1] in TILE_MARKS)
     bounds = [e for e in events if e[1] not in TILE_MARKS]
@@ -632,7 +677,8 @@ def model_cycles(records: Records | str | Path, model: TimingModel = SIRACUSA_TI
             end = bounds[j + 1][0] if j + 1 < len(bounds) else t
             layers.append(LayerTime(marker - LAYER_BASE, start, end - start))
     return TimingResult(total=t, forks=tuple(forks), layers=tuple(layers), model=model,
-                        dma=tuple(dma.order), waits=tuple(dma.waits), marks=marks, npu=tuple(npu.jobs))
+                        dma=tuple(dma.order), waits=tuple(dma.waits), marks=marks, npu=tuple(npu.jobs),
+                        controls=tuple(sorted({0} | {h for h, _b, _e in calls})))
 
 
 if __name__ == "__main__":

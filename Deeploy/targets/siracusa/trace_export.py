@@ -11,7 +11,8 @@ Tracks (pid / tid):
   L2 staging tiles' phases (operands in L3);
 * pid 2 "Cluster cores": tid k core k: the forks it took part in (a fork without barriers: from
   the dispatch for the core's own busy and DMA cycles, so an unbalanced split shows; with
-  barriers: the whole fork), and on core 0 the DMA waits and issues of serial code;
+  barriers: the whole fork), and on core 0 (or the data mover's track) the DMA waits and issues
+  of serial code;
 * pid 3 "DMA engines": tid e engine e (cluster DMA, L3 uDMA): every transfer while the engine
   works on it (setup and beats; an engine moves one transfer at a time).
 
@@ -132,6 +133,9 @@ def trace_events(result: TimingResult, manifest: Manifest) -> dict:
     meta(PID_CORES, None, "Cluster cores")
     for k in range(manifest.cores):
         meta(PID_CORES, k, f"core {k}")
+    for h in result.controls:
+        if h >= manifest.cores:
+            meta(PID_CORES, h, f"data mover (hart {h})")
     meta(PID_DMA, None, "DMA engines")
     for e, name in enumerate(DMA_ENGINE_NAMES):
         meta(PID_DMA, e, f"{name} DMA")
@@ -169,13 +173,14 @@ def trace_events(result: TimingResult, manifest: Manifest) -> dict:
                  fork_cycles=f.cycles, idle=max(f.cycles - busy - dma, 0.0))
     in_fork = [(f.start, f.start + f.cycles) for f in forks]
     for w in result.waits:
-        if w.hart == 0 and w.stall > 0 and origin <= w.time < end and not any(a <= w.time < b for a, b in in_fork):
-            span(PID_CORES, 0, "DMA wait", "dma", w.time, w.stall, engine=DMA_ENGINE_NAMES[w.engine])
+        if w.hart in result.controls and w.stall > 0 and origin <= w.time < end and \
+                not any(a <= w.time < b for a, b in in_fork):
+            span(PID_CORES, w.hart, "DMA wait", "dma", w.time, w.stall, engine=DMA_ENGINE_NAMES[w.engine])
     for d in result.dma:
         if not origin <= d.issue < end:
             continue
-        if d.hart == 0 and not any(a <= d.issue < b for a, b in in_fork):
-            span(PID_CORES, 0, "DMA issue", "dma", d.issue, d.issue_cycles, engine=d.engine_name)
+        if d.hart in result.controls and not any(a <= d.issue < b for a, b in in_fork):
+            span(PID_CORES, d.hart, "DMA issue", "dma", d.issue, d.issue_cycles, engine=d.engine_name)
         span(PID_DMA, d.engine, f"{d.src}->{d.dst} {d.bytes} B", "dma", d.start - d.setup, d.busy, bytes=d.bytes,
              rows=d.rows, layer=owner(d.issue), issued_by=f"core {d.hart}")
     return {"traceEvents": events, "displayTimeUnit": "ns",

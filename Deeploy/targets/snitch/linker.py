@@ -15,7 +15,7 @@ from Deeploy.targets.siracusa import linker as _family
 
 __all__ = ["MAX_HARTS", "linker_script", "l1_reserved_bytes"]
 
-MAX_HARTS = 9                    # 8 compute cores and the data-mover core (parked)
+MAX_HARTS = 9                    # 8 compute cores and the data-mover core (the tile loop)
 WORKER_STACK_BYTES = 2048       # the int8 GEMM packs a 1 KiB panel of A on the stack (FPU path)
 linker_script = partial(_family.linker_script, max_harts=MAX_HARTS, worker_stack=WORKER_STACK_BYTES)
 l1_reserved_bytes = partial(_family.l1_reserved_bytes, max_harts=MAX_HARTS, worker_stack=WORKER_STACK_BYTES)

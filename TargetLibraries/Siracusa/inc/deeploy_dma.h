@@ -9,7 +9,7 @@
  * when that transfer (and every earlier one of the same core on the same engine) is complete.
  * Until then the destination must not be read and the source must not be written.
  *
- * Who may call: ANY core, inside or outside a fork. Transfers and handles belong to the core that
+ * Who may call: ANY core, inside or outside a fork (with a data-mover core, DEEPLOY_DM_CORE: it alone). Transfers and handles belong to the core that
  * issued them: a core waits only for its own transfers (waiting for a handle the calling core has
  * not issued is a fatal error). To hand data to other cores, the issuing core waits and then
  * the cores synchronise (deeploy_cluster_barrier). The usual pattern in a forked kernel: core 0
@@ -26,7 +26,8 @@
  * apart) and 3-D (planes of such 2-D blocks, dst_plane_stride / src_plane_stride apart). The
  * runtime merges contiguous dimensions (a 2-D copy of contiguous rows is one 1-D command). The
  * cluster DMA executes 1-D and 2-D commands: a 3-D copy is one 2-D command per plane, all under
- * one handle. A copy of 0 bytes issues nothing and returns DEEPLOY_DMA_NONE. */
+ * one handle (built with DEEPLOY_DMA_1D, a DMA with 1-D commands only: one per row). A copy of 0
+ * bytes issues nothing and returns DEEPLOY_DMA_NONE. */
 #ifndef DEEPLOY_DMA_H
 #define DEEPLOY_DMA_H
 

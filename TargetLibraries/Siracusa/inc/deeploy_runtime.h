@@ -25,6 +25,22 @@ void deeploy_cluster_fork(void (*fn)(void *), void *arg);
 /* Synchronises all cores inside a forked function. */
 void deeploy_cluster_barrier(void);
 
+/* Harts that may call the runtime: the cluster cores, and the data-mover core when there is one. */
+#ifdef DEEPLOY_DM_CORE
+#define DEEPLOY_HARTS (DEEPLOY_DM_CORE + 1)
+
+/* Data-mover core (Snitch; DEEPLOY_DM_CORE = its hart, beyond the cluster cores). Core 0 hands it
+ * fn(arg) and computes the forks it starts, as the other cores, until fn returns. */
+void deeploy_dm_call(void (*fn)(const void *), const void *arg);
+
+/* The data-mover core: starts fn(arg) on every cluster core without taking part, and returns at
+ * once; deeploy_cluster_join() waits until all have finished. */
+void deeploy_cluster_fork_begin(void (*fn)(void *), void *arg);
+void deeploy_cluster_join(void);
+#else
+#define DEEPLOY_HARTS DEEPLOY_NUM_CORES
+#endif
+
 /* Work-splitting hooks of the portable kernels (TargetLibraries/Generic/kernels/common.h). */
 #define DEEPLOY_CORE_ID() deeploy_core_id()
 #define DEEPLOY_CORES() deeploy_num_cores()
@@ -50,6 +66,9 @@ void deeploy_cluster_barrier(void);
  *   hart h:  BOOT [wait for boot flag, sleep] TASK_BEGIN fn(arg) TASK_END [sleep] TASK_BEGIN ...
  *   any:     BARRIER_ENTER [arrive, sleep until all arrived] BARRIER_LEAVE  (inside fn only)
  *   hart 0 before main: INIT_ENTER [clear .l1/.l2/.l3_bss, probe harts, release workers] INIT_LEAVE
+ *   data mover: hart 0: DM_CALL_ENTER [hand over; TASK_BEGIN fn TASK_END per fork] DM_CALL_LEAVE;
+ *     the data mover: DM_RUN_BEGIN fn ... FORK_ENTER [publish, wake] FORK_RUN <its own work>
+ *     FORK_JOIN [wait for the cores] FORK_LEAVE ... DM_RUN_END
  *   PARK: a hart beyond DEEPLOY_NUM_CORES (or the stacks reserved) sleeps forever.
  * DMA (deeploy_dma.h) uses the DEEPLOY_RT_DMA_* ids: issue and wait windows (same even/odd rule)
  * and, inside those windows only, DEEPLOY_RT_DMA_INNER_FIRST..LAST (engine, commands, rows,

@@ -28,7 +28,7 @@
  * only before writing its outputs back and reusing its input slots for tile i+2's prefetch. So
  * the store phase of tile i+1 writes back tile i; the last tile waits for all (ALL).
  *
- * Profiling: hart 0 marks the phases of every tile (DEEPLOY_MARK_TILE_* and DEEPLOY_MARK_STAGE_*,
+ * Profiling: the hart running the loop (core 0, or the data-mover core) marks the phases of every tile (DEEPLOY_MARK_TILE_* and DEEPLOY_MARK_STAGE_*,
  * decoded by the cycle model): L1 tile input / kernel / output / end; L2 tile input / inner loop /
  * output / end.
  *
@@ -43,7 +43,9 @@
 #include "deeploy_abi.h"
 #include "deeploy_dma.h"
 
-/* Runs every tile of the layer (core 0, outside forks); returns when all outputs are home. */
+/* Runs every tile of the layer (called by core 0, outside forks; with a data-mover core the loop
+ * runs there, which then alone programs the DMA, and starts each tile's kernel on the cluster cores
+ * before it prefetches the next tile's inputs); returns when all outputs are home. */
 void deeploy_run_tiled(const deeploy_tiled_layer_t *layer);
 
 #endif

@@ -25,8 +25,8 @@ extern char __deeploy_region_WMEM_start[] __attribute__((weak)), __deeploy_regio
 /* Per core and engine: transfers issued, transfers retired by waits (each core only touches
  * its own row). In .bss (L2), not L1: on silicon this state is the DMA's own counters, and L1 is
  * left to the planner (only accessed inside windows, so never counted). */
-static uint32_t dma_issued[DEEPLOY_NUM_CORES][DEEPLOY_DMA_ENGINES];
-static uint32_t dma_retired[DEEPLOY_NUM_CORES][DEEPLOY_DMA_ENGINES];
+static uint32_t dma_issued[DEEPLOY_HARTS][DEEPLOY_DMA_ENGINES];
+static uint32_t dma_retired[DEEPLOY_HARTS][DEEPLOY_DMA_ENGINES];
 
 static void dma_fatal(const char *msg, unsigned a, unsigned b, unsigned c) {
   printf("deeploy runtime error: ");
@@ -119,6 +119,11 @@ deeploy_dma_t deeploy_dma_issue_(uint32_t engine, void *dst, const void *src, ui
                                  uint32_t src_plane_stride) {
   uint32_t me = deeploy_core_id();
   dma_engine_marker(engine);
+#ifdef DEEPLOY_DM_CORE
+  if (me != DEEPLOY_DM_CORE)
+    dma_fatal("core %u programs the DMA, which only the data-mover core (%u) does (engine %u)", (unsigned)me,
+              DEEPLOY_DM_CORE, engine);
+#endif
   if (!row_bytes || !rows || !planes) return DEEPLOY_DMA_NONE;
   /* Merge contiguous dimensions: fewer rows and commands, as a real driver would program them. */
   if (planes > 1 && dst_stride == row_bytes && src_stride == row_bytes) { /* planes are contiguous rows */
@@ -148,7 +153,12 @@ deeploy_dma_t deeploy_dma_issue_(uint32_t engine, void *dst, const void *src, ui
     DEEPLOY_MARKER(DEEPLOY_RT_DMA_CMD); /* one 1-D or 2-D command per plane */
     uint8_t *d = (uint8_t *)dst + p * dst_plane_stride;
     const uint8_t *s = (const uint8_t *)src + p * src_plane_stride;
-    for (uint32_t r = 0; r < rows; r++, d += dst_stride, s += src_stride) dma_copy_row(d, s, row_bytes);
+    for (uint32_t r = 0; r < rows; r++, d += dst_stride, s += src_stride) {
+#ifdef DEEPLOY_DMA_1D
+      if (r) DEEPLOY_MARKER(DEEPLOY_RT_DMA_CMD); /* a DMA with 1-D commands only: one per row */
+#endif
+      dma_copy_row(d, s, row_bytes);
+    }
   }
   return ++dma_issued[me][engine];
 }

@@ -7,9 +7,17 @@
  * and exits with 1 instead of faulting on a missing level), then runs picolibc's start-up (crt0-semihost: data, bss, TLS,
  * constructors) and main. The constructor below clears .l1_bss/.l2_bss/.l3_bss, checks that QEMU has
  * the harts the build expects, then sets the boot flag (.noinit) and wakes the workers.
- * Worker harts 1..DEEPLOY_NUM_CORES-1 set gp, mtvec, the FPU state (mstatus.FS, when built with
+ * Worker harts 1..DEEPLOY_NUM_CORES-1 (and the data-mover core DEEPLOY_DM_CORE, when built with
+ * one) set gp, mtvec, the FPU state (mstatus.FS, when built with
  * F), their stack (L1) and a TLS block at its top, wait for the boot flag and then sleep in the worker loop. Harts beyond
- * DEEPLOY_NUM_CORES (or beyond the stacks the linker script reserves) are parked.
+ * DEEPLOY_NUM_CORES (or beyond the stacks the linker script reserves) are parked, except the
+ * data-mover core.
+ *
+ * Data-mover core (Snitch, DEEPLOY_DM_CORE = its hart): a hart beyond the compute cores that runs
+ * what hart 0 hands it (deeploy_dm_call: the tile loop, which alone programs the DMA) while hart 0
+ * computes as one of the compute cores. It forks the kernels without taking part
+ * (deeploy_cluster_fork_begin) and works on (next tile's transfers) until it joins them
+ * (deeploy_cluster_join).
  *
  * Waiting never spins: a waiting hart clears its own CLINT msip, re-checks its condition and
  * sleeps in wfi; mie.MSIE is set and mstatus.MIE stays 0, so a software interrupt (msip = 1,
@@ -32,6 +40,9 @@
 
 #if DEEPLOY_NUM_CORES < 1 || DEEPLOY_NUM_CORES > 512
 #error "DEEPLOY_NUM_CORES must be 1..512 (QEMU virt's harts)"
+#endif
+#if defined(DEEPLOY_DM_CORE) && (DEEPLOY_DM_CORE < DEEPLOY_NUM_CORES || DEEPLOY_DM_CORE > 511)
+#error "DEEPLOY_DM_CORE must be a hart beyond the compute cores (DEEPLOY_NUM_CORES..511)"
 #endif
 
 #define DEEPLOY_STR_(x) #x
@@ -79,8 +90,13 @@ __asm__(
     "  csrs mstatus, t0\n"
     "  csrw fcsr, zero\n"
 #endif
+#ifdef DEEPLOY_DM_CORE
+    "  li t0, " DEEPLOY_STR(DEEPLOY_DM_CORE) "\n" /* the data-mover core: a stack, then its loop */
+    "  beq a0, t0, 5f\n"
+#endif
     "  li t0, " DEEPLOY_STR(DEEPLOY_NUM_CORES) "\n"
     "  bgeu a0, t0, 2f\n"
+    "5:\n"
     "  lui t0, %hi(__deeploy_max_harts)\n"
     "  addi t0, t0, %lo(__deeploy_max_harts)\n"
     "  bgeu a0, t0, 2f\n"
@@ -129,12 +145,23 @@ typedef struct {
   void (*fn)(void *);
   void *arg;
   uint32_t gen;                         /* fork generation: workers run when it changes */
-  uint32_t in_fork;                     /* hart 0 is inside deeploy_cluster_fork */
+  uint32_t in_fork;                     /* a fork is running (its forker has not joined yet) */
   uint32_t done[DEEPLOY_NUM_CORES];     /* per core: the last fork generation it finished */
   uint32_t arrived[DEEPLOY_NUM_CORES];  /* per core: barriers it has arrived at (wraps) */
+#ifdef DEEPLOY_DM_CORE
+  uint32_t forker;                      /* the hart that forked (0, or the data-mover core) */
+  void (*dm_fn)(const void *);          /* hart 0's call to the data-mover core */
+  const void *dm_arg;
+  uint32_t dm_gen, dm_done;             /* calls handed / returned */
+#endif
 } deeploy_rt_t;
 
 static deeploy_rt_t deeploy_rt DEEPLOY_L1;
+#ifdef DEEPLOY_DM_CORE
+#define FORKER deeploy_rt.forker
+#else
+#define FORKER 0u /* only hart 0 forks */
+#endif
 static volatile uint32_t deeploy_boot_flag __attribute__((section(".noinit"), used));
 
 static inline uint32_t hart_id(void) {
@@ -226,6 +253,16 @@ static void __attribute__((constructor)) deeploy_runtime_init(void) {
       deeploy_fatal("built for %u cores (DEEPLOY_NUM_CORES) but QEMU has only %u harts: run with -smp "
                     DEEPLOY_STR(DEEPLOY_NUM_CORES), DEEPLOY_NUM_CORES, (unsigned)h);
   }
+#ifdef DEEPLOY_DM_CORE
+  if ((uintptr_t)__deeploy_max_harts <= DEEPLOY_DM_CORE)
+    deeploy_fatal("the data-mover core is hart %u but the linker script reserves stacks for %u harts",
+                  DEEPLOY_DM_CORE, (unsigned)(uintptr_t)__deeploy_max_harts);
+  CLINT_MSIP[DEEPLOY_DM_CORE] = 1;
+  if (!CLINT_MSIP[DEEPLOY_DM_CORE])
+    deeploy_fatal("the data-mover core is hart %u but QEMU has fewer harts: run with -smp %u", DEEPLOY_DM_CORE,
+                  DEEPLOY_DM_CORE + 1);
+  CLINT_MSIP[DEEPLOY_DM_CORE] = 0;
+#endif
   *stack_bottom(0) = STACK_CANARY;
 #ifdef DEEPLOY_XPULP
   __asm__ volatile("csrw mtvec, %0" ::"r"(deeploy_xpulp_trap)); /* as the workers (entry above) */
@@ -235,10 +272,30 @@ static void __attribute__((constructor)) deeploy_runtime_init(void) {
   deeploy_boot_flag = BOOT_MAGIC;
   fence();
   for (uint32_t h = 1; h < DEEPLOY_NUM_CORES; h++) wake(h);
+#ifdef DEEPLOY_DM_CORE
+  wake(DEEPLOY_DM_CORE);
+#endif
   DEEPLOY_MARKER(DEEPLOY_RT_INIT_LEAVE);
 }
 
 /* ---- worker harts -------------------------------------------------------------------------- */
+/* Runs fork generation gen's task on core me, then reports it done to the forker. */
+static void run_task(uint32_t me, uint32_t gen) {
+  void (*fn)(void *) = deeploy_rt.fn;
+  void *arg = deeploy_rt.arg;
+  DEEPLOY_MARKER(DEEPLOY_RT_TASK_BEGIN);
+  fn(arg);
+  DEEPLOY_MARKER(DEEPLOY_RT_TASK_END);
+  check_stack(me);
+  store_release(&deeploy_rt.done[me], gen);
+  fence();
+  wake(FORKER); /* every core wakes the forker: the same instructions whoever finishes last */
+}
+
+#ifdef DEEPLOY_DM_CORE
+static void __attribute__((noreturn)) dm_main(uint32_t me);
+#endif
+
 void deeploy_worker_main(uint32_t me) __attribute__((noreturn, used));
 void deeploy_worker_main(uint32_t me) {
   /* still inside the BOOT wait region (not counted) */
@@ -248,21 +305,16 @@ void deeploy_worker_main(uint32_t me) {
   *stack_bottom(me) = STACK_CANARY;
   __asm__ volatile("csrs mie, %0" ::"r"(MIE_MSIE));
   DEEPLOY_SLEEP_UNTIL(me, deeploy_boot_flag == BOOT_MAGIC);
-  uint32_t seen = 0; /* generation of the last fork run; hart 0 cannot start the next one before
-                        every worker has finished this one */
+#ifdef DEEPLOY_DM_CORE
+  if (me == DEEPLOY_DM_CORE) dm_main(me);
+#endif
+  uint32_t seen = 0; /* generation of the last fork run; the forker cannot start the next one
+                        before every worker has finished this one */
   for (;;) {
     uint32_t gen;
     DEEPLOY_SLEEP_UNTIL(me, (gen = load_acquire(&deeploy_rt.gen)) != seen);
     seen = gen;
-    void (*fn)(void *) = deeploy_rt.fn;
-    void *arg = deeploy_rt.arg;
-    DEEPLOY_MARKER(DEEPLOY_RT_TASK_BEGIN);
-    fn(arg);
-    DEEPLOY_MARKER(DEEPLOY_RT_TASK_END);
-    check_stack(me);
-    store_release(&deeploy_rt.done[me], gen);
-    fence();
-    wake(0); /* every worker wakes hart 0: the same instructions whoever finishes last */
+    run_task(me, gen);
   }
 }
 
@@ -273,6 +325,9 @@ void deeploy_cluster_fork(void (*fn)(void *), void *arg) {
     deeploy_fatal("deeploy_cluster_fork called from core %u (in a fork: %u); only core 0 outside a fork may fork",
                   (unsigned)hart_id(), (unsigned)deeploy_rt.in_fork);
   deeploy_rt.in_fork = 1;
+#ifdef DEEPLOY_DM_CORE
+  deeploy_rt.forker = 0;
+#endif
 #if DEEPLOY_NUM_CORES > 1
   deeploy_rt.fn = fn;
   deeploy_rt.arg = arg;
@@ -311,3 +366,68 @@ void deeploy_cluster_barrier(void) {
 #endif
   DEEPLOY_MARKER(DEEPLOY_RT_BARRIER_LEAVE);
 }
+
+#ifdef DEEPLOY_DM_CORE
+/* ---- the data-mover core ------------------------------------------------------------------- */
+static void dm_main(uint32_t me) {
+  uint32_t seen = 0;
+  for (;;) {
+    uint32_t gen;
+    DEEPLOY_SLEEP_UNTIL(me, (gen = load_acquire(&deeploy_rt.dm_gen)) != seen);
+    seen = gen;
+    DEEPLOY_MARKER(DEEPLOY_RT_DM_RUN_BEGIN);
+    deeploy_rt.dm_fn(deeploy_rt.dm_arg);
+    DEEPLOY_MARKER(DEEPLOY_RT_DM_RUN_END);
+    check_stack(me);
+    store_release(&deeploy_rt.dm_done, gen);
+    fence();
+    wake(0);
+  }
+}
+
+void deeploy_dm_call(void (*fn)(const void *), const void *arg) {
+  DEEPLOY_MARKER(DEEPLOY_RT_DM_CALL_ENTER);
+  if (hart_id() != 0 || deeploy_rt.in_fork)
+    deeploy_fatal("deeploy_dm_call called from core %u (in a fork: %u); only core 0 outside a fork may call",
+                  (unsigned)hart_id(), (unsigned)deeploy_rt.in_fork);
+  deeploy_rt.dm_fn = fn;
+  deeploy_rt.dm_arg = arg;
+  const uint32_t call = deeploy_rt.dm_gen + 1;
+  store_release(&deeploy_rt.dm_gen, call);
+  fence();
+  wake(DEEPLOY_DM_CORE);
+  /* core 0 computes the data mover's forks, as the other compute cores, until the call returns */
+  uint32_t seen = deeploy_rt.gen, gen;
+  for (;;) {
+    DEEPLOY_SLEEP_UNTIL(0, (gen = load_acquire(&deeploy_rt.gen)) != seen ||
+                               load_acquire(&deeploy_rt.dm_done) == call);
+    if (gen == seen) break;
+    seen = gen;
+    run_task(0, gen);
+  }
+  DEEPLOY_MARKER(DEEPLOY_RT_DM_CALL_LEAVE);
+}
+
+void deeploy_cluster_fork_begin(void (*fn)(void *), void *arg) {
+  DEEPLOY_MARKER(DEEPLOY_RT_FORK_ENTER);
+  if (hart_id() != DEEPLOY_DM_CORE || deeploy_rt.in_fork)
+    deeploy_fatal("deeploy_cluster_fork_begin called from core %u (in a fork: %u); only the data mover outside a "
+                  "fork may",
+                  (unsigned)hart_id(), (unsigned)deeploy_rt.in_fork);
+  deeploy_rt.in_fork = 1;
+  deeploy_rt.forker = DEEPLOY_DM_CORE;
+  deeploy_rt.fn = fn;
+  deeploy_rt.arg = arg;
+  store_release(&deeploy_rt.gen, deeploy_rt.gen + 1);
+  fence();
+  for (uint32_t h = 0; h < DEEPLOY_NUM_CORES; h++) wake(h);
+  DEEPLOY_MARKER(DEEPLOY_RT_FORK_RUN);
+}
+
+void deeploy_cluster_join(void) {
+  DEEPLOY_MARKER(DEEPLOY_RT_FORK_JOIN);
+  DEEPLOY_SLEEP_UNTIL(DEEPLOY_DM_CORE, all_reached(deeploy_rt.done, 0, deeploy_rt.gen));
+  deeploy_rt.in_fork = 0;
+  DEEPLOY_MARKER(DEEPLOY_RT_FORK_LEAVE);
+}
+#endif

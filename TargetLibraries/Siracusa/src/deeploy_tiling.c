@@ -337,6 +337,28 @@ static inline void run_kernel(const deeploy_tiled_layer_t *L, deeploy_tile_t *ti
     deeploy_cluster_fork(L->kernel, tile);
 }
 
+/* With a data-mover core (DEEPLOY_DM_CORE) the loop runs there and the tile kernel runs while it
+ * prepares the next tile: the kernel starts at kernel_start and ends at kernel_end. Without one,
+ * core 0 runs the loop and the kernel runs at kernel_end. */
+static inline void kernel_start(const deeploy_tiled_layer_t *L, deeploy_tile_t *tile) {
+#ifdef DEEPLOY_DM_CORE
+  DEEPLOY_MARKER(DEEPLOY_MARK_TILE_KERNEL);
+  if (L->engine_sync)
+    L->kernel(tile);
+  else
+    deeploy_cluster_fork_begin(L->kernel, tile);
+#endif
+}
+
+static inline void kernel_end(const deeploy_tiled_layer_t *L, deeploy_tile_t *tile) {
+#ifdef DEEPLOY_DM_CORE
+  if (!L->engine_sync) deeploy_cluster_join();
+#else
+  DEEPLOY_MARKER(DEEPLOY_MARK_TILE_KERNEL);
+  run_kernel(L, tile);
+#endif
+}
+
 /* Issues the write-back of the outputs of tile (lo, hi): from each output's current slot, or
  * (`previous`) from its other slot, which holds the tile before (deferred tiles). */
 static inline void store_outputs(const deeploy_tiled_layer_t *L, const int32_t *lo, const int32_t *hi, int previous) {
@@ -442,6 +464,7 @@ static void run_l1_tiles(const deeploy_tiled_layer_t *L, const int32_t *lo2, con
     ready = DEEPLOY_DMA_NONE;
     bind_slots(L, &tile);
     tile.cls = cls;
+    kernel_start(L, &tile);
     uint32_t ncls = 0;
     if (q + 1 < tiles) {
       for (int d = 0; d < L->ndims; d++) nlo[d] = lo[d], nhi[d] = hi[d];
@@ -449,8 +472,7 @@ static void run_l1_tiles(const deeploy_tiled_layer_t *L, const int32_t *lo2, con
       ncls = walk_class(L, &w);
       if (L->double_buffer) ready = load_inputs(L, nlo, nhi, PREFETCH, next_changed);
     }
-    DEEPLOY_MARKER(DEEPLOY_MARK_TILE_KERNEL);
-    run_kernel(L, &tile);
+    kernel_end(L, &tile);
     DEEPLOY_MARKER(DEEPLOY_MARK_TILE_OUTPUT);
     store_outputs(L, lo, hi, 0);
     if (!L->double_buffer) deeploy_dma_wait_all(DEEPLOY_DMA_CLUSTER);
@@ -465,7 +487,17 @@ static void run_l1_tiles(const deeploy_tiled_layer_t *L, const int32_t *lo2, con
   deeploy_dma_wait_all(DEEPLOY_DMA_CLUSTER);
 }
 
+#ifdef DEEPLOY_DM_CORE
+static void run_tiled(const void *layer);
+
 void deeploy_run_tiled(const deeploy_tiled_layer_t *layer) {
+  deeploy_dm_call(run_tiled, layer); /* the data mover runs the loop; core 0 computes */
+}
+
+static void run_tiled(const void *layer) {
+#else
+void deeploy_run_tiled(const deeploy_tiled_layer_t *layer) {
+#endif
   const deeploy_tiled_layer_t *L = to_l1(layer);
   int staged = 0, staged_out = 0;
   for (int o = 0; o < L->noperands; o++) {
