@@ -347,6 +347,9 @@ static inline void kernel_start(const deeploy_tiled_layer_t *L, deeploy_tile_t *
     L->kernel(tile);
   else
     deeploy_cluster_fork_begin(L->kernel, tile);
+#else
+  (void)L;
+  (void)tile;
 #endif
 }
 
