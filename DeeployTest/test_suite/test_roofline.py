@@ -175,3 +175,33 @@ def test_npu_peaks_are_the_specs():
     """specs/neureka.md "Throughput": 1152 MAC/cycle (1x1), 1134 (3x3), about 40 (3x3 depthwise)."""
     from Deeploy.targets.siracusa_w_neureka.roofs import npu_peak_macs
     assert npu_peak_macs("1x1") == 1152 and npu_peak_macs("3x3") == 1134 and round(npu_peak_macs("3x3dw")) == 40
+
+
+def _layer(dtype):
+    """A forked cluster layer with one output of dtype, and its graph (what ``cluster_peak`` reads)."""
+    from types import SimpleNamespace
+    g = Graph("g", {"y": Tensor("y", (4,), dtype)}, [], [], ["y"])
+    engine = SimpleNamespace(name="cluster", forked=True)
+    return SimpleNamespace(engine=engine, node=Node("n", "Add", [], ["y"])), g
+
+
+def test_cluster_peaks_integer_simd_and_shared_fpus():
+    """Spec "Cluster": 8 cores, each one 4-way int8 dot product (8 ops) per cycle: 64 ops/cycle for an
+    integer layer; 4 FPUs shared by the 8 cores, one fmadd.s (2 ops) each per cycle: 8 for a float one."""
+    from Deeploy.ir.dtypes import FLOAT32
+    from Deeploy.targets.siracusa.roofs import cluster_peak
+    assert cluster_peak(*_layer(INT8), 8).value == PEAK
+    assert cluster_peak(*_layer(FLOAT32), 8).value == 2 * 4
+    assert cluster_peak(*_layer(FLOAT32), 2).value == 2 * 2   # 2 cores, an FPU each
+
+
+def test_overhead_bound_when_neither_roof_explains_the_cycles():
+    """1024 ops on 128 bytes of L1 under a 64 ops/cycle peak and 64 B/cycle: the roof is 64 ops/cycle
+    (compute). At 50 cycles (20.5 ops/cycle, 32% of it) the roof explains the cycles; at 80 cycles
+    (12.8 ops/cycle, 20%) neither roof does: overhead-bound, as with half the cycles overhead."""
+    from Deeploy.analysis.roofline import LayerWork, _point
+    w = LayerWork(0, "mm", "MatMul", "cluster", False, 1024, {"L1": 128}, Roof("p", 64.0, "test"),
+                  {"L1": Roof("b", 64.0, "test")}, None)
+    assert _point(w, 50.0).bound == "compute"
+    assert _point(w, 80.0).bound == "overhead"
+    assert _point(w, 50.0, overhead=25.0).bound == "overhead"
