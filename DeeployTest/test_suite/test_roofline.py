@@ -78,7 +78,7 @@ def test_microllama_parallel_layers_under_their_roofs(tmp_path):
     assert sum(p["cycles"] for p in report["layers"]) <= runtime
     page = (gen / "roofline.html").read_text()
     svg = ET.fromstring(re.search(r"<svg\b.*?</svg>", page, re.S).group(0))
-    circles = [c for c in svg.iter("{http://www.w3.org/2000/svg}circle") if c.get("class") == "pt"]
+    circles = [c for c in svg.iter("{http://www.w3.org/2000/svg}circle") if c.get("class") in ("pt", "pt overhead")]
     assert len(circles) == len(report["layers"])
 
 
@@ -159,7 +159,8 @@ def test_compile_roofline_estimates(tmp_path, capsys):
     assert report["cycles"] == "estimate" and report["layers"]
     for p in report["layers"]:
         assert p["ops"] / p["cycles"] <= min([PEAK] + [p["ops"] / b * DMA[lv] for lv, b in p["bytes"].items() if b])
-    assert (out / "roofline.html").read_text().count('class="pt"') == len(report["layers"])
+    page = (out / "roofline.html").read_text()   # one point per layer, overhead-bound ones outlined
+    assert page.count('class="pt"') + page.count('class="pt overhead"') == len(report["layers"])
 
 
 def test_analyze_roofline_json(capsys):

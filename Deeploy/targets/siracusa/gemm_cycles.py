@@ -3,9 +3,10 @@ its dot-product path, as a formula of the shape and the core count, for cost mod
 
 The path (int8/uint8 operands, int32 sums, A not transposed, K >= 4; B transposed, as the
 layout pass stores constant weights, or a B input packed a column block at a time) cuts the
-outputs into 4 x 4 blocks, or 4 x 2 when N is not a multiple of 4 or 4 x 4 blocks would leave a
-core without work; the cores take contiguous shares of the (batch, row block, column block)
-units and run each row block's run of blocks in one call (a strip). So the slowest core (the one
+outputs into 4 x 4 blocks with the inline store (UNIT, UNIT_BIAS below), or 4 x 2 with the
+general store, when N is not a multiple of 4 or when 4 x 4 blocks would leave a core without
+work; the cores take contiguous shares of the (batch, row block, column block) units and run
+each row block's run of blocks in one call (a strip). So the slowest core (the one
 with the most units) costs
 
     FIXED + units * (BLOCK + outputs * unit + per_k * K) + strips * STRIP
@@ -22,7 +23,7 @@ int8 MatMuls in L1 on 1 and 8 cores, both block shapes (FIXED, STRIP, BLOCK, UNI
 UNIT_PER_K4: all within 3.6%), 2 Gemms with an int8 C per column (UNIT_BIAS, within 0.5%; it also
 prices mul and add per row, the same inline store), a Gemm with mul and add per column (UNIT_C;
 its requantisation was int64, so an upper bound for int32) and 2 MatMuls with an int64
-requantisation (UNIT_WIDE, within 0.1%). A B input (not transposed) adds its packing, which the
+requantisation (UNIT_WIDE, within 0.4%). A B input (not transposed) adds its packing, which the
 formula leaves out. Shapes off the path (edges, K < 4, A transposed, fewer units than cores)
 return None.
 
@@ -46,21 +47,22 @@ FIXED = 200.6
 BLOCK = 79.6
 UNIT = 2.20          # cycles per output
 UNIT_BIAS = 7.89
-UNIT_C = 76.6
-UNIT_WIDE = 52.2
+UNIT_C = 89.1
+UNIT_WIDE = 64.5
 UNIT_PER_K = 3.27    # 4 x 2 block, per step of k
 UNIT_PER_K4 = 5.91   # 4 x 4 block
 STRIP = 95.2
 
 
-def _block_width(batch: int, m: int, n: int, cores: int) -> int:
-    """Columns of the kernel's blocks: 4 when N is a multiple of 4 and every core gets a 4 x 4 unit."""
-    return 4 if n % 4 == 0 and batch * (m // 4) * (n // 4) >= cores else 2
+def _block_width(batch: int, m: int, n: int, cores: int, unit: float) -> int:
+    """Columns of the kernel's blocks: 4 with an inline store when N is a multiple of 4 and every
+    core gets a 4 x 4 unit, else 2."""
+    return 4 if unit in (UNIT, UNIT_BIAS) and n % 4 == 0 and batch * (m // 4) * (n // 4) >= cores else 2
 
 
 def _blocks_cycles(batch: int, m: int, n: int, k: int, cores: int, unit: float) -> float:
     """The formula on whole blocks (m a multiple of 4, n of 2), any number of units."""
-    w = _block_width(batch, m, n, cores)
+    w = _block_width(batch, m, n, cores, unit)
     row_blocks, col_blocks = batch * m // 4, n // w
     units = row_blocks * col_blocks
     block = BLOCK + 4 * w * unit + (UNIT_PER_K4 if w == 4 else UNIT_PER_K) * k
