@@ -5,11 +5,14 @@ host's instruction counts.
 1. GEMM sweep: an int8 MatMul with a constant int8 B and its RequantShift (one GemmRQ layer) per
    shape M x K x N, tiled at a large --l1 so the kernel runs once on operands in L1; the kernel
    phase's modelled cycles give MAC/cycle per core (MACs / cycles / cores);
-2. microLlama64_parallel tiled (8 cores, --l1 64000 --l2 2000000 --doublebuffer): cycles per op
+2. element-wise requantised ops (int8 Add and Mul of two inputs, scalar and per-channel
+   RequantShift) on operands in L1: the kernel phase's modelled cycles per element and core;
+3. microLlama64_parallel tiled (8 cores, --l1 64000 --l2 2000000 --doublebuffer): cycles per op
    type (share of the network, MAC/cycle per core for GEMM layers), and MAC/cycle of the network;
-3. host: RunNetwork instructions (callgrind) of the Generic target against the peer's figures.
+4. host: RunNetwork instructions (callgrind) of the Generic target against the peer's figures.
 
-    python benchmarks/kernels.py [--cores 8] [--shapes 64x64x64,16x4x4] [--skip-host] [--skip-network]
+    python benchmarks/kernels.py [--cores 8] [--shapes 64x64x64,16x4x4] [--skip-eltwise] [--skip-host]
+                                 [--skip-network]
 
 Each Siracusa run prints the runner's command so it can be repeated by hand.
 """
@@ -73,6 +76,36 @@ def gemm_sweep(shapes: list[tuple[int, int, int]], cores: int, work: Path) -> No
               f"{macs / cycles / cores:9.3f}")
 
 
+ELTWISE = (("Add", (1, 32, 256), None), ("Add", (1, 32, 256), 1), ("Mul", (1, 32, 256), None),
+           ("Mul", (1, 32, 256), 1))   # op, shape of both int8 inputs, RequantShift axis (None: scalar)
+
+
+def eltwise_kernel_cycles(op: str, shape: tuple[int, ...], axis: int | None, cores: int, work: Path) -> float:
+    """Modelled cycles of the kernel phase of one requantised int8 ``op`` of two inputs of ``shape``
+    in L1 (tiled at a large --l1)."""
+    from DeeployTest.generators.builder import Net
+    from DeeployTest.generators.registry import s8
+    rng = np.random.default_rng(0)
+    net = Net(op)
+    y = net.node(op, [net.input("input_0", s8(rng, shape)), net.input("input_1", s8(rng, shape))])
+    net.output(net.calib_rqs(y, axis=axis, offset_rng=rng))
+    name = f"{op.lower()}_{'x'.join(map(str, shape))}_{'c' if axis is not None else 's'}"
+    write_test(net, work / name)
+    profile = run_tiled(work / name, work / f"gen_{name}_{cores}", cores, 200000, 2000000, False)
+    layer = next(e for e in profile["layers"] if e["op"] == f"Requantized{op}")
+    return sum(t["kernel"] for t in layer["tiles"] if t["level"] == "L1")
+
+
+def eltwise_sweep(cores: int, work: Path) -> None:
+    print(f"\n== element-wise requantised int8 ops, {cores} cores, operands in L1 (kernel phase cycles)")
+    print(f"{'op':22s} {'elements':>9s} {'cycles':>9s} {'cycles/element/core':>20s}")
+    for op, shape, axis in ELTWISE:
+        cycles = eltwise_kernel_cycles(op, shape, axis, cores, work)
+        n = int(np.prod(shape))
+        what = f"{op} ({'per channel' if axis is not None else 'scalar'})"
+        print(f"{what:22s} {n:9,d} {cycles:9,.0f} {cycles * cores / n:20.2f}")
+
+
 def layer_macs(model_path: Path) -> dict[str, int]:
     """Multiply-accumulates of each MatMul/Gemm node, by node name (the layers keep the names)."""
     model = onnx.shape_inference.infer_shapes(onnx.load(model_path))
@@ -122,6 +155,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--cores", type=int, default=8, help="cores of the GEMM sweep (1..8)")
     parser.add_argument("--shapes", default=",".join(SHAPES), help="M x K x N shapes of the sweep, comma-separated")
+    parser.add_argument("--skip-eltwise", action="store_true", help="no element-wise requantised ops")
     parser.add_argument("--skip-network", action="store_true", help="no microLlama64_parallel breakdown")
     parser.add_argument("--skip-host", action="store_true", help="no host instruction counts")
     args = parser.parse_args()
@@ -134,6 +168,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         gemm_sweep(shapes, args.cores, work)
+        if not args.skip_eltwise:
+            eltwise_sweep(args.cores, work)
         if not args.skip_network:
             network_breakdown(work)
         if not args.skip_host:

@@ -2,7 +2,7 @@
 intensity in ops per byte, y: ops per cycle) with every engine peak as a horizontal roof and
 every memory bandwidth as a diagonal roof, one point per layer (colour: engine; ring: its data
 come from L3 or another level than the most common one; orange outline: overhead-bound,
-its profile's cycles mostly overhead), the layers with the most cycles
+its profile's cycles mostly overhead or under a quarter of its roof), the layers with the most cycles
 numbered, a box describing the layer under the pointer, and the table below."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import html
 import math
 from pathlib import Path
 
-from Deeploy.analysis.roofline import OVERHEAD_BOUND, Roofline
+from Deeploy.analysis.roofline import OVERHEAD_BOUND, ROOF_EXPLAINS, Roofline
 
 __all__ = ["roofline_html", "write_roofline_html"]
 
@@ -124,7 +124,7 @@ def _svg(r: Roofline) -> str:
     if slow:
         k = len(engines) + len(levels[1:])
         out.append(f'<circle cx="{W + 16}" cy="{ly + 20 * k}" r="6" fill="none" stroke="{OVERHEAD}" stroke-width="2.5"/>'
-                   f'<text x="{W + 28}" y="{ly + 20 * k + 4}">overhead-bound (&#8805; {100 * OVERHEAD_BOUND:.0f}% overhead)'
+                   f'<text x="{W + 28}" y="{ly + 20 * k + 4}">overhead-bound (&#8805; {100 * OVERHEAD_BOUND:.0f}% overhead or &lt; {100 * ROOF_EXPLAINS:.0f}% of roof)'
                    '</text>')
     out.append("</g></svg>")
     return "\n".join(out)

@@ -1,11 +1,12 @@
 """The register-blocked GEMM kernels (gemm.inc, and GemmRQ = gemm.inc with the requantisation
-fused) on the shapes and operand types that select their different paths: Siracusa's 4 x 2
-dot-product blocks (int8 or uint8 A and B, every signedness pair; weights transposed at compile
-time, or a B input packed two columns at a time; K tails, odd M and N), the C 2 x 8 and 4 x 4
-blocks, the 1 x 4 / 1 x 1 edges and small-tile splits, the inline requantised store, the general
-store (C, per-column mul/add), and the host's dot-product path. Outputs must match the reference
-interpreter's goldens bit-exactly on Generic and on Siracusa with 1 and 8 cores; the Siracusa
-ELF carries the dot products' CORE-V words, and the layout pass stores the weights N x K."""
+fused) on the shapes and operand types that select their different paths: Siracusa's 4 x 4 and
+4 x 2 dot-product blocks (int8 or uint8 A and B, every signedness pair; weights transposed at
+compile time, or a B input packed a column block at a time; K tails, K = 4 and 8, odd M and N),
+the C 2 x 8 and 4 x 4 blocks, the 1 x 4 / 1 x 1 edges and small-tile splits, the inline
+requantised store, the general store (C, per-column mul/add), and the host's dot-product path.
+Outputs must match the reference interpreter's goldens bit-exactly on Generic and on Siracusa
+with 1 and 8 cores; the Siracusa ELF carries the dot products' CORE-V words, and the layout pass
+stores the weights N x K."""
 
 from __future__ import annotations
 
@@ -39,6 +40,10 @@ CASES = [
     ("dsp_tails_u8_u8", 7, 13, 7, True, True, True),
     ("dsp_k4", 8, 4, 6, False, False, True),          # K = 4: one loop iteration, no tail
     ("narrow_n", 16, 12, 4, False, False, True),      # N = 4: two column blocks
+    ("dsp4_k_tail_u8", 16, 27, 16, True, False, True),    # 4 x 4 blocks on 8 cores, K % 4 = 3
+    ("dsp4_k4", 32, 4, 16, False, False, True),       # 4 x 4, K = 4: the peeled steps only
+    ("dsp4_k8_u8_u8", 16, 8, 32, True, True, True),   # 4 x 4, one loop trip; a B input packed 4 columns at a time
+    ("dsp4_rows_edge", 18, 20, 16, False, False, True),   # 4 x 4 blocks and 2 edge rows
     ("narrow_n_odd_k", 16, 25, 4, False, True, True),     # N < 8, K odd, a B input
     ("gemv", 1, 32, 20, False, False, True),          # one row: 1 x 4 units over the cores
     ("tiny", 2, 3, 3, True, False, True),             # fewer outputs than cores: 1 x 1 units

@@ -120,7 +120,8 @@ def test_profile_summary_names_the_largest_loss(tmp_path, capsys):
     """A bare --profileTiling: the summary comes first (the split, the cycles per op type as
     profile.json's layers add up, the largest loss with its remedy), then the layers grouped by op
     type, no tile's phases. microLlama64 at --l1 64000 loses most in its tile loops. The roofline
-    calls the layers whose cycles are mostly overhead overhead-bound."""
+    calls the layers whose cycles are mostly overhead, or that reach less than a quarter of their
+    roof, overhead-bound."""
     out = _profiled_run(MODELS / "microLlama" / "microLlama64", tmp_path / "gen", capsys, 64000, profile="all",
                         roofline=True)
     check_files(tmp_path / "gen", out.split("\nRoofline of ")[0])   # the roofline follows the profile
@@ -148,9 +149,10 @@ def test_profile_summary_names_the_largest_loss(tmp_path, capsys):
     assert all(f">{e['op']} x{e['layers']}<" in page or f">{e['op']}<" in page for e in profile["op_types"])
     roofline = json.loads((tmp_path / "gen" / "roofline.json").read_text())
     mostly_overhead = {e["name"] for e in profile["layers"] if e["overhead"] >= 0.5 * e["cycles"]}
-    assert mostly_overhead and {p["name"] for p in roofline["layers"] if p["bound"] == "overhead"} == \
-        mostly_overhead & {p["name"] for p in roofline["layers"]}
-    assert f"overhead-bound: {len(mostly_overhead & {p['name'] for p in roofline['layers']})} of" in out
+    unexplained = {p["name"] for p in roofline["layers"]
+                   if p["name"] in mostly_overhead or p["ops"] / p["cycles"] < 0.25 * p["roof"]}
+    assert mostly_overhead and {p["name"] for p in roofline["layers"] if p["bound"] == "overhead"} == unexplained
+    assert f"overhead-bound: {len(unexplained)} of" in out
 
 
 @pytest.mark.slow

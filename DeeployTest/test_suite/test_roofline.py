@@ -78,7 +78,7 @@ def test_microllama_parallel_layers_under_their_roofs(tmp_path):
     assert sum(p["cycles"] for p in report["layers"]) <= runtime
     page = (gen / "roofline.html").read_text()
     svg = ET.fromstring(re.search(r"<svg\b.*?</svg>", page, re.S).group(0))
-    circles = [c for c in svg.iter("{http://www.w3.org/2000/svg}circle") if c.get("class") == "pt"]
+    circles = [c for c in svg.iter("{http://www.w3.org/2000/svg}circle") if c.get("class") in ("pt", "pt overhead")]
     assert len(circles) == len(report["layers"])
 
 
@@ -159,7 +159,8 @@ def test_compile_roofline_estimates(tmp_path, capsys):
     assert report["cycles"] == "estimate" and report["layers"]
     for p in report["layers"]:
         assert p["ops"] / p["cycles"] <= min([PEAK] + [p["ops"] / b * DMA[lv] for lv, b in p["bytes"].items() if b])
-    assert (out / "roofline.html").read_text().count('class="pt"') == len(report["layers"])
+    page = (out / "roofline.html").read_text()   # one point per layer, overhead-bound ones outlined
+    assert page.count('class="pt"') + page.count('class="pt overhead"') == len(report["layers"])
 
 
 def test_analyze_roofline_json(capsys):
@@ -196,3 +197,33 @@ def test_point_labels_never_overlap():
         for x2, y2, text2 in labels[k + 1:]:
             apart = x + 7 * len(text) <= x2 or x2 + 7 * len(text2) <= x or abs(y - y2) >= 14
             assert apart, (text, x, y, text2, x2, y2)
+
+
+def _layer(dtype):
+    """A forked cluster layer with one output of dtype, and its graph (what ``cluster_peak`` reads)."""
+    from types import SimpleNamespace
+    g = Graph("g", {"y": Tensor("y", (4,), dtype)}, [], [], ["y"])
+    engine = SimpleNamespace(name="cluster", forked=True)
+    return SimpleNamespace(engine=engine, node=Node("n", "Add", [], ["y"])), g
+
+
+def test_cluster_peaks_integer_simd_and_shared_fpus():
+    """Spec "Cluster": 8 cores, each one 4-way int8 dot product (8 ops) per cycle: 64 ops/cycle for an
+    integer layer; 4 FPUs shared by the 8 cores, one fmadd.s (2 ops) each per cycle: 8 for a float one."""
+    from Deeploy.ir.dtypes import FLOAT32
+    from Deeploy.targets.siracusa.roofs import cluster_peak
+    assert cluster_peak(*_layer(INT8), 8).value == PEAK
+    assert cluster_peak(*_layer(FLOAT32), 8).value == 2 * 4
+    assert cluster_peak(*_layer(FLOAT32), 2).value == 2 * 2   # 2 cores, an FPU each
+
+
+def test_overhead_bound_when_neither_roof_explains_the_cycles():
+    """1024 ops on 128 bytes of L1 under a 64 ops/cycle peak and 64 B/cycle: the roof is 64 ops/cycle
+    (compute). At 50 cycles (20.5 ops/cycle, 32% of it) the roof explains the cycles; at 80 cycles
+    (12.8 ops/cycle, 20%) neither roof does: overhead-bound, as with half the cycles overhead."""
+    from Deeploy.analysis.roofline import LayerWork, _point
+    w = LayerWork(0, "mm", "MatMul", "cluster", False, 1024, {"L1": 128}, Roof("p", 64.0, "test"),
+                  {"L1": Roof("b", 64.0, "test")}, None)
+    assert _point(w, 50.0).bound == "compute"
+    assert _point(w, 80.0).bound == "overhead"
+    assert _point(w, 50.0, overhead=25.0).bound == "overhead"

@@ -59,6 +59,6 @@ def test_missing_simulator_is_named():
 def test_full_calibration(fidelity, tmp_path):
     names, _skipped = fidelity.program_names()
     rows = fidelity.calibrate(tmp_path, names)
-    assert len(rows) >= 58   # 46 plain programs, 15 in the DSP form
+    assert len(rows) >= 58   # 46 plain programs, 16 in the DSP form
     worst = max(rows, key=lambda p: abs(p.deviation))
     assert abs(worst.deviation) <= fidelity.GOAL, f"{worst.name}: {worst.deviation:+.2f}%"

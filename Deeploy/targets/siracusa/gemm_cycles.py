@@ -2,26 +2,30 @@
 its dot-product path, as a formula of the shape and the core count, for cost models.
 
 The path (int8/uint8 operands, int32 sums, A not transposed, K >= 4; B transposed, as the
-layout pass stores constant weights, or a B input of K <= 512 packed two columns at a time)
-cuts the outputs into 4 x 2 blocks; the cores take contiguous shares of the (batch, row block,
-column block) units and run each row block's run of blocks in one call (a strip). So the
-slowest core (the one with the most units) costs
+layout pass stores constant weights, or a B input packed a column block at a time) cuts the
+outputs into 4 x 4 blocks with the inline store (UNIT, UNIT_BIAS below), or 4 x 2 with the
+general store, when N is not a multiple of 4 or when 4 x 4 blocks would leave a core without
+work; the cores take contiguous shares of the (batch, row block, column block) units and run
+each row block's run of blocks in one call (a strip). So the slowest core (the one
+with the most units) costs
 
-    FIXED + units * (unit + UNIT_PER_K * K) + strips * STRIP
+    FIXED + units * (BLOCK + outputs * unit + per_k * K) + strips * STRIP
 
-with strips the row blocks its share touches and ``unit`` the block's store of 8 outputs:
-UNIT inline (int32 requantisation, one mul and add, no C), UNIT_BIAS inline with C added (alpha
-= beta = 1), UNIT_C through the general store (mul or add per column, other alpha or beta),
-UNIT_WIDE with an int64 requantisation (``TACC``). UNIT_PER_K is the hardware loop (6 cv.lw
-and 8 cv.sdot*.b per four steps of k: 3.5 cycles a step). The constants were fitted (least
-squares on the relative error) to the calibrated cycle model (``timing.py``, every cv
-instruction 1 cycle) on 5 runs of 12..64 x 32..128 x 16..64 int8 MatMuls in L1 on 1 and 8
-cores (FIXED, UNIT, UNIT_PER_K, STRIP: all within 0.1%), 2 Gemms with an int8 C per column
-(UNIT_BIAS; it also prices mul and add per row, the same inline store), a Gemm with mul and
-add per column (UNIT_C; its requantisation was int64, so an upper bound for int32) and a MatMul
-with an int64 requantisation (UNIT_WIDE). A B input (not transposed) adds its packing, which
-the formula leaves out. Shapes off the path (edges, K < 4, A transposed,
-fewer units than cores) return None.
+with strips the row blocks its share touches, BLOCK a block's set-up (operand pointers, the
+loop's), outputs 16 (4 x 4) or 8 (4 x 2), per_k the block's hardware loop per step of k
+(UNIT_PER_K4: 8 cv.lw and 16 cv.sdot*.b per four steps, 6 cycles a step; UNIT_PER_K: 6 and 8 for
+4 x 2, 3.5 a step) and ``unit`` the store of one output: UNIT inline (int32 requantisation, one
+mul and add, no C), UNIT_BIAS inline with C added (alpha = beta = 1), UNIT_C through the general
+store (mul or add per column, other alpha or beta), UNIT_WIDE with an int64 requantisation
+(``TACC``). The constants were fitted (least squares on the relative error) to the calibrated
+cycle model (``timing.py``, every cv instruction 1 cycle) on 17 runs of 8..128 x 8..96 x 4..64
+int8 MatMuls in L1 on 1 and 8 cores, both block shapes (FIXED, STRIP, BLOCK, UNIT, UNIT_PER_K,
+UNIT_PER_K4: all within 3.6%), 2 Gemms with an int8 C per column (UNIT_BIAS, within 0.5%; it also
+prices mul and add per row, the same inline store), a Gemm with mul and add per column (UNIT_C;
+its requantisation was int64, so an upper bound for int32) and 2 MatMuls with an int64
+requantisation (UNIT_WIDE, within 0.4%). A B input (not transposed) adds its packing, which the
+formula leaves out. Shapes off the path (edges, K < 4, A transposed, fewer units than cores)
+return None.
 
 ``gemm_rq_estimate`` extends it to every shape for the tiler (``GemmTileCycles``, the
 ``kernel_cycles`` of Siracusa's tiling parameters): M and N rounded up to whole blocks and K
@@ -35,36 +39,47 @@ from functools import lru_cache
 from typing import Mapping
 
 
-__all__ = ["FIXED", "UNIT", "UNIT_BIAS", "UNIT_C", "UNIT_WIDE", "UNIT_PER_K", "STRIP", "gemm_rq_cycles",
+__all__ = ["FIXED", "BLOCK", "UNIT", "UNIT_BIAS", "UNIT_C", "UNIT_WIDE", "UNIT_PER_K", "UNIT_PER_K4", "STRIP",
+           "gemm_rq_cycles",
            "gemm_rq_estimate", "GemmTileCycles", "gemm_tile_model"]
 
-FIXED = 141.0
-UNIT = 98.0
-UNIT_BIAS = 179.0
-UNIT_C = 772.0
-UNIT_WIDE = 541.0
-UNIT_PER_K = 3.48
-STRIP = 159.0
+FIXED = 200.6
+BLOCK = 79.6
+UNIT = 2.20          # cycles per output
+UNIT_BIAS = 7.89
+UNIT_C = 89.1
+UNIT_WIDE = 64.5
+UNIT_PER_K = 3.27    # 4 x 2 block, per step of k
+UNIT_PER_K4 = 5.91   # 4 x 4 block
+STRIP = 95.2
+
+
+def _block_width(batch: int, m: int, n: int, cores: int, unit: float) -> int:
+    """Columns of the kernel's blocks: 4 with an inline store when N is a multiple of 4 and every
+    core gets a 4 x 4 unit, else 2."""
+    return 4 if unit in (UNIT, UNIT_BIAS) and n % 4 == 0 and batch * (m // 4) * (n // 4) >= cores else 2
 
 
 def _blocks_cycles(batch: int, m: int, n: int, k: int, cores: int, unit: float) -> float:
-    """The formula on whole 4 x 2 blocks (m a multiple of 4, n of 2), any number of units."""
-    row_blocks, col_blocks = batch * m // 4, n // 2
+    """The formula on whole blocks (m a multiple of 4, n of 2), any number of units."""
+    w = _block_width(batch, m, n, cores, unit)
+    row_blocks, col_blocks = batch * m // 4, n // w
     units = row_blocks * col_blocks
+    block = BLOCK + 4 * w * unit + (UNIT_PER_K4 if w == 4 else UNIT_PER_K) * k
     share = -(-units // cores)
     worst = 0.0
     for core in range(cores):
         lo, hi = min(core * share, units), min(core * share + share, units)
         if lo < hi:
             strips = (hi - 1) // col_blocks - lo // col_blocks + 1
-            worst = max(worst, (hi - lo) * (unit + UNIT_PER_K * k) + strips * STRIP)
+            worst = max(worst, (hi - lo) * block + strips * STRIP)
     return FIXED + worst
 
 
 def gemm_rq_cycles(batch: int, m: int, n: int, k: int, cores: int, unit: float = UNIT) -> float | None:
     """Modelled kernel cycles of GemmRQ on ``batch`` x (m x k @ k x n) int8 operands in L1 on
-    ``cores`` cores with the block store ``unit`` (B transposed), or None when the call leaves
-    the 4 x 2 dot-product path somewhere."""
+    ``cores`` cores with the store ``unit`` per output (B transposed), or None when the call
+    leaves the dot-product blocks somewhere."""
     if m % 4 or n % 2 or k < 4:
         return None
     if batch * m // 4 * (n // 2) < cores:
@@ -85,7 +100,7 @@ def gemm_rq_estimate(batch: int, m: int, n: int, k: int, cores: int, unit: float
 @dataclass(frozen=True)
 class GemmTileCycles:
     """Compute cycles of one tile (extents of the dims B, M, N) of a GemmRQ layer with reduction
-    ``k`` on ``cores`` cores and the block store ``unit``: a LayerSpec's ``tile_cycles``."""
+    ``k`` on ``cores`` cores and the store ``unit`` per output: a LayerSpec's ``tile_cycles``."""
 
     k: int
     cores: int

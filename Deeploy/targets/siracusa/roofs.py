@@ -1,11 +1,14 @@
 """Siracusa's roofs for the roofline report (``Deeploy/analysis/roofs.py``), derived from the
 virtual platform's cycle model (``TIMING``, ``timing.TimingModel``: parameters and sources):
 
-- cluster peak: the most ops an instruction of the cores does is a 4-way int8 dot product with
-  accumulate of the PULP DSP extension (4 multiply-accumulates, 8 counted ops: ``cv.sdotsp.b``,
-  the int8 GEMM's inner loop), and a core retires at most one instruction per ``base_cpi``
-  cycles: ``8 * cores / base_cpi`` ops per cycle. Measured layers reach less (loads, address
-  arithmetic and loop control are instructions too; float code: one ``fmadd.s``, 2 ops);
+- cluster peak, integer layers: the most ops an instruction of the cores does is a 4-way int8 dot
+  product with accumulate of the PULP DSP extension (4 multiply-accumulates, 8 counted ops:
+  ``cv.sdotsp.b``, the int8 GEMM's inner loop), and a core retires at most one instruction per
+  ``base_cpi`` cycles: ``8 * cores / base_cpi`` ops per cycle (64 on 8 cores). Measured layers
+  reach less (loads, address arithmetic and loop control are instructions too);
+- cluster peak, float layers (a float output): one ``fmadd.s`` (2 ops) per FPU and cycle, the
+  cores sharing ``fpus`` FPUs (``fpu_of_core``): ``2 * min(cores, fpus)`` ops per cycle (8 on 8
+  cores), ``2 * cores / base_cpi`` with a private FPU per core (``fpus`` 0);
 - tiled layers: their tiles come through a DMA engine, one queue for both directions: the
   cluster DMA at ``dma_bandwidth`` bytes per cycle (L2 <-> L1), the L3 DMA at
   ``l3_dma_bandwidth`` (L3 <-> L2);
@@ -23,11 +26,21 @@ __all__ = ["ROOFS", "cluster_peak", "cluster_bandwidth", "measured_cycles"]
 WORD = 4   # bytes of the widest integer load/store of RV32
 
 
+def _is_float(layer, graph) -> bool:
+    dtype = graph.tensors[layer.node.outputs[0]].dtype
+    return dtype is not None and dtype.is_float
+
+
 def cluster_peak(layer, graph, cores: int) -> Roof:
     n = cores if layer.engine.forked else 1
+    what = f"{n} PULP core{'s' if n != 1 else ''}"
+    if _is_float(layer, graph):
+        fpus = min(n, TIMING.fpus) if TIMING.fpus else n
+        return Roof(f"{layer.engine.name} float ({fpus} FPU{'s' if fpus != 1 else ''})", 2 * fpus / TIMING.base_cpi,
+                    f"{what} sharing {fpus} FPU{'s' if fpus != 1 else ''}, one fmadd.s (2 ops) per FPU and "
+                    f"instruction, CPI {TIMING.base_cpi:g}")
     return Roof(f"{layer.engine.name} ({n} core{'s' if n != 1 else ''})", 8 * n / TIMING.base_cpi,
-                f"{n} PULP core{'s' if n != 1 else ''}, one 4-way int8 dot product (cv.sdotsp.b: 8 ops) per "
-                f"instruction, CPI {TIMING.base_cpi:g}")
+                f"{what}, one 4-way int8 dot product (cv.sdotsp.b: 8 ops) per instruction, CPI {TIMING.base_cpi:g}")
 
 
 def cluster_bandwidth(level: str, tiled: bool, layer=None) -> Roof:
