@@ -70,7 +70,8 @@ class MarkerInfo:
 @dataclass(frozen=True)
 class TileInfo:
     """A tiled layer: its L1 tiles (ops of each, execution order), buffering ('SB' or 'DB'), the
-    L2 tiles of operands staged from L3 (one L2 tile when nothing is staged) and its engine."""
+    L2 tiles of operands staged from L3 (one L2 tile when nothing is staged), its engine and whether
+    its loop runs from tables (``deeploy_run_tiled``) or is straight-line code (``codegen/tiled.py``)."""
 
     index: int
     layer: str
@@ -84,6 +85,7 @@ class TileInfo:
     l1_bytes: int
     staging_bytes: int
     engine: str = ""          # the engine its tile kernels run on (e.g. cluster, neureka)
+    tables: bool = True       # False: straight-line code from a compile-time DMA plan
 
 
 @dataclass(frozen=True)

@@ -8,9 +8,9 @@ loop of the runtime (``TargetLibraries/Siracusa/src/deeploy_tiling.c``) issues i
   L2 staging buffer was refilled), and every output tile is written back: bytes of the tiled
   level's source, ``tiles.source`` (L2).
 
-An empty box moves nothing. Before its tiles, the layer's tables (``deeploy_abi.h``: the layer,
-its per-dim arrays, its operands and their axes) are copied into L1 from the level of the
-tiles' source. The result is independent of any timing: it follows from the schedule alone."""
+An empty box moves nothing. Before its tiles, a layer whose loop runs from tables
+(``deeploy_abi.h``: the layer, its per-dim arrays, its operands and their axes) copies them into
+L1 from the level of the tiles' source; a straight-line loop (``codegen/tiled.py``) has none. The result is independent of any timing: it follows from the schedule alone."""
 
 from __future__ import annotations
 
@@ -50,14 +50,16 @@ def table_bytes(sched: TileSchedule) -> int:
             + sum(len(s.operand.axes) for s in sched.slots) * TILE_AXIS.size())
 
 
-def schedule_traffic(sched: TileSchedule, source: str = "L2", staging_source: str = "L3") -> dict[str, int]:
+def schedule_traffic(sched: TileSchedule, source: str = "L2", staging_source: str = "L3",
+                     tables: bool = True) -> dict[str, int]:
     """Bytes moved between ``source`` and the tiled level (L1 tiles) and between
-    ``staging_source`` and ``source`` (L2 tiles of operands in L3), over the whole layer."""
+    ``staging_source`` and ``source`` (L2 tiles of operands in L3), over the whole layer; ``tables``:
+    the loop copies the layer's tables first."""
     slots = sched.slots
     l2_spans = _l2_tiles(sched)
     staged_box: dict[int, tuple] = {}
     held: dict[int, tuple] = {}
-    near, far = table_bytes(sched), 0
+    near, far = table_bytes(sched) if tables else 0, 0
     current = None
     for j2, _cls, ranges in sched.tiles():
         if j2 != current:
