@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from Deeploy.tiling.schedule import OperandSlots, TileSchedule
 from Deeploy.tiling.spec import Operand
 
-__all__ = ["Copy", "PlanTile", "DmaPlan", "dma_plan", "plannable"]
+__all__ = ["Copy", "PlanTile", "DmaPlan", "box_copies", "dma_plan", "plannable"]
 
 
 @dataclass(frozen=True)
@@ -82,7 +82,7 @@ def _box(op: Operand, ranges: dict[str, tuple[int, int]]) -> tuple[tuple[int, in
     return tuple(a.range(*ranges[a.dim]) if a.dim is not None else (0, a.size) for a in op.axes)
 
 
-def _copies(s: OperandSlots, slot: int, box) -> tuple[Copy, ...]:
+def box_copies(s: OperandSlots, slot: int, box) -> tuple[Copy, ...]:
     """The copies moving ``box`` of operand ``s`` between its home view and L1 slot ``slot``:
     axes of extent 1 drop out, axes contiguous with the next inner one merge; the innermost run is
     the row, the next two levels rows and planes, further levels one copy each."""
@@ -133,7 +133,7 @@ def dma_plan(sched: TileSchedule) -> DmaPlan:
         held[o][slot] = box
         if s.copies < 2:
             held[o][1 - slot] = None
-        return _copies(s, slot, box)
+        return box_copies(s, slot, box)
 
     def loads(ranges, which: str) -> tuple[Copy, ...]:
         out: tuple[Copy, ...] = ()
@@ -160,7 +160,7 @@ def dma_plan(sched: TileSchedule) -> DmaPlan:
         stores: tuple[Copy, ...] = ()
         for s in slots:
             if s.output:
-                c = _copies(s, cur[s.index], _box(s.operand, ranges))
+                c = box_copies(s, cur[s.index], _box(s.operand, ranges))
                 stores += c
                 if c:
                     pending.add((s.index, cur[s.index]))
