@@ -70,8 +70,8 @@ class MarkerInfo:
 @dataclass(frozen=True)
 class TileInfo:
     """A tiled layer: its L1 tiles (ops of each, execution order), buffering ('SB' or 'DB'), the
-    L2 tiles of operands staged from L3 (one L2 tile when nothing is staged), its engine and whether
-    its loop runs from tables (``deeploy_run_tiled``) or is straight-line code (``codegen/tiled.py``)."""
+    L2 tiles of operands staged from L3 (one L2 tile when nothing is staged), its engine and how its
+    loop runs (``codegen/tiled.loop_kind``: "code", "plan" or "tables")."""
 
     index: int
     layer: str
@@ -85,7 +85,7 @@ class TileInfo:
     l1_bytes: int
     staging_bytes: int
     engine: str = ""          # the engine its tile kernels run on (e.g. cluster, neureka)
-    tables: bool = True       # False: straight-line code from a compile-time DMA plan
+    loop: str = "tables"      # straight-line "code" or a "plan" (compile-time DMA plan), or "tables"
 
 
 @dataclass(frozen=True)

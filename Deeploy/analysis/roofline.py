@@ -156,7 +156,7 @@ def layer_work(result, platform, roofs: Roofs) -> list[LayerWork]:
     manifest, graph = result.manifest, result.graph
     schedules = result.tiled.schedules if result.tiled else {}
     tiling = platform.tiling
-    tables = {t.index: t.tables for t in manifest.tiles}
+    loops = {t.index: t.loop for t in manifest.tiles}
     out = []
     for k, (layer, info) in enumerate(zip(result.layers, manifest.layers)):
         if not info.runs:
@@ -167,7 +167,7 @@ def layer_work(result, platform, roofs: Roofs) -> list[LayerWork]:
         ops = int(get_op(node).cost(node.params, ins, outs).ops)
         sched = schedules.get(k)
         if sched is not None:
-            moved = schedule_traffic(sched, tiling.tiles.source, tiling.staging.source, tables.get(k, True))
+            moved = schedule_traffic(sched, tiling.tiles.source, tiling.staging.source, loops[k])
         else:
             moved = {}
             for t in [t for t in ins if t is not None] + outs:

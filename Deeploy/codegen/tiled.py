@@ -17,11 +17,12 @@ from Deeploy.codegen.c_text import comment_text
 from Deeploy.codegen.c_values import CallParts
 from Deeploy.ir.graph import Graph
 from Deeploy.errors import DeeployError
-from Deeploy.runtime.abi import TILE_ARG, TILE_AXIS, TILE_OPERAND, TILED_LAYER, check_tile_limits
+from Deeploy.runtime.abi import (TILE_ARG, TILE_AXIS, TILE_COPY, TILE_GEOMETRY, TILE_MAX_GEOMETRIES, TILE_OPERAND,
+                                 TILE_PLAN, TILE_STEP, TILED_LAYER, check_tile_limits)
 from Deeploy.tiling.dma_plan import Copy, DmaPlan, dma_plan, plannable
 from Deeploy.tiling.schedule import TileSchedule
 
-__all__ = ["TiledCode", "tiled_layer_code", "STRAIGHT_TILES", "straight_line"]
+__all__ = ["TiledCode", "tiled_layer_code", "STRAIGHT_TILES", "loop_kind"]
 
 # the most L1 tiles a layer's loop is written out for (code grows with them; more run from tables)
 STRAIGHT_TILES = 8
@@ -77,26 +78,53 @@ def _tile_call(layer: Layer, node, tgraph: Graph, ptrs: dict[str, str], names: B
                       [buf(o) if o else None for o in node.outputs], scratch, shared)
 
 
-def straight_line(layer: Layer, sched: TileSchedule, writable_ops: bool = False) -> bool:
-    """Whether the layer's tile loop is written out from its DMA plan: fixed homes (not a rolled
-    body's), tiles forked on the cluster (no engine with a job queue), a plannable schedule of at
-    most ``STRAIGHT_TILES`` tiles."""
-    return (not writable_ops and not layer.engine.tile_sync and plannable(sched)
-            and sched.num_tiles <= STRAIGHT_TILES)
+def loop_kind(layer: Layer, sched: TileSchedule, writable_ops: bool = False) -> tuple[str, DmaPlan | None]:
+    """How the layer's tiles run, and its DMA plan: "code" (straight-line, at most
+    ``STRAIGHT_TILES`` tiles) or "plan" (``deeploy_run_planned``) when a plan covers it (fixed
+    homes, not a rolled body's; tiles forked on the cluster, no engine with a job queue; a
+    plannable schedule whose copies take at most ``TILE_MAX_GEOMETRIES`` shapes), else "tables"
+    (``deeploy_run_tiled``)."""
+    if writable_ops or layer.engine.tile_sync or not plannable(sched):
+        return "tables", None
+    plan = dma_plan(sched)
+    if sched.num_tiles <= STRAIGHT_TILES:
+        return "code", plan
+    return ("plan", plan) if len(plan.shapes) <= TILE_MAX_GEOMETRIES else ("tables", None)
+
+
+def _ends(c: Copy, home: str, slot: str) -> tuple[str, str]:
+    """Destination and source of copy ``c`` between ``home`` and ``slot``."""
+    view, dense = (f"{base} + {off}" if off else base for base, off in ((home, c.home), (slot, c.dense)))
+    return (dense, view) if c.load else (view, dense)
 
 
 def _copy_call(c: Copy, home: str, slot: str) -> str:
     """The DMA call of copy ``c`` (1-D, 2-D or 3-D, as few arguments as its shape needs)."""
-    view, dense = (f"{base} + {off}" if off else base for base, off in ((home, c.home), (slot, c.dense)))
-    dst, src = (dense, view) if c.load else (view, dense)
-    rows, planes = (c.dense_row, c.home_row), (c.dense_plane, c.home_plane)
-    (dr, sr), (dp, sp) = (rows, planes) if c.load else (rows[::-1], planes[::-1])
-    if c.planes > 1:
-        return (f"deeploy_dma_copy_3d(DEEPLOY_DMA_CLUSTER, {dst}, {src}, {c.row}, {c.rows}, {dr}, {sr}, "
-                f"{c.planes}, {dp}, {sp})")
-    if c.rows > 1:
-        return f"deeploy_dma_copy_2d(DEEPLOY_DMA_CLUSTER, {dst}, {src}, {c.row}, {c.rows}, {dr}, {sr})"
-    return f"deeploy_dma_copy(DEEPLOY_DMA_CLUSTER, {dst}, {src}, {c.row})"
+    (dst, src), (row, rows, dr, sr, planes, dp, sp) = _ends(c, home, slot), c.shape
+    if planes > 1:
+        return f"deeploy_dma_copy_3d(DEEPLOY_DMA_CLUSTER, {dst}, {src}, {row}, {rows}, {dr}, {sr}, {planes}, {dp}, {sp})"
+    if rows > 1:
+        return f"deeploy_dma_copy_2d(DEEPLOY_DMA_CLUSTER, {dst}, {src}, {row}, {rows}, {dr}, {sr})"
+    return f"deeploy_dma_copy(DEEPLOY_DMA_CLUSTER, {dst}, {src}, {row})"
+
+
+def _plan_tables(p: str, plan: DmaPlan, homes: list[str], slots: list[list[str]]) -> tuple[str, ...]:
+    """The tables of a planned loop (``deeploy_run_planned``), the plan's struct aside."""
+    shapes = {shape: g for g, shape in enumerate(plan.shapes)}
+    copies = [TILE_COPY.initializer(dict(zip(("dst", "src"), _ends(c, homes[c.operand], slots[c.operand][c.slot])),
+                                         geometry=shapes[c.shape], handle=0 if c.load else 1 + 2 * c.operand + c.slot))
+              for c in plan.copies]
+    steps = [TILE_STEP.initializer(dict(
+        cls=t.cls, loads=len(t.loads), prefetch=len(t.prefetch), stores=len(t.stores), wait=int(t.wait),
+        reuse=sum(1 << (2 * o + k) for o, k in t.reuse), slots=sum(k << o for o, k in enumerate(t.slots))))
+        for t in plan.tiles]
+    names = [f.name for f in TILE_GEOMETRY.fields]
+    geometries = [TILE_GEOMETRY.initializer(dict(zip(names, shape))) for shape in plan.shapes]
+    pointers = [ptr for s in slots for ptr in (s + s)[:2]]
+    return (f"static const {TILE_GEOMETRY.c_name} {p}_geometries[] = {{{', '.join(geometries)}}};",
+            f"static uint8_t *const {p}_slots[] = {{{', '.join(pointers)}}};",
+            f"static const {TILE_STEP.c_name} {p}_steps[] = {{\n    " + ",\n    ".join(steps) + "};",
+            f"static const {TILE_COPY.c_name} {p}_copies[] = {{\n    " + ",\n    ".join(copies) + "};")
 
 
 def _run_function(p: str, plan: DmaPlan, homes: list[str], slots: list[list[str]]) -> str:
@@ -174,7 +202,7 @@ def tiled_layer_code(k: int, layer: Layer, sched: TileSchedule, graph: Graph, na
     title = comment_text(f"{layer.node.op} '{layer.node.name}'")
     head = (f"/* layer {k}: {title} tiled: {sched.num_tiles} L1 tiles ({sched.l2_tiles()} L2 tiles), "
             f"{'double' if sched.double_buffer else 'single'}-buffered, L1 {sched.l1_bytes} B */")
-    straight = straight_line(layer, sched, writable_ops)
+    loop, plan = loop_kind(layer, sched, writable_ops)
     ptrs = {s.operand.tensor: f"tile->buf[{s.index}]" for s in sched.slots}
     scratch_at = l1_base + sched.scratch_offset
     has_scratch = sched.l1_bytes > sched.scratch_offset   # the tiler may drop an optional scratch
@@ -191,8 +219,14 @@ def tiled_layer_code(k: int, layer: Layer, sched: TileSchedule, graph: Graph, na
               f"    (void)tile;\n{only_core0}    switch (tile->cls) {{\n")
     homes = [f"(uint8_t *){names.address(s.operand.tensor)}" for s in sched.slots]
     slots = [[f"{l1_arena} + {l1_base + off}" for off in s.l1_offsets] for s in sched.slots]
-    if straight:
-        tables, run, layer_def = (), f"{p}_run();", _run_function(p, dma_plan(sched), homes, slots)
+    if loop == "code":
+        tables, run, layer_def = (), f"{p}_run();", _run_function(p, plan, homes, slots)
+    elif loop == "plan":
+        tables, run = _plan_tables(p, plan, homes, slots), f"deeploy_run_planned(&{p});"
+        layer_def = f"static const {TILE_PLAN.c_name} {p} = " + TILE_PLAN.initializer(dict(
+            ntiles=len(plan.tiles), before=len(plan.before), noperands=len(sched.slots),
+            ngeometries=len(plan.shapes), wait_all=int(not sched.double_buffer), geometries=f"{p}_geometries",
+            slots=f"{p}_slots", steps=f"{p}_steps", copies=f"{p}_copies", kernel=f"{p}_kernel")) + ";"
     else:
         tables, run = _tables(p, sched, homes, slots, staging_arena, writable_ops), f"deeploy_run_tiled(&{p});"
         layer_def = f"static const {TILED_LAYER.c_name} {p} = " + TILED_LAYER.initializer(dict(
@@ -210,6 +244,6 @@ def tiled_layer_code(k: int, layer: Layer, sched: TileSchedule, graph: Graph, na
         "staged": sched.l2 is not None, "l2_tiles": sched.l2_tiles(),
         "tile_ops": tile_ops, "l2_tile_ops": l2_ops,
         "l1_bytes": sched.l1_bytes, "staging_bytes": sched.staging_bytes, "engine": layer.engine.name,
-        "tables": not straight,
+        "loop": loop,
     }
     return TiledCode(run, manifest, head, tables, calls, kernel, layer_def)

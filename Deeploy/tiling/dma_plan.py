@@ -48,6 +48,15 @@ class Copy:
     def bytes(self) -> int:
         return self.row * self.rows * self.planes
 
+    @property
+    def shape(self) -> tuple[int, int, int, int, int, int, int]:
+        """(row, rows, destination row stride, source row stride, planes, destination plane stride,
+        source plane stride): the DMA command's shape in its direction."""
+        rows, planes = (self.dense_row, self.home_row), (self.dense_plane, self.home_plane)
+        if not self.load:
+            rows, planes = rows[::-1], planes[::-1]
+        return (self.row, self.rows, *rows, self.planes, *planes)
+
 
 @dataclass(frozen=True)
 class PlanTile:
@@ -71,6 +80,16 @@ class DmaPlan:
 
     before: tuple[Copy, ...]
     tiles: tuple[PlanTile, ...]
+
+    @property
+    def copies(self) -> tuple[Copy, ...]:
+        """Every copy in issue order."""
+        return self.before + tuple(c for t in self.tiles for c in t.loads + t.prefetch + t.stores)
+
+    @property
+    def shapes(self) -> tuple[tuple[int, ...], ...]:
+        """The distinct shapes of its copies, in order of first use."""
+        return tuple(dict.fromkeys(c.shape for c in self.copies))
 
 
 def plannable(sched: TileSchedule) -> bool:

@@ -92,7 +92,7 @@ def test_plan_moves_exactly_every_tile_box(test_dir, l1, db, tmp_path_factory):
                     assert (held[(s.index, tile.slots[s.index])][:view.size] == view).all(), (op.tensor, tile)
             issue(tile.prefetch)
             moved += sum(c.bytes for c in tile.loads + tile.prefetch + tile.stores)
-        assert moved == schedule_traffic(sched, tables=False)["L2"]
+        assert moved == schedule_traffic(sched, loop="code")["L2"]
 
 
 @pytest.mark.parametrize("role", [INPUT, OUTPUT])
