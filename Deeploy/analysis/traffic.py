@@ -18,7 +18,8 @@ from __future__ import annotations
 import itertools
 import math
 
-from Deeploy.runtime.abi import TILE_AXIS, TILE_GEOMETRY, TILE_OPERAND, TILED_LAYER
+from Deeploy.runtime.abi import (TILE_AXIS, TILE_COPY, TILE_GEOMETRY, TILE_OPERAND, TILE_PLAN_L1_BYTES, TILE_STEP,
+                                 TILED_LAYER)
 from Deeploy.tiling.dma_plan import dma_plan
 from Deeploy.tiling.schedule import TileSchedule
 from Deeploy.tiling.spec import Operand, tile_ranges
@@ -46,12 +47,15 @@ def _l2_tiles(sched: TileSchedule) -> list[dict[str, tuple[int, int]]]:
 def table_bytes(sched: TileSchedule, loop: str = "tables") -> int:
     """Bytes of the layer's tables its loop (``codegen/tiled.loop_kind``) copies into L1: for
     "tables" the layer; per dim its order (1 byte), size, L2 and L1 tile, class radix and
-    class-array pointer (4 bytes each); the operands and their axes. For "plan" its copy shapes
-    and two slot pointers per operand."""
+    class-array pointer (4 bytes each); the operands and their axes. For "plan" its copy shapes,
+    two slot pointers per operand and, up to ``TILE_PLAN_L1_BYTES``, its steps and copies."""
     if loop == "code":
         return 0
     if loop == "plan":
-        return len(dma_plan(sched).shapes) * TILE_GEOMETRY.size() + 2 * 4 * len(sched.slots)
+        plan = dma_plan(sched)
+        steps = len(plan.tiles) * TILE_STEP.size() + len(plan.copies) * TILE_COPY.size()
+        return (len(plan.shapes) * TILE_GEOMETRY.size() + 2 * 4 * len(sched.slots)
+                + (steps if steps <= TILE_PLAN_L1_BYTES else 0))
     dims = len(sched.dims)
     return (TILED_LAYER.size() + dims * (1 + 5 * 4) + len(sched.slots) * TILE_OPERAND.size()
             + sum(len(s.operand.axes) for s in sched.slots) * TILE_AXIS.size())

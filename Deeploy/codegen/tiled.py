@@ -224,7 +224,7 @@ def tiled_layer_code(k: int, layer: Layer, sched: TileSchedule, graph: Graph, na
     elif loop == "plan":
         tables, run = _plan_tables(p, plan, homes, slots), f"deeploy_run_planned(&{p});"
         layer_def = f"static const {TILE_PLAN.c_name} {p} = " + TILE_PLAN.initializer(dict(
-            ntiles=len(plan.tiles), before=len(plan.before), noperands=len(sched.slots),
+            ntiles=len(plan.tiles), before=len(plan.before), ncopies=len(plan.copies), noperands=len(sched.slots),
             ngeometries=len(plan.shapes), wait_all=int(not sched.double_buffer), geometries=f"{p}_geometries",
             slots=f"{p}_slots", steps=f"{p}_steps", copies=f"{p}_copies", kernel=f"{p}_kernel")) + ";"
     else:

@@ -20,7 +20,8 @@ from typing import Mapping, Sequence
 
 __all__ = ["Marker", "MARKERS", "CField", "CStruct", "TILE_STRUCTS", "TILE_AXIS", "TILE_OPERAND", "TILE_ARG",
            "TILED_LAYER", "TILE_GEOMETRY", "TILE_COPY", "TILE_STEP", "TILE_PLAN", "TILE_LIMITS", "TILE_SYNC",
-           "TILE_MAX_DIMS", "TILE_MAX_OPERANDS", "TILE_MAX_RANK", "TILE_MAX_GEOMETRIES", "TILE_MARKS",
+           "TILE_MAX_DIMS", "TILE_MAX_OPERANDS", "TILE_MAX_RANK", "TILE_MAX_GEOMETRIES", "TILE_PLAN_L1_BYTES",
+           "TILE_MARKS",
            "LAYER_BASE", "LAYER_END", "LAYER_COUNT", "layer_marker", "check_tile_limits"]
 
 
@@ -147,10 +148,13 @@ TILE_MAX_DIMS = 8
 TILE_MAX_OPERANDS = 12
 TILE_MAX_RANK = 8
 TILE_MAX_GEOMETRIES = 16
+TILE_PLAN_L1_BYTES = 2048
 TILE_LIMITS = (("DEEPLOY_TILE_MAX_DIMS", TILE_MAX_DIMS, "iteration dims of a tiled layer"),
                ("DEEPLOY_TILE_MAX_OPERANDS", TILE_MAX_OPERANDS, "operands of a tiled layer"),
                ("DEEPLOY_TILE_MAX_RANK", TILE_MAX_RANK, "axes of one operand"),
-               ("DEEPLOY_TILE_MAX_GEOMETRIES", TILE_MAX_GEOMETRIES, "copy shapes of a planned tile loop"))
+               ("DEEPLOY_TILE_MAX_GEOMETRIES", TILE_MAX_GEOMETRIES, "copy shapes of a planned tile loop"),
+               ("DEEPLOY_TILE_PLAN_L1_BYTES", TILE_PLAN_L1_BYTES,
+                "a planned loop's steps and copies up to this size are read from an L1 copy"))
 # What the tile loop asks of an engine whose tile kernels may return with work in flight
 # (deeploy_tiled_layer_t.engine_sync): wait for all of it, for every tile's but the latest one's,
 # or let the following tiles return early.
@@ -301,6 +305,7 @@ TILE_STEP = CStruct("deeploy_tile_step_t", "one L1 tile of a planned tile loop",
 TILE_PLAN = CStruct("deeploy_tile_plan_t", "a tiled layer's compile-time DMA plan", (
     CField("ntiles", "uint16_t {}"),
     CField("before", "uint16_t {}", "copies issued before the first tile (its loads, double-buffered)"),
+    CField("ncopies", "uint32_t {}"),
     CField("noperands", "uint8_t {}"),
     CField("ngeometries", "uint8_t {}"),
     CField("wait_all", "uint8_t {}", "1 (single-buffered): every tile waits for its write-back"),

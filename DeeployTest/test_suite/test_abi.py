@@ -101,8 +101,9 @@ LAYOUT = {
     "deeploy_tile_copy_t": (12, {"dst": 0, "src": 4, "geometry": 8, "handle": 9}),
     "deeploy_tile_step_t": (16, {"cls": 0, "loads": 2, "prefetch": 3, "stores": 4, "wait": 5, "reuse": 8,
                                  "slots": 12}),
-    "deeploy_tile_plan_t": (28, {"ntiles": 0, "before": 2, "noperands": 4, "ngeometries": 5, "wait_all": 6,
-                                 "geometries": 8, "slots": 12, "steps": 16, "copies": 20, "kernel": 24}),
+    "deeploy_tile_plan_t": (32, {"ntiles": 0, "before": 2, "ncopies": 4, "noperands": 8, "ngeometries": 9,
+                                 "wait_all": 10, "geometries": 12, "slots": 16, "steps": 20, "copies": 24,
+                                 "kernel": 28}),
 }
 
 

@@ -57,6 +57,7 @@
 #define DEEPLOY_TILE_MAX_OPERANDS 12 /* operands of a tiled layer */
 #define DEEPLOY_TILE_MAX_RANK 8 /* axes of one operand */
 #define DEEPLOY_TILE_MAX_GEOMETRIES 16 /* copy shapes of a planned tile loop */
+#define DEEPLOY_TILE_PLAN_L1_BYTES 2048 /* a planned loop's steps and copies up to this size are read from an L1 copy */
 #define DEEPLOY_TILE_SYNC_ALL 0 /* wait for every tile's work; stop deferring */
 #define DEEPLOY_TILE_SYNC_PREVIOUS 1 /* wait for the work of every tile but the latest */
 #define DEEPLOY_TILE_SYNC_DEFER 2 /* the following tile kernels may return with work in flight */
@@ -142,6 +143,7 @@ typedef struct {
 typedef struct {
   uint16_t ntiles;
   uint16_t before; /* copies issued before the first tile (its loads, double-buffered) */
+  uint32_t ncopies;
   uint8_t noperands;
   uint8_t ngeometries;
   uint8_t wait_all; /* 1 (single-buffered): every tile waits for its write-back */

@@ -555,13 +555,25 @@ static const deeploy_tile_copy_t *issue_copies(const deeploy_tile_copy_t *c, uin
   return c;
 }
 
+/* A planned loop's steps and copies when they fit (read per tile: L2 reads cost every tile). */
+static uint32_t plan_l1[DEEPLOY_TILE_PLAN_L1_BYTES / sizeof(uint32_t)] DEEPLOY_L1;
+
 void deeploy_run_planned(const deeploy_tile_plan_t *plan) {
   const uint32_t tiles = plan->ntiles, m = plan->noperands, wait_all = plan->wait_all;
-  fetch(geometry_l1, plan->geometries, plan->ngeometries * sizeof(deeploy_tile_geometry_t));
-  deeploy_dma_wait(DEEPLOY_DMA_CLUSTER, fetch(slots_l1, plan->slots, 2 * m * sizeof(uint8_t *)));
-  deeploy_dma_t h[1 + 2 * DEEPLOY_TILE_MAX_OPERANDS];
-  const deeploy_tile_copy_t *c = issue_copies(plan->copies, plan->before, h);
+  const uint32_t steps = tiles * sizeof(deeploy_tile_step_t), copies = plan->ncopies * sizeof(deeploy_tile_copy_t);
   const deeploy_tile_step_t *step = plan->steps;
+  const deeploy_tile_copy_t *c = plan->copies;
+  fetch(geometry_l1, plan->geometries, plan->ngeometries * sizeof(deeploy_tile_geometry_t));
+  fetch(slots_l1, plan->slots, 2 * m * sizeof(uint8_t *));
+  if (steps + copies <= sizeof plan_l1) {
+    fetch(plan_l1, step, steps);
+    fetch((uint8_t *)plan_l1 + steps, c, copies);
+    step = (const deeploy_tile_step_t *)plan_l1;
+    c = (const deeploy_tile_copy_t *)((const uint8_t *)plan_l1 + steps);
+  }
+  deeploy_dma_wait_all(DEEPLOY_DMA_CLUSTER);
+  deeploy_dma_t h[1 + 2 * DEEPLOY_TILE_MAX_OPERANDS];
+  c = issue_copies(c, plan->before, h);
   deeploy_tile_t tile;
   for (uint32_t q = 0; q < tiles; q++, step++) {
     const deeploy_tile_step_t s = *step;
