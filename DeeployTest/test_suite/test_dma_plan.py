@@ -128,13 +128,11 @@ def test_copies_of_strided_boxes(role):
     assert box_copies(s, 0, ((0, 3), (1, 1), (0, 5), (0, 6), (0, 7))) == ()     # an empty box moves nothing
 
 
-def test_one_tile_layers_have_no_tile_loop_overhead(capsys):
+def test_one_tile_layers_have_no_tile_loop_overhead(corpus, capsys):
     """microLlama64 at --l1 64000 runs every layer as one tile: the straight-line loop programs
     the DMA, waits and forks, so each layer's cycles outside its kernel and its DMA stay a few
     dozen (the table-driven loop spent thousands on each)."""
-    test_dir = DEEPLOY_TEST.parent.parent / "shared" / "corpus" / "Models" / "microLlama" / "INT8" / "microLlama64"
-    if not test_dir.exists():
-        pytest.skip(f"{test_dir} not available")
+    test_dir = corpus / "Models" / "microLlama" / "INT8" / "microLlama64"
     run_tiled(test_dir, 64000, "L2", False, capsys, profile=True)
     profile = json.loads((DEEPLOY_TEST / "TEST_SIRACUSA_TILED" / "l1_64000_L2_sb" / _id(test_dir) /
                           "profile.json").read_text())
