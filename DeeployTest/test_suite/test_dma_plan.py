@@ -17,7 +17,7 @@ from Deeploy.compiler import compile_graph
 from Deeploy.frontend import assign_input_types, load_npz_arrays, load_onnx, map_arrays
 from Deeploy.tiling.dma_plan import box_copies, dma_plan, plannable
 from Deeploy.tiling.network import TilingOptions
-from Deeploy.tiling.schedule import OperandSlots
+from Deeploy.tiling.schedule import OperandSlots, schedule_layer
 from Deeploy.tiling.spec import INPUT, OUTPUT, AxisMap, Operand
 from DeeployTest.test_suite.conftest import DEEPLOY_TEST
 from DeeployTest.test_suite.test_siracusa_tiled import run_tiled
@@ -55,25 +55,37 @@ def _replay(copy, home: np.ndarray, dense: np.ndarray):
 def test_plan_moves_exactly_every_tile_box(test_dir, l1, db, tmp_path_factory):
     """Per tile, the copies of each operand fill its slot with the tile's box of the home tensor in
     C order (loads) and put the slot back into exactly that box (stores); the plan's bytes are the
-    traffic replay's."""
+    traffic replay's. Double-buffered (the tiles rescheduled with two slots where the solver chose
+    one): the kernel waits for every load into the slots it reads, a prefetch never writes the
+    slots the current tile reads, and an output slot is reused only after waiting for its write-back."""
     schedules = _schedules(test_dir, l1, db, tmp_path_factory.getbasetemp())
     planned = [s for s in schedules.values() if plannable(s)]
     assert planned and any(s.num_tiles > 2 for s in planned)
+    if db:
+        planned = [schedule_layer(s.spec, s.l1, s.l2, {}, True) for s in planned]
+        assert any(s.double_buffer and max(x.copies for x in s.slots) == 2 for s in planned)
     for sched in planned:
         plan = dma_plan(sched)
         assert len(plan.tiles) == sched.num_tiles
         homes = [np.arange(s.operand.nbytes, dtype=np.int64) for s in sched.slots]
         held = {(s.index, k): np.full(s.slot_bytes, -1, np.int64) for s in sched.slots for k in range(s.copies)}
+        unwaited, writing = set(), set()     # slots with loads / write-backs in flight
 
         def issue(copies):
             for c in copies:
                 _replay(c, homes[c.operand], held[(c.operand, c.slot)])
+                (unwaited if c.load else writing).add((c.operand, c.slot))
 
         issue(plan.before)
         moved = sum(c.bytes for c in plan.before)
         for tile, (_, cls, ranges) in zip(plan.tiles, sched.tiles()):
             assert tile.cls == cls
             issue(tile.loads)
+            bound = {(o, k) for o, k in enumerate(tile.slots)}
+            assert tile.wait or not unwaited & bound, tile
+            unwaited = set() if tile.wait else unwaited
+            writing -= set(tile.reuse)
+            assert not writing & bound, (tile, writing)
             for s in sched.slots:
                 op = s.operand
                 box = tuple(slice(*a.range(*ranges[a.dim])) if a.dim is not None else slice(0, a.size)
@@ -91,6 +103,9 @@ def test_plan_moves_exactly_every_tile_box(test_dir, l1, db, tmp_path_factory):
                 else:                      # the slot the kernel reads holds the box, in C order
                     assert (held[(s.index, tile.slots[s.index])][:view.size] == view).all(), (op.tensor, tile)
             issue(tile.prefetch)
+            assert not {(c.operand, c.slot) for c in tile.prefetch} & bound, tile
+            writing |= {(c.operand, c.slot) for c in tile.stores}
+            writing = set() if tile.wait_all else writing
             moved += sum(c.bytes for c in tile.loads + tile.prefetch + tile.stores)
         assert moved == schedule_traffic(sched, loop="code")["L2"]
 
