@@ -70,7 +70,8 @@ class MarkerInfo:
 @dataclass(frozen=True)
 class TileInfo:
     """A tiled layer: its L1 tiles (ops of each, execution order), buffering ('SB' or 'DB'), the
-    L2 tiles of operands staged from L3 (one L2 tile when nothing is staged) and its engine."""
+    L2 tiles of operands staged from L3 (one L2 tile when nothing is staged), its engine and how its
+    loop runs (``codegen/tiled.loop_kind``: "code", "plan" or "tables")."""
 
     index: int
     layer: str
@@ -84,6 +85,7 @@ class TileInfo:
     l1_bytes: int
     staging_bytes: int
     engine: str = ""          # the engine its tile kernels run on (e.g. cluster, neureka)
+    loop: str = "tables"      # straight-line "code" or a "plan" (compile-time DMA plan), or "tables"
 
 
 @dataclass(frozen=True)

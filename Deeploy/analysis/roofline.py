@@ -161,6 +161,7 @@ def layer_work(result, platform, roofs: Roofs) -> list[LayerWork]:
     manifest, graph = result.manifest, result.graph
     schedules = result.tiled.schedules if result.tiled else {}
     tiling = platform.tiling
+    loops = {t.index: t.loop for t in manifest.tiles}
     out = []
     for k, (layer, info) in enumerate(zip(result.layers, manifest.layers)):
         if not info.runs:
@@ -171,7 +172,7 @@ def layer_work(result, platform, roofs: Roofs) -> list[LayerWork]:
         ops = int(get_op(node).cost(node.params, ins, outs).ops)
         sched = schedules.get(k)
         if sched is not None:
-            moved = schedule_traffic(sched, tiling.tiles.source, tiling.staging.source)
+            moved = schedule_traffic(sched, tiling.tiles.source, tiling.staging.source, loops[k])
         else:
             moved = {}
             for t in [t for t in ins if t is not None] + outs:

@@ -8,16 +8,19 @@ loop of the runtime (``TargetLibraries/Siracusa/src/deeploy_tiling.c``) issues i
   L2 staging buffer was refilled), and every output tile is written back: bytes of the tiled
   level's source, ``tiles.source`` (L2).
 
-An empty box moves nothing. Before its tiles, the layer's tables (``deeploy_abi.h``: the layer,
-its per-dim arrays, its operands and their axes) are copied into L1 from the level of the
-tiles' source. The result is independent of any timing: it follows from the schedule alone."""
+An empty box moves nothing. Before its tiles, the loop copies what it reads per tile into L1 from
+the level of the tiles' source (``deeploy_abi.h``): the tables of ``deeploy_run_tiled`` (the
+layer, its per-dim arrays, its operands and their axes), a planned loop's copy shapes and slot
+pointers; straight-line code (``codegen/tiled.py``) none. The result is independent of any timing: it follows from the schedule alone."""
 
 from __future__ import annotations
 
 import itertools
 import math
 
-from Deeploy.runtime.abi import TILE_AXIS, TILE_OPERAND, TILED_LAYER
+from Deeploy.runtime.abi import (TILE_AXIS, TILE_COPY, TILE_GEOMETRY, TILE_OPERAND, TILE_PLAN_L1_BYTES, TILE_STEP,
+                                 TILED_LAYER)
+from Deeploy.tiling.dma_plan import dma_plan
 from Deeploy.tiling.schedule import TileSchedule
 from Deeploy.tiling.spec import Operand, tile_ranges
 
@@ -41,23 +44,33 @@ def _l2_tiles(sched: TileSchedule) -> list[dict[str, tuple[int, int]]]:
             for js in itertools.product(*(range(len(o)) for o in outer))]
 
 
-def table_bytes(sched: TileSchedule) -> int:
-    """Bytes of the layer's tables the tile loop copies into L1: the layer; per dim its order
-    (1 byte), size, L2 and L1 tile, class radix and class-array pointer (4 bytes each); the
-    operands and their axes."""
+def table_bytes(sched: TileSchedule, loop: str = "tables") -> int:
+    """Bytes of the layer's tables its loop (``codegen/tiled.loop_kind``) copies into L1: for
+    "tables" the layer; per dim its order (1 byte), size, L2 and L1 tile, class radix and
+    class-array pointer (4 bytes each); the operands and their axes. For "plan" its copy shapes,
+    two slot pointers per operand and, up to ``TILE_PLAN_L1_BYTES``, its steps and copies."""
+    if loop == "code":
+        return 0
+    if loop == "plan":
+        plan = dma_plan(sched)
+        steps = len(plan.tiles) * TILE_STEP.size() + len(plan.copies) * TILE_COPY.size()
+        return (len(plan.shapes) * TILE_GEOMETRY.size() + 2 * 4 * len(sched.slots)
+                + (steps if steps <= TILE_PLAN_L1_BYTES else 0))
     dims = len(sched.dims)
     return (TILED_LAYER.size() + dims * (1 + 5 * 4) + len(sched.slots) * TILE_OPERAND.size()
             + sum(len(s.operand.axes) for s in sched.slots) * TILE_AXIS.size())
 
 
-def schedule_traffic(sched: TileSchedule, source: str = "L2", staging_source: str = "L3") -> dict[str, int]:
+def schedule_traffic(sched: TileSchedule, source: str = "L2", staging_source: str = "L3",
+                     loop: str = "tables") -> dict[str, int]:
     """Bytes moved between ``source`` and the tiled level (L1 tiles) and between
-    ``staging_source`` and ``source`` (L2 tiles of operands in L3), over the whole layer."""
+    ``staging_source`` and ``source`` (L2 tiles of operands in L3), over the whole layer, with the
+    tables its ``loop`` copies first."""
     slots = sched.slots
     l2_spans = _l2_tiles(sched)
     staged_box: dict[int, tuple] = {}
     held: dict[int, tuple] = {}
-    near, far = table_bytes(sched), 0
+    near, far = table_bytes(sched, loop), 0
     current = None
     for j2, _cls, ranges in sched.tiles():
         if j2 != current:

@@ -68,7 +68,7 @@ def _tiles(tiled_code: dict) -> list[TileInfo]:
         m = code.manifest
         out.append(TileInfo(k, m["layer"], m["op"], len(m["tile_ops"]), tuple(m["tile_ops"]), m["buffering"],
                             m["staged"], m["l2_tiles"], tuple(m["l2_tile_ops"]), m["l1_bytes"], m["staging_bytes"],
-                            m["engine"]))
+                            m["engine"], m["loop"]))
     return out
 
 

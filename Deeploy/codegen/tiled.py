@@ -1,6 +1,9 @@
-"""C of one tiled layer: the tables ``deeploy_run_tiled`` reads (TargetLibraries/Siracusa/inc/
-deeploy_tiling.h) and the tile kernel, one call of the layer's kernel per tile class, rendered
-with the params of that class's tile node (built by the tiler: TileSchedule.classes) on the L1 tiles."""
+"""C of one tiled layer: the tile kernel, one call of the layer's kernel per tile class, rendered
+with the params of that class's tile node (built by the tiler: TileSchedule.classes) on the L1
+tiles, and the loop over the tiles: a layer with few tiles that a compile-time DMA plan covers
+(``tiling/dma_plan.py``) runs as straight-line code (its transfers' addresses and lengths as
+constants), any other one through the tables ``deeploy_run_tiled`` reads
+(TargetLibraries/Siracusa/inc/deeploy_tiling.h)."""
 
 from __future__ import annotations
 
@@ -14,10 +17,15 @@ from Deeploy.codegen.c_text import comment_text
 from Deeploy.codegen.c_values import CallParts
 from Deeploy.ir.graph import Graph
 from Deeploy.errors import DeeployError
-from Deeploy.runtime.abi import TILE_ARG, TILE_AXIS, TILE_OPERAND, TILED_LAYER, check_tile_limits
+from Deeploy.runtime.abi import (TILE_ARG, TILE_AXIS, TILE_COPY, TILE_GEOMETRY, TILE_MAX_GEOMETRIES, TILE_OPERAND,
+                                 TILE_PLAN, TILE_STEP, TILED_LAYER, check_tile_limits)
+from Deeploy.tiling.dma_plan import Copy, DmaPlan, dma_plan, plannable
 from Deeploy.tiling.schedule import TileSchedule
 
-__all__ = ["TiledCode", "tiled_layer_code"]
+__all__ = ["TiledCode", "tiled_layer_code", "STRAIGHT_TILES", "loop_kind"]
+
+# the most L1 tiles a layer's loop is written out for (code grows with them; more run from tables)
+STRAIGHT_TILES = 8
 
 
 @dataclass(frozen=True)
@@ -70,29 +78,104 @@ def _tile_call(layer: Layer, node, tgraph: Graph, ptrs: dict[str, str], names: B
                       [buf(o) if o else None for o in node.outputs], scratch, shared)
 
 
-def tiled_layer_code(k: int, layer: Layer, sched: TileSchedule, graph: Graph, names: BufferNames,
-                     l1_arena: str, staging_arena: str, l1_base: int = 0, prefix: str | None = None,
-                     writable_ops: bool = False) -> TiledCode:
-    """The C of tiled layer ``k`` (tables prefixed ``prefix``, default ``deeploy_t<k>``; the
-    operand table ``writable_ops`` when homes are set before each run)."""
-    p = prefix or f"deeploy_t{k}"
-    spec, dims = sched.spec, sched.dims
-    too_big = check_tile_limits(len(dims), [len(s.operand.axes) for s in sched.slots])
-    if too_big:
-        raise DeeployError(f"layer '{layer.node.name}' ({layer.node.op}) cannot run tiled: {too_big}")
-    title = comment_text(f"{layer.node.op} '{layer.node.name}'")
-    head = (f"/* layer {k}: {title} tiled: {sched.num_tiles} L1 tiles ({sched.l2_tiles()} L2 tiles), "
-            f"{'double' if sched.double_buffer else 'single'}-buffered, L1 {sched.l1_bytes} B */")
+def loop_kind(layer: Layer, sched: TileSchedule, writable_ops: bool = False) -> tuple[str, DmaPlan | None]:
+    """How the layer's tiles run, and its DMA plan: "code" (straight-line, at most
+    ``STRAIGHT_TILES`` tiles) or "plan" (``deeploy_run_planned``) when a plan covers it (fixed
+    homes, not a rolled body's; tiles forked on the cluster, no engine with a job queue; a
+    plannable schedule whose copies take at most ``TILE_MAX_GEOMETRIES`` shapes), else "tables"
+    (``deeploy_run_tiled``)."""
+    if writable_ops or layer.engine.tile_sync or not plannable(sched):
+        return "tables", None
+    plan = dma_plan(sched)
+    if sched.num_tiles <= STRAIGHT_TILES:
+        return "code", plan
+    return ("plan", plan) if len(plan.shapes) <= TILE_MAX_GEOMETRIES else ("tables", None)
+
+
+def _ends(c: Copy, home: str, slot: str) -> tuple[str, str]:
+    """Destination and source of copy ``c`` between ``home`` and ``slot``."""
+    view, dense = (f"{base} + {off}" if off else base for base, off in ((home, c.home), (slot, c.dense)))
+    return (dense, view) if c.load else (view, dense)
+
+
+def _copy_call(c: Copy, home: str, slot: str) -> str:
+    """The DMA call of copy ``c`` (1-D, 2-D or 3-D, as few arguments as its shape needs)."""
+    (dst, src), (row, rows, dr, sr, planes, dp, sp) = _ends(c, home, slot), c.shape
+    if planes > 1:
+        return f"deeploy_dma_copy_3d(DEEPLOY_DMA_CLUSTER, {dst}, {src}, {row}, {rows}, {dr}, {sr}, {planes}, {dp}, {sp})"
+    if rows > 1:
+        return f"deeploy_dma_copy_2d(DEEPLOY_DMA_CLUSTER, {dst}, {src}, {row}, {rows}, {dr}, {sr})"
+    return f"deeploy_dma_copy(DEEPLOY_DMA_CLUSTER, {dst}, {src}, {row})"
+
+
+def _plan_tables(p: str, plan: DmaPlan, homes: list[str], slots: list[list[str]]) -> tuple[str, ...]:
+    """The tables of a planned loop (``deeploy_run_planned``), the plan's struct aside."""
+    shapes = {shape: g for g, shape in enumerate(plan.shapes)}
+    copies = [TILE_COPY.initializer(dict(zip(("dst", "src"), _ends(c, homes[c.operand], slots[c.operand][c.slot])),
+                                         geometry=shapes[c.shape], handle=0 if c.load else 1 + 2 * c.operand + c.slot))
+              for c in plan.copies]
+    steps = [TILE_STEP.initializer(dict(
+        cls=t.cls, loads=len(t.loads), prefetch=len(t.prefetch), stores=len(t.stores), wait=int(t.wait),
+        reuse=sum(1 << (2 * o + k) for o, k in t.reuse), slots=sum(k << o for o, k in enumerate(t.slots))))
+        for t in plan.tiles]
+    names = [f.name for f in TILE_GEOMETRY.fields]
+    geometries = [TILE_GEOMETRY.initializer(dict(zip(names, shape))) for shape in plan.shapes]
+    pointers = [ptr for s in slots for ptr in (s + s)[:2]]
+    return (f"static const {TILE_GEOMETRY.c_name} {p}_geometries[] = {{{', '.join(geometries)}}};",
+            f"static uint8_t *const {p}_slots[] = {{{', '.join(pointers)}}};",
+            f"static const {TILE_STEP.c_name} {p}_steps[] = {{\n    " + ",\n    ".join(steps) + "};",
+            f"static const {TILE_COPY.c_name} {p}_copies[] = {{\n    " + ",\n    ".join(copies) + "};")
+
+
+def _run_function(p: str, plan: DmaPlan, homes: list[str], slots: list[list[str]]) -> str:
+    """The straight-line tile loop of a layer from its DMA plan (the runtime's phases and markers)."""
+    waited = {r for t in plan.tiles for r in t.reuse}
+    body: list[str] = []
+
+    def issue(copies):
+        for c in copies:
+            call = _copy_call(c, homes[c.operand], slots[c.operand][c.slot])
+            var = "r" if c.load else f"w{c.operand}_{c.slot}" if (c.operand, c.slot) in waited else ""
+            body.append(f"{var} = {call};" if var else f"{call};")
+
+    mark = "DEEPLOY_MARKER(DEEPLOY_MARK_TILE_{});".format
+    issue(plan.before)
+    for t in plan.tiles:
+        body.append(mark("INPUT"))
+        issue(t.loads)
+        if t.wait:
+            body.append("deeploy_dma_wait(DEEPLOY_DMA_CLUSTER, r);")
+        body += [f"deeploy_dma_wait(DEEPLOY_DMA_CLUSTER, w{o}_{k});" for o, k in t.reuse]
+        body.append(f"tile.cls = {t.cls};")
+        body += [f"tile.buf[{o}] = {slots[o][k]};" for o, k in enumerate(t.slots)]
+        issue(t.prefetch)
+        body += [mark("KERNEL"), f"deeploy_cluster_fork({p}_kernel, &tile);", mark("OUTPUT")]
+        issue(t.stores)
+        if t.wait_all:
+            body.append("deeploy_dma_wait_all(DEEPLOY_DMA_CLUSTER);")
+        body.append(mark("END"))
+    if not plan.tiles[-1].wait_all:
+        body.append("deeploy_dma_wait_all(DEEPLOY_DMA_CLUSTER);")
+    loads = plan.before or any(t.loads or t.prefetch for t in plan.tiles)
+    handles = (["r"] if loads else []) + [f"w{o}_{k}" for o, k in sorted(waited)]
+    decl = [f"{TILE_ARG.c_name} tile;"] + ([f"deeploy_dma_t {', '.join(handles)};"] if handles else [])
+    return f"static void {p}_run(void) {{\n" + "".join(f"    {line}\n" for line in decl + body) + "}"
+
+
+def _tables(p: str, sched: TileSchedule, homes: list[str], slots: list[list[str]], staging_arena: str,
+            writable_ops: bool) -> tuple[str, ...]:
+    """The tables ``deeploy_run_tiled`` reads (the layer's struct aside)."""
+    dims = sched.dims
     lines, ops = [], []
     for s in sched.slots:
         o = s.operand
         lines.append(f"static const {TILE_AXIS.c_name} {p}_axes{s.index}[] = {{"
                      + ", ".join(_axis(a, dims) for a in o.axes) + "};")
-        l1 = [f"{l1_arena} + {l1_base + off}" for off in s.l1_offsets] + ["NULL"] * (2 - s.copies)
         staging = f"{staging_arena} + {s.staging_offset}" if s.in_l3 else "NULL"
         ops.append(TILE_OPERAND.initializer(dict(
-            home=f"(uint8_t *){names.address(o.tensor)}", axes=f"{p}_axes{s.index}", rank=len(o.axes),
-            elem=o.elem_bytes, output=int(s.output), in_l3=int(s.in_l3), copies=s.copies, l1=l1, staging=staging)))
+            home=homes[s.index], axes=f"{p}_axes{s.index}", rank=len(o.axes), elem=o.elem_bytes,
+            output=int(s.output), in_l3=int(s.in_l3), copies=s.copies, l1=slots[s.index] + ["NULL"] * (2 - s.copies),
+            staging=staging)))
     const = "" if writable_ops else "const "
     lines.append(f"static {const}{TILE_OPERAND.c_name} {p}_ops[] = {{\n    " + ",\n    ".join(ops) + "};")
     for d, classes in enumerate(sched.dim_class):
@@ -100,10 +183,26 @@ def tiled_layer_code(k: int, layer: Layer, sched: TileSchedule, graph: Graph, na
     lines.append(f"static const uint16_t *const {p}_cls[] = {{{', '.join(f'{p}_cls{d}' for d in range(len(dims)))}}};")
     lines.append(f"static const uint32_t {p}_radix[] = {{{_c_list(sched.radix)}}};")
     lines.append(f"static const uint8_t {p}_order[] = {{{_c_list(dims.index(d) for d in sched.order)}}};")
-    lines.append(f"static const int32_t {p}_size[] = {{{_c_list(d.size for d in spec.dims)}}};")
+    lines.append(f"static const int32_t {p}_size[] = {{{_c_list(d.size for d in sched.spec.dims)}}};")
     lines.append(f"static const int32_t {p}_l2[] = {{{_c_list(sched.l2_tile)}}};")
     lines.append(f"static const int32_t {p}_l1[] = {{{_c_list(sched.l1_tile)}}};")
+    return tuple(lines)
 
+
+def tiled_layer_code(k: int, layer: Layer, sched: TileSchedule, graph: Graph, names: BufferNames,
+                     l1_arena: str, staging_arena: str, l1_base: int = 0, prefix: str | None = None,
+                     writable_ops: bool = False) -> TiledCode:
+    """The C of tiled layer ``k`` (tables prefixed ``prefix``, default ``deeploy_t<k>``; the
+    operand table ``writable_ops`` when homes are set before each run)."""
+    p = prefix or f"deeploy_t{k}"
+    dims = sched.dims
+    too_big = check_tile_limits(len(dims), [len(s.operand.axes) for s in sched.slots])
+    if too_big:
+        raise DeeployError(f"layer '{layer.node.name}' ({layer.node.op}) cannot run tiled: {too_big}")
+    title = comment_text(f"{layer.node.op} '{layer.node.name}'")
+    head = (f"/* layer {k}: {title} tiled: {sched.num_tiles} L1 tiles ({sched.l2_tiles()} L2 tiles), "
+            f"{'double' if sched.double_buffer else 'single'}-buffered, L1 {sched.l1_bytes} B */")
+    loop, plan = loop_kind(layer, sched, writable_ops)
     ptrs = {s.operand.tensor: f"tile->buf[{s.index}]" for s in sched.slots}
     scratch_at = l1_base + sched.scratch_offset
     has_scratch = sched.l1_bytes > sched.scratch_offset   # the tiler may drop an optional scratch
@@ -118,10 +217,23 @@ def tiled_layer_code(k: int, layer: Layer, sched: TileSchedule, graph: Graph, na
     only_core0 = "" if layer.engine.forked else "    if (DEEPLOY_CORE_ID() != 0) return;\n"
     kernel = (f"static void {p}_kernel(void *arg) {{\n    const {arg} *tile = (const {arg} *)arg;\n"
               f"    (void)tile;\n{only_core0}    switch (tile->cls) {{\n")
-    layer_def = f"static const {TILED_LAYER.c_name} {p} = " + TILED_LAYER.initializer(dict(
-        ndims=len(dims), noperands=len(sched.slots), double_buffer=int(sched.double_buffer), order=f"{p}_order",
-        size=f"{p}_size", l2_tile=f"{p}_l2", l1_tile=f"{p}_l1", dim_class=f"{p}_cls", class_radix=f"{p}_radix",
-        operands=f"{p}_ops", kernel=f"{p}_kernel", engine_sync=layer.engine.tile_sync or "NULL")) + ";"
+    homes = [f"(uint8_t *){names.address(s.operand.tensor)}" for s in sched.slots]
+    slots = [[f"{l1_arena} + {l1_base + off}" for off in s.l1_offsets] for s in sched.slots]
+    if loop == "code":
+        tables, run, layer_def = (), f"{p}_run();", _run_function(p, plan, homes, slots)
+    elif loop == "plan":
+        tables, run = _plan_tables(p, plan, homes, slots), f"deeploy_run_planned(&{p});"
+        layer_def = f"static const {TILE_PLAN.c_name} {p} = " + TILE_PLAN.initializer(dict(
+            ntiles=len(plan.tiles), before=len(plan.before), ncopies=len(plan.copies), noperands=len(sched.slots),
+            ngeometries=len(plan.shapes), wait_all=int(not sched.double_buffer), geometries=f"{p}_geometries",
+            slots=f"{p}_slots", steps=f"{p}_steps", copies=f"{p}_copies", kernel=f"{p}_kernel")) + ";"
+    else:
+        tables, run = _tables(p, sched, homes, slots, staging_arena, writable_ops), f"deeploy_run_tiled(&{p});"
+        layer_def = f"static const {TILED_LAYER.c_name} {p} = " + TILED_LAYER.initializer(dict(
+            ndims=len(dims), noperands=len(sched.slots), double_buffer=int(sched.double_buffer),
+            order=f"{p}_order", size=f"{p}_size", l2_tile=f"{p}_l2", l1_tile=f"{p}_l1", dim_class=f"{p}_cls",
+            class_radix=f"{p}_radix", operands=f"{p}_ops", kernel=f"{p}_kernel",
+            engine_sync=layer.engine.tile_sync or "NULL")) + ";"
     tile_ops, l2_ops = [], [0] * sched.l2_tiles()
     for j2, cls, _ in sched.tiles():
         tile_ops.append(class_ops[cls])
@@ -132,5 +244,6 @@ def tiled_layer_code(k: int, layer: Layer, sched: TileSchedule, graph: Graph, na
         "staged": sched.l2 is not None, "l2_tiles": sched.l2_tiles(),
         "tile_ops": tile_ops, "l2_tile_ops": l2_ops,
         "l1_bytes": sched.l1_bytes, "staging_bytes": sched.staging_bytes, "engine": layer.engine.name,
+        "loop": loop,
     }
-    return TiledCode(f"deeploy_run_tiled(&{p});", manifest, head, tuple(lines), calls, kernel, layer_def)
+    return TiledCode(run, manifest, head, tables, calls, kernel, layer_def)

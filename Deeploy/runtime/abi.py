@@ -19,8 +19,9 @@ from functools import cached_property
 from typing import Mapping, Sequence
 
 __all__ = ["Marker", "MARKERS", "CField", "CStruct", "TILE_STRUCTS", "TILE_AXIS", "TILE_OPERAND", "TILE_ARG",
-           "TILED_LAYER", "TILE_LIMITS", "TILE_SYNC",
-           "TILE_MAX_DIMS", "TILE_MAX_OPERANDS", "TILE_MAX_RANK", "TILE_MARKS",
+           "TILED_LAYER", "TILE_GEOMETRY", "TILE_COPY", "TILE_STEP", "TILE_PLAN", "TILE_LIMITS", "TILE_SYNC",
+           "TILE_MAX_DIMS", "TILE_MAX_OPERANDS", "TILE_MAX_RANK", "TILE_MAX_GEOMETRIES", "TILE_PLAN_L1_BYTES",
+           "TILE_MARKS",
            "LAYER_BASE", "LAYER_END", "LAYER_COUNT", "layer_marker", "check_tile_limits"]
 
 
@@ -158,9 +159,14 @@ MARKERS: tuple[Marker, ...] = (
 TILE_MAX_DIMS = 8
 TILE_MAX_OPERANDS = 12
 TILE_MAX_RANK = 8
+TILE_MAX_GEOMETRIES = 16
+TILE_PLAN_L1_BYTES = 2048
 TILE_LIMITS = (("DEEPLOY_TILE_MAX_DIMS", TILE_MAX_DIMS, "iteration dims of a tiled layer"),
                ("DEEPLOY_TILE_MAX_OPERANDS", TILE_MAX_OPERANDS, "operands of a tiled layer"),
-               ("DEEPLOY_TILE_MAX_RANK", TILE_MAX_RANK, "axes of one operand"))
+               ("DEEPLOY_TILE_MAX_RANK", TILE_MAX_RANK, "axes of one operand"),
+               ("DEEPLOY_TILE_MAX_GEOMETRIES", TILE_MAX_GEOMETRIES, "copy shapes of a planned tile loop"),
+               ("DEEPLOY_TILE_PLAN_L1_BYTES", TILE_PLAN_L1_BYTES,
+                "a planned loop's steps and copies up to this size are read from an L1 copy"))
 # What the tile loop asks of an engine whose tile kernels may return with work in flight
 # (deeploy_tiled_layer_t.engine_sync): wait for all of it, for every tile's but the latest one's,
 # or let the following tiles return early.
@@ -279,7 +285,51 @@ TILED_LAYER = CStruct("deeploy_tiled_layer_t", "a tiled layer: iteration space, 
            "NULL, or the hook of an engine whose kernels can return with work in flight (DEEPLOY_TILE_SYNC_*)"),
 ))
 
-TILE_STRUCTS: tuple[CStruct, ...] = (TILE_AXIS, TILE_OPERAND, TILE_ARG, TILED_LAYER)
+# ---- a planned tile loop (deeploy_run_planned): the compile-time DMA plan of Deeploy/tiling/dma_plan.py
+
+TILE_GEOMETRY = CStruct("deeploy_tile_geometry_t", "the shape of a copy: planes of rows of row bytes", (
+    CField("row", "uint32_t {}"),
+    CField("rows", "uint32_t {}"),
+    CField("dst_stride", "uint32_t {}"),
+    CField("src_stride", "uint32_t {}"),
+    CField("planes", "uint32_t {}"),
+    CField("dst_plane_stride", "uint32_t {}"),
+    CField("src_plane_stride", "uint32_t {}"),
+))
+
+TILE_COPY = CStruct("deeploy_tile_copy_t", "one cluster DMA copy of a planned tile loop", (
+    CField("dst", "uint8_t *{}"),
+    CField("src", "const uint8_t *{}"),
+    CField("geometry", "uint8_t {}", "its shape: index into the plan's geometries"),
+    CField("handle", "uint8_t {}", "0: a load; 1 + 2 * operand + slot: an output slot's write-back"),
+))
+
+TILE_STEP = CStruct("deeploy_tile_step_t", "one L1 tile of a planned tile loop", (
+    CField("cls", "uint16_t {}", "which call of the layer's kernel (tile class)"),
+    CField("loads", "uint8_t {}", "copies issued in its input phase"),
+    CField("prefetch", "uint8_t {}", "copies of the next tile's inputs, issued before its fork"),
+    CField("stores", "uint8_t {}", "copies writing its outputs back"),
+    CField("wait", "uint8_t {}", "1: wait for the loads in flight before the fork"),
+    CField("reuse", "uint32_t {}", "bit 2 * operand + slot: wait for that output slot's last write-back"),
+    CField("slots", "uint32_t {}", "bit o: operand o's tile is in its second slot"),
+))
+
+TILE_PLAN = CStruct("deeploy_tile_plan_t", "a tiled layer's compile-time DMA plan", (
+    CField("ntiles", "uint16_t {}"),
+    CField("before", "uint16_t {}", "copies issued before the first tile (its loads, double-buffered)"),
+    CField("ncopies", "uint32_t {}"),
+    CField("noperands", "uint8_t {}"),
+    CField("ngeometries", "uint8_t {}"),
+    CField("wait_all", "uint8_t {}", "1 (single-buffered): every tile waits for its write-back"),
+    CField("geometries", "const deeploy_tile_geometry_t *{}"),
+    CField("slots", "uint8_t *const *{}", "operand o's L1 slots at 2 * o and 2 * o + 1"),
+    CField("steps", "const deeploy_tile_step_t *{}"),
+    CField("copies", "const deeploy_tile_copy_t *{}", "in issue order: before, then per tile loads, prefetch, stores"),
+    CField("kernel", "void (*{})(void *)", "forked on every tile with a deeploy_tile_t *"),
+))
+
+TILE_STRUCTS: tuple[CStruct, ...] = (TILE_AXIS, TILE_OPERAND, TILE_ARG, TILED_LAYER, TILE_GEOMETRY, TILE_COPY,
+                                     TILE_STEP, TILE_PLAN)
 
 
 def check_tile_limits(ndims: int, ranks: Sequence[int]) -> str | None:

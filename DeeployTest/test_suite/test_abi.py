@@ -96,6 +96,14 @@ LAYOUT = {
     "deeploy_tiled_layer_t": (40, {"ndims": 0, "noperands": 1, "double_buffer": 2, "order": 4, "size": 8,
                                    "l2_tile": 12, "l1_tile": 16, "dim_class": 20, "class_radix": 24, "operands": 28,
                                    "kernel": 32, "engine_sync": 36}),
+    "deeploy_tile_geometry_t": (28, {"row": 0, "rows": 4, "dst_stride": 8, "src_stride": 12, "planes": 16,
+                                     "dst_plane_stride": 20, "src_plane_stride": 24}),
+    "deeploy_tile_copy_t": (12, {"dst": 0, "src": 4, "geometry": 8, "handle": 9}),
+    "deeploy_tile_step_t": (16, {"cls": 0, "loads": 2, "prefetch": 3, "stores": 4, "wait": 5, "reuse": 8,
+                                 "slots": 12}),
+    "deeploy_tile_plan_t": (32, {"ntiles": 0, "before": 2, "ncopies": 4, "noperands": 8, "ngeometries": 9,
+                                 "wait_all": 10, "geometries": 12, "slots": 16, "steps": 20, "copies": 24,
+                                 "kernel": 28}),
 }
 
 

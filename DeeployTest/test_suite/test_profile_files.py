@@ -119,9 +119,10 @@ def test_profile_level_selects_the_staging_tiles(tmp_path, capsys):
 def test_profile_summary_names_the_largest_loss(tmp_path, capsys):
     """A bare --profileTiling: the summary comes first (the split, the cycles per op type as
     profile.json's layers add up, the largest loss with its remedy), then the layers grouped by op
-    type, no tile's phases. microLlama64 at --l1 64000 loses most in its tile loops. The roofline
-    calls the layers whose cycles are mostly overhead, or that reach less than a quarter of their
-    roof, overhead-bound."""
+    type, no tile's phases. microLlama64 at --l1 64000 runs one-tile layers whose straight-line loops
+    cost next to nothing, so the tile-loop overhead is not its largest loss. The roofline calls the
+    layers whose cycles are mostly overhead, or that reach less than a quarter of their roof,
+    overhead-bound."""
     out = _profiled_run(MODELS / "microLlama" / "microLlama64", tmp_path / "gen", capsys, 64000, profile="all",
                         roofline=True)
     check_files(tmp_path / "gen", out.split("\nRoofline of ")[0])   # the roofline follows the profile
@@ -136,10 +137,16 @@ def test_profile_summary_names_the_largest_loss(tmp_path, capsys):
     for op, cycles in per_op.items():
         share = 100 * cycles / profile["cycles"]
         assert re.search(rf"^    {op} +\d+ layers? +{round(cycles)} cycles +{share:.1f}%", out, re.M), (op, out)
-    loss = next(line for line in lines if "Largest loss:" in line)
+    loss = next(line for line in lines if "Largest loss:" in line or "No large loss:" in line)
     between = sum(e["overhead"] - e["overhead_setup"] for e in profile["layers"])
-    assert between > max(profile["exposed_dma"], profile["overhead"] - between), profile
-    assert loss.startswith(f"  Largest loss: tile-loop overhead, {round(between)} cycles") and "--l1" in loss, loss
+    setup = sum(e["overhead_setup"] for e in profile["layers"])
+    assert between < 0.01 * profile["cycles"], profile
+    name, lost = max((("tile-loop overhead", between), ("layer set-up overhead", setup),
+                      ("exposed DMA", profile["exposed_dma"])), key=lambda x: x[1])
+    if lost >= 0.1 * profile["cycles"]:
+        assert loss.startswith(f"  Largest loss: {name}, {round(lost)} cycles"), loss
+    else:
+        assert loss.startswith("  No large loss: compute is"), loss
     # profile.json and profile.html carry the same: totals per op type, the loss, alike layers together
     assert {e["op"]: e["cycles"] for e in profile["op_types"]} == pytest.approx(dict(per_op))
     assert profile["largest_loss"] == loss.strip()
@@ -151,8 +158,8 @@ def test_profile_summary_names_the_largest_loss(tmp_path, capsys):
     mostly_overhead = {e["name"] for e in profile["layers"] if e["overhead"] >= 0.5 * e["cycles"]}
     unexplained = {p["name"] for p in roofline["layers"]
                    if p["name"] in mostly_overhead or p["ops"] / p["cycles"] < 0.25 * p["roof"]}
-    assert mostly_overhead and {p["name"] for p in roofline["layers"] if p["bound"] == "overhead"} == unexplained
-    assert f"overhead-bound: {len(unexplained)} of" in out
+    assert {p["name"] for p in roofline["layers"] if p["bound"] == "overhead"} == unexplained
+    assert (f"overhead-bound: {len(unexplained)} of" in out) == bool(unexplained), out
 
 
 @pytest.mark.slow

@@ -62,7 +62,9 @@ SIRACUSA_L1 = TilingParams(capacity=64000, alignment=4, dma_bytes_per_cycle=int(
 # Per tile, the generated tile loop (TargetLibraries/Siracusa/src/deeploy_tiling.c) costs core 0
 # about 2000 modelled cycles on the virtual platform beyond the kernel: operand boxes, DMA command
 # set-up, waits and the fork, measured with --profileTiling on microLlama64_parallel's GEMMs
-# ((layer cycles - kernel cycles) / tiles: 1962 at --l1 8000, with the tables copied by DMA).
+# ((layer cycles - kernel cycles) / tiles: 1962 at --l1 8000, with the tables copied by DMA). That
+# is the table-driven loop's cost; layers with a compile-time DMA plan (codegen/tiled.loop_kind) cost
+# far less: 15-50 per tile as straight-line code, about 275 in the planned loop.
 # The requantised GEMM/MatMul layers' tiles are costed with the GemmRQ kernel's cycle formula
 # (Deeploy/targets/siracusa/gemm_cycles.py: 4 x 4 blocks, remainders, per-call cost), the
 # requantised channels-last convolutions' with theirs (conv_cycles.py).

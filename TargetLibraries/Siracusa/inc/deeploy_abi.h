@@ -62,6 +62,8 @@
 #define DEEPLOY_TILE_MAX_DIMS 8 /* iteration dims of a tiled layer */
 #define DEEPLOY_TILE_MAX_OPERANDS 12 /* operands of a tiled layer */
 #define DEEPLOY_TILE_MAX_RANK 8 /* axes of one operand */
+#define DEEPLOY_TILE_MAX_GEOMETRIES 16 /* copy shapes of a planned tile loop */
+#define DEEPLOY_TILE_PLAN_L1_BYTES 2048 /* a planned loop's steps and copies up to this size are read from an L1 copy */
 #define DEEPLOY_TILE_SYNC_ALL 0 /* wait for every tile's work; stop deferring */
 #define DEEPLOY_TILE_SYNC_PREVIOUS 1 /* wait for the work of every tile but the latest */
 #define DEEPLOY_TILE_SYNC_DEFER 2 /* the following tile kernels may return with work in flight */
@@ -112,5 +114,50 @@ typedef struct {
   void (*kernel)(void *); /* forked on every tile with a deeploy_tile_t * */
   void (*engine_sync)(uint32_t); /* NULL, or the hook of an engine whose kernels can return with work in flight (DEEPLOY_TILE_SYNC_*) */
 } deeploy_tiled_layer_t;
+
+/* the shape of a copy: planes of rows of row bytes */
+typedef struct {
+  uint32_t row;
+  uint32_t rows;
+  uint32_t dst_stride;
+  uint32_t src_stride;
+  uint32_t planes;
+  uint32_t dst_plane_stride;
+  uint32_t src_plane_stride;
+} deeploy_tile_geometry_t;
+
+/* one cluster DMA copy of a planned tile loop */
+typedef struct {
+  uint8_t *dst;
+  const uint8_t *src;
+  uint8_t geometry; /* its shape: index into the plan's geometries */
+  uint8_t handle; /* 0: a load; 1 + 2 * operand + slot: an output slot's write-back */
+} deeploy_tile_copy_t;
+
+/* one L1 tile of a planned tile loop */
+typedef struct {
+  uint16_t cls; /* which call of the layer's kernel (tile class) */
+  uint8_t loads; /* copies issued in its input phase */
+  uint8_t prefetch; /* copies of the next tile's inputs, issued before its fork */
+  uint8_t stores; /* copies writing its outputs back */
+  uint8_t wait; /* 1: wait for the loads in flight before the fork */
+  uint32_t reuse; /* bit 2 * operand + slot: wait for that output slot's last write-back */
+  uint32_t slots; /* bit o: operand o's tile is in its second slot */
+} deeploy_tile_step_t;
+
+/* a tiled layer's compile-time DMA plan */
+typedef struct {
+  uint16_t ntiles;
+  uint16_t before; /* copies issued before the first tile (its loads, double-buffered) */
+  uint32_t ncopies;
+  uint8_t noperands;
+  uint8_t ngeometries;
+  uint8_t wait_all; /* 1 (single-buffered): every tile waits for its write-back */
+  const deeploy_tile_geometry_t *geometries;
+  uint8_t *const *slots; /* operand o's L1 slots at 2 * o and 2 * o + 1 */
+  const deeploy_tile_step_t *steps;
+  const deeploy_tile_copy_t *copies; /* in issue order: before, then per tile loads, prefetch, stores */
+  void (*kernel)(void *); /* forked on every tile with a deeploy_tile_t * */
+} deeploy_tile_plan_t;
 
 #endif

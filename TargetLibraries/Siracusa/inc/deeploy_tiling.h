@@ -48,4 +48,8 @@
  * before it prefetches the next tile's inputs); returns when all outputs are home. */
 void deeploy_run_tiled(const deeploy_tiled_layer_t *layer);
 
+/* The same for a layer the compiler planned (Deeploy/tiling/dma_plan.py): its copies' addresses and
+ * shapes, slots, waits and prefetches come from the tables; the loop only issues, waits and forks. */
+void deeploy_run_planned(const deeploy_tile_plan_t *plan);
+
 #endif

@@ -574,3 +574,58 @@ void deeploy_run_tiled(const deeploy_tiled_layer_t *layer) {
     }
   }
 }
+
+/* ---- a planned tile loop: every copy's addresses and shape worked out by the compiler ---- */
+
+static deeploy_tile_geometry_t geometry_l1[DEEPLOY_TILE_MAX_GEOMETRIES] DEEPLOY_L1;
+static uint8_t *slots_l1[2 * DEEPLOY_TILE_MAX_OPERANDS] DEEPLOY_L1;
+
+/* Issues `n` copies from `c` on, each handle into its entry of `h`; returns the copy after them. */
+static const deeploy_tile_copy_t *issue_copies(const deeploy_tile_copy_t *c, uint32_t n, deeploy_dma_t *h) {
+  for (; n; n--, c++) {
+    const deeploy_tile_geometry_t *g = &geometry_l1[c->geometry];
+    h[c->handle] = deeploy_dma_copy_3d(DEEPLOY_DMA_CLUSTER, c->dst, c->src, g->row, g->rows, g->dst_stride,
+                                       g->src_stride, g->planes, g->dst_plane_stride, g->src_plane_stride);
+  }
+  return c;
+}
+
+/* A planned loop's steps and copies when they fit (read per tile: L2 reads cost every tile). */
+static uint32_t plan_l1[DEEPLOY_TILE_PLAN_L1_BYTES / sizeof(uint32_t)] DEEPLOY_L1;
+
+void deeploy_run_planned(const deeploy_tile_plan_t *plan) {
+  const uint32_t tiles = plan->ntiles, m = plan->noperands, wait_all = plan->wait_all;
+  const uint32_t steps = tiles * sizeof(deeploy_tile_step_t), copies = plan->ncopies * sizeof(deeploy_tile_copy_t);
+  const deeploy_tile_step_t *step = plan->steps;
+  const deeploy_tile_copy_t *c = plan->copies;
+  fetch(geometry_l1, plan->geometries, plan->ngeometries * sizeof(deeploy_tile_geometry_t));
+  fetch(slots_l1, plan->slots, 2 * m * sizeof(uint8_t *));
+  if (steps + copies <= sizeof plan_l1) {
+    fetch(plan_l1, step, steps);
+    fetch((uint8_t *)plan_l1 + steps, c, copies);
+    step = (const deeploy_tile_step_t *)plan_l1;
+    c = (const deeploy_tile_copy_t *)((const uint8_t *)plan_l1 + steps);
+  }
+  deeploy_dma_wait_all(DEEPLOY_DMA_CLUSTER);
+  deeploy_dma_t h[1 + 2 * DEEPLOY_TILE_MAX_OPERANDS];
+  c = issue_copies(c, plan->before, h);
+  deeploy_tile_t tile;
+  for (uint32_t q = 0; q < tiles; q++, step++) {
+    const deeploy_tile_step_t s = *step;
+    DEEPLOY_MARKER(DEEPLOY_MARK_TILE_INPUT);
+    c = issue_copies(c, s.loads, h);
+    if (s.wait) deeploy_dma_wait(DEEPLOY_DMA_CLUSTER, h[0]);
+    for (uint32_t reuse = s.reuse, k = 1; reuse; reuse >>= 1, k++)
+      if (reuse & 1) deeploy_dma_wait(DEEPLOY_DMA_CLUSTER, h[k]);
+    tile.cls = s.cls;
+    for (uint32_t o = 0; o < m; o++) tile.buf[o] = slots_l1[2 * o + ((s.slots >> o) & 1)];
+    c = issue_copies(c, s.prefetch, h);
+    DEEPLOY_MARKER(DEEPLOY_MARK_TILE_KERNEL);
+    deeploy_cluster_fork(plan->kernel, &tile);
+    DEEPLOY_MARKER(DEEPLOY_MARK_TILE_OUTPUT);
+    c = issue_copies(c, s.stores, h);
+    if (wait_all) deeploy_dma_wait_all(DEEPLOY_DMA_CLUSTER);
+    DEEPLOY_MARKER(DEEPLOY_MARK_TILE_END);
+  }
+  deeploy_dma_wait_all(DEEPLOY_DMA_CLUSTER);
+}

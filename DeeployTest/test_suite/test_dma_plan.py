@@ -1,0 +1,173 @@
+"""The compile-time DMA plan of tiled layers (Deeploy/tiling/dma_plan.py) and the straight-line
+tile loops generated from it (Deeploy/codegen/tiled.py): every copy moves exactly its operand's
+tile box (checked by replaying the copies on numbered bytes against numpy slicing), the plan moves
+the bytes the schedule's traffic replay counts, and a network of one-tile layers spends almost
+nothing between its kernels on the cluster."""
+
+from __future__ import annotations
+
+import functools
+import json
+
+import numpy as np
+import pytest
+
+from Deeploy.analysis.traffic import schedule_traffic
+from Deeploy.compiler import compile_graph
+from Deeploy.frontend import assign_input_types, load_npz_arrays, load_onnx, map_arrays
+from Deeploy.tiling.dma_plan import box_copies, dma_plan, plannable
+from Deeploy.tiling.network import TilingOptions
+from Deeploy.tiling.schedule import OperandSlots, schedule_layer
+from Deeploy.tiling.spec import INPUT, OUTPUT, AxisMap, Operand
+from DeeployTest.test_suite.conftest import DEEPLOY_TEST
+from DeeployTest.test_suite.test_siracusa_tiled import run_tiled
+from DeeployTest.test_suite.test_siracusa_networks import _id
+
+MINI = DEEPLOY_TEST / "Tests" / "Models" / "miniMobileNetv2"
+RESNET = DEEPLOY_TEST / "Tests" / "Models" / "ResNet8"
+
+
+@functools.lru_cache(maxsize=None)
+def _schedules(test_dir, l1: int, db: bool, tmp) -> dict:
+    graph = load_onnx(test_dir / "network.onnx")
+    npz = test_dir / "inputs.npz"
+    assign_input_types(graph, map_arrays(npz, load_npz_arrays(npz), graph.inputs, graph, "input"))
+    result = compile_graph(graph, "Siracusa", tmp / f"{test_dir.name}_{l1}_{db}", cores=8,
+                           tiling=TilingOptions(l1, TilingOptions.l2, "L2", db))
+    return result.tiled.schedules
+
+
+def _replay(copy, home: np.ndarray, dense: np.ndarray):
+    """One 3-D DMA copy on byte arrays, the way the engine moves it (planes of rows of bytes)."""
+    src, dst = (home, dense) if copy.load else (dense, home)
+    (s0, sr, sp), (d0, dr, dp) = ((copy.home, copy.home_row, copy.home_plane),
+                                  (copy.dense, copy.dense_row, copy.dense_plane))
+    if not copy.load:
+        (s0, sr, sp), (d0, dr, dp) = (d0, dr, dp), (s0, sr, sp)
+    for p in range(copy.planes):
+        for r in range(copy.rows):
+            a, b = s0 + p * sp + r * sr, d0 + p * dp + r * dr
+            dst[b:b + copy.row] = src[a:a + copy.row]
+
+
+@pytest.mark.parametrize("test_dir,l1,db", [(MINI, 1000, True), (MINI, 2000, False), (RESNET, 8000, True)],
+                         ids=["mini-1000-db", "mini-2000-sb", "resnet8-8000-db"])
+def test_plan_moves_exactly_every_tile_box(test_dir, l1, db, tmp_path_factory):
+    """Per tile, the copies of each operand fill its slot with the tile's box of the home tensor in
+    C order (loads) and put the slot back into exactly that box (stores); the plan's bytes are the
+    traffic replay's. Double-buffered (the tiles rescheduled with two slots where the solver chose
+    one): the kernel waits for every load into the slots it reads, a prefetch never writes the
+    slots the current tile reads, and an output slot is reused only after waiting for its write-back."""
+    schedules = _schedules(test_dir, l1, db, tmp_path_factory.getbasetemp())
+    planned = [s for s in schedules.values() if plannable(s)]
+    assert planned and any(s.num_tiles > 2 for s in planned)
+    if db:
+        planned = [schedule_layer(s.spec, s.l1, s.l2, {}, True) for s in planned]
+        assert any(s.double_buffer and max(x.copies for x in s.slots) == 2 for s in planned)
+    for sched in planned:
+        plan = dma_plan(sched)
+        assert len(plan.tiles) == sched.num_tiles
+        homes = [np.arange(s.operand.nbytes, dtype=np.int64) for s in sched.slots]
+        held = {(s.index, k): np.full(s.slot_bytes, -1, np.int64) for s in sched.slots for k in range(s.copies)}
+        unwaited, writing = set(), set()     # slots with loads / write-backs in flight
+
+        def issue(copies):
+            for c in copies:
+                _replay(c, homes[c.operand], held[(c.operand, c.slot)])
+                (unwaited if c.load else writing).add((c.operand, c.slot))
+
+        issue(plan.before)
+        moved = sum(c.bytes for c in plan.before)
+        for tile, (_, cls, ranges) in zip(plan.tiles, sched.tiles()):
+            assert tile.cls == cls
+            issue(tile.loads)
+            bound = {(o, k) for o, k in enumerate(tile.slots)}
+            assert tile.wait or not unwaited & bound, tile
+            unwaited = set() if tile.wait else unwaited
+            writing -= set(tile.reuse)
+            assert not writing & bound, (tile, writing)
+            for s in sched.slots:
+                op = s.operand
+                box = tuple(slice(*a.range(*ranges[a.dim])) if a.dim is not None else slice(0, a.size)
+                            for a in op.axes)
+                view = np.arange(op.nbytes, dtype=np.int64).reshape(op.shape + (op.elem_bytes,))[box].ravel()
+                if op.role == OUTPUT:      # the slot's bytes land exactly on the box
+                    slot = held[(s.index, tile.slots[s.index])]
+                    slot[:] = np.arange(slot.size) + 10 ** 9
+                    back = np.full(op.nbytes, -1, np.int64)
+                    for c in tile.stores:
+                        if c.operand == s.index:
+                            assert c.slot == tile.slots[s.index]
+                            _replay(c, back, slot)
+                    assert (back[view] == slot[:view.size]).all() and (back >= 0).sum() == view.size, op.tensor
+                else:                      # the slot the kernel reads holds the box, in C order
+                    assert (held[(s.index, tile.slots[s.index])][:view.size] == view).all(), (op.tensor, tile)
+            issue(tile.prefetch)
+            assert not {(c.operand, c.slot) for c in tile.prefetch} & bound, tile
+            writing |= {(c.operand, c.slot) for c in tile.stores}
+            writing = set() if tile.wait_all else writing
+            moved += sum(c.bytes for c in tile.loads + tile.prefetch + tile.stores)
+        assert moved == schedule_traffic(sched, loop="code")["L2"]
+
+
+@pytest.mark.parametrize("role", [INPUT, OUTPUT])
+def test_copies_of_strided_boxes(role):
+    """Boxes of a rank-5 view: contiguous ones in one transfer, others in rows, planes and further
+    levels (unrolled copies); each moves exactly the box."""
+    shape, elem = (3, 4, 5, 6, 7), 2
+    op = Operand("x", role, elem, tuple(AxisMap(n) for n in shape))
+    s = OperandSlots(op, 0, False, 1, op.nbytes, (0,))
+    home = np.arange(op.nbytes, dtype=np.int64)
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        box = []
+        for n in shape:
+            lo = int(rng.integers(0, n))
+            box.append((lo, int(rng.integers(lo + 1, n + 1))))
+        view = home.reshape(shape + (elem,))[tuple(slice(*b) for b in box)].ravel()
+        copies = box_copies(s, 0, tuple(box))
+        assert sum(c.bytes for c in copies) == view.size
+        if (np.diff(view) == 1).all():      # contiguous data: one 1-D transfer
+            assert len(copies) == 1 and copies[0].rows == copies[0].planes == 1, box
+        dense = np.full(view.size, -1, np.int64)
+        back = np.full(op.nbytes, -1, np.int64)
+        for c in copies:
+            if role == INPUT:
+                _replay(c, home, dense)
+            else:
+                _replay(c, back, np.arange(view.size, dtype=np.int64) + 10 ** 9)
+        if role == INPUT:
+            assert (dense == view).all(), box
+        else:
+            assert (back[view] == np.arange(view.size) + 10 ** 9).all() and (back >= 0).sum() == view.size, box
+    assert box_copies(s, 0, ((0, 3), (1, 1), (0, 5), (0, 6), (0, 7))) == ()     # an empty box moves nothing
+
+
+def test_one_tile_layers_have_no_tile_loop_overhead(corpus, capsys):
+    """microLlama64 at --l1 64000 runs every layer as one tile: the straight-line loop programs
+    the DMA, waits and forks, so each layer's cycles outside its kernel and its DMA stay a few
+    dozen (the table-driven loop spent thousands on each)."""
+    test_dir = corpus / "Models" / "microLlama" / "INT8" / "microLlama64"
+    run_tiled(test_dir, 64000, "L2", False, capsys, profile=True)
+    profile = json.loads((DEEPLOY_TEST / "TEST_SIRACUSA_TILED" / "l1_64000_L2_sb" / _id(test_dir) /
+                          "profile.json").read_text())
+    layers = [layer for layer in profile["layers"] if layer.get("tiles")]
+    assert layers and all(len(layer["tiles"]) == 1 for layer in layers)
+    for layer in layers:
+        assert layer["overhead"] <= 100, (layer["name"], layer["overhead"])
+    assert profile["overhead"] <= 0.02 * profile["cycles"], profile["overhead"]
+
+
+def test_planned_and_straight_line_loops_run_bit_exact(capsys):
+    """miniMobileNetv2 at --l1 1000 has layers of up to 8 tiles (straight-line code) and one of 10
+    (a planned loop): outputs bit-exact (run_tiled checks), and the code between a planned layer's
+    kernels stays a few hundred cycles per tile (the table-driven loop spent about 2000)."""
+    run_tiled(MINI, 1000, "L2", True, capsys, profile=True)
+    gen = DEEPLOY_TEST / "TEST_SIRACUSA_TILED" / "l1_1000_L2_db" / _id(MINI)
+    manifest = json.loads((gen / "network" / "manifest.json").read_text())
+    loops = {t["layer"]: t["loop"] for t in manifest["tiles"]}
+    assert set(loops.values()) == {"code", "plan"}, loops
+    for layer in json.loads((gen / "profile.json").read_text())["layers"]:
+        if loops.get(layer["name"]) == "plan":
+            between = layer["overhead"] - layer["overhead_setup"]
+            assert between <= 700 * len(layer["tiles"]), (layer["name"], between)
