@@ -421,6 +421,8 @@ static inline int32_t xpulp_msu(int32_t acc, int32_t a, int32_t b) {
 #define XPULP_ASM_ST_PI(f3, v, p, inc) ".insn s 0x2b, " #f3 ", " v ", " #inc "(" p ")\n"
 /* rd = load at p (postinc 1: then p += r) / at p + r (postinc 0) */
 #define XPULP_ASM_LD_RR(w, postinc, rd, p, r) XPULP_ASM_R_(XPULP_LD_RR_OP(w, postinc), rd, p, r)
+/* store v at p (postinc 1: then p += r) / at p + r (postinc 0); w: sb 0, sh 1, sw 2 */
+#define XPULP_ASM_ST_RR(w, postinc, v, p, r) XPULP_ASM_R_(XPULP_ST_RR_OP(w, postinc), r, p, v)
 /* rd = a clipped to n bits, signed (u 0) / unsigned (u 1) */
 #define XPULP_ASM_CLIP_(opc, f3, f7, rd, a, n)                                                     \
   ".insn i " XPULP_STR(opc) ", " XPULP_STR(f3) ", " rd ", " a ", " XPULP_STR(XPULP_IMM12(((f7) << 5) | (n))) "\n"
