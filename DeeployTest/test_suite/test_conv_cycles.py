@@ -9,7 +9,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from Deeploy.targets.siracusa.conv_cycles import conv_rq_cycles, window_taps
+from Deeploy.targets.siracusa.conv_cycles import conv_rq_cycles, single_share, window_taps
 from DeeployTest.generators.builder import Net
 from DeeployTest.generators.layers import conv_rq, image
 from DeeployTest.test_suite.kernel_cases import one_tile_kernel
@@ -32,5 +32,21 @@ def test_formula_within_ten_percent(c, hw, k, ks, stride, cores, tmp_path, capsy
     out_hw = (hw + 2 * (ks // 2) - ks) // stride + 1   # 'same' pads (conv_rq)
     geometry = SimpleNamespace(in_hw=(hw, hw), out_hw=(out_hw, out_hw), kernel=(ks, ks), stride=(stride, stride),
                                dilation=(1, 1), pads=(ks // 2,) * 4)
-    predicted = conv_rq_cycles(1, out_hw * out_hw, k, window_taps(geometry), c, cores)
+    predicted = conv_rq_cycles(1, out_hw * out_hw, k, window_taps(geometry), c, cores, single_share(geometry))
     assert abs(predicted - measured) <= 0.10 * measured, (predicted, measured)
+
+
+def test_single_share():
+    """A 3x3 'same' convolution pairs the pixels whose windows have the same columns inside the
+    image: of 6 columns, the first (window clipped left) and the last (clipped right) run alone;
+    stride 2, 4 of 8 columns: the first (clipped) and the last (no neighbour left); a 1x1 over 5
+    columns: the fifth."""
+    row = SimpleNamespace(in_hw=(6, 6), out_hw=(6, 6), kernel=(3, 3), stride=(1, 1), dilation=(1, 1),
+                          pads=(1, 1, 1, 1))
+    assert single_share(row) == 2 / 6
+    strided = SimpleNamespace(in_hw=(8, 8), out_hw=(4, 4), kernel=(3, 3), stride=(2, 2), dilation=(1, 1),
+                              pads=(1, 1, 1, 1))
+    assert single_share(strided) == 2 / 4
+    pointwise = SimpleNamespace(in_hw=(5, 5), out_hw=(5, 5), kernel=(1, 1), stride=(1, 1), dilation=(1, 1),
+                                pads=(0, 0, 0, 0))
+    assert single_share(pointwise) == 1 / 5
