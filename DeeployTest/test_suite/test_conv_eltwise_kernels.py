@@ -3,10 +3,10 @@ select their different paths: channels-last blocks of two pixels x four channels
 single-pixel edges (padding, odd pixel counts, a core's last pixel), channel remainders of a
 group, grouped and depthwise convolutions with channel counts that are not multiples of four,
 dilation and stride; the cluster's dot-product convolutions (window rows with byte tails, channel
-tails, depthwise planes: odd widths, stride 2, row splits, several slabs); Generic's NCHW patch path with its clipped windows; RequantShift, fused
-residual Adds, and Concat/Transpose copies at offsets that are not word-aligned. Outputs must
+tails, depthwise planes: odd widths, stride 2, row splits, several slabs); Generic's NCHW patch
+path with its clipped windows; RequantShift, fused residual Adds, and Concat/Transpose copies at offsets that are not word-aligned. Outputs must
 match the reference interpreter's goldens bit-exactly on Generic and on Siracusa with 1 and 8
-cores."""
+cores; the Siracusa ELF carries the convolutions' CORE-V dot products."""
 
 from __future__ import annotations
 
@@ -19,7 +19,9 @@ from DeeployTest.generators.golden import write_test
 from DeeployTest.generators.layers import conv_rq, image, residual_add
 from DeeployTest.generators.registry import ints_in, weights
 from DeeployTest.test_suite.kernel_cases import needs_qemu, run_generic, run_siracusa
+from DeeployTest.test_suite.test_gemm_kernels import SDOTSP_B, _simd_words
 
+DOTSP_B = (1, 0b1001000)    # cv.dotsp.b: funct3 001, funct7 = funct5 10010 << 2 (CV32E40P manual)
 
 
 def _conv(c, h, w, k, kernel, stride=1, pads=None, group=1, bias=True, signed_in=False, signed_out=True):
@@ -110,3 +112,19 @@ def test_generic(case_dir, capsys):
 @pytest.mark.parametrize("cores", [1, 8])
 def test_siracusa(case_dir, cores, capsys):
     run_siracusa(case_dir, cores, capsys)
+
+
+@needs_qemu
+def test_siracusa_elf_has_dot_products(tmp_path, capsys):
+    """An int8 3x3 convolution and a depthwise 3x3 run bit-exactly on the cluster on their
+    dot-product loops: the ELF holds the 4 x 2 and 4 x 1 blocks' cv.sdotsp.b words (8 + 4) and the
+    depthwise pair loop's cv.dotsp.b (2 per loop) besides its own cv.sdotsp.b (4 per loop)."""
+    rng = np.random.default_rng(2)
+    net = Net("Conv")
+    x = net.input("input_0", ints_in(rng, -128, 127, (1, 8, 6, 6)))
+    y = conv_rq(net, rng, x, 8, 3, name="conv")
+    net.output(conv_rq(net, rng, y, 8, 3, group=8, name="dw"))
+    write_test(net, tmp_path / "net")
+    run_siracusa(tmp_path / "net", 8, capsys)
+    words = _simd_words(tmp_path / "net" / "siracusa8" / "build" / "deeploy_test")
+    assert words[SDOTSP_B] >= 8 + 4 + 4 and words[DOTSP_B] >= 2, words
