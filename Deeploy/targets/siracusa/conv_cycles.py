@@ -42,10 +42,10 @@ from typing import Mapping
 __all__ = ["PER_OUTPUT", "PER_TAP", "PER_MAC", "PER_SINGLE_MAC", "window_taps", "single_share", "DW_PER_OUTPUT", "DW_PER_BYTE",
            "DW_PER_ROW", "DW_PER_CHANNEL", "dw_cycles", "DwTileCycles", "conv_rq_cycles", "ConvTileCycles", "conv_tile_model"]
 
-PER_OUTPUT = 26.6
-PER_TAP = 1.88
-PER_MAC = 0.400
-PER_SINGLE_MAC = 0.322
+PER_OUTPUT = 17.7
+PER_TAP = 1.64
+PER_MAC = 0.413
+PER_SINGLE_MAC = 0.251
 DW_PER_OUTPUT = 9.46
 DW_PER_BYTE = 3.11
 DW_PER_ROW = 18.4
