@@ -7,12 +7,15 @@ host's instruction counts.
    phase's modelled cycles give MAC/cycle per core (MACs / cycles / cores);
 2. element-wise requantised ops (int8 Add and Mul of two inputs, scalar and per-channel
    RequantShift) on operands in L1: the kernel phase's modelled cycles per element and core;
-3. microLlama64_parallel tiled (8 cores, --l1 64000 --l2 2000000 --doublebuffer): cycles per op
+3. convolution sweep: an int8 Conv (uint8 image, int8 weights) and its per-channel RequantShift
+   (one ConvHWC_RQ layer) per shape, 3x3 / 1x1 / strided / depthwise, on operands in L1 as above:
+   MAC/cycle per core of the kernel phase;
+4. microLlama64_parallel tiled (8 cores, --l1 64000 --l2 2000000 --doublebuffer): cycles per op
    type (share of the network, MAC/cycle per core for GEMM layers), and MAC/cycle of the network;
-4. host: RunNetwork instructions (callgrind) of the Generic target against the peer's figures.
+5. host: RunNetwork instructions (callgrind) of the Generic target against the peer's figures.
 
-    python benchmarks/kernels.py [--cores 8] [--shapes 64x64x64,16x4x4] [--skip-eltwise] [--skip-host]
-                                 [--skip-network]
+    python benchmarks/kernels.py [--cores 8] [--shapes 64x64x64,16x4x4] [--skip-eltwise] [--skip-conv]
+                                  [--skip-host] [--skip-network]
 
 Each Siracusa run prints the runner's command so it can be repeated by hand.
 """
@@ -34,7 +37,9 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "benchmarks"))
 
+from DeeployTest.generators.builder import Net  # noqa: E402
 from DeeployTest.generators.golden import write_test  # noqa: E402
+from DeeployTest.generators.layers import conv_rq, image  # noqa: E402
 from DeeployTest.generators.linear import _matmul  # noqa: E402
 from generic_instructions import CASES, case_dir, run_network_instructions  # noqa: E402
 
@@ -43,6 +48,10 @@ RUNNER = REPO / "DeeployTest" / "testRunner_tiled_siracusa.py"
 NETWORK = CORPUS / "Models" / "microLlama" / "INT8" / "microLlama64_parallel"
 SHAPES = ("64x64x64", "64x64x256", "64x256x64", "16x4x4", "64x4x64", "64x64x4", "8x64x64", "1x64x256",
           "32x48x64", "17x33x9")   # M x K x N
+# (input channels, image height = width, output channels, kernel, stride, depthwise)
+CONV_SHAPES = ((32, 16, 32, 3, 1, False), (16, 16, 32, 3, 2, False), (32, 16, 64, 1, 1, False),
+               (64, 8, 64, 3, 1, False), (3, 32, 16, 3, 1, False), (32, 16, 32, 3, 1, True),
+               (32, 16, 32, 3, 2, True), (64, 8, 64, 3, 1, True))
 
 
 def run_tiled(test: Path, gen: Path, cores: int, l1: int, l2: int, double_buffer: bool) -> dict:
@@ -83,7 +92,6 @@ ELTWISE = (("Add", (1, 32, 256), None), ("Add", (1, 32, 256), 1), ("Mul", (1, 32
 def eltwise_kernel_cycles(op: str, shape: tuple[int, ...], axis: int | None, cores: int, work: Path) -> float:
     """Modelled cycles of the kernel phase of one requantised int8 ``op`` of two inputs of ``shape``
     in L1 (tiled at a large --l1)."""
-    from DeeployTest.generators.builder import Net
     from DeeployTest.generators.registry import s8
     rng = np.random.default_rng(0)
     net = Net(op)
@@ -104,6 +112,26 @@ def eltwise_sweep(cores: int, work: Path) -> None:
         n = int(np.prod(shape))
         what = f"{op} ({'per channel' if axis is not None else 'scalar'})"
         print(f"{what:22s} {n:9,d} {cycles:9,.0f} {cycles * cores / n:20.2f}")
+
+
+def conv_sweep(cores: int, work: Path) -> None:
+    print(f"\n== ConvHWC_RQ kernel (uint8 image, int8 weights, 'same' padding), {cores} cores, operands in L1 "
+          "(kernel phase cycles)")
+    print(f"{'conv':>26s} {'MACs':>9s} {'cycles':>9s} {'MAC/cycle':>10s} {'per core':>9s}")
+    for c, hw, k, ks, stride, dw in CONV_SHAPES:
+        rng = np.random.default_rng(0)
+        net = Net("Conv")
+        x = net.input("input", image(rng, (1, c, hw, hw)))
+        net.output(conv_rq(net, rng, x, k, ks, stride=stride, group=c if dw else 1, name="conv"))
+        name = f"{'dw ' if dw else ''}{ks}x{ks}{f' s{stride}' if stride > 1 else ''} {hw}x{hw}x{c}->{k}"
+        test = work / f"conv_{c}_{hw}_{k}_{ks}_{stride}_{int(dw)}"
+        write_test(net, test)
+        profile = run_tiled(test, work / f"gen_{test.name}_{cores}", cores, 200000, 2000000, False)
+        layer = next(e for e in profile["layers"] if e["op"] == "RequantizedConv")
+        cycles = sum(t["kernel"] for t in layer["tiles"] if t["level"] == "L1")
+        out = (hw + 2 * (ks // 2) - ks) // stride + 1
+        macs = out * out * k * ks * ks * (1 if dw else c)
+        print(f"{name:>26s} {macs:9,d} {cycles:9,.0f} {macs / cycles:10.3f} {macs / cycles / cores:9.3f}")
 
 
 def layer_macs(model_path: Path) -> dict[str, int]:
@@ -156,6 +184,7 @@ def main() -> None:
     parser.add_argument("--cores", type=int, default=8, help="cores of the GEMM sweep (1..8)")
     parser.add_argument("--shapes", default=",".join(SHAPES), help="M x K x N shapes of the sweep, comma-separated")
     parser.add_argument("--skip-eltwise", action="store_true", help="no element-wise requantised ops")
+    parser.add_argument("--skip-conv", action="store_true", help="no convolution sweep")
     parser.add_argument("--skip-network", action="store_true", help="no microLlama64_parallel breakdown")
     parser.add_argument("--skip-host", action="store_true", help="no host instruction counts")
     args = parser.parse_args()
@@ -170,6 +199,8 @@ def main() -> None:
         gemm_sweep(shapes, args.cores, work)
         if not args.skip_eltwise:
             eltwise_sweep(args.cores, work)
+        if not args.skip_conv:
+            conv_sweep(args.cores, work)
         if not args.skip_network:
             network_breakdown(work)
         if not args.skip_host:

@@ -429,6 +429,8 @@ static inline int32_t xpulp_addnr(int32_t acc, int32_t a, int32_t b) {
 #define XPULP_ASM_ST_PI(f3, v, p, inc) ".insn s 0x2b, " #f3 ", " v ", " #inc "(" p ")\n"
 /* rd = load at p (postinc 1: then p += r) / at p + r (postinc 0) */
 #define XPULP_ASM_LD_RR(w, postinc, rd, p, r) XPULP_ASM_R_(XPULP_LD_RR_OP(w, postinc), rd, p, r)
+/* store v at p (postinc 1: then p += r) / at p + r (postinc 0); w: sb 0, sh 1, sw 2 */
+#define XPULP_ASM_ST_RR(w, postinc, v, p, r) XPULP_ASM_R_(XPULP_ST_RR_OP(w, postinc), r, p, v)
 /* rd = a clipped to n bits, signed (u 0) / unsigned (u 1) */
 #define XPULP_ASM_CLIP_(opc, f3, f7, rd, a, n)                                                     \
   ".insn i " XPULP_STR(opc) ", " XPULP_STR(f3) ", " rd ", " a ", " XPULP_STR(XPULP_IMM12(((f7) << 5) | (n))) "\n"
@@ -471,5 +473,57 @@ static inline int32_t xpulp_addnr(int32_t acc, int32_t a, int32_t b) {
 #define XPULP_LP_COUNTI(L, n) XPULP_LP_WORD(3, L, "0", #n)
 #define XPULP_LP_COUNT(L, count) XPULP_LP_WORD(2, L, ".Lxpulp_reg_" count, "0")
 #endif
+
+/* ---- the 4 x 2 dot-product block of the int8 GEMM and convolutions --------------------------------
+ * XPULP_DOT4X2(D, count): a hardware loop of count (>= 1) iterations, each loading one word of the rows p0..p3
+ * and of the columns q0, q1 (post-increment by 4) and adding their 8 dot products D(s, row word,
+ * column word) to s0..s7 (s[2 i + j]: row i, column j): 14 instructions for 32 multiply-accumulates.
+ * XPULP_DOT4X1(D, count): one column q0, sums s0, s2, s4, s6. p*, q*, s*: the caller's pointer and int32
+ * locals (the pointers end past the words read). The loads run ahead of their first use (no load-use
+ * stall); the words are in t0..t5 (asm takes at most 30 operands). XPULP_DOT_BYTES(L, TR, TC, count) runs
+ * loop L with the byte dot product for rows of type TR and columns of type TC (int8_t or uint8_t). */
+#define XPULP_DOT_LW(r, p) ".insn i 0x0b, 2, " r ", %[" p "], 4\n\t"
+#define XPULP_DOT_(F7, s, x, y) ".insn r " XPULP_STR(XPULP_SIMD_OPC) ", 1, " XPULP_STR(F7) ", %[" s "], " x ", " y "\n\t"
+#define XPULP_DOT_SS(s, x, y) XPULP_DOT_(XPULP_SIMD_F7_(XPULP_SIMD_SDOTSP), s, x, y)
+#define XPULP_DOT_UU(s, x, y) XPULP_DOT_(XPULP_SIMD_F7_(XPULP_SIMD_SDOTUP), s, x, y)
+#define XPULP_DOT_US(s, x, y) XPULP_DOT_(XPULP_SIMD_F7_(XPULP_SIMD_SDOTUSP), s, x, y)
+#define XPULP_DOT_SU(s, x, y) XPULP_DOT_(XPULP_SIMD_F7_(XPULP_SIMD_SDOTUSP), s, y, x) /* unsigned first */
+#define XPULP_DOT4X2(D, count)                                                                         \
+    __asm__ volatile(XPULP_LOOP_BEGIN XPULP_LP_SETUP(0, "%[cnt]"    , "1f")                          \
+                     XPULP_DOT_LW("t4", "q0") XPULP_DOT_LW("t5", "q1") XPULP_DOT_LW("t0", "p0")    \
+                     XPULP_DOT_LW("t1", "p1") XPULP_DOT_LW("t2", "p2") XPULP_DOT_LW("t3", "p3")    \
+                     D("s0", "t0", "t4") D("s1", "t0", "t5") D("s2", "t1", "t4") D("s3", "t1", "t5") \
+                     D("s4", "t2", "t4") D("s5", "t2", "t5") D("s6", "t3", "t4") D("s7", "t3", "t5") \
+                     "1:\n" XPULP_LOOP_FINISH                                                     \
+                     : [s0] "+r"(s0), [s1] "+r"(s1), [s2] "+r"(s2), [s3] "+r"(s3), [s4] "+r"(s4),    \
+                       [s5] "+r"(s5), [s6] "+r"(s6), [s7] "+r"(s7),                                \
+                       [p0] "+r"(p0), [p1] "+r"(p1), [p2] "+r"(p2), [p3] "+r"(p3), [q0] "+r"(q0),  \
+                       [q1] "+r"(q1)                                                               \
+                     : [cnt] "r"(count)                                                            \
+                     : "t0", "t1", "t2", "t3", "t4", "t5", "memory")
+#define XPULP_DOT4X1(D, count)                                                                         \
+    __asm__ volatile(XPULP_LOOP_BEGIN XPULP_LP_SETUP(0, "%[cnt]"    , "1f")                          \
+                     XPULP_DOT_LW("t4", "q0") XPULP_DOT_LW("t0", "p0") XPULP_DOT_LW("t1", "p1")    \
+                     XPULP_DOT_LW("t2", "p2") XPULP_DOT_LW("t3", "p3")                             \
+                     D("s0", "t0", "t4") D("s2", "t1", "t4") D("s4", "t2", "t4") D("s6", "t3", "t4") \
+                     "1:\n" XPULP_LOOP_FINISH                                                     \
+                     : [s0] "+r"(s0), [s2] "+r"(s2), [s4] "+r"(s4), [s6] "+r"(s6), [p0] "+r"(p0),    \
+                       [p1] "+r"(p1), [p2] "+r"(p2), [p3] "+r"(p3), [q0] "+r"(q0)                  \
+                     : [cnt] "r"(count)                                                            \
+                     : "t0", "t1", "t2", "t3", "t4", "memory")
+#define XPULP_DOT_BYTES(L, TR, TC, count)                                                              \
+    do {                                                                                           \
+        if ((TR)-1 < (TR)0) {                                                                      \
+            if ((TC)-1 < (TC)0)                                                                    \
+                L(XPULP_DOT_SS, count);                                                                \
+            else                                                                                   \
+                L(XPULP_DOT_SU, count);                                                                \
+        } else {                                                                                   \
+            if ((TC)-1 < (TC)0)                                                                    \
+                L(XPULP_DOT_US, count);                                                                \
+            else                                                                                   \
+                L(XPULP_DOT_UU, count);                                                                \
+        }                                                                                          \
+    } while (0)
 
 #endif
