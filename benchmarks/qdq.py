@@ -93,14 +93,14 @@ class _Data(CalibrationDataReader):
         return next(self.batches, None)
 
 
-def folders(name: str, build) -> tuple[Path, Path]:
+def folders(name: str, build, work: Path) -> tuple[Path, Path]:
     """Test folders (network.onnx, inputs.npz, outputs.npz from onnxruntime) of the float network
     and its QDQ version."""
     rng = np.random.default_rng(0)
     model, shape = build(rng)
     made = []
     for kind in ("float", "qdq"):
-        folder = WORK / f"{name}_{kind}"
+        folder = work / f"{name}_{kind}"
         folder.mkdir(parents=True, exist_ok=True)
         path = folder / "network.onnx"
         if kind == "float":
@@ -117,15 +117,16 @@ def folders(name: str, build) -> tuple[Path, Path]:
     return made[0], made[1]
 
 
-def cycles(folder: Path, l1: int) -> tuple[int, str]:
+def cycles(folder: Path, l1: int, work: Path) -> tuple[int, str]:
     """The run's cycles, and its mismatches against onnxruntime ("" when none)."""
     cmd = [sys.executable, str(RUNNER), "-t", str(folder), "--cores=8", "--l1", str(l1),
-           "--gen-dir", str(WORK / "gen" / f"{folder.name}_{l1}")]
+           "--gen-dir", str(work / "gen" / f"{folder.name}_{l1}")]
     print("$", " ".join(cmd[1:]), flush=True)
-    out = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO / "DeeployTest").stdout
+    run = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO / "DeeployTest")
+    out = run.stdout
     runtime, errors = re.search(r"Runtime: (\d+) cycles", out), re.search(r"Errors: (\d+) out of (\d+)", out)
     if runtime is None or errors is None:
-        sys.exit(f"run failed:\n{out[-3000:]}")
+        sys.exit(f"run failed:\n{(out + run.stderr)[-3000:]}")
     return int(runtime.group(1)), "" if errors.group(1) == "0" else f" ({errors.group(0)} vs onnxruntime)"
 
 
@@ -133,11 +134,12 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--small-l1", type=int, default=20000)
     ap.add_argument("--networks", default="cnn,block", help="comma-separated: cnn, block")
+    ap.add_argument("--work", type=Path, default=WORK, help=f"folder of the test folders and builds (default {WORK})")
     args = ap.parse_args()
     for name in args.networks.split(","):
-        float_dir, qdq_dir = folders(name, dict(cnn=cnn, block=block)[name])
+        float_dir, qdq_dir = folders(name, dict(cnn=cnn, block=block)[name], args.work)
         for l1 in (64000, args.small_l1):
-            (f, _), (q, note) = cycles(float_dir, l1), cycles(qdq_dir, l1)
+            (f, _), (q, note) = cycles(float_dir, l1, args.work), cycles(qdq_dir, l1, args.work)
             print(f"{name:6s} --l1 {l1:6d}: float {f:9d} cycles, QDQ {q:9d} cycles, float / QDQ {f / q:5.2f}x{note}",
                   flush=True)
 
