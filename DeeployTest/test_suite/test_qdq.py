@@ -439,3 +439,44 @@ def test_qdq_transformer_block_bit_exact_on_siracusa(tmp_path, capsys, activatio
 def test_qdq_softmax_tiled_by_rows_on_siracusa(tmp_path, capsys):
     path = _quantized_softmax(tmp_path, np.int8)
     _validate_n(capsys, 5120, path, "--platform", "Siracusa", "--l1", "3000", "--inputs", tmp_path / "inputs.npz")
+
+
+def _quantize_linear(tmp_path, scale, zero_point, axis: int = 1) -> tuple[str, np.ndarray]:
+    """QuantizeLinear of a [2, 3, 1500] float input to int8 (``scale`` and ``zero_point`` per
+    tensor or along ``axis``), the input holding halfway points of the quotient, their float
+    neighbours, and random values."""
+    scale, zero_point = np.asarray(scale, np.float32), np.asarray(zero_point, np.int8)
+    s = scale.reshape(1, -1, 1) if scale.size > 1 else scale
+    rng = np.random.default_rng(4)
+    k = rng.integers(-150, 150, [2, 3, 500]) + 0.5
+    half = (k * s).astype(np.float32)
+    x = np.concatenate([half, np.nextafter(half, np.float32(np.inf)), (rng.standard_normal([2, 3, 500]) * 3)
+                        .astype(np.float32)], axis=2)
+    x[0, 0, :4] = [np.nan, np.inf, -np.inf, 0.0]
+    inits = [numpy_helper.from_array(scale, "s"), numpy_helper.from_array(zero_point, "z")]
+    graph = helper.make_graph([helper.make_node("QuantizeLinear", ["x", "s", "z"], ["y"], axis=axis)], "q",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(x.shape))],
+                              [helper.make_tensor_value_info("y", TensorProto.INT8, list(x.shape))], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    onnx.save(model, tmp_path / "quantize.onnx")
+    np.savez(tmp_path / "inputs.npz", x=x)
+    return str(tmp_path / "quantize.onnx"), x
+
+
+_QUANTIZERS = [(np.float32(0.0123), -7), ([0.0123, 0.3, 1e-3], [0, 5, -128])]
+
+
+@pytest.mark.parametrize("scale,zero_point", _QUANTIZERS)
+def test_quantize_linear_divides_exactly_on_generic(tmp_path, capsys, scale, zero_point):
+    """x / scale rounded half to even as onnxruntime divides: halfway quotients, their neighbours,
+    NaN and infinities, per tensor and per channel."""
+    path, x = _quantize_linear(tmp_path, scale, zero_point)
+    _validate_n(capsys, x.size, path, "--platform", "Generic", "--inputs", tmp_path / "inputs.npz")
+
+
+@needs_qemu
+@pytest.mark.parametrize("scale,zero_point", _QUANTIZERS)
+def test_quantize_linear_divides_exactly_on_siracusa(tmp_path, capsys, scale, zero_point):
+    path, x = _quantize_linear(tmp_path, scale, zero_point)
+    _validate_n(capsys, x.size, path, "--platform", "Siracusa", "--inputs", tmp_path / "inputs.npz")
