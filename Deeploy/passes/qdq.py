@@ -22,7 +22,8 @@ onnxruntime's integer kernels (QLinearConv, QGemm, QLinearMatMul) compute:
   integers.
 
 QOperator models reach this pass as QDQ groups (``frontend/qoperator.py``). A group whose weights are not constant with zero points 0, or whose activations are not
-per-tensor, stays float (verbose mode says why). Dequantizers nobody reads any more are dropped.
+per-tensor, stays float (verbose mode says why), as does an op onnxruntime itself computes in float
+between the quantizers (LayerNormalization, Erf, Gelu, ...). Dequantizers nobody reads any more are dropped.
 """
 
 from __future__ import annotations
@@ -274,8 +275,9 @@ def _softmax_group(graph: Graph, matched: list[Node]) -> str | None:
     dq, op, q = matched
     if op.inputs[0] != dq.outputs[0] or q.inputs[0] != op.outputs[0]:
         return "the Softmax does not move the dequantized tensor into the quantizer"
-    if _per_tensor(graph, dq, DQ) or _per_tensor(graph, q, Q):
-        return _per_tensor(graph, dq, DQ) or _per_tensor(graph, q, Q)
+    reason = _per_tensor(graph, dq, DQ) or _per_tensor(graph, q, Q)
+    if reason:
+        return reason
     if graph.tensors[dq.inputs[0]].dtype != graph.tensors[q.outputs[0]].dtype:
         return "the quantizers differ in type"
     return None if op.params.inner == 1 else "the Softmax's axis is followed by axes longer than 1"

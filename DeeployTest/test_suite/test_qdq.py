@@ -337,7 +337,7 @@ def test_qlinear_add_and_mul_match_onnxruntime_on_every_pair(tmp_path, capsys, o
         _validate_n(capsys, 65536, path, "--platform", "Generic", "--inputs", tmp_path / "inputs.npz")
 
 
-def _quantized_block(tmp_path, activations: str, gelu: str) -> str:
+def _quantized_block(tmp_path, activations: str, gelu: str, quant_format=QuantFormat.QDQ) -> str:
     """A transformer block on 8 tokens of width 16, quantized by onnxruntime (QDQ): LayerNorm ->
     Q, K, V linear layers (MatMul + Add) -> softmax(Q K^T / 4) V -> output linear layer ->
     residual Add -> MLP 16 -> 32 -> 16 with Gelu (``erf``: the Div/Erf/Add/Mul/Mul form of exports
@@ -375,7 +375,7 @@ def _quantized_block(tmp_path, activations: str, gelu: str) -> str:
     onnx.save(model, tmp_path / "float.onnx")
     data = iter([{"x": rng.standard_normal([1, t, d]).astype(np.float32)} for _ in range(8)])
     reader = type("Reader", (CalibrationDataReader,), {"get_next": lambda self: next(data, None)})()
-    quantize_static(str(tmp_path / "float.onnx"), str(tmp_path / "network.onnx"), reader, quant_format=QuantFormat.QDQ,
+    quantize_static(str(tmp_path / "float.onnx"), str(tmp_path / "network.onnx"), reader, quant_format=quant_format,
                     per_channel=True, reduce_range=True, weight_type=QuantType.QInt8,
                     activation_type=QuantType.QInt8 if activations == "int8" else QuantType.QUInt8)
     return str(tmp_path / "network.onnx")
@@ -386,12 +386,14 @@ def _quantized_block(tmp_path, activations: str, gelu: str) -> str:
 _BLOCK_FLOATS = {"QuantizeLinear", "DequantizeLinear", "LayerNormalization", "Div", "Erf", "Gelu"}
 
 
-@pytest.mark.parametrize("activations,gelu", [("int8", "erf"), ("uint8", "op")])
-def test_qdq_transformer_block_runs_integer_kernels_bit_exact_on_generic(tmp_path, capsys, activations, gelu):
+@pytest.mark.parametrize("activations,gelu,quant_format", [("int8", "erf", QuantFormat.QDQ), ("uint8", "op", QuantFormat.QDQ),
+                                                           ("uint8", "erf", QuantFormat.QOperator)])
+def test_qdq_transformer_block_runs_integer_kernels_bit_exact_on_generic(tmp_path, capsys, activations, gelu,
+                                                                         quant_format):
     """Linear layers, the attention MatMuls, Softmax (onnxruntime's QLinearSoftmax), Add and Mul run
-    on the integers; only what onnxruntime computes in float stays float (and ``-v`` lists it);
-    bit-exact with onnxruntime."""
-    path = _quantized_block(tmp_path, activations, gelu)
+    on the integers; only what onnxruntime computes in float stays float; bit-exact with
+    onnxruntime (QOperator: QLinearMatMul, QLinearAdd, QLinearMul, QLinearSoftmax likewise)."""
+    path = _quantized_block(tmp_path, activations, gelu, quant_format)
     graph = _lowered(path)
     floats = {n.op for n in graph.nodes if any(graph.tensors[o].dtype.is_float for o in n.outputs)}
     assert floats <= _BLOCK_FLOATS, floats
