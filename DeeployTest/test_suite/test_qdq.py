@@ -482,3 +482,18 @@ def test_quantize_linear_divides_exactly_on_generic(tmp_path, capsys, scale, zer
 def test_quantize_linear_divides_exactly_on_siracusa(tmp_path, capsys, scale, zero_point):
     path, x = _quantize_linear(tmp_path, scale, zero_point)
     _validate_n(capsys, x.size, path, "--platform", "Siracusa", "--inputs", tmp_path / "inputs.npz")
+
+
+@needs_qemu
+@pytest.mark.parametrize("wtype", [np.int8, np.uint8])
+def test_conv_integer_on_the_clusters_dot_products(tmp_path, capsys, wtype):
+    """A ConvInteger of uint8 x (4 channels: the PULP dot-product block) and int8 or uint8 weights
+    on Siracusa, untiled and tiled: the integer sums, bit-exact."""
+    rng = np.random.default_rng(6)
+    info = np.iinfo(wtype)
+    w = rng.integers(info.min, info.max + 1, [8, 4, 3, 3]).astype(wtype)
+    path = _integer_model(tmp_path, "ConvInteger", w, [1, 4, 7, 6], [1, 8, 7, 6], pads=[1, 1, 1, 1])
+    for extra in ([], ["--l1", "2000"]):
+        code = main(["validate", path, "--platform", "Siracusa", *extra])
+        text = capsys.readouterr().out
+        assert code == 0 and "Errors: 0 out of 336" in text and "worst error 0, 0 of" in text, text
