@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """Float network vs its onnxruntime ``quantize_static`` QDQ version, tiled on Siracusa (8 cores,
 modelled cycles of the QEMU virtual platform): a small CNN (three convolutions and a GEMM head)
-and a transformer-ish block (linear layers, softmax attention, layer norm), each at --l1 64000 and
-a small L1. Prints the cycles of both and the ratio float / QDQ.
+and a transformer block (linear layers, softmax attention, layer norm, Gelu in its Erf form), each
+at --l1 64000 and a small L1. Prints the layers the QDQ version keeps in float (what onnxruntime
+also runs in float), whether its outputs are bit-exact with onnxruntime's, the cycles of both and
+the ratio float / QDQ.
 
     python benchmarks/qdq.py [--small-l1 20000]
 
@@ -13,6 +15,7 @@ without VNNI). Each run prints the runner's command so it can be repeated by han
 from __future__ import annotations
 
 import argparse
+import collections
 import re
 import subprocess
 import sys
@@ -61,11 +64,14 @@ def cnn(rng) -> tuple[onnx.ModelProto, list[int]]:
 
 
 def block(rng) -> tuple[onnx.ModelProto, list[int]]:
-    """A transformer-ish block on 32 tokens of width 64: LayerNorm -> Q, K, V linear layers ->
-    softmax(Q K^T / 8) V -> output linear layer -> residual Add -> MLP (64 -> 128 -> Relu -> 64)."""
+    """A transformer block on 32 tokens of width 64: LayerNorm -> Q, K, V linear layers ->
+    softmax(Q K^T / 8) V -> output linear layer -> residual Add -> MLP (64 -> 128 -> Gelu -> 64),
+    Gelu as exporters before opset 20 write it: x * 0.5 * (1 + Erf(x / sqrt(2)))."""
     t, d, h = 32, 64, 128
     inits = [numpy_helper.from_array(np.ones(d, np.float32), "g"), numpy_helper.from_array(np.zeros(d, np.float32), "be"),
              numpy_helper.from_array(np.array(0.125, np.float32), "inv_sqrt_d")]
+    inits += [numpy_helper.from_array(np.array(v, np.float32), n) for n, v in (("sqrt2", np.sqrt(2)), ("one", 1),
+                                                                              ("half", 0.5))]
     for name, (k, n) in dict(wq=(d, d), wk=(d, d), wv=(d, d), wo=(d, d), w1=(d, h), w2=(h, d)).items():
         inits += [_weight(rng, name, [k, n], 1 / np.sqrt(k)), _weight(rng, "b" + name[1:], [n], 0.1)]
     nodes = [helper.make_node("LayerNormalization", ["x", "g", "be"], ["n"], axis=-1)]
@@ -80,7 +86,9 @@ def block(rng) -> tuple[onnx.ModelProto, list[int]]:
               helper.make_node("MatMul", ["a", "wo"], ["om"]), helper.make_node("Add", ["om", "bo"], ["o"]),
               helper.make_node("Add", ["x", "o"], ["r"]),
               helper.make_node("MatMul", ["r", "w1"], ["h1m"]), helper.make_node("Add", ["h1m", "b1"], ["h1"]),
-              helper.make_node("Relu", ["h1"], ["h1r"]),
+              helper.make_node("Div", ["h1", "sqrt2"], ["gd"]), helper.make_node("Erf", ["gd"], ["ge"]),
+              helper.make_node("Add", ["ge", "one"], ["ga"]), helper.make_node("Mul", ["h1", "ga"], ["gm"]),
+              helper.make_node("Mul", ["gm", "half"], ["h1r"]),
               helper.make_node("MatMul", ["h1r", "w2"], ["h2m"]), helper.make_node("Add", ["h2m", "b2"], ["y"])]
     return _model(nodes, inits, [1, t, d], [1, t, d]), [1, t, d]
 
@@ -93,14 +101,14 @@ class _Data(CalibrationDataReader):
         return next(self.batches, None)
 
 
-def folders(name: str, build) -> tuple[Path, Path]:
+def folders(name: str, build, work: Path) -> tuple[Path, Path]:
     """Test folders (network.onnx, inputs.npz, outputs.npz from onnxruntime) of the float network
     and its QDQ version."""
     rng = np.random.default_rng(0)
     model, shape = build(rng)
     made = []
     for kind in ("float", "qdq"):
-        folder = WORK / f"{name}_{kind}"
+        folder = work / f"{name}_{kind}"
         folder.mkdir(parents=True, exist_ok=True)
         path = folder / "network.onnx"
         if kind == "float":
@@ -117,29 +125,45 @@ def folders(name: str, build) -> tuple[Path, Path]:
     return made[0], made[1]
 
 
-def cycles(folder: Path, l1: int) -> tuple[int, str]:
-    """The run's cycles, and its mismatches against onnxruntime ("" when none)."""
+def float_layers(folder: Path, work: Path) -> str:
+    """The layers ``deeploy compile -v`` lists as float, counted by op."""
+    out = subprocess.run([sys.executable, "-c", "import sys; from Deeploy.cli import main; sys.exit(main())", "compile",
+                          str(folder / "network.onnx"), "--platform", "Siracusa", "-o", str(work / "gen" / "float_layers"),
+                          "-v"], capture_output=True, text=True, cwd=REPO).stdout
+    listed = next((line.split(":", 1)[1] for line in out.splitlines() if line.startswith("  float:")), None)
+    if listed is None:
+        sys.exit(f"compile failed:\n{out[-3000:]}")
+    ops = collections.Counter(re.findall(r"\((\w+)\)", listed))
+    return ", ".join(f"{op} x{n}" for op, n in sorted(ops.items())) or "none"
+
+
+def cycles(folder: Path, l1: int, work: Path) -> tuple[int, str]:
+    """The run's cycles, and how its outputs compare with onnxruntime's."""
     cmd = [sys.executable, str(RUNNER), "-t", str(folder), "--cores=8", "--l1", str(l1),
-           "--gen-dir", str(WORK / "gen" / f"{folder.name}_{l1}")]
+           "--gen-dir", str(work / "gen" / f"{folder.name}_{l1}")]
     print("$", " ".join(cmd[1:]), flush=True)
-    out = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO / "DeeployTest").stdout
+    run = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO / "DeeployTest")
+    out = run.stdout
     runtime, errors = re.search(r"Runtime: (\d+) cycles", out), re.search(r"Errors: (\d+) out of (\d+)", out)
     if runtime is None or errors is None:
-        sys.exit(f"run failed:\n{out[-3000:]}")
-    return int(runtime.group(1)), "" if errors.group(1) == "0" else f" ({errors.group(0)} vs onnxruntime)"
+        sys.exit(f"run failed:\n{(out + run.stderr)[-3000:]}")
+    exact = errors.group(1) == "0" and re.search(r"worst abs error 0\.000e0", out)
+    return int(runtime.group(1)), "bit-exact" if exact else f"{errors.group(0)} beyond the tolerance vs onnxruntime"
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--small-l1", type=int, default=20000)
     ap.add_argument("--networks", default="cnn,block", help="comma-separated: cnn, block")
+    ap.add_argument("--work", type=Path, default=WORK, help=f"folder of the test folders and builds (default {WORK})")
     args = ap.parse_args()
     for name in args.networks.split(","):
-        float_dir, qdq_dir = folders(name, dict(cnn=cnn, block=block)[name])
+        float_dir, qdq_dir = folders(name, dict(cnn=cnn, block=block)[name], args.work)
+        print(f"{name:6s} QDQ float layers: {float_layers(qdq_dir, args.work)}", flush=True)
         for l1 in (64000, args.small_l1):
-            (f, _), (q, note) = cycles(float_dir, l1), cycles(qdq_dir, l1)
-            print(f"{name:6s} --l1 {l1:6d}: float {f:9d} cycles, QDQ {q:9d} cycles, float / QDQ {f / q:5.2f}x{note}",
-                  flush=True)
+            (f, _), (q, note) = cycles(float_dir, l1, args.work), cycles(qdq_dir, l1, args.work)
+            print(f"{name:6s} --l1 {l1:6d}: float {f:9d} cycles, QDQ {q:9d} cycles, float / QDQ {f / q:5.2f}x, "
+                  f"QDQ {note}", flush=True)
 
 
 if __name__ == "__main__":

@@ -4,7 +4,7 @@ quantized operator is rewritten, at load time, into the QDQ group it stands for,
     QLinearConv(x, xs, xz, w, ws, wz, ys, yz, B)  =>  Q(Conv(DQ(x, xs, xz), DQ(w, ws, wz), DQ(B, xs*ws)), ys, yz)
 
 (likewise QLinearMatMul, com.microsoft's QGemm, QLinearAdd, QLinearMul, QLinearAveragePool,
-QLinearGlobalAveragePool, QLinearSigmoid and QLinearLeakyRelu), so that one lowering
+QLinearGlobalAveragePool, QLinearSigmoid, QLinearLeakyRelu and QLinearSoftmax), so that one lowering
 (``passes/qdq.py``) serves both formats and the QDQ group's float meaning is the operator's."""
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ class _Form:
     output: tuple[int, int]
     bias: int | None = None
     weight_axis: int | None = None      # the second operand's per-channel axis (None: transB decides)
+    dropped: tuple[str, ...] = ()       # attributes the float op does not have
 
 
 _BINARY = ((0, 1, 2), (3, 4, 5))
@@ -45,6 +46,7 @@ _FORMS = {
     ("com.microsoft", "QLinearGlobalAveragePool"): _Form("GlobalAveragePool", _UNARY, (3, 4)),
     ("com.microsoft", "QLinearSigmoid"): _Form("Sigmoid", _UNARY, (3, 4)),
     ("com.microsoft", "QLinearLeakyRelu"): _Form("LeakyRelu", _UNARY, (3, 4)),
+    ("com.microsoft", "QLinearSoftmax"): _Form("Softmax", _UNARY, (3, 4), dropped=("opset",)),   # the file's opset
 }
 
 
@@ -54,7 +56,7 @@ def _input(node: onnx.NodeProto, index: int | None) -> str:
 
 def _expand(node: onnx.NodeProto, form: _Form, name: str, constants: dict[str, np.ndarray],
             fresh) -> tuple[list[onnx.NodeProto], list[onnx.TensorProto]]:
-    attrs = {a.name: helper.get_attribute_value(a) for a in node.attribute}
+    attrs = {a.name: helper.get_attribute_value(a) for a in node.attribute if a.name not in form.dropped}
     if attrs.pop("channels_last", 0):
         raise FrontendError(f"node '{name}' ({node.op_type}): channels_last=1 is not supported; "
                             "quantize the model with channels-first (NCHW) operators")

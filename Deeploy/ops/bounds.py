@@ -149,6 +149,8 @@ def gemm_sum_bound(node: Node, graph: Graph) -> int:
     """Largest |alpha * A@B + beta * C| of a Gemm/MatMul node or its requantised form (whose
     params hold the GEMM's as ``base``); bounds every partial sum too."""
     p = getattr(node.params, "base", node.params)
+    if p.sum_bound is not None:
+        return p.sum_bound
     ins = _tensors(node, graph)
     return matmul_bound(p.alpha, p.beta, p.k, ins[0], ins[1], ins[2] if len(ins) > 2 else None)
 

@@ -257,5 +257,11 @@ def _cast_cases(rng):
                  out_type="uint32")]
 
 
+def _cast_magnitude(p, bounds, ins, outs):
+    """A cast to an integer type that holds the input's values keeps them."""
+    return [bounds[0] if outs[0].is_integer and outs[0].holds(-bounds[0], bounds[0]) else outs[0].magnitude]
+
+
 register(OpDef("Cast", _cast_parse, lambda p, ins: [(p.shape, p.to)], _cast_reference, _unary_cost(1),
-               traits=frozenset({Trait.STANDARD, Trait.ELEMENTWISE}), tiling="pointwise", examples=_cast_cases))
+               traits=frozenset({Trait.STANDARD, Trait.ELEMENTWISE}), tiling="pointwise", examples=_cast_cases,
+               magnitude=_cast_magnitude))

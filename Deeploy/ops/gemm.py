@@ -14,7 +14,7 @@ import numpy as np
 from Deeploy.errors import OpError
 from Deeploy.ir.dtypes import INT32, DType, float_result, wrapped
 from Deeploy.ops._attrs import attr_float, attr_int, broadcast_shape, require_inputs
-from Deeploy.ops.bounds import all_integer, check_int64, magnitude_by_reference, matmul_bound, sum_type
+from Deeploy.ops.bounds import all_integer, check_int64, magnitude_by_reference, matmul_bound, max_abs, sum_type
 from Deeploy.ops.examples import I32, F32, Case, act, const, frand, rand
 from Deeploy.ops._registry import Cost, OpDef, Trait, register
 
@@ -28,6 +28,7 @@ class MatMulParams:
     a_batched/b_batched say whether A/B advance with the batch (else they are shared).
     ``c_shape`` is the bias broadcast to the output's last two dims ((0, 0) without bias).
     ``onnx_type``: the integer type of the operands and the output under ONNX integer semantics.
+    ``sum_bound``: the largest |Y| (and partial sum) from the operands' proven ranges (integers).
     """
 
     batch: int
@@ -45,6 +46,7 @@ class MatMulParams:
     c_cols: int = 0
     c_batched: bool = False
     onnx_type: DType | None = None
+    sum_bound: int | None = None
 
 
 def _batch_layout(node, a_shape, b_shape, m, n):
@@ -112,6 +114,8 @@ def _gemm_parse(node, graph):
 
 
 def _mm_bound(p: MatMulParams, ins) -> int:
+    if p.sum_bound is not None:
+        return p.sum_bound
     return matmul_bound(p.alpha, p.beta, p.k, ins[0], ins[1], ins[2] if len(ins) > 2 else None)
 
 
@@ -125,6 +129,8 @@ def _mm_checked(node, graph, p: MatMulParams) -> MatMulParams:
         return replace(p, onnx_type=ins[0].dtype)   # ONNX's integer MatMul/Gemm types: 32 and 64 bits
     if all_integer(ins):
         check_int64(node, _mm_bound(p, ins), "the product sums", ins)
+        a, b, c = (max_abs(graph, i) if i else 0 for i in (node.inputs + [""] * 3)[:3])
+        p = replace(p, sum_bound=abs(p.alpha) * p.k * a * b + abs(p.beta) * c)
     return p
 
 

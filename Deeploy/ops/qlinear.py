@@ -1,5 +1,5 @@
-"""QLinearAdd and QLinearMul: onnxruntime's quantized Add and Mul (``com.microsoft``), the form a
-lowered QDQ Add or Mul group takes (``passes/qdq.py``). Both 8-bit operands and the output share
+"""QLinearAdd, QLinearMul and QLinearSoftmax: onnxruntime's quantized Add, Mul and Softmax
+(``com.microsoft``), the form a lowered QDQ Add, Mul or Softmax group takes (``passes/qdq.py``). Both 8-bit operands and the output share
 one type (int8, or uint8 with ``signed=0``); the scales and zero points are the attributes
 ``a_scale``, ``a_zero_point``, ``b_scale``, ``b_zero_point``, ``y_scale``, ``y_zero_point``.
 Bit-exact with onnxruntime's x86 (AVX2) kernels, all in float32:
@@ -10,7 +10,15 @@ Bit-exact with onnxruntime's x86 (AVX2) kernels, all in float32:
   that operand's product is rounded and added to ``k`` first: ``fma(b, rb, k + a * ra)``
   (``scalar`` names it: 1 for a, 2 for b);
 - Mul: ``r = a_scale * b_scale / y_scale`` and
-  ``y = saturate(round_half_even(float((a - a_zp) * (b - b_zp)) * r + y_zp))``."""
+  ``y = saturate(round_half_even(float((a - a_zp) * (b - b_zp)) * r + y_zp))``.
+
+QLinearSoftmax (attributes ``x_scale``, ``y_scale``, ``y_zero_point``, ``signed``, ``axis``: rows
+flattened from it) is onnxruntime's table softmax: ``e(d)``, d = 0..255, is
+``float32(exp((bs - d) * x_scale))`` in double with ``bs = max(0, logf(FLT_MAX / width) - 5) / x_scale``;
+per row, with ``d = max(x) - x``, ``sum`` adds ``e(d)`` in float32 in row order and
+``y = min(round_half_even(float32(e(d) * floor(1 / y_scale)) / sum) + y_zp, max)`` (onnxruntime's
+uint8 kernel, which it also runs for int8 on x86 without VNNI; its int8 kernel would wrap an
+out-of-range value around instead, a case only a y_scale above 1/128 reaches)."""
 
 from __future__ import annotations
 
@@ -20,11 +28,11 @@ import numpy as np
 
 from Deeploy.errors import OpError
 from Deeploy.ir.dtypes import INT8, UINT8
-from Deeploy.ops._attrs import attr_float, attr_int, broadcast_shape, require_inputs
+from Deeploy.ops._attrs import attr_float, attr_int, broadcast_shape, normalize_axis, require_inputs
 from Deeploy.ops.examples import I8, U8, Case, act, const, rand
 from Deeploy.ops._registry import Cost, OpDef, Trait, register
 
-__all__ = ["QLinearParams", "fma32"]
+__all__ = ["QLinearParams", "QLinearSoftmaxParams", "fma32"]
 
 _F = np.float32
 
@@ -132,3 +140,63 @@ def _cases(rng):
 for _name in ("QLinearAdd", "QLinearMul"):
     register(OpDef(_name, _parse, _infer, _reference, _cost, traits=frozenset({Trait.ELEMENTWISE, Trait.BROADCASTING}),
                    tiling="broadcast", examples=_cases))
+
+
+@dataclass(frozen=True)
+class QLinearSoftmaxParams:
+    """The input shape, the row ``width``, the e(d) table, ``floor(1 / y_scale)`` (float32), the
+    output's zero point and range."""
+
+    shape: tuple[int, ...]
+    width: int
+    table: tuple[float, ...]
+    y_inv: float
+    zy: int
+    lo: int
+    hi: int
+
+
+def softmax_table(x_scale: float, width: int) -> np.ndarray:
+    """onnxruntime's e(d), d = 0..255, for an input scale and row width (float32)."""
+    xs = np.float64(_F(x_scale))
+    bs = max(0.0, float(np.log(_F(np.finfo(_F).max) / _F(width))) - 5.0) / xs
+    return np.exp((np.arange(0, -256, -1, dtype=np.float64) + bs) * xs).astype(_F)
+
+
+def _softmax_parse(node, graph):
+    require_inputs(node, 1)
+    x = graph.tensors[node.inputs[0]]
+    out = INT8 if attr_int(node, "signed", 1) else UINT8
+    if x.dtype != out:
+        raise OpError(node, f"input and output must be {out}, got {x.dtype}")
+    shape = tuple(x.shape)
+    axis = normalize_axis(node, attr_int(node, "axis", -1), len(shape))
+    width = int(np.prod(shape[axis:]))
+    if width < 1:
+        raise OpError(node, f"needs non-empty rows, got input shape {list(shape)}")
+    table = softmax_table(attr_float(node, "x_scale"), width)
+    y_inv = np.floor(_F(1.0) / _F(attr_float(node, "y_scale")))
+    return QLinearSoftmaxParams(shape, width, tuple(float(v) for v in table), float(y_inv),
+                                attr_int(node, "y_zero_point", 0), out.min, out.max)
+
+
+def _softmax_reference(p: QLinearSoftmaxParams, xs):
+    x = xs[0].reshape(-1, p.width)
+    e = np.asarray(p.table, _F)[x.max(axis=1, keepdims=True) - x]
+    total = np.cumsum(e, axis=1, dtype=_F)[:, -1:]                     # in row order, as onnxruntime
+    y = np.round((e * _F(p.y_inv)).astype(_F) / total).astype(np.int64) + p.zy
+    return [np.clip(y, p.lo, p.hi).reshape(p.shape)]
+
+
+def _softmax_cases(rng):
+    def case(label, x, dtype, **attrs):
+        return Case(label, (act(x, dtype),), {"signed": int(dtype == I8), **attrs}, out_type=np.dtype(dtype).name)
+    return [case("int8_rows", rand(rng, [3, 20]), I8, x_scale=0.05, y_scale=1 / 255, y_zero_point=-128),
+            case("uint8_flattened_rows", rand(rng, [2, 3, 5], 0, 255), U8, x_scale=0.11, y_scale=1 / 255, axis=1),
+            case("uint8_zero_point_saturates", rand(rng, [4, 7], 0, 255), U8, x_scale=0.2, y_scale=1 / 200,
+                 y_zero_point=70)]
+
+
+register(OpDef("QLinearSoftmax", _softmax_parse, lambda p, ins: [(p.shape, ins[0].dtype)], _softmax_reference,
+               lambda p, ins, outs: Cost(ops=4 * outs[0].size, bytes=ins[0].nbytes + outs[0].nbytes),
+               traits=frozenset({Trait.ROWWISE}), tiling="softmax", examples=_softmax_cases))

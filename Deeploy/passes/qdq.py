@@ -7,17 +7,23 @@ onnxruntime's integer kernels (QLinearConv, QGemm, QLinearMatMul) compute:
   weights stay int8, the sums are int32, x's zero point is folded into the bias
   (``b' = b - zp_x * sum(w)``; a padded convolution pads x with its zero point), and the sums are
   requantised by ``scale[c] = x_scale * w_scale[c] / y_scale`` in float32 (ops/quant.py);
+- ``DQ(a), DQ(b) -> MatMul -> Q`` of two activations  =>  ``MatMul(a', b') -> RequantizeLinear``
+  (onnxruntime's QLinearMatMul), an operand with a zero point widened to int16 and offset by it
+  (``Cast``, ``Sub``) so that the sums are those of the zero-point-free values;
 - ``MatMulInteger`` and ``ConvInteger`` of constant weights with zero points 0  =>  the op with
   x's zero point folded into a bias likewise;
 - ``Relu -> Q`` whose zero point is its type's minimum  =>  ``Q`` (the saturation is the Relu);
 - ``DQ(a), DQ(b) -> Add/Mul -> Q`` of one 8-bit type  =>  ``QLinearAdd/QLinearMul(a, b)``, the
   scales and zero points as attributes (onnxruntime fuses these groups into its QLinearAdd and
   QLinearMul; ops/qlinear.py computes what they compute);
+- ``DQ -> Softmax -> Q`` of one 8-bit type over trailing axes  =>  ``QLinearSoftmax`` (onnxruntime
+  fuses it into its QLinearSoftmax, a table softmax; ops/qlinear.py);
 - ``DQ -> op -> Q`` of a data movement op with the same scale and zero point  =>  the op on the
   integers.
 
 QOperator models reach this pass as QDQ groups (``frontend/qoperator.py``). A group whose weights are not constant with zero points 0, or whose activations are not
-per-tensor, stays float (verbose mode says why). Dequantizers nobody reads any more are dropped.
+per-tensor, stays float (verbose mode says why), as does an op onnxruntime itself computes in float
+between the quantizers (LayerNormalization, Erf, Gelu, ...). Dequantizers nobody reads any more are dropped.
 """
 
 from __future__ import annotations
@@ -25,6 +31,7 @@ from __future__ import annotations
 import numpy as np
 
 from Deeploy.errors import OpError
+from Deeploy.ir.dtypes import INT16, onnx_elem_type
 from Deeploy.ir.graph import Graph, Node
 from Deeploy.ops import Trait, ops_with
 from Deeploy.ops._attrs import attr_float, attr_int
@@ -149,15 +156,21 @@ def _lower(graph: Graph, matched: list[Node]) -> list[Node]:
     acc = graph.add_tensor(f"{op.outputs[0]}_int")
     nodes = _integer_op(graph, op, x_dq.inputs[0], _zero_point(graph, x_dq), w_dq.inputs[0],
                         graph.tensors[b_dq.inputs[0]].value if b_dq else None, acc)
-    xs, ys = (graph.tensors[n.inputs[1]].value.astype(np.float32).reshape(-1)[0] for n in (x_dq, q))
-    scale = (xs * graph.tensors[w_dq.inputs[1]].value.astype(np.float32).reshape(-1)) / ys    # float32, as onnxruntime
-    if scale.size > 1 and op.op == "Conv":   # full rank: it follows the layout pass's Transposes
-        scale = scale.reshape((1, -1) + (1,) * op.params.dims)
+    return nodes + [_requantize(graph, x_dq, w_dq, q, acc, op.params.dims if op.op == "Conv" else 0)]
+
+
+def _requantize(graph: Graph, a_dq: Node, b_dq: Node, q: Node, acc: str, dims: int = 0) -> Node:
+    """``q`` as the RequantizeLinear of the integer sums ``acc`` of the operands of ``a_dq`` and
+    ``b_dq`` (b's scale per tensor or per output channel; a convolution's, of ``dims`` spatial
+    dims, full rank: it follows the layout pass's Transposes)."""
+    xs, ys = (graph.tensors[n.inputs[1]].value.astype(np.float32).reshape(-1)[0] for n in (a_dq, q))
+    scale = (xs * graph.tensors[b_dq.inputs[1]].value.astype(np.float32).reshape(-1)) / ys    # float32, as onnxruntime
+    if scale.size > 1 and dims:
+        scale = scale.reshape((1, -1) + (1,) * dims)
     y_type = graph.tensors[q.outputs[0]].dtype
     zp = q.inputs[2] if len(q.inputs) > 2 and q.inputs[2] else graph.add_constant(f"{q.name}.zero_point", np.array(0))
     scale = graph.add_constant(f"{q.name}.scale", scale.astype(np.float32))
-    nodes.append(Node(q.name, "RequantizeLinear", [acc, scale, zp], q.outputs, {"signed": int(y_type.min < 0)}))
-    return nodes
+    return Node(q.name, "RequantizeLinear", [acc, scale, zp], q.outputs, {"signed": int(y_type.min < 0)})
 
 
 def _zero_points(graph: Graph, op: Node) -> tuple[np.ndarray | None, ...]:
@@ -210,17 +223,42 @@ def _same_quantization(graph: Graph, matched: list[Node]) -> str | None:
 
 
 def _binary_group(graph: Graph, matched: list[Node]) -> str | None:
+    """Why ``op -> Q`` is not a binary op of two per-tensor 8-bit DQs into a per-tensor 8-bit Q."""
     op, q = matched
     if q.inputs[0] != op.outputs[0] or len(op.inputs) != 2:
         return "the op's output is not the quantizer's input"
     producers = graph.producers()
     dqs = [producers.get(i) for i in op.inputs]
-    reason = next(filter(None, (_per_tensor(graph, dq, DQ) for dq in dqs)), None) or _per_tensor(graph, q, Q)
+    return next(filter(None, (_per_tensor(graph, dq, DQ) for dq in dqs)), None) or _per_tensor(graph, q, Q)
+
+
+def _same_type_group(graph: Graph, matched: list[Node]) -> str | None:
+    reason = _binary_group(graph, matched)
     if reason:
         return reason
-    if len({graph.tensors[dq.inputs[0]].dtype for dq in dqs} | {graph.tensors[q.outputs[0]].dtype}) != 1:
+    op, q = matched
+    producers = graph.producers()
+    if len({graph.tensors[producers[i].inputs[0]].dtype for i in op.inputs} | {graph.tensors[q.outputs[0]].dtype}) != 1:
         return "the operands and the output differ in type"
     return None
+
+
+def _activation_matmul(graph: Graph, matched: list[Node]) -> list[Node]:
+    op, q = matched
+    producers = graph.producers()
+    dqs = [producers[i] for i in op.inputs]
+    nodes, operands = [], []
+    for dq in dqs:
+        x, zp = dq.inputs[0], _zero_point(graph, dq)
+        if zp:
+            wide, offset = graph.add_tensor(f"{x}_int16"), graph.add_tensor(f"{x}_offset")
+            nodes += [Node(graph.fresh(f"{op.name}_widen"), "Cast", [x], [wide], {"to": onnx_elem_type(INT16)}),
+                      Node(graph.fresh(f"{op.name}_offset"), "Sub",
+                           [wide, graph.add_constant(f"{dq.name}.zero_point", np.array(zp), INT16)], [offset])]
+            x = offset
+        operands.append(x)
+    acc = graph.add_tensor(f"{op.outputs[0]}_int")
+    return nodes + [Node(op.name, "MatMul", operands, [acc]), _requantize(graph, *dqs, q, acc)]
 
 
 def _qlinear_binary(graph: Graph, matched: list[Node]) -> list[Node]:
@@ -233,6 +271,28 @@ def _qlinear_binary(graph: Graph, matched: list[Node]) -> list[Node]:
     return [Node(op.name, f"QLinear{op.op}", [n.inputs[0] for n in quantizers[:2]], q.outputs, attrs)]
 
 
+def _softmax_group(graph: Graph, matched: list[Node]) -> str | None:
+    dq, op, q = matched
+    if op.inputs[0] != dq.outputs[0] or q.inputs[0] != op.outputs[0]:
+        return "the Softmax does not move the dequantized tensor into the quantizer"
+    reason = _per_tensor(graph, dq, DQ) or _per_tensor(graph, q, Q)
+    if reason:
+        return reason
+    if graph.tensors[dq.inputs[0]].dtype != graph.tensors[q.outputs[0]].dtype:
+        return "the quantizers differ in type"
+    return None if op.params.inner == 1 else "the Softmax's axis is followed by axes longer than 1"
+
+
+def _qlinear_softmax(graph: Graph, matched: list[Node]) -> list[Node]:
+    dq, op, q = matched
+    shape = graph.tensors[op.inputs[0]].shape
+    axis = max(a for a in range(len(shape)) if int(np.prod(shape[a:])) == op.params.width)   # the rows' first axis
+    attrs = {"x_scale": float(_const(graph, dq.inputs[1]).reshape(-1)[0]),
+             "y_scale": float(_const(graph, q.inputs[1]).reshape(-1)[0]), "y_zero_point": _zero_point(graph, q),
+             "signed": int(graph.tensors[q.outputs[0]].dtype.min < 0), "axis": axis}
+    return [Node(op.name, "QLinearSoftmax", [dq.inputs[0]], q.outputs, attrs)]
+
+
 def _move_integers(graph: Graph, matched: list[Node]) -> list[Node]:
     dq, op, q = matched
     return [Node(op.name, op.op, [dq.inputs[0]] + op.inputs[1:], q.outputs, dict(op.attrs), op.domain)]
@@ -242,7 +302,9 @@ QDQ_LOWERING = RuleSet("qdq", (
     Rule("relu_quantize", chain("Relu", Q), _relu_saturates, _drop_relu),
     *(Rule(f"{op.lower()}_qdq", Pattern(Q, (Pattern(op),)), _group, _lower) for op in ("Conv", "Gemm", "MatMul")),
     *(Rule(op.lower(), Pattern(op), _integer_fits, _lower_integer) for op in _INTEGER_OPS),
-    *(Rule(f"{op.lower()}_qdq", Pattern(Q, (Pattern(op),)), _binary_group, _qlinear_binary) for op in ("Add", "Mul")),
+    *(Rule(f"{op.lower()}_qdq", Pattern(Q, (Pattern(op),)), _same_type_group, _qlinear_binary) for op in ("Add", "Mul")),
+    Rule("matmul_activations_qdq", Pattern(Q, (Pattern("MatMul"),)), _binary_group, _activation_matmul),
+    Rule("softmax_qdq", Pattern(Q, (Pattern("Softmax", (Pattern(DQ),)),)), _softmax_group, _qlinear_softmax),
     *(Rule(f"{op.lower()}_integers", Pattern(Q, (Pattern(op, (Pattern(DQ),)),)), _same_quantization, _move_integers)
       for op in sorted(ops_with(Trait.QUANT_TRANSPARENT))),
 ))

@@ -335,3 +335,165 @@ def test_qlinear_add_and_mul_match_onnxruntime_on_every_pair(tmp_path, capsys, o
                               rng.integers(info.min, info.max + 1, 3))
         np.savez(tmp_path / "inputs.npz", a=a, b=b)
         _validate_n(capsys, 65536, path, "--platform", "Generic", "--inputs", tmp_path / "inputs.npz")
+
+
+def _quantized_block(tmp_path, activations: str, gelu: str, quant_format=QuantFormat.QDQ) -> str:
+    """A transformer block on 8 tokens of width 16, quantized by onnxruntime (QDQ): LayerNorm ->
+    Q, K, V linear layers (MatMul + Add) -> softmax(Q K^T / 4) V -> output linear layer ->
+    residual Add -> MLP 16 -> 32 -> 16 with Gelu (``erf``: the Div/Erf/Add/Mul/Mul form of exports
+    before opset 20, ``op``: opset 20's Gelu)."""
+    t, d, h = 8, 16, 32
+    rng = np.random.default_rng(11)
+
+    def w(name, shape, scale):
+        return numpy_helper.from_array((rng.standard_normal(shape) * scale).astype(np.float32), name)
+    inits = [w("g", [d], 0.2), w("be", [d], 0.1), numpy_helper.from_array(np.array(0.25, np.float32), "scale")]
+    for name, (k, n) in dict(wq=(d, d), wk=(d, d), wv=(d, d), wo=(d, d), w1=(d, h), w2=(h, d)).items():
+        inits += [w(name, [k, n], 1 / np.sqrt(k)), w("b" + name[1:], [n], 0.1)]
+    nodes = [helper.make_node("LayerNormalization", ["x", "g", "be"], ["n"], axis=-1)]
+    for name in "qkv":
+        nodes += [helper.make_node("MatMul", ["n", f"w{name}"], [f"{name}m"]),
+                  helper.make_node("Add", [f"{name}m", f"b{name}"], [name])]
+    nodes += [helper.make_node("Transpose", ["k"], ["kt"], perm=[0, 2, 1]), helper.make_node("MatMul", ["q", "kt"], ["s"]),
+              helper.make_node("Mul", ["s", "scale"], ["ss"]), helper.make_node("Softmax", ["ss"], ["p"], axis=-1),
+              helper.make_node("MatMul", ["p", "v"], ["a"]), helper.make_node("MatMul", ["a", "wo"], ["om"]),
+              helper.make_node("Add", ["om", "bo"], ["o"]), helper.make_node("Add", ["x", "o"], ["r"]),
+              helper.make_node("MatMul", ["r", "w1"], ["h1m"]), helper.make_node("Add", ["h1m", "b1"], ["h1"])]
+    if gelu == "erf":
+        inits += [numpy_helper.from_array(np.array(v, np.float32), n) for n, v in (("sqrt2", np.sqrt(2)), ("one", 1),
+                                                                                  ("half", 0.5))]
+        nodes += [helper.make_node("Div", ["h1", "sqrt2"], ["gd"]), helper.make_node("Erf", ["gd"], ["ge"]),
+                  helper.make_node("Add", ["ge", "one"], ["ga"]), helper.make_node("Mul", ["h1", "ga"], ["gm"]),
+                  helper.make_node("Mul", ["gm", "half"], ["h1g"])]
+    else:
+        nodes.append(helper.make_node("Gelu", ["h1"], ["h1g"]))
+    nodes += [helper.make_node("MatMul", ["h1g", "w2"], ["h2m"]), helper.make_node("Add", ["h2m", "b2"], ["y"])]
+    graph = helper.make_graph(nodes, "block", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, t, d])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, t, d])], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17 if gelu == "erf" else 20)])
+    model.ir_version = 9
+    onnx.save(model, tmp_path / "float.onnx")
+    data = iter([{"x": rng.standard_normal([1, t, d]).astype(np.float32)} for _ in range(8)])
+    reader = type("Reader", (CalibrationDataReader,), {"get_next": lambda self: next(data, None)})()
+    quantize_static(str(tmp_path / "float.onnx"), str(tmp_path / "network.onnx"), reader, quant_format=quant_format,
+                    per_channel=True, reduce_range=True, weight_type=QuantType.QInt8,
+                    activation_type=QuantType.QInt8 if activations == "int8" else QuantType.QUInt8)
+    return str(tmp_path / "network.onnx")
+
+
+# What onnxruntime itself runs in float between a DequantizeLinear and a QuantizeLinear (it has no
+# integer kernel for them): these stay float here too and are listed.
+_BLOCK_FLOATS = {"QuantizeLinear", "DequantizeLinear", "LayerNormalization", "Div", "Erf", "Gelu"}
+
+
+@pytest.mark.parametrize("activations,gelu,quant_format", [("int8", "erf", QuantFormat.QDQ), ("uint8", "op", QuantFormat.QDQ),
+                                                           ("uint8", "erf", QuantFormat.QOperator)])
+def test_qdq_transformer_block_runs_integer_kernels_bit_exact_on_generic(tmp_path, capsys, activations, gelu,
+                                                                         quant_format):
+    """Linear layers, the attention MatMuls, Softmax (onnxruntime's QLinearSoftmax), Add and Mul run
+    on the integers; only what onnxruntime computes in float stays float; bit-exact with
+    onnxruntime (QOperator: QLinearMatMul, QLinearAdd, QLinearMul, QLinearSoftmax likewise)."""
+    path = _quantized_block(tmp_path, activations, gelu, quant_format)
+    graph = _lowered(path)
+    floats = {n.op for n in graph.nodes if any(graph.tensors[o].dtype.is_float for o in n.outputs)}
+    assert floats <= _BLOCK_FLOATS, floats
+    assert [n.op for n in graph.nodes].count("QLinearSoftmax") == 1
+    _validate_n(capsys, 128, path, "--platform", "Generic")
+
+
+def _quantized_softmax(tmp_path, dtype) -> str:
+    """DQ -> Softmax -> Q over rows of 40 (y's scale 1/255 as quantize_static sets it), with
+    random 8-bit inputs (inputs.npz)."""
+    info, rng = np.iinfo(dtype), np.random.default_rng(2)
+    elem = TensorProto.INT8 if dtype == np.int8 else TensorProto.UINT8
+    inits = [numpy_helper.from_array(np.array(0.07, np.float32), "xs"), numpy_helper.from_array(np.array(3, dtype), "xz"),
+             numpy_helper.from_array(np.array(1 / 255, np.float32), "ys"),
+             numpy_helper.from_array(np.array(info.min, dtype), "yz")]
+    nodes = [helper.make_node("DequantizeLinear", ["x", "xs", "xz"], ["f"]), helper.make_node("Softmax", ["f"], ["p"]),
+             helper.make_node("QuantizeLinear", ["p", "ys", "yz"], ["y"])]
+    graph = helper.make_graph(nodes, "softmax", [helper.make_tensor_value_info("x", elem, [2, 64, 40])],
+                              [helper.make_tensor_value_info("y", elem, [2, 64, 40])], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    onnx.save(model, tmp_path / "softmax.onnx")
+    np.savez(tmp_path / "inputs.npz", x=rng.integers(info.min, info.max + 1, [2, 64, 40]).astype(dtype))
+    return str(tmp_path / "softmax.onnx")
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8])
+def test_qdq_softmax_is_onnxruntimes_table_softmax(tmp_path, capsys, dtype):
+    """DQ -> Softmax -> Q becomes QLinearSoftmax, which onnxruntime runs for it: bit-exact over
+    many rows (a float softmax between the quantizers is off by one step on some of them)."""
+    path = _quantized_softmax(tmp_path, dtype)
+    assert "QLinearSoftmax" in [n.op for n in _lowered(path).nodes]
+    _validate_n(capsys, 5120, path, "--platform", "Generic", "--inputs", tmp_path / "inputs.npz")
+
+
+@needs_qemu
+@pytest.mark.parametrize("activations,gelu", [("int8", "erf"), ("uint8", "op")])
+def test_qdq_transformer_block_bit_exact_on_siracusa(tmp_path, capsys, activations, gelu):
+    path = _quantized_block(tmp_path, activations, gelu)
+    _validate_n(capsys, 128, path, "--platform", "Siracusa")
+    _validate_n(capsys, 128, path, "--platform", "Siracusa", "--l1", "6000")
+
+
+@needs_qemu
+def test_qdq_softmax_tiled_by_rows_on_siracusa(tmp_path, capsys):
+    path = _quantized_softmax(tmp_path, np.int8)
+    _validate_n(capsys, 5120, path, "--platform", "Siracusa", "--l1", "3000", "--inputs", tmp_path / "inputs.npz")
+
+
+def _quantize_linear(tmp_path, scale, zero_point, axis: int = 1) -> tuple[str, np.ndarray]:
+    """QuantizeLinear of a [2, 3, 1500] float input to int8 (``scale`` and ``zero_point`` per
+    tensor or along ``axis``), the input holding halfway points of the quotient, their float
+    neighbours, and random values."""
+    scale, zero_point = np.asarray(scale, np.float32), np.asarray(zero_point, np.int8)
+    s = scale.reshape(1, -1, 1) if scale.size > 1 else scale
+    rng = np.random.default_rng(4)
+    k = rng.integers(-150, 150, [2, 3, 500]) + 0.5
+    half = (k * s).astype(np.float32)
+    x = np.concatenate([half, np.nextafter(half, np.float32(np.inf)), (rng.standard_normal([2, 3, 500]) * 3)
+                        .astype(np.float32)], axis=2)
+    x[0, 0, :4] = [np.nan, np.inf, -np.inf, 0.0]
+    inits = [numpy_helper.from_array(scale, "s"), numpy_helper.from_array(zero_point, "z")]
+    graph = helper.make_graph([helper.make_node("QuantizeLinear", ["x", "s", "z"], ["y"], axis=axis)], "q",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(x.shape))],
+                              [helper.make_tensor_value_info("y", TensorProto.INT8, list(x.shape))], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    onnx.save(model, tmp_path / "quantize.onnx")
+    np.savez(tmp_path / "inputs.npz", x=x)
+    return str(tmp_path / "quantize.onnx"), x
+
+
+_QUANTIZERS = [(np.float32(0.0123), -7), ([0.0123, 0.3, 1e-3], [0, 5, -128])]
+
+
+@pytest.mark.parametrize("scale,zero_point", _QUANTIZERS)
+def test_quantize_linear_divides_exactly_on_generic(tmp_path, capsys, scale, zero_point):
+    """x / scale rounded half to even as onnxruntime divides: halfway quotients, their neighbours,
+    NaN and infinities, per tensor and per channel."""
+    path, x = _quantize_linear(tmp_path, scale, zero_point)
+    _validate_n(capsys, x.size, path, "--platform", "Generic", "--inputs", tmp_path / "inputs.npz")
+
+
+@needs_qemu
+@pytest.mark.parametrize("scale,zero_point", _QUANTIZERS)
+def test_quantize_linear_divides_exactly_on_siracusa(tmp_path, capsys, scale, zero_point):
+    path, x = _quantize_linear(tmp_path, scale, zero_point)
+    _validate_n(capsys, x.size, path, "--platform", "Siracusa", "--inputs", tmp_path / "inputs.npz")
+
+
+@needs_qemu
+@pytest.mark.parametrize("wtype", [np.int8, np.uint8])
+def test_conv_integer_on_the_clusters_dot_products(tmp_path, capsys, wtype):
+    """A ConvInteger of uint8 x (4 channels: the PULP dot-product block) and int8 or uint8 weights
+    on Siracusa, untiled and tiled: the integer sums, bit-exact."""
+    rng = np.random.default_rng(6)
+    info = np.iinfo(wtype)
+    w = rng.integers(info.min, info.max + 1, [8, 4, 3, 3]).astype(wtype)
+    path = _integer_model(tmp_path, "ConvInteger", w, [1, 4, 7, 6], [1, 8, 7, 6], pads=[1, 1, 1, 1])
+    for extra in ([], ["--l1", "2000"]):
+        code = main(["validate", path, "--platform", "Siracusa", *extra])
+        text = capsys.readouterr().out
+        assert code == 0 and "Errors: 0 out of 336" in text and "worst error 0, 0 of" in text, text

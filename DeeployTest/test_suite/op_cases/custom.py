@@ -60,6 +60,27 @@ def onnxruntime_qlinear(op: str):
     return oracle
 
 
+def onnxruntime_qlinear_softmax(xs, attrs):
+    """onnxruntime's own com.microsoft QLinearSoftmax (opset 13 form over the last axis, or the
+    opset 12 form over the axes from ``axis`` on)."""
+    import onnxruntime as ort
+    from onnx import TensorProto, helper, numpy_helper
+    dtype, elem = (np.int8, TensorProto.INT8) if num(attrs.get("signed", 1)) else (np.uint8, TensorProto.UINT8)
+    x, axis = xs[0], num(attrs.get("axis", -1))
+    consts = [numpy_helper.from_array(np.array(num(attrs["x_scale"]), np.float32), "xs"),
+              numpy_helper.from_array(np.array(0, dtype), "xz"),
+              numpy_helper.from_array(np.array(num(attrs["y_scale"]), np.float32), "ys"),
+              numpy_helper.from_array(np.array(num(attrs.get("y_zero_point", 0)), dtype), "yz")]
+    node = helper.make_node("QLinearSoftmax", ["x", "xs", "xz", "ys", "yz"], ["y"], domain="com.microsoft",
+                            axis=axis, opset=13 if axis in (-1, x.ndim - 1) else 12)
+    graph = helper.make_graph([node], "q", [helper.make_tensor_value_info("x", elem, x.shape)],
+                              [helper.make_tensor_value_info("y", elem, x.shape)], consts)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)])
+    model.ir_version = 8
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    return session.run(None, {"x": x.astype(dtype)})[0].astype(np.int64)
+
+
 def naive_requant_shift(xs, attrs):
     x, mul, add = xs
     div = num(attrs["div"])
@@ -278,6 +299,7 @@ ORACLES = {
     "RequantizeLinear": naive_requantize_linear,
     "QLinearAdd": onnxruntime_qlinear("QLinearAdd"),
     "QLinearMul": onnxruntime_qlinear("QLinearMul"),
+    "QLinearSoftmax": onnxruntime_qlinear_softmax,
     "iSoftmax": naive_isoftmax,
     "ITAMax": naive_itamax,
     "ITAPartialMax": naive_itapartialmax,

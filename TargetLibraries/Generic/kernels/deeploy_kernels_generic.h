@@ -1785,6 +1785,24 @@
                        uint32_t sb3, float ra, float rb, float k, int32_t za, int32_t zb, \
                        uint32_t mode, int32_t lo, int32_t hi)
 
+/* QLinearSoftmax (qlinear_softmax.inc): y = QLinearSoftmax of x over rows of `width` (onnxruntime's
+ * table softmax, Deeploy/ops/qlinear.py): the e(d) table declared beside the call.
+ *
+ * Type macros:
+ *   T: the element types of the node's operands, in order (inputs, then outputs)
+ * Scratch: none.
+ * Arguments:
+ *   x: input
+ *   y: output
+ *   table: e(d), d = 0..255
+ *   rows, width: the row length
+ *   y_inv: floor(1 / y_scale)
+ *   zp, hi: the output's zero point and maximum
+ */
+#define DEEPLOY_PROTOTYPE_QLinearSoftmax \
+    static void KERNEL(const T *restrict x, T *restrict y, const float *restrict table, \
+                       uint32_t rows, uint32_t width, float y_inv, int32_t zp, int32_t hi)
+
 /* Reduce (reduce.inc): ReduceSum / rounded integer mean (ReduceMean, IntegerMean): y = floor((sum +
  * divisor/2) / divisor) over the reduced axes; an empty input gives zeros without a call.
  *

@@ -252,6 +252,16 @@ def _conv_patch_bytes(node, graph):
     return -(-size // 8) * 8
 
 
+_QLINEAR_SOFTMAX_CALL = Signature(
+    "y = QLinearSoftmax of x over rows of `width` (onnxruntime's table softmax, Deeploy/ops/qlinear.py): the "
+    "e(d) table declared beside the call.",
+    (param("const T *restrict x", _X, "input"), param("T *restrict y", _Y, "output"),
+     param("const float *restrict table", "table", "e(d), d = 0..255"),
+     param("uint32_t rows", "${x[0].size // p.width}"), param("uint32_t width", "${p.width}", "the row length"),
+     param("float y_inv", "${c_float(p.y_inv)}", "floor(1 / y_scale)"), param("int32_t zp", "${p.zy}"),
+     param("int32_t hi", "${p.hi}", "the output's zero point and maximum")),
+    setup="<%! from Deeploy.codegen.c_text import c_float %>",
+    around="{\n    static const float table[256] = {${', '.join(c_float(v) for v in p.table)}};\n    {call}\n}\n")
 _COPY = Kernel("Copy", "copy.inc", _COPY_CALL, floats=(FLOAT32, BFLOAT16))
 
 CORE_KERNELS: dict[str, tuple[Kernel, ...]] = {
@@ -274,6 +284,7 @@ CORE_KERNELS: dict[str, tuple[Kernel, ...]] = {
                                 ("T", "TS", "TZ", "TY"), floats=(FLOAT32,)),),
     **{op: (Kernel("QLinearBinary", "qlinear_binary.inc", _QLINEAR_CALL, ("T",), _broadcastable),)
        for op in ("QLinearAdd", "QLinearMul")},
+    "QLinearSoftmax": (Kernel("QLinearSoftmax", "qlinear_softmax.inc", _QLINEAR_SOFTMAX_CALL, ("T",)),),
     "Conv": (
         Kernel("DWConv2d", "conv2d_depthwise.inc", _DWCONV_CALL, ("TIN", "TW"),
                accepts=lambda n, g: None if n.params.depthwise else "not depthwise", extra_types=_conv_types),
