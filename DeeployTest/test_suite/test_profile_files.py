@@ -140,11 +140,16 @@ def test_profile_summary_names_the_largest_loss(tmp_path, capsys):
     loss = next(line for line in lines if "Largest loss:" in line or "No large loss:" in line)
     between = sum(e["overhead"] - e["overhead_setup"] for e in profile["layers"])
     setup = sum(e["overhead_setup"] for e in profile["layers"])
-    assert between < 0.01 * profile["cycles"], profile
+    assert between < 0.02 * profile["cycles"], profile   # one-tile layers: straight-line loops, no bookkeeping
     name, lost = max((("tile-loop overhead", between), ("layer set-up overhead", setup),
                       ("exposed DMA", profile["exposed_dma"])), key=lambda x: x[1])
     if lost >= 0.1 * profile["cycles"]:
         assert loss.startswith(f"  Largest loss: {name}, {round(lost)} cycles"), loss
+    if name == "exposed DMA":   # a one-tile layer's loads cannot overlap its kernel: --doublebuffer is no remedy
+        one_tile = sum(e["exposed_dma"] for e in profile["layers"] if len(e["tiles"]) == 1)
+        assert ("in one-tile layers" in loss) == (one_tile >= 0.5 * lost), loss
+        if all(len(e["tiles"]) <= 1 for e in profile["layers"]):
+            assert "--doublebuffer prefetches" not in loss, loss
     else:
         assert loss.startswith("  No large loss: compute is"), loss
     # profile.json and profile.html carry the same: totals per op type, the loss, alike layers together

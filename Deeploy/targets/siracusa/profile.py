@@ -373,12 +373,20 @@ def largest_loss(cycles: list[LayerCycles], manifest: Manifest, result: TimingRe
         fix = "fewer, larger layers amortise it (element-wise ops fused into their producers, a larger batch)"
     else:
         staged = any(t.staged for t in tiled)
-        single_buffered = any(t.buffering == "SB" for t in tiled)
+        single_buffered = any(t.buffering == "SB" and t.tiles > 1 for t in tiled)
+        by_name = {t.layer: t for t in tiled}
+        infos = ((c, manifest.layer_of_marker(LAYER_BASE + c.layer)) for c in cycles)
+        one_tile = sum(c.exposed_dma for c, info in infos if info and by_name.get(info.name)
+                       and by_name[info.name].tiles == 1)
         cause = (f"the cores wait for {len(sizes)} DMA transfers"
                  + (f" of median {median(sizes):.0f} B" if sizes else ""))
         fix = ("--doublebuffer prefetches the next tile while the kernel runs" if single_buffered else
                "a larger --l2 (or --defaultMemLevel=L2) keeps the operands out of L3" if staged else
                "a larger --l1 gives fewer, larger transfers")
+        if one_tile >= 0.5 * exposed:
+            fix = (f"{_share(one_tile, exposed)} of it is in one-tile layers, whose loads cannot overlap their own "
+                   "kernel (--doublebuffer overlaps the tiles of one layer)"
+                   + (f"; elsewhere {fix}" if single_buffered or staged else ""))
     return f"{head}: {cause}; {fix}."
 
 
