@@ -114,7 +114,7 @@ def _svg(r: Roofline) -> str:
     for pk in peaks:
         out.append(f'<text x="{W + 8}" y="{sy(pk.value) + 4:.1f}">{html.escape(pk.name)}: {pk.value:g} ops/cycle</text>')
     slow = any(p.bound == "overhead" for p in pts)
-    ly = H - 20 * (len(engines) + len(levels[1:]) + slow) - 10
+    ly = H - 20 * (len(engines) + len(levels[1:]) + 2 * slow) - 10
     for k, e in enumerate(engines):
         out.append(f'<circle cx="{W + 16}" cy="{ly + 20 * k}" r="5" fill="{colour[e]}"/>'
                    f'<text x="{W + 28}" y="{ly + 20 * k + 4}">{html.escape(e)}, data from {levels[0]}</text>')
@@ -124,8 +124,9 @@ def _svg(r: Roofline) -> str:
     if slow:
         k = len(engines) + len(levels[1:])
         out.append(f'<circle cx="{W + 16}" cy="{ly + 20 * k}" r="6" fill="none" stroke="{OVERHEAD}" stroke-width="2.5"/>'
-                   f'<text x="{W + 28}" y="{ly + 20 * k + 4}">overhead-bound (&#8805; {100 * OVERHEAD_BOUND:.0f}% overhead or &lt; {100 * ROOF_EXPLAINS:.0f}% of roof)'
-                   '</text>')
+                   f'<text x="{W + 28}" y="{ly + 20 * k + 4}">overhead-bound: &#8805; {100 * OVERHEAD_BOUND:.0f}% '
+                   f'overhead</text><text x="{W + 28}" y="{ly + 20 * k + 22}">or &lt; {100 * ROOF_EXPLAINS:.0f}% of '
+                   'its roof</text>')
     out.append("</g></svg>")
     return "\n".join(out)
 
