@@ -13,7 +13,7 @@ from Deeploy.targets.gap9_w_ne16.bindings import NE16_BINDINGS
 from Deeploy.targets.gap9_w_ne16.ops import NE16_SPEC
 from Deeploy.targets.gap9_w_ne16.params import NE16
 from Deeploy.targets.npu.lower import make_assign_engines
-from Deeploy.targets.npu.tile_cycles import npu_tile_model
+from Deeploy.targets.npu.tile_cycles import with_npu_tiles
 
 __all__ = ["PLATFORM", "NE16_ENGINE", "configure"]
 
@@ -28,9 +28,6 @@ def configure(no_npu_for: Sequence[str] = ()) -> Platform:
     return replace(PLATFORM, passes=(*GAP9.passes, make_assign_engines(NE16_SPEC, no_npu_for)))
 
 
-# the tiler prices NE16 tiles with its job model (npu/tile_cycles.py)
-NE16_TILING = replace(GAP9.tiling, tiles=replace(
-    GAP9.tiling.tiles, kernel_cycles=(*GAP9.tiling.tiles.kernel_cycles, ("Ne16Conv", npu_tile_model(NE16_SPEC)))))
 
 PLATFORM = replace(
     GAP9,
@@ -38,7 +35,7 @@ PLATFORM = replace(
     libraries=(*GAP9.libraries, "NPU", "NE16"),
     bindings=NE16_BINDINGS,
     passes=(*GAP9.passes, make_assign_engines(NE16_SPEC)),   # after the layout pass: it reads channels-last convs
-    tiling=NE16_TILING,
+    tiling=with_npu_tiles(GAP9.tiling, NE16_SPEC),   # NPU tiles priced by its job model
     tiled_only="NE16 reads and writes only the TCDM (L1)",
     timing=replace(GAP9.timing, npu_peak_macs=NE16.peak_macs_3x3),   # the profiles' NE16 utilisation
     engines=(*GAP9.engines, NE16_ENGINE),   # the cluster stays first: kernels naming no engine run there

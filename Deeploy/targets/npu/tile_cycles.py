@@ -1,15 +1,16 @@
 """The tiler's price of an NPU job tile: the engine's own model of its job (``NpuSpec.job_cycles``),
 so tiles in multiples of the engine's subtiles come out of the cost; a target gives it to the
-tiler as ``TilingParams.kernel_cycles`` (``npu_tile_model(spec)``)."""
+tiler as ``TilingParams.kernel_cycles`` (``npu_tile_model(spec)``, or ``with_npu_tiles`` on the
+cluster's tiling)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable, Mapping
 
 from Deeploy.targets.npu.spec import NpuSpec
 
-__all__ = ["NpuTileCycles", "npu_tile_model"]
+__all__ = ["NpuTileCycles", "npu_tile_model", "with_npu_tiles"]
 
 
 @dataclass(frozen=True)
@@ -33,3 +34,10 @@ def npu_tile_model(spec: NpuSpec) -> Callable:
         p = node.params
         return NpuTileCycles(spec.job_cycles, p.mode, p.cin, p.cout, 1 if p.normquant else 4)
     return model
+
+
+def with_npu_tiles(tiling, spec: NpuSpec):
+    """A platform's ``PlatformTiling`` whose L1 tiles of ``spec.op`` layers are priced by the engine's
+    job model."""
+    tiles = tiling.tiles
+    return replace(tiling, tiles=replace(tiles, kernel_cycles=(*tiles.kernel_cycles, (spec.op, npu_tile_model(spec)))))

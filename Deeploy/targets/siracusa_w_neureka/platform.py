@@ -12,7 +12,7 @@ from Deeploy.errors import DeeployError
 from Deeploy.platform import Engine, MemoryLevel, Platform
 from Deeploy.targets.siracusa.platform import SIRACUSA, SIRACUSA_PASSES
 from Deeploy.targets.npu.lower import make_assign_engines
-from Deeploy.targets.npu.tile_cycles import npu_tile_model
+from Deeploy.targets.npu.tile_cycles import with_npu_tiles
 from Deeploy.targets.siracusa_w_neureka.bindings import NEUREKA_BINDINGS
 from Deeploy.targets.siracusa_w_neureka.ops import NEUREKA_SPEC
 from Deeploy.targets.siracusa_w_neureka.params import WEIGHT_MEMORY
@@ -55,9 +55,6 @@ def configure(no_npu_for: Sequence[str] = (), wmem_size: int = WMEM_DEFAULT_SIZE
                    stream_into=stream_into_wmem if neureka_wmem else None)
 
 
-# the tiler prices NPU tiles with the NPU's job model (npu/tile_cycles.py)
-NEUREKA_TILING = replace(SIRACUSA.tiling, tiles=replace(
-    SIRACUSA.tiling.tiles, kernel_cycles=(*SIRACUSA.tiling.tiles.kernel_cycles, ("NeurekaConv", npu_tile_model(NEUREKA_SPEC)))))
 
 PLATFORM = replace(
     SIRACUSA,
@@ -66,7 +63,7 @@ PLATFORM = replace(
     bindings=NEUREKA_BINDINGS,
     memory=(*SIRACUSA.memory, WMEM_LEVEL),
     passes=NEUREKA_PASSES,
-    tiling=NEUREKA_TILING,
+    tiling=with_npu_tiles(SIRACUSA.tiling, NEUREKA_SPEC),   # NPU tiles priced by its job model
     engines=(*SIRACUSA.engines, NPU_ENGINE),   # the cluster stays first: kernels naming no engine run there
     configure=configure,
 )
