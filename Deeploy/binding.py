@@ -21,13 +21,16 @@ class Engine:
     call; ``runtime``: the C header of its runtime the generated code includes ('' for none);
     ``tile_sync``: the C function (of that runtime) the double-buffered tile loop calls when the
     engine's kernels may return with work in flight ('' for kernels that finish before returning;
-    ``DEEPLOY_TILE_SYNC_*`` in ``Deeploy/runtime/abi.py``)."""
+    ``DEEPLOY_TILE_SYNC_*`` in ``Deeploy/runtime/abi.py``); ``data_mover``: a core of its own, not
+    the engine's cores, programs the DMA and runs the tile loops (the runtime's table loop,
+    ``deeploy_run_tiled``, never straight-line code or a planned loop on core 0)."""
 
     name: str
     cores: int = 1
     forked: bool = False
     runtime: str = ""
     tile_sync: str = ""
+    data_mover: bool = False
 
 
 HOST = Engine("serial")   # one core, plain calls

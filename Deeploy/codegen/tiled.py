@@ -81,10 +81,10 @@ def _tile_call(layer: Layer, node, tgraph: Graph, ptrs: dict[str, str], names: B
 def loop_kind(layer: Layer, sched: TileSchedule, writable_ops: bool = False) -> tuple[str, DmaPlan | None]:
     """How the layer's tiles run, and its DMA plan: "code" (straight-line, at most
     ``STRAIGHT_TILES`` tiles) or "plan" (``deeploy_run_planned``) when a plan covers it (fixed
-    homes, not a rolled body's; tiles forked on the cluster, no engine with a job queue; a
-    plannable schedule whose copies take at most ``TILE_MAX_GEOMETRIES`` shapes), else "tables"
-    (``deeploy_run_tiled``)."""
-    if writable_ops or layer.engine.tile_sync or not plannable(sched):
+    homes, not a rolled body's; tiles forked on the cluster, no engine with a job queue or a data
+    mover; a plannable schedule whose copies take at most ``TILE_MAX_GEOMETRIES`` shapes), else
+    "tables" (``deeploy_run_tiled``)."""
+    if writable_ops or layer.engine.tile_sync or layer.engine.data_mover or not plannable(sched):
         return "tables", None
     plan = dma_plan(sched)
     if sched.num_tiles <= STRAIGHT_TILES:

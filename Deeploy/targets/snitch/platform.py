@@ -19,7 +19,8 @@ __all__ = ["SNITCH", "PLATFORM", "CLUSTER", "SNITCH_L1"]
 
 KiB, MiB = 1024, 1024 * 1024
 
-CLUSTER = Engine("cluster", cores=8, forked=True, runtime="deeploy_runtime.h")   # the compute cores
+CLUSTER = Engine("cluster", cores=8, forked=True, runtime="deeploy_runtime.h",
+                 data_mover=True)   # the compute cores; the data mover (hart 8) runs the tile loops
 
 # The tiles: the virtual platform's cores run the same code as Siracusa's (ops per cycle, tile loop
 # and kernel cycle models of VIRTUAL_PLATFORM_L1), with Snitch's DMA, fork and barrier costs and
