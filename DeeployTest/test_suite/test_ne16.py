@@ -105,9 +105,9 @@ def test_job_cycles_from_the_spec_constants():
 def _two_linears(rng) -> Net:
     """An int8 activation read by two requantized linear layers (as q and k projections are)."""
     net = Net("MatMul")
-    x = net.input("input_0", ints_in(rng, -128, 127, (36, 48)))
-    outs = [net.calib_rqs(net.node("MatMul", [x, net.const(weights(rng, (48, n)), f"{name}.weight")], name=name),
-                          offset_rng=rng, name=f"{name}.rqs") for name, n in (("a", 32), ("b", 40))]
+    x = net.input("input_0", ints_in(rng, -128, 127, (36, 128)))
+    outs = [net.calib_rqs(net.node("MatMul", [x, net.const(weights(rng, (128, n)), f"{name}.weight")], name=name),
+                          offset_rng=rng, name=f"{name}.rqs") for name, n in (("a", 64), ("b", 72))]
     net.output(*outs)
     return net
 
@@ -186,10 +186,11 @@ def _plain_1x1(rng):
 
 
 def _linear(rng):
-    """A MatMul with constant int8 weights and a requantization (a linear layer: a 1x1 job)."""
+    """A MatMul with constant int8 weights and a requantization (a linear layer: a 1x1 job), wide
+    enough for NE16 to beat the cluster's dot-product GEMM."""
     net = Net("MatMul")
-    a = net.input("input_0", ints_in(rng, -128, 127, (24, 48)))
-    y = net.node("MatMul", [a, net.const(weights(rng, (48, 40)), "layer.weight")], name="layer")
+    a = net.input("input_0", ints_in(rng, -128, 127, (18, 128)))
+    y = net.node("MatMul", [a, net.const(weights(rng, (128, 64)), "layer.weight")], name="layer")
     net.output(net.calib_rqs(y, offset_rng=rng, name="layer.rqs"))
     return net
 
@@ -214,7 +215,7 @@ def test_mobilenet_runs_bit_exact(capsys):
     layer's busy cycles (its job model) and utilisation against NE16's peak, 162 MAC/cycle."""
     gen = DEEPLOY_TEST / "TEST_GAP9_W_NE16_TILED" / "suite" / "miniMobileNetv2"
     on_ne16 = _run(DEEPLOY_TEST / "Tests" / "Models" / "miniMobileNetv2", gen, 64000, capsys, "all")
-    assert {"block0.expand", "block1.dw", "block3.project"} <= set(on_ne16)
+    assert {"block0.expand", "block1.expand", "block3.project"} <= set(on_ne16)
     line = next(x for x in (gen / "out.txt").read_text().splitlines() if x.startswith("[block3.project]"))
     busy, util = re.search(r"NPU busy (\d+) cycles \(1 job\), utilisation (\d+\.\d)%", line).groups()
     # block3.project: a 1x1 job of 4x4 pixels, 48 -> 24 channels (the network's last block)
@@ -230,11 +231,11 @@ def test_deeploy_compile_for_gap9_w_ne16(tmp_path):
     import sys
     model = DEEPLOY_TEST / "Tests" / "Models" / "miniMobileNetv2" / "network.onnx"
     cmd = [sys.executable, "-m", "Deeploy.cli", "compile", str(model), "--platform", "GAP9_w_ne16", "-o"]
-    ok = subprocess.run(cmd + [str(tmp_path / "a"), "--l1", "64000", "--no-npu-for", "block1.dw", "-v"],
+    ok = subprocess.run(cmd + [str(tmp_path / "a"), "--l1", "64000", "--no-npu-for", "block1.expand", "-v"],
                         capture_output=True, text=True)
     assert ok.returncode == 0, ok.stderr
-    assert "engine cluster for RequantizedConv 'block1.dw': kept on the cluster by --no-npu-for" in ok.stdout
-    assert "engine ne16 for RequantizedConv 'block2.dw': NPU 3x3dw mode" in ok.stdout
+    assert "engine cluster for RequantizedConv 'block1.expand': kept on the cluster by --no-npu-for" in ok.stdout
+    assert "engine ne16 for RequantizedConv 'block2.expand': NPU 1x1 mode" in ok.stdout
     bad = subprocess.run(cmd + [str(tmp_path / "b"), "--l1", "64000", "--wmem-size", "4096"], capture_output=True,
                          text=True)
     assert bad.returncode != 0 and "Traceback" not in bad.stderr, bad.stderr
