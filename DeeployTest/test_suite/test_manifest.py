@@ -110,8 +110,11 @@ def test_tiled_manifest_lists_tiles_slots_and_staging(tmp_path, level):
     result, out = _compile(tmp_path, "Siracusa", cores=8, tiling=TilingOptions(16000, 1024000, level, True))
     m = result.manifest
     c = (out / "Network.c").read_text()
-    tiled = sorted(int(k) for k in re.findall(r"deeploy_run_tiled\(&deeploy_t(\d+)\);", c))
-    assert [t.index for t in m.tiles] == tiled == [info.index for info in m.layers if info.engine == "tiled"]
+    runs = {"tables": r"deeploy_run_tiled\(&deeploy_t(\d+)\);", "plan": r"deeploy_run_planned\(&deeploy_t(\d+)\);",
+            "code": r"deeploy_t(\d+)_run\(\);"}   # the three tile loops (codegen/tiled.loop_kind)
+    called = {int(k): loop for loop, pattern in runs.items() for k in re.findall(pattern, c)}
+    assert [t.index for t in m.tiles] == sorted(called) == [info.index for info in m.layers if info.engine == "tiled"]
+    assert all(called[t.index] == t.loop for t in m.tiles), (called, [t.loop for t in m.tiles])
     for t in m.tiles:
         assert t.tiles == len(t.tile_ops) >= 1 and t.buffering in ("SB", "DB")
         assert t.layer == m.layers[t.index].name and t.staged == (level == "L3")
