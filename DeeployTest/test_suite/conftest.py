@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import zlib
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,13 @@ FLOAT_CORPUS = ("Kernels/FP32", "Kernels/BF16", "Kernels/Mixed")
 # corpus tests the compiler refuses, with a fragment of the one-line error they must give (docs/GUIDE.md,
 # "Float networks"): none today
 REJECTED: dict[str, str] = {}
+
+
+def share_of(name: str, parts: int) -> int:
+    """Which of ``parts`` stable shares a test named ``name`` falls in (a digest of the name, the
+    same on every machine): how a family of network runs spreads its configurations over the
+    default suite and leaves the rest to ``-m slow``."""
+    return zlib.crc32(name.encode()) % parts
 
 
 def network_dirs(root: Path, *subdirs: str) -> list[Path]:

@@ -1,6 +1,7 @@
 """Every network, the project's own and the external corpus's, compiled for Generic, built with
 CMake and run as host C: integer outputs must match the goldens bit-exactly, float outputs within
-the harness's tolerance."""
+the harness's tolerance. The corpus's plain runs are behind ``-m slow``: by default its networks run
+sanitized (test_sanitize.py)."""
 
 from __future__ import annotations
 
@@ -31,6 +32,9 @@ def test_own_network(test_dir, capsys):
     _run(test_dir, capsys)
 
 
+# the corpus's plain runs are slow: the default suite runs the same networks under the sanitizers
+# (test_sanitize.py), which check the same outputs
+@pytest.mark.slow
 @pytest.mark.parametrize("test_dir", EXTERNAL, ids=[str(p.relative_to(CORPUS)) for p in EXTERNAL])
 def test_corpus_network(test_dir, corpus, capsys):
     reason = REJECTED.get(str(test_dir.relative_to(CORPUS)))

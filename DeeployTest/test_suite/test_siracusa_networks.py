@@ -1,7 +1,9 @@
 """Every network that runs on Generic, compiled for Siracusa, cross-compiled for RV32 and run
-under QEMU on 1 and on 8 cluster cores: outputs must match the goldens bit-exactly, and the
-modelled cycle counts must be sane: positive, bounded by the instructions the harts executed
-(counted by the timing plugin) and, for networks with enough work, lower on 8 cores than on 1."""
+untiled under QEMU on 1 and on 8 cluster cores: outputs must match the goldens bit-exactly, and
+the modelled cycle counts must be sane: positive, bounded by the instructions the harts executed
+(counted by the timing plugin) and, for networks with enough work, lower on 8 cores than on 1.
+By default one stable share of the networks runs here (all run tiled by default); ``-m slow``
+runs every one."""
 
 from __future__ import annotations
 
@@ -18,7 +20,7 @@ from Deeploy.errors import BuildError
 from Deeploy.targets import get_platform
 from Deeploy.targets.siracusa.timing import read_records
 from DeeployTest.testUtils.runner import RunnerPlatform, run_test
-from DeeployTest.test_suite.conftest import CORPUS, DEEPLOY_TEST, FLOAT_CORPUS, REJECTED, network_dirs
+from DeeployTest.test_suite.conftest import CORPUS, DEEPLOY_TEST, FLOAT_CORPUS, REJECTED, network_dirs, share_of
 
 pytestmark = pytest.mark.skipif(shutil.which("qemu-system-riscv32") is None or
                                 shutil.which("riscv64-unknown-elf-gcc") is None,
@@ -58,9 +60,19 @@ ENOUGH_WORK = 100_000     # modelled 1-core cycles from which 8 cores must be fa
 LAYER_OVERHEAD = 2_000    # bound of the cycles a layer adds beyond its instructions (fork, barriers)
 
 
-def network_params(slow: set[Path] = frozenset()) -> list:
-    """NETWORKS as pytest parameters named by ``_id``, those in ``slow`` marked slow."""
-    return [pytest.param(d, id=_id(d), marks=pytest.mark.slow if d in slow else ()) for d in NETWORKS]
+UNTILED_SHARES = 3   # the untiled runs of one in this many integer networks are in the default suite
+
+
+def _untiled_by_default(d: Path) -> bool:
+    """Every network runs tiled on the cluster by default (test_siracusa_tiled.py); its untiled
+    1- and 8-core runs are in the default suite for one stable share of the integer networks and
+    with ``-m slow`` for the rest (float networks: test_float_network_8_cores)."""
+    return d not in FLOATS and share_of("untiled " + _id(d), UNTILED_SHARES) == 0
+
+
+def network_params() -> list:
+    """NETWORKS as pytest parameters named by ``_id``, marked slow unless run by default."""
+    return [pytest.param(d, id=_id(d), marks=() if _untiled_by_default(d) else pytest.mark.slow) for d in NETWORKS]
 
 
 def _float_errors(out: str) -> str:
@@ -94,7 +106,7 @@ def test_float_network_8_cores(test_dir, capsys):
     assert cycles > 0
 
 
-@pytest.mark.parametrize("test_dir", network_params(slow=FLOATS))
+@pytest.mark.parametrize("test_dir", network_params())
 def test_siracusa_network(test_dir, capsys):
     timing = SIRACUSA_PLATFORM.timing
     worst = timing.base_cpi + max(timing.l1_latency, timing.l2_latency, timing.l3_latency)

@@ -15,7 +15,6 @@ import json
 import re
 import subprocess
 import sys
-import zlib
 from pathlib import Path
 
 import pytest
@@ -27,7 +26,7 @@ from Deeploy.targets.siracusa.linker import l1_reserved_bytes
 from Deeploy.targets.siracusa.qemu import elf_symbols
 from Deeploy.tiling.network import TilingOptions, level_limits
 from DeeployTest.testUtils.runner import RunnerPlatform, run_test
-from DeeployTest.test_suite.conftest import DEEPLOY_TEST
+from DeeployTest.test_suite.conftest import DEEPLOY_TEST, share_of
 from DeeployTest.test_suite.test_siracusa_networks import FLOATS, NETWORKS, _id, pytestmark  # noqa: F401
 
 TILED = RunnerPlatform("Siracusa", "TEST_SIRACUSA_TILED")
@@ -46,7 +45,7 @@ def _default_config(network: Path) -> tuple:
     """The one configuration a network runs in by default."""
     if network in FLOATS:
         return FLOAT_DEFAULT
-    return DEFAULT[zlib.crc32(_id(network).encode()) % len(DEFAULT)]
+    return DEFAULT[share_of(_id(network), len(DEFAULT))]
 
 
 def _cases(configs, slow: bool = False) -> list:
