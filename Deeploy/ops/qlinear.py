@@ -1,4 +1,4 @@
-"""QLinearAdd, QLinearMul and QLinearSoftmax: onnxruntime's quantized Add, Mul and Softmax
+"""QLinearAdd, QLinearMul, QLinearSoftmax and TableLookup: onnxruntime's quantized Add, Mul and Softmax
 (``com.microsoft``), the form a lowered QDQ Add, Mul or Softmax group takes (``passes/qdq.py``). Both 8-bit operands and the output share
 one type (int8, or uint8 with ``signed=0``); the scales and zero points are the attributes
 ``a_scale``, ``a_zero_point``, ``b_scale``, ``b_zero_point``, ``y_scale``, ``y_zero_point``.
@@ -18,7 +18,11 @@ flattened from it) is onnxruntime's table softmax: ``e(d)``, d = 0..255, is
 per row, with ``d = max(x) - x``, ``sum`` adds ``e(d)`` in float32 in row order and
 ``y = min(round_half_even(float32(e(d) * floor(1 / y_scale)) / sum) + y_zp, max)`` (onnxruntime's
 uint8 kernel, which it also runs for int8 on x86 without VNNI; its int8 kernel would wrap an
-out-of-range value around instead, a case only a y_scale above 1/128 reaches)."""
+out-of-range value around instead, a case only a y_scale above 1/128 reaches).
+
+TableLookup (attributes ``table``: 256 values, ``signed``: the output type) is ``y = table[x mod 256]``
+of an int8 or uint8 x: the form a lowered QDQ chain of one quantized tensor takes (``passes/qdq.py``),
+its table computed at compile time by onnxruntime."""
 
 from __future__ import annotations
 
@@ -27,12 +31,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from Deeploy.errors import OpError
-from Deeploy.ir.dtypes import INT8, UINT8
+from Deeploy.ir.dtypes import INT8, UINT8, DType
 from Deeploy.ops._attrs import attr_float, attr_int, broadcast_shape, normalize_axis, require_inputs
 from Deeploy.ops.examples import I8, U8, Case, act, const, rand
 from Deeploy.ops._registry import Cost, OpDef, Trait, register
 
-__all__ = ["QLinearParams", "QLinearSoftmaxParams", "fma32"]
+__all__ = ["QLinearParams", "QLinearSoftmaxParams", "TableLookupParams", "fma32"]
 
 _F = np.float32
 
@@ -200,3 +204,42 @@ def _softmax_cases(rng):
 register(OpDef("QLinearSoftmax", _softmax_parse, lambda p, ins: [(p.shape, ins[0].dtype)], _softmax_reference,
                lambda p, ins, outs: Cost(ops=4 * outs[0].size, bytes=ins[0].nbytes + outs[0].nbytes),
                traits=frozenset({Trait.ROWWISE}), tiling="softmax", examples=_softmax_cases))
+
+
+
+@dataclass(frozen=True)
+class TableLookupParams:
+    """The shape, the output's type and its 256 values, indexed by the input's byte (``x mod 256``)."""
+
+    shape: tuple[int, ...]
+    out: DType
+    table: tuple[int, ...]
+
+
+def _lookup_parse(node, graph):
+    require_inputs(node, 1)
+    x = graph.tensors[node.inputs[0]]
+    out = INT8 if attr_int(node, "signed", 1) else UINT8
+    table = tuple(int(v) for v in node.attrs.get("table", ()))
+    if x.dtype not in (INT8, UINT8):
+        raise OpError(node, f"indexes its table with an 8-bit input, got {x.dtype}")
+    if len(table) != 256 or not all(out.min <= v <= out.max for v in table):
+        raise OpError(node, f"needs a table of 256 {out} values, got {len(table)} in "
+                            f"[{min(table, default=0)}, {max(table, default=0)}]")
+    return TableLookupParams(tuple(x.shape), out, table)
+
+
+def _lookup_reference(p: TableLookupParams, xs):
+    return [np.asarray(p.table, np.int64)[xs[0] % 256]]
+
+
+def _lookup_cases(rng):
+    return [Case("int8_to_uint8", (act(rand(rng, [3, 40]), I8),),
+                 {"table": [int(v) for v in rand(rng, [256], 0, 255)], "signed": 0}, out_type="uint8"),
+            Case("uint8_to_int8", (act(rand(rng, [2, 5, 7], 0, 255), U8),),
+                 {"table": [int(v) for v in rand(rng, [256])], "signed": 1}, out_type="int8")]
+
+
+register(OpDef("TableLookup", _lookup_parse, lambda p, ins: [(p.shape, p.out)], _lookup_reference,
+               lambda p, ins, outs: Cost(ops=outs[0].size, bytes=ins[0].nbytes + outs[0].nbytes + 256),
+               traits=frozenset({Trait.ELEMENTWISE}), tiling="pointwise", examples=_lookup_cases))

@@ -29,11 +29,12 @@ between the quantizers (LayerNormalization, Erf, Gelu, ...). Dequantizers nobody
 from __future__ import annotations
 
 import numpy as np
+from onnx.defs import onnx_opset_version
 
 from Deeploy.errors import OpError
 from Deeploy.ir.dtypes import INT16, onnx_elem_type
 from Deeploy.ir.graph import Graph, Node
-from Deeploy.ops import Trait, ops_with
+from Deeploy.ops import Trait, get_op, ops_with
 from Deeploy.ops._attrs import attr_float, attr_int
 from Deeploy.passes._engine import Pattern, Rule, RuleSet, apply_rules, chain
 
@@ -310,8 +311,104 @@ QDQ_LOWERING = RuleSet("qdq", (
 ))
 
 
+def _constant_like(graph: Graph, name: str, producers: dict[str, Node]) -> bool:
+    """Whether ``name`` is a constant or computed from constants only (a DQ of a constant)."""
+    node = producers.get(name)
+    return graph.is_constant(name) or (node is not None and any(node.inputs) and all(
+        _constant_like(graph, i, producers) for i in node.inputs if i))
+
+
+def _chain_from(graph: Graph, dq: Node, producers: dict[str, Node], consumers: dict[str, list[Node]]
+                ) -> list[Node] | None:
+    """The largest chain of element-wise standard ops (plus per-tensor Q/DQ pairs) computing a
+    per-tensor 8-bit Q's output from ``dq``'s input alone (other operands: constant scalars), its
+    inner tensors read by the chain only; None if there is none with an op besides Q and DQ."""
+    if _per_tensor(graph, dq, DQ) or graph.is_constant(dq.inputs[0]):
+        return None
+    shape = graph.tensors[dq.outputs[0]].shape
+    region, values = [dq], {dq.outputs[0]}
+    for node in graph.nodes[graph.nodes.index(dq) + 1:]:
+        ins = [i for i in node.inputs if i]
+        if len(node.outputs) == 1 and Trait.STANDARD in get_op(node).traits and Trait.ELEMENTWISE in get_op(node).traits \
+                and any(i in values for i in ins) and graph.tensors[node.outputs[0]].shape == shape \
+                and all(i in values or (_constant_like(graph, i, producers) and graph.tensors[i].size == 1) for i in ins):
+            region.append(node)
+            values.add(node.outputs[0])
+    for q in reversed(region):
+        if q.op != Q or _per_tensor(graph, q, Q):
+            continue
+        needed, chain = {q.outputs[0]}, []
+        for node in reversed(region):
+            if node.outputs[0] in needed:
+                chain.insert(0, node)
+                needed.update(node.inputs)
+        inner = [n.outputs[0] for n in chain[1:] if n is not q]
+        if any(o in graph.outputs or any(c not in chain for c in consumers.get(o, ())) for o in inner):
+            continue
+        return chain if any(n.op not in (Q, DQ) for n in chain) else None
+    return None
+
+
+def _table(graph: Graph, chain: list[Node], producers: dict[str, Node]) -> list[int]:
+    """onnxruntime's outputs of ``chain`` for the 256 values of its 8-bit input, by the input's byte."""
+    import onnxruntime as ort
+    from onnx import helper, numpy_helper
+
+    x, y = chain[0].inputs[0], chain[-1].outputs[0]
+    nodes, seen = [], set()
+
+    def add(node: Node) -> None:     # a node after the producers of its computed operands
+        if id(node) in seen:
+            return
+        seen.add(id(node))
+        for i in node.inputs:
+            if i in producers and i != x:
+                add(producers[i])
+        nodes.append(helper.make_node(node.op, node.inputs, node.outputs, node.name, domain=node.domain, **node.attrs))
+
+    for node in chain:
+        add(node)
+    used = {i for n in nodes for i in n.input if i}
+    inits = [numpy_helper.from_array(np.asarray(graph.tensors[i].value).astype(graph.tensors[i].dtype.numpy), i)
+             for i in sorted(used) if graph.is_constant(i)]
+    xt, yt = graph.tensors[x].dtype, graph.tensors[y].dtype
+    model = helper.make_model(
+        helper.make_graph(nodes, "chain", [helper.make_tensor_value_info(x, onnx_elem_type(xt), [256])],
+                          [helper.make_tensor_value_info(y, onnx_elem_type(yt), [256])], inits),
+        opset_imports=[helper.make_opsetid("", graph.opset or onnx_opset_version())])
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    values = np.arange(256, dtype=np.uint8).view(xt.numpy)
+    return [int(v) for v in session.run(None, {x: values})[0]]
+
+
+def _lower_chains(graph: Graph, log=None) -> bool:
+    """Replace each chain ``_chain_from`` finds by a ``TableLookup`` of its table."""
+    modified = True
+    while modified:
+        modified = False
+        producers, consumers = graph.producers(), graph.consumers()
+        for dq in [n for n in graph.nodes if n.op == DQ]:
+            chain = _chain_from(graph, dq, producers, consumers)
+            if chain:
+                q = chain[-1]
+                lookup = Node(q.name, "TableLookup", [dq.inputs[0]], q.outputs,
+                              {"table": _table(graph, chain, producers),
+                               "signed": int(graph.tensors[q.outputs[0]].dtype.min < 0)})
+                graph.nodes[graph.nodes.index(q)] = lookup
+                while graph.remove_dead_nodes():     # the chain, node by node from its end
+                    pass
+                if log:
+                    log(f"  qdq/table: {', '.join(f'{n.op}({n.name!r})' for n in chain)} => TableLookup({q.name!r})")
+                modified = True
+                break
+    return modified
+
+
 def lower_qdq(graph: Graph, log=None) -> tuple[Graph, bool]:
+    graph = graph.copy()
+    tables = _lower_chains(graph, log)
     work, modified = apply_rules(graph, QDQ_LOWERING, log)
+    modified = modified or tables
     for node in work.nodes:
         if node.op in _INTEGER_OPS:
             raise OpError(node, f"runs only as {_INTEGER_OPS[node.op]} of constant weights with zero points 0 "

@@ -1961,6 +1961,21 @@
                        uint32_t sa2, uint32_t sa3, uint32_t sb0, uint32_t sb1, uint32_t sb2, \
                        uint32_t sb3)
 
+/* TableLookup (table_lookup.inc): y = table[x mod 256] of an 8-bit x (Deeploy/ops/qlinear.py): the
+ * table declared beside the call, word aligned.
+ *
+ * Type macros:
+ *   TX, TY: the element types of the node's operands, in order (inputs, then outputs)
+ * Scratch: none.
+ * Arguments:
+ *   x: input
+ *   y: output
+ *   table: the 256 outputs
+ *   n: elements
+ */
+#define DEEPLOY_PROTOTYPE_TableLookup \
+    static void KERNEL(const TX *restrict x, TY *restrict y, const TY *restrict table, uint32_t n)
+
 /* Transpose (transpose.inc): y = x permuted: output element (i0..i5) reads x at sum(ik *
  * strides[k]), dims padded to 6 with 1.
  *

@@ -262,6 +262,12 @@ _QLINEAR_SOFTMAX_CALL = Signature(
      param("int32_t hi", "${p.hi}", "the output's zero point and maximum")),
     setup="<%! from Deeploy.codegen.c_text import c_float %>",
     around="{\n    static const float table[256] = {${', '.join(c_float(v) for v in p.table)}};\n    {call}\n}\n")
+_TABLE_LOOKUP_CALL = Signature(
+    "y = table[x mod 256] of an 8-bit x (Deeploy/ops/qlinear.py): the table declared beside the call, word aligned.",
+    (param("const TX *restrict x", _X, "input"), param("TY *restrict y", _Y, "output"),
+     param("const TY *restrict table", "table", "the 256 outputs"), param("uint32_t n", "${y[0].size}", "elements")),
+    around="{\n    static const ${p.out.ctype} table[256] __attribute__((aligned(4))) = {${', '.join(map(str, p.table))}};\n"
+           "    {call}\n}\n")
 _COPY = Kernel("Copy", "copy.inc", _COPY_CALL, floats=(FLOAT32, BFLOAT16))
 
 CORE_KERNELS: dict[str, tuple[Kernel, ...]] = {
@@ -285,6 +291,7 @@ CORE_KERNELS: dict[str, tuple[Kernel, ...]] = {
     **{op: (Kernel("QLinearBinary", "qlinear_binary.inc", _QLINEAR_CALL, ("T",), _broadcastable),)
        for op in ("QLinearAdd", "QLinearMul")},
     "QLinearSoftmax": (Kernel("QLinearSoftmax", "qlinear_softmax.inc", _QLINEAR_SOFTMAX_CALL, ("T",)),),
+    "TableLookup": (Kernel("TableLookup", "table_lookup.inc", _TABLE_LOOKUP_CALL, ("TX", "TY")),),
     "Conv": (
         Kernel("DWConv2d", "conv2d_depthwise.inc", _DWCONV_CALL, ("TIN", "TW"),
                accepts=lambda n, g: None if n.params.depthwise else "not depthwise", extra_types=_conv_types),
