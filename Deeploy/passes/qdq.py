@@ -329,7 +329,12 @@ def _chain_from(graph: Graph, dq: Node, producers: dict[str, Node], consumers: d
     region, values = [dq], {dq.outputs[0]}
     for node in graph.nodes[graph.nodes.index(dq) + 1:]:
         ins = [i for i in node.inputs if i]
-        if len(node.outputs) == 1 and Trait.STANDARD in get_op(node).traits and Trait.ELEMENTWISE in get_op(node).traits \
+        if node.op == DQ and node.inputs[0] == dq.inputs[0] and not _per_tensor(graph, node, DQ) \
+                and _const(graph, node.inputs[1]) == _const(graph, dq.inputs[1]) \
+                and _zero_point(graph, node) == _zero_point(graph, dq):      # another DQ of the same value
+            region.append(node)
+            values.add(node.outputs[0])
+        elif len(node.outputs) == 1 and Trait.STANDARD in get_op(node).traits and Trait.ELEMENTWISE in get_op(node).traits \
                 and any(i in values for i in ins) and graph.tensors[node.outputs[0]].shape == shape \
                 and all(i in values or (_constant_like(graph, i, producers) and graph.tensors[i].size == 1) for i in ins):
             region.append(node)
@@ -382,26 +387,23 @@ def _table(graph: Graph, chain: list[Node], producers: dict[str, Node]) -> list[
 
 
 def _lower_chains(graph: Graph, log=None) -> bool:
-    """Replace each chain ``_chain_from`` finds by a ``TableLookup`` of its table."""
-    modified = True
-    while modified:
-        modified = False
+    """Replace each chain ``_chain_from`` finds by a ``TableLookup`` of its table; True if any."""
+    found = False
+    while True:
         producers, consumers = graph.producers(), graph.consumers()
-        for dq in [n for n in graph.nodes if n.op == DQ]:
-            chain = _chain_from(graph, dq, producers, consumers)
-            if chain:
-                q = chain[-1]
-                lookup = Node(q.name, "TableLookup", [dq.inputs[0]], q.outputs,
-                              {"table": _table(graph, chain, producers),
-                               "signed": int(graph.tensors[q.outputs[0]].dtype.min < 0)})
-                graph.nodes[graph.nodes.index(q)] = lookup
-                while graph.remove_dead_nodes():     # the chain, node by node from its end
-                    pass
-                if log:
-                    log(f"  qdq/table: {', '.join(f'{n.op}({n.name!r})' for n in chain)} => TableLookup({q.name!r})")
-                modified = True
-                break
-    return modified
+        chain = next(filter(None, (_chain_from(graph, dq, producers, consumers) for dq in graph.nodes if dq.op == DQ)),
+                     None)
+        if chain is None:
+            return found
+        q = chain[-1]
+        lookup = Node(q.name, "TableLookup", [chain[0].inputs[0]], q.outputs,
+                      {"table": _table(graph, chain, producers), "signed": int(graph.tensors[q.outputs[0]].dtype.min < 0)})
+        graph.nodes[graph.nodes.index(q)] = lookup
+        while graph.remove_dead_nodes():     # the chain, node by node from its end
+            pass
+        if log:
+            log(f"  qdq/table: {', '.join(f'{n.op}({n.name!r})' for n in chain)} => TableLookup({q.name!r})")
+        found = True
 
 
 def lower_qdq(graph: Graph, log=None) -> tuple[Graph, bool]:
