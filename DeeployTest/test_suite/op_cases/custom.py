@@ -286,6 +286,12 @@ def naive_sgd(xs, attrs):
                     dtype=np.float32).reshape(xs[0].shape)
 
 
+def naive_table_lookup(xs, attrs):
+    """Each element's entry of the table, by the element's byte (two's complement for int8)."""
+    return np.array([attrs["table"][int(v) & 0xFF] for v in xs[0].reshape(-1).tolist()],
+                    dtype=np.int64).reshape(xs[0].shape)
+
+
 from DeeployTest.test_suite.op_cases.npu import naive_ne16_conv, naive_neureka_conv  # noqa: E402
 
 ORACLES = {
@@ -300,6 +306,7 @@ ORACLES = {
     "QLinearAdd": onnxruntime_qlinear("QLinearAdd"),
     "QLinearMul": onnxruntime_qlinear("QLinearMul"),
     "QLinearSoftmax": onnxruntime_qlinear_softmax,
+    "TableLookup": naive_table_lookup,
     "iSoftmax": naive_isoftmax,
     "ITAMax": naive_itamax,
     "ITAPartialMax": naive_itapartialmax,
