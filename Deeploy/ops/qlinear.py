@@ -36,7 +36,7 @@ from Deeploy.ops._attrs import attr_float, attr_int, broadcast_shape, normalize_
 from Deeploy.ops.examples import I8, U8, Case, act, const, rand
 from Deeploy.ops._registry import Cost, OpDef, Trait, register
 
-__all__ = ["QLinearParams", "QLinearSoftmaxParams", "TableLookupParams", "fma32"]
+__all__ = ["QLinearParams", "QLinearSoftmaxParams", "TableLookupParams", "fma32", "qlinear_add_of_constant"]
 
 _F = np.float32
 
@@ -96,10 +96,28 @@ def _parse(node, graph):
     za, zb, zy = (attr_int(node, f"{t}_zero_point", 0) for t in "aby")
     if node.op == "QLinearMul":
         return QLinearParams(shape, out.min, out.max, float(sa * sb / sy), 0.0, float(_F(zy)), za, zb, product=True)
-    ra, rb = sa / sy, sb / sy
-    k = _F(zy) - (ra * _F(za) + rb * _F(zb))
+    ra, rb, k = _add_factors(node)
     return QLinearParams(shape, out.min, out.max, float(ra), float(rb), float(k),
                          scalar=_scalar_operand(a.shape, b.shape, shape))
+
+
+def _add_factors(node) -> tuple[np.float32, np.float32, np.float32]:
+    """QLinearAdd's ``ra``, ``rb`` and ``k`` (float32)."""
+    sa, sb, sy = (_F(attr_float(node, f"{t}_scale", 1.0)) for t in "aby")
+    za, zb, zy = (attr_int(node, f"{t}_zero_point", 0) for t in "aby")
+    ra, rb = sa / sy, sb / sy
+    return ra, rb, _F(zy) - (ra * _F(za) + rb * _F(zb))
+
+
+def qlinear_add_of_constant(node, a_shape, b: np.ndarray) -> tuple[float, np.ndarray] | None:
+    """A QLinearAdd of a constant ``b`` as ``fma(a, ra, addend)``: ``(ra, addend)`` (float32, b's
+    shape), or None where onnxruntime rounds a's product on its own (a one value per broadcast run)."""
+    ra, rb, k = _add_factors(node)
+    scalar = _scalar_operand(tuple(a_shape), b.shape, tuple(np.broadcast_shapes(tuple(a_shape), b.shape)))
+    if scalar == 1:
+        return None
+    b = b.astype(_F)
+    return float(ra), (k + b * rb if scalar == 2 else fma32(b, rb, k)).astype(_F)
 
 
 def _infer(p, ins):

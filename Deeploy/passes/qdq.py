@@ -36,9 +36,11 @@ from Deeploy.ir.dtypes import INT16, onnx_elem_type
 from Deeploy.ir.graph import Graph, Node
 from Deeploy.ops import Trait, get_op, ops_with
 from Deeploy.ops._attrs import attr_float, attr_int
+from Deeploy.ops.qlinear import qlinear_add_of_constant
+from Deeploy.ops.requant import channel_layout
 from Deeploy.passes._engine import Pattern, Rule, RuleSet, apply_rules, chain
 
-__all__ = ["lower_qdq", "QDQ_LOWERING"]
+__all__ = ["lower_qdq", "QDQ_LOWERING", "QDQ_FUSION"]
 
 DQ, Q = "DequantizeLinear", "QuantizeLinear"
 
@@ -294,6 +296,35 @@ def _qlinear_softmax(graph: Graph, matched: list[Node]) -> list[Node]:
     return [Node(op.name, "QLinearSoftmax", [dq.inputs[0]], q.outputs, attrs)]
 
 
+def _requant_add_fits(graph: Graph, matched: list[Node]) -> str | None:
+    requant, add = matched
+    if not graph.is_constant(add.inputs[1]):
+        return "the QLinearAdd's second operand is not a constant"
+    out = tuple(graph.tensors[add.outputs[0]].shape)
+    scale = graph.tensors[requant.inputs[1]].value
+    if tuple(graph.tensors[requant.outputs[0]].shape) != out or \
+            qlinear_add_of_constant(add, out, graph.tensors[add.inputs[1]].value) is None:
+        return "onnxruntime rounds the requantised operand's product on its own here"
+    try:
+        common = np.broadcast_shapes(scale.shape, graph.tensors[add.inputs[1]].shape)
+        channel_layout(add, out, [common])
+    except (ValueError, OpError):
+        return "the scale and the constant vary along different axes"
+    return None
+
+
+def _requant_add(graph: Graph, matched: list[Node]) -> list[Node]:
+    """RequantizeLinear -> QLinearAdd of a constant => one RequantizeLinearAdd (scale and addend of one shape)."""
+    requant, add = matched
+    b = graph.tensors[add.inputs[1]].value
+    ra, addend = qlinear_add_of_constant(add, graph.tensors[add.outputs[0]].shape, b)
+    scale = graph.tensors[requant.inputs[1]].value.astype(np.float32)
+    common = np.broadcast_shapes(scale.shape, addend.shape)
+    inputs = [requant.inputs[0], graph.add_constant(f"{requant.name}.scale", np.broadcast_to(scale, common).copy()),
+              requant.inputs[2], graph.add_constant(f"{add.name}.addend", np.broadcast_to(addend, common).copy())]
+    return [Node(add.name, "RequantizeLinearAdd", inputs, add.outputs, {"ra": ra, "signed": requant.attrs["signed"]})]
+
+
 def _move_integers(graph: Graph, matched: list[Node]) -> list[Node]:
     dq, op, q = matched
     return [Node(op.name, op.op, [dq.inputs[0]] + op.inputs[1:], q.outputs, dict(op.attrs), op.domain)]
@@ -308,6 +339,11 @@ QDQ_LOWERING = RuleSet("qdq", (
     Rule("softmax_qdq", Pattern(Q, (Pattern("Softmax", (Pattern(DQ),)),)), _softmax_group, _qlinear_softmax),
     *(Rule(f"{op.lower()}_integers", Pattern(Q, (Pattern(op, (Pattern(DQ),)),)), _same_quantization, _move_integers)
       for op in sorted(ops_with(Trait.QUANT_TRANSPARENT))),
+))
+
+# After the lowering (its groups' dequantizers gone): a requantisation whose one reader adds a constant.
+QDQ_FUSION = RuleSet("qdq", (
+    Rule("requantize_add", Pattern("QLinearAdd", (Pattern("RequantizeLinear"),)), _requant_add_fits, _requant_add),
 ))
 
 
@@ -417,4 +453,5 @@ def lower_qdq(graph: Graph, log=None) -> tuple[Graph, bool]:
                           f"and a constant scalar zero point of A, here {_integer_fits(work, [node])}")
     if modified:
         work.remove_dead_nodes()
-    return work, modified
+    work, fused = apply_rules(work, QDQ_FUSION, log)
+    return work, modified or fused

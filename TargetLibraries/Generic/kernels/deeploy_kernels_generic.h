@@ -1848,6 +1848,29 @@
                        TY *restrict y, uint32_t n, uint32_t channels, uint32_t inner, int32_t lo, \
                        int32_t hi)
 
+/* RequantizeLinearAdd (requantize_linear_add.inc): q = RequantizeLinear(x), then y =
+ * clip(round_half_even(fma((float)q, ra, addend[c])), lo, hi) (onnxruntime's QLinearAdd of a
+ * constant), over x viewed as [outer][channels][inner].
+ *
+ * Type macros:
+ *   T, TS, TZ, TA, TY: the element types of the node's operands, in order (inputs, then outputs)
+ * Scratch: none.
+ * Arguments:
+ *   x: input
+ *   scale: scale per channel
+ *   zp: zero point (scalar)
+ *   addend: addend per channel
+ *   y: output
+ *   n: elements
+ *   channels, inner: x's view
+ *   ra: q's multiplier
+ *   lo, hi: the output type's range
+ */
+#define DEEPLOY_PROTOTYPE_RequantizeLinearAdd \
+    static void KERNEL(const T *restrict x, const TS *restrict scale, const TZ *restrict zp, \
+                       const TA *restrict addend, TY *restrict y, uint32_t n, uint32_t channels, \
+                       uint32_t inner, float ra, int32_t lo, int32_t hi)
+
 /* RequantShift (requant_shift.inc): y = clip((x * mul + add + 2^(shift-1)) >> shift, lo, hi) over x
  * viewed as [outer, channels, inner].
  *
