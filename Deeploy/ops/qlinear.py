@@ -20,9 +20,10 @@ per row, with ``d = max(x) - x``, ``sum`` adds ``e(d)`` in float32 in row order 
 uint8 kernel, which it also runs for int8 on x86 without VNNI; its int8 kernel would wrap an
 out-of-range value around instead, a case only a y_scale above 1/128 reaches).
 
-TableLookup (attributes ``table``: 256 values, ``signed``: the output type) is ``y = table[x mod 256]``
-of an int8 or uint8 x: the form a lowered QDQ chain of one quantized tensor takes (``passes/qdq.py``),
-its table computed at compile time by onnxruntime."""
+TableLookup (attributes ``table``: 256 values, ``to``: the output's ONNX type, 8- or 16-bit) is
+``y = table[x mod 256]`` of an int8 or uint8 x: the form a lowered QDQ chain of one quantized tensor
+takes (``passes/qdq.py``, its table computed at compile time by onnxruntime), and the widening of an
+8-bit operand less its zero point to int16."""
 
 from __future__ import annotations
 
@@ -31,7 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from Deeploy.errors import OpError
-from Deeploy.ir.dtypes import INT8, UINT8, DType
+from Deeploy.ir.dtypes import INT8, INT16, UINT8, UINT16, DType, dtype_of_onnx, onnx_elem_type
 from Deeploy.ops._attrs import attr_float, attr_int, broadcast_shape, normalize_axis, require_inputs
 from Deeploy.ops.examples import I8, U8, Case, act, const, rand
 from Deeploy.ops._registry import Cost, OpDef, Trait, register
@@ -237,10 +238,10 @@ class TableLookupParams:
 def _lookup_parse(node, graph):
     require_inputs(node, 1)
     x = graph.tensors[node.inputs[0]]
-    out = INT8 if attr_int(node, "signed", 1) else UINT8
+    out = dtype_of_onnx(attr_int(node, "to", onnx_elem_type(INT8)))
     table = tuple(int(v) for v in node.attrs.get("table", ()))
-    if x.dtype not in (INT8, UINT8):
-        raise OpError(node, f"indexes its table with an 8-bit input, got {x.dtype}")
+    if x.dtype not in (INT8, UINT8) or out not in (INT8, UINT8, INT16, UINT16):
+        raise OpError(node, f"maps an 8-bit input to 8- or 16-bit integers, got {x.dtype} to {out}")
     if len(table) != 256 or not all(out.min <= v <= out.max for v in table):
         raise OpError(node, f"needs a table of 256 {out} values, got {len(table)} in "
                             f"[{min(table, default=0)}, {max(table, default=0)}]")
@@ -253,11 +254,15 @@ def _lookup_reference(p: TableLookupParams, xs):
 
 def _lookup_cases(rng):
     return [Case("int8_to_uint8", (act(rand(rng, [3, 40]), I8),),
-                 {"table": [int(v) for v in rand(rng, [256], 0, 255)], "signed": 0}, out_type="uint8"),
+                 {"table": [int(v) for v in rand(rng, [256], 0, 255)], "to": onnx_elem_type(UINT8)}, out_type="uint8"),
             Case("uint8_to_int8", (act(rand(rng, [2, 5, 7], 0, 255), U8),),
-                 {"table": [int(v) for v in rand(rng, [256])], "signed": 1}, out_type="int8")]
+                 {"table": [int(v) for v in rand(rng, [256])], "to": onnx_elem_type(INT8)}, out_type="int8"),
+            Case("int8_to_int16", (act(rand(rng, [3, 9]), I8),),
+                 {"table": [int(v) for v in rand(rng, [256], -32768, 32767)], "to": onnx_elem_type(INT16)},
+                 out_type="int16")]
 
 
 register(OpDef("TableLookup", _lookup_parse, lambda p, ins: [(p.shape, p.out)], _lookup_reference,
                lambda p, ins, outs: Cost(ops=outs[0].size, bytes=ins[0].nbytes + outs[0].nbytes + 256),
-               traits=frozenset({Trait.ELEMENTWISE}), tiling="pointwise", examples=_lookup_cases))
+               traits=frozenset({Trait.ELEMENTWISE}), tiling="pointwise", examples=_lookup_cases,
+               magnitude=lambda p, bounds, ins, outs: [max(abs(v) for v in p.table)]))

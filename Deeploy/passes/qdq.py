@@ -9,7 +9,7 @@ onnxruntime's integer kernels (QLinearConv, QGemm, QLinearMatMul) compute:
   requantised by ``scale[c] = x_scale * w_scale[c] / y_scale`` in float32 (ops/quant.py);
 - ``DQ(a), DQ(b) -> MatMul -> Q`` of two activations  =>  ``MatMul(a', b') -> RequantizeLinear``
   (onnxruntime's QLinearMatMul), an operand with a zero point widened to int16 and offset by it
-  (``Cast``, ``Sub``) so that the sums are those of the zero-point-free values;
+  (one ``TableLookup``) so that the sums are those of the zero-point-free values;
 - ``MatMulInteger`` and ``ConvInteger`` of constant weights with zero points 0  =>  the op with
   x's zero point folded into a bias likewise;
 - ``Relu -> Q`` whose zero point is its type's minimum  =>  ``Q`` (the saturation is the Relu);
@@ -253,11 +253,10 @@ def _activation_matmul(graph: Graph, matched: list[Node]) -> list[Node]:
     nodes, operands = [], []
     for dq in dqs:
         x, zp = dq.inputs[0], _zero_point(graph, dq)
-        if zp:
-            wide, offset = graph.add_tensor(f"{x}_int16"), graph.add_tensor(f"{x}_offset")
-            nodes += [Node(graph.fresh(f"{op.name}_widen"), "Cast", [x], [wide], {"to": onnx_elem_type(INT16)}),
-                      Node(graph.fresh(f"{op.name}_offset"), "Sub",
-                           [wide, graph.add_constant(f"{dq.name}.zero_point", np.array(zp), INT16)], [offset])]
+        if zp:      # x - zp in int16: a table by x's byte
+            offset, values = graph.add_tensor(f"{x}_offset"), np.arange(256, dtype=np.uint8).view(graph.tensors[x].dtype.numpy)
+            nodes.append(Node(graph.fresh(f"{op.name}_offset"), "TableLookup", [x], [offset],
+                              {"table": [int(v) - zp for v in values], "to": onnx_elem_type(INT16)}))
             x = offset
         operands.append(x)
     acc = graph.add_tensor(f"{op.outputs[0]}_int")
@@ -433,7 +432,7 @@ def _lower_chains(graph: Graph, log=None) -> bool:
             return found
         q = chain[-1]
         lookup = Node(q.name, "TableLookup", [chain[0].inputs[0]], q.outputs,
-                      {"table": _table(graph, chain, producers), "signed": int(graph.tensors[q.outputs[0]].dtype.min < 0)})
+                      {"table": _table(graph, chain, producers), "to": onnx_elem_type(graph.tensors[q.outputs[0]].dtype)})
         graph.nodes[graph.nodes.index(q)] = lookup
         while graph.remove_dead_nodes():     # the chain, node by node from its end
             pass

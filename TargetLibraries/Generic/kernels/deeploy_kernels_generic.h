@@ -1985,19 +1985,23 @@
                        uint32_t sb3)
 
 /* TableLookup (table_lookup.inc): y = table[x mod 256] of an 8-bit x (Deeploy/ops/qlinear.py): the
- * table declared beside the call, word aligned.
+ * table declared beside the call, word aligned, copied into the shared scratch first.
  *
  * Type macros:
  *   TX, TY: the element types of the node's operands, in order (inputs, then outputs)
- * Scratch: none.
+ * Scratch:
+ *   shared (the shared argument; Deeploy.targets.generic.bindings.core._table_lookup_bytes): The
+ *     256 outputs of the table.
  * Arguments:
  *   x: input
  *   y: output
  *   table: the 256 outputs
  *   n: elements
+ *   scratch: the shared copy of the table
  */
 #define DEEPLOY_PROTOTYPE_TableLookup \
-    static void KERNEL(const TX *restrict x, TY *restrict y, const TY *restrict table, uint32_t n)
+    static void KERNEL(const TX *restrict x, TY *restrict y, const TY *restrict table, uint32_t n, \
+                       void *scratch)
 
 /* Transpose (transpose.inc): y = x permuted: output element (i0..i5) reads x at sum(ik *
  * strides[k]), dims padded to 6 with 1.

@@ -273,10 +273,17 @@ _QLINEAR_SOFTMAX_CALL = Signature(
      param("int32_t hi", "${p.hi}", "the output's zero point and maximum")),
     setup="<%! from Deeploy.codegen.c_text import c_float %>",
     around="{\n    static const float table[256] = {${', '.join(c_float(v) for v in p.table)}};\n    {call}\n}\n")
+def _table_lookup_bytes(node, graph) -> int:
+    """The 256 outputs of the table."""
+    return 256 * graph.tensors[node.outputs[0]].dtype.nbytes
+
+
 _TABLE_LOOKUP_CALL = Signature(
-    "y = table[x mod 256] of an 8-bit x (Deeploy/ops/qlinear.py): the table declared beside the call, word aligned.",
+    "y = table[x mod 256] of an 8-bit x (Deeploy/ops/qlinear.py): the table declared beside the call, word aligned, "
+    "copied into the shared scratch first.",
     (param("const TX *restrict x", _X, "input"), param("TY *restrict y", _Y, "output"),
-     param("const TY *restrict table", "table", "the 256 outputs"), param("uint32_t n", "${y[0].size}", "elements")),
+     param("const TY *restrict table", "table", "the 256 outputs"), param("uint32_t n", "${y[0].size}", "elements"),
+     param("void *scratch", "${shared}", "the shared copy of the table")),
     around="{\n    static const ${p.out.ctype} table[256] __attribute__((aligned(4))) = {${', '.join(map(str, p.table))}};\n"
            "    {call}\n}\n")
 _COPY = Kernel("Copy", "copy.inc", _COPY_CALL, floats=(FLOAT32, BFLOAT16))
@@ -304,7 +311,8 @@ CORE_KERNELS: dict[str, tuple[Kernel, ...]] = {
     **{op: (Kernel("QLinearBinary", "qlinear_binary.inc", _QLINEAR_CALL, ("T",), _broadcastable),)
        for op in ("QLinearAdd", "QLinearMul")},
     "QLinearSoftmax": (Kernel("QLinearSoftmax", "qlinear_softmax.inc", _QLINEAR_SOFTMAX_CALL, ("T",)),),
-    "TableLookup": (Kernel("TableLookup", "table_lookup.inc", _TABLE_LOOKUP_CALL, ("TX", "TY")),),
+    "TableLookup": (Kernel("TableLookup", "table_lookup.inc", _TABLE_LOOKUP_CALL, ("TX", "TY"),
+                           shared_scratch=_table_lookup_bytes),),
     "Conv": (
         Kernel("DWConv2d", "conv2d_depthwise.inc", _DWCONV_CALL, ("TIN", "TW"),
                accepts=lambda n, g: None if n.params.depthwise else "not depthwise", extra_types=_conv_types),
