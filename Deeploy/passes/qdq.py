@@ -21,9 +21,15 @@ onnxruntime's integer kernels (QLinearConv, QGemm, QLinearMatMul) compute:
 - ``DQ -> op -> Q`` of a data movement op with the same scale and zero point  =>  the op on the
   integers.
 
+Before these, a chain ``DQ -> element-wise standard ops of that one tensor and constant scalars
+(with Q/DQ pairs between them) -> Q`` (Gelu, a Div or Mul by a constant, Sigmoid, Tanh, ...) becomes
+a ``TableLookup`` of its 256 outputs, computed at compile time by onnxruntime running the chain's
+nodes (its float32 Erf, Sigmoid, ... are onnxruntime's own, not the correctly rounded ones). After
+them, ``RequantizeLinear -> QLinearAdd`` of a constant becomes one ``RequantizeLinearAdd``.
+
 QOperator models reach this pass as QDQ groups (``frontend/qoperator.py``). A group whose weights are not constant with zero points 0, or whose activations are not
-per-tensor, stays float (verbose mode says why), as does an op onnxruntime itself computes in float
-between the quantizers (LayerNormalization, Erf, Gelu, ...). Dequantizers nobody reads any more are dropped.
+per-tensor, stays float (verbose mode says why), as does LayerNormalization, which onnxruntime computes
+in float on whole rows between the quantizers. Dequantizers nobody reads any more are dropped.
 """
 
 from __future__ import annotations
