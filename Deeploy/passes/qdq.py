@@ -34,6 +34,8 @@ in float on whole rows between the quantizers. Dequantizers nobody reads any mor
 
 from __future__ import annotations
 
+import heapq
+
 import numpy as np
 from onnx.defs import onnx_opset_version
 
@@ -44,7 +46,7 @@ from Deeploy.ops import Trait, get_op, ops_with
 from Deeploy.ops._attrs import attr_float, attr_int
 from Deeploy.ops.qlinear import qlinear_add_of_constant
 from Deeploy.ops.requant import channel_layout
-from Deeploy.passes._engine import Pattern, Rule, RuleSet, apply_rules, chain
+from Deeploy.passes._engine import Pattern, Rule, RuleSet, apply_rules, chain, on_copy
 
 __all__ = ["lower_qdq", "QDQ_LOWERING", "QDQ_FUSION"]
 
@@ -359,8 +361,8 @@ def _constant_like(graph: Graph, name: str, producers: dict[str, Node]) -> bool:
         _constant_like(graph, i, producers) for i in node.inputs if i))
 
 
-def _chain_from(graph: Graph, dq: Node, producers: dict[str, Node], consumers: dict[str, list[Node]]
-                ) -> list[Node] | None:
+def _chain_from(graph: Graph, dq: Node, producers: dict[str, Node], consumers: dict[str, list[Node]],
+                position: dict[int, int]) -> list[Node] | None:
     """The largest chain of element-wise standard ops (plus per-tensor Q/DQ pairs) computing a
     per-tensor 8-bit Q's output from ``dq``'s input alone (other operands: constant scalars), its
     inner tensors read by the chain only; None if there is none with an op besides Q and DQ."""
@@ -368,18 +370,28 @@ def _chain_from(graph: Graph, dq: Node, producers: dict[str, Node], consumers: d
         return None
     shape = graph.tensors[dq.outputs[0]].shape
     region, values = [dq], {dq.outputs[0]}
-    for node in graph.nodes[graph.nodes.index(dq) + 1:]:
+    pending = [(position[id(n)], id(n), n) for name in (dq.inputs[0], dq.outputs[0]) for n in consumers.get(name, [])
+               if n is not dq]
+    heapq.heapify(pending)
+    seen = {id(dq)}
+    while pending:      # in graph order: a node's producers in the chain come first
+        _, key, node = heapq.heappop(pending)
+        if key in seen:
+            continue
+        seen.add(key)
         ins = [i for i in node.inputs if i]
-        if node.op == DQ and node.inputs[0] == dq.inputs[0] and not _per_tensor(graph, node, DQ) \
-                and _const(graph, node.inputs[1]) == _const(graph, dq.inputs[1]) \
-                and _zero_point(graph, node) == _zero_point(graph, dq):      # another DQ of the same value
-            region.append(node)
-            values.add(node.outputs[0])
-        elif len(node.outputs) == 1 and Trait.STANDARD in get_op(node).traits and Trait.ELEMENTWISE in get_op(node).traits \
+        if node.op == DQ and node.inputs[0] == dq.inputs[0]:
+            fits = not _per_tensor(graph, node, DQ) and _const(graph, node.inputs[1]) == _const(graph, dq.inputs[1]) \
+                and _zero_point(graph, node) == _zero_point(graph, dq)      # another DQ of the same value
+        else:
+            fits = len(node.outputs) == 1 and {Trait.STANDARD, Trait.ELEMENTWISE} <= get_op(node).traits \
                 and any(i in values for i in ins) and graph.tensors[node.outputs[0]].shape == shape \
-                and all(i in values or (_constant_like(graph, i, producers) and graph.tensors[i].size == 1) for i in ins):
+                and all(i in values or (_constant_like(graph, i, producers) and graph.tensors[i].size == 1) for i in ins)
+        if fits:
             region.append(node)
             values.add(node.outputs[0])
+            for n in consumers.get(node.outputs[0], ()):
+                heapq.heappush(pending, (position[id(n)], id(n), n))
     for q in reversed(region):
         if q.op != Q or _per_tensor(graph, q, Q):
             continue
@@ -388,8 +400,8 @@ def _chain_from(graph: Graph, dq: Node, producers: dict[str, Node], consumers: d
             if node.outputs[0] in needed:
                 chain.insert(0, node)
                 needed.update(node.inputs)
-        inner = [n.outputs[0] for n in chain[1:] if n is not q]
-        if any(o in graph.outputs or any(c not in chain for c in consumers.get(o, ())) for o in inner):
+        inner, ids = [n.outputs[0] for n in chain[1:] if n is not q], {id(n) for n in chain}
+        if any(o in graph.outputs or any(id(c) not in ids for c in consumers.get(o, ())) for o in inner):
             continue
         return chain if any(n.op not in (Q, DQ) for n in chain) else None
     return None
@@ -432,8 +444,9 @@ def _lower_chains(graph: Graph, log=None) -> bool:
     found = False
     while True:
         producers, consumers = graph.producers(), graph.consumers()
-        chain = next(filter(None, (_chain_from(graph, dq, producers, consumers) for dq in graph.nodes if dq.op == DQ)),
-                     None)
+        position = {id(n): k for k, n in enumerate(graph.nodes)}     # graph order
+        chain = next(filter(None, (_chain_from(graph, dq, producers, consumers, position)
+                                   for dq in graph.nodes if dq.op == DQ)), None)
         if chain is None:
             return found
         q = chain[-1]
@@ -447,9 +460,11 @@ def _lower_chains(graph: Graph, log=None) -> bool:
         found = True
 
 
+_tables = on_copy(_lower_chains)
+
+
 def lower_qdq(graph: Graph, log=None) -> tuple[Graph, bool]:
-    graph = graph.copy()
-    tables = _lower_chains(graph, log)
+    graph, tables = _tables(graph, log)
     work, modified = apply_rules(graph, QDQ_LOWERING, log)
     modified = modified or tables
     for node in work.nodes:
