@@ -37,6 +37,7 @@ from __future__ import annotations
 import heapq
 
 import numpy as np
+from onnx import helper, numpy_helper
 from onnx.defs import onnx_opset_version
 
 from Deeploy.errors import OpError
@@ -407,11 +408,11 @@ def _chain_from(graph: Graph, dq: Node, producers: dict[str, Node], consumers: d
     return None
 
 
-def _table(graph: Graph, chain: list[Node], producers: dict[str, Node]) -> list[int]:
-    """onnxruntime's outputs of ``chain`` for the 256 values of its 8-bit input, by the input's byte."""
+def _table(graph: Graph, chain: list[Node], producers: dict[str, Node]) -> list[int] | None:
+    """onnxruntime's outputs of ``chain`` for the 256 values of its 8-bit input, by the input's byte
+    (None if onnxruntime cannot run it)."""
     import onnxruntime as ort
-    from onnx import helper, numpy_helper
-
+    from onnxruntime.capi import onnxruntime_pybind11_state as state
     x, y = chain[0].inputs[0], chain[-1].outputs[0]
     nodes, seen = [], set()
 
@@ -434,30 +435,42 @@ def _table(graph: Graph, chain: list[Node], producers: dict[str, Node]) -> list[
         helper.make_graph(nodes, "chain", [helper.make_tensor_value_info(x, onnx_elem_type(xt), [256])],
                           [helper.make_tensor_value_info(y, onnx_elem_type(yt), [256])], inits),
         opset_imports=[helper.make_opsetid("", graph.opset or onnx_opset_version())])
-    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
     values = np.arange(256, dtype=np.uint8).view(xt.numpy)
-    return [int(v) for v in session.run(None, {x: values})[0]]
+    try:
+        out = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, {x: values})
+    except (state.Fail, state.InvalidGraph, state.InvalidArgument, state.NotImplemented, state.RuntimeException):
+        return None
+    return [int(v) for v in out[0]]
 
 
 def _lower_chains(graph: Graph, log=None) -> bool:
-    """Replace each chain ``_chain_from`` finds by a ``TableLookup`` of its table; True if any."""
-    found = False
+    """Replace each chain ``_chain_from`` finds by a ``TableLookup`` of its table (a chain
+    onnxruntime cannot run stays); True if any."""
+    found, refused = False, set()
     while True:
         producers, consumers = graph.producers(), graph.consumers()
         position = {id(n): k for k, n in enumerate(graph.nodes)}     # graph order
-        chain = next(filter(None, (_chain_from(graph, dq, producers, consumers, position)
-                                   for dq in graph.nodes if dq.op == DQ)), None)
-        if chain is None:
+        for dq in (n for n in graph.nodes if n.op == DQ and n.name not in refused):
+            chain = _chain_from(graph, dq, producers, consumers, position)
+            if chain is None:
+                continue
+            q = chain[-1]
+            table = _table(graph, chain, producers)
+            if table is None:
+                refused.add(dq.name)
+                if log:
+                    log(f"  qdq/table: not at '{q.name}': onnxruntime cannot run the chain")
+                continue
+            graph.nodes[position[id(q)]] = Node(q.name, "TableLookup", [dq.inputs[0]], q.outputs,
+                                                {"table": table, "to": onnx_elem_type(graph.tensors[q.outputs[0]].dtype)})
+            while graph.remove_dead_nodes():     # the chain, node by node from its end
+                pass
+            if log:
+                log(f"  qdq/table: {', '.join(f'{n.op}({n.name!r})' for n in chain)} => TableLookup({q.name!r})")
+            found = True
+            break
+        else:
             return found
-        q = chain[-1]
-        lookup = Node(q.name, "TableLookup", [chain[0].inputs[0]], q.outputs,
-                      {"table": _table(graph, chain, producers), "to": onnx_elem_type(graph.tensors[q.outputs[0]].dtype)})
-        graph.nodes[graph.nodes.index(q)] = lookup
-        while graph.remove_dead_nodes():     # the chain, node by node from its end
-            pass
-        if log:
-            log(f"  qdq/table: {', '.join(f'{n.op}({n.name!r})' for n in chain)} => TableLookup({q.name!r})")
-        found = True
 
 
 _tables = on_copy(_lower_chains)
