@@ -1,4 +1,4 @@
-"""QLinearAdd, QLinearMul and QLinearSoftmax: onnxruntime's quantized Add, Mul and Softmax
+"""QLinearAdd, QLinearMul, QLinearSoftmax and TableLookup: onnxruntime's quantized Add, Mul and Softmax
 (``com.microsoft``), the form a lowered QDQ Add, Mul or Softmax group takes (``passes/qdq.py``). Both 8-bit operands and the output share
 one type (int8, or uint8 with ``signed=0``); the scales and zero points are the attributes
 ``a_scale``, ``a_zero_point``, ``b_scale``, ``b_zero_point``, ``y_scale``, ``y_zero_point``.
@@ -18,7 +18,12 @@ flattened from it) is onnxruntime's table softmax: ``e(d)``, d = 0..255, is
 per row, with ``d = max(x) - x``, ``sum`` adds ``e(d)`` in float32 in row order and
 ``y = min(round_half_even(float32(e(d) * floor(1 / y_scale)) / sum) + y_zp, max)`` (onnxruntime's
 uint8 kernel, which it also runs for int8 on x86 without VNNI; its int8 kernel would wrap an
-out-of-range value around instead, a case only a y_scale above 1/128 reaches)."""
+out-of-range value around instead, a case only a y_scale above 1/128 reaches).
+
+TableLookup (attributes ``table``: 256 values, ``to``: the output's ONNX type, 8- or 16-bit) is
+``y = table[x mod 256]`` of an int8 or uint8 x: the form a lowered QDQ chain of one quantized tensor
+takes (``passes/qdq.py``, its table computed at compile time by onnxruntime), and the widening of an
+8-bit operand less its zero point to int16."""
 
 from __future__ import annotations
 
@@ -27,12 +32,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from Deeploy.errors import OpError
-from Deeploy.ir.dtypes import INT8, UINT8
+from Deeploy.ir.dtypes import INT8, INT16, UINT8, UINT16, DType, dtype_of_onnx, onnx_elem_type
 from Deeploy.ops._attrs import attr_float, attr_int, broadcast_shape, normalize_axis, require_inputs
 from Deeploy.ops.examples import I8, U8, Case, act, const, rand
 from Deeploy.ops._registry import Cost, OpDef, Trait, register
 
-__all__ = ["QLinearParams", "QLinearSoftmaxParams", "fma32"]
+__all__ = ["QLinearParams", "QLinearSoftmaxParams", "TableLookupParams", "fma32", "qlinear_add_of_constant"]
 
 _F = np.float32
 
@@ -92,10 +97,28 @@ def _parse(node, graph):
     za, zb, zy = (attr_int(node, f"{t}_zero_point", 0) for t in "aby")
     if node.op == "QLinearMul":
         return QLinearParams(shape, out.min, out.max, float(sa * sb / sy), 0.0, float(_F(zy)), za, zb, product=True)
-    ra, rb = sa / sy, sb / sy
-    k = _F(zy) - (ra * _F(za) + rb * _F(zb))
+    ra, rb, k = _add_factors(node)
     return QLinearParams(shape, out.min, out.max, float(ra), float(rb), float(k),
                          scalar=_scalar_operand(a.shape, b.shape, shape))
+
+
+def _add_factors(node) -> tuple[np.float32, np.float32, np.float32]:
+    """QLinearAdd's ``ra``, ``rb`` and ``k`` (float32)."""
+    sa, sb, sy = (_F(attr_float(node, f"{t}_scale", 1.0)) for t in "aby")
+    za, zb, zy = (attr_int(node, f"{t}_zero_point", 0) for t in "aby")
+    ra, rb = sa / sy, sb / sy
+    return ra, rb, _F(zy) - (ra * _F(za) + rb * _F(zb))
+
+
+def qlinear_add_of_constant(node, a_shape, b: np.ndarray) -> tuple[float, np.ndarray] | None:
+    """A QLinearAdd of a constant ``b`` as ``fma(a, ra, addend)``: ``(ra, addend)`` (float32, b's
+    shape), or None where onnxruntime rounds a's product on its own (a one value per broadcast run)."""
+    ra, rb, k = _add_factors(node)
+    scalar = _scalar_operand(tuple(a_shape), b.shape, tuple(np.broadcast_shapes(tuple(a_shape), b.shape)))
+    if scalar == 1:
+        return None
+    b = b.astype(_F)
+    return float(ra), (k + b * rb if scalar == 2 else fma32(b, rb, k)).astype(_F)
 
 
 def _infer(p, ins):
@@ -200,3 +223,46 @@ def _softmax_cases(rng):
 register(OpDef("QLinearSoftmax", _softmax_parse, lambda p, ins: [(p.shape, ins[0].dtype)], _softmax_reference,
                lambda p, ins, outs: Cost(ops=4 * outs[0].size, bytes=ins[0].nbytes + outs[0].nbytes),
                traits=frozenset({Trait.ROWWISE}), tiling="softmax", examples=_softmax_cases))
+
+
+
+@dataclass(frozen=True)
+class TableLookupParams:
+    """The shape, the output's type and its 256 values, indexed by the input's byte (``x mod 256``)."""
+
+    shape: tuple[int, ...]
+    out: DType
+    table: tuple[int, ...]
+
+
+def _lookup_parse(node, graph):
+    require_inputs(node, 1)
+    x = graph.tensors[node.inputs[0]]
+    out = dtype_of_onnx(attr_int(node, "to", onnx_elem_type(INT8)))
+    table = tuple(int(v) for v in node.attrs.get("table", ()))
+    if x.dtype not in (INT8, UINT8) or out not in (INT8, UINT8, INT16, UINT16):
+        raise OpError(node, f"maps an 8-bit input to 8- or 16-bit integers, got {x.dtype} to {out}")
+    if len(table) != 256 or not all(out.min <= v <= out.max for v in table):
+        raise OpError(node, f"needs a table of 256 {out} values, got {len(table)} in "
+                            f"[{min(table, default=0)}, {max(table, default=0)}]")
+    return TableLookupParams(tuple(x.shape), out, table)
+
+
+def _lookup_reference(p: TableLookupParams, xs):
+    return [np.asarray(p.table, np.int64)[xs[0] % 256]]
+
+
+def _lookup_cases(rng):
+    return [Case("int8_to_uint8", (act(rand(rng, [3, 40]), I8),),
+                 {"table": [int(v) for v in rand(rng, [256], 0, 255)], "to": onnx_elem_type(UINT8)}, out_type="uint8"),
+            Case("uint8_to_int8", (act(rand(rng, [2, 5, 7], 0, 255), U8),),
+                 {"table": [int(v) for v in rand(rng, [256])], "to": onnx_elem_type(INT8)}, out_type="int8"),
+            Case("int8_to_int16", (act(rand(rng, [3, 9]), I8),),
+                 {"table": [int(v) for v in rand(rng, [256], -32768, 32767)], "to": onnx_elem_type(INT16)},
+                 out_type="int16")]
+
+
+register(OpDef("TableLookup", _lookup_parse, lambda p, ins: [(p.shape, p.out)], _lookup_reference,
+               lambda p, ins, outs: Cost(ops=outs[0].size, bytes=ins[0].nbytes + outs[0].nbytes + 256),
+               traits=frozenset({Trait.ELEMENTWISE}), tiling="pointwise", examples=_lookup_cases,
+               magnitude=lambda p, bounds, ins, outs: [max(abs(v) for v in p.table)]))

@@ -7,6 +7,9 @@ RequantizeLinear, the requantisation of a QDQ group lowered to integer kernels (
 takes an integer accumulator back to 8 bits the way onnxruntime's integer kernels do:
 ``saturate(round_half_even(float32(x) * scale) + zero_point)``, the product in float32, scale
 scalar or numpy-broadcast per channel, the zero point a scalar; int8 output, uint8 with ``signed=0``.
+RequantizeLinearAdd (inputs x, scale, zero point, ``addend``; attribute ``ra``) is RequantizeLinear
+followed by onnxruntime's QLinearAdd of a constant, in one pass: ``q = RequantizeLinear(x)``, then
+``saturate(round_half_even(fma(float32(q), ra, addend)))``, addend (float32) per channel like scale.
 MatMulInteger and ConvInteger are MatMul and Conv of ``x - x_zero_point`` and ``w - w_zero_point``
 (a scalar, or one per row of A / column of B / output channel of w) with int32 sums."""
 
@@ -18,10 +21,11 @@ import numpy as np
 
 from Deeploy.errors import OpError
 from Deeploy.ir.dtypes import FLOAT32, INT8, INT32, UINT8, float_result
-from Deeploy.ops._attrs import attr_int, in_tensor, normalize_axis, require_inputs
+from Deeploy.ops._attrs import attr_float, attr_int, in_tensor, normalize_axis, require_inputs
 from Deeploy.ops.conv import ConvParams
 from Deeploy.ops.examples import F32, I8, I32, U8, Case, act, const, frand, rand
 from Deeploy.ops._registry import Cost, OpDef, Trait, op_named, register
+from Deeploy.ops.qlinear import fma32
 from Deeploy.ops.requant import channel_layout
 
 __all__ = ["QuantParams"]
@@ -94,8 +98,8 @@ def _dequant_reference(p, xs):
 
 
 def _requant_parse(node, graph):
-    require_inputs(node, 3)
-    x, scale, zp = (graph.tensors[i] for i in node.inputs)
+    require_inputs(node, 4 if node.op == "RequantizeLinearAdd" else 3)
+    x, scale, zp = (graph.tensors[i] for i in node.inputs[:3])
     if x.dtype.is_float or not scale.dtype.is_float:
         raise OpError(node, f"requantizes an integer tensor by a float scale, got {x.dtype} and {scale.dtype}")
     out = INT8 if attr_int(node, "signed", 1) else UINT8
@@ -213,3 +217,39 @@ register(OpDef("DequantizeLinear", _quant_parse, _dequant_infer, _dequant_refere
                examples=_dequant_cases))
 register(OpDef("RequantizeLinear", _requant_parse, _requant_infer, _requant_reference, _cost,
                traits=frozenset({Trait.ELEMENTWISE}), tiling="requant", examples=_requant_cases))
+
+
+@dataclass(frozen=True)
+class RequantizeAddParams(QuantParams):
+    """RequantizeLinear's view and range, and the float32 multiplier of its result."""
+
+    ra: float = 1.0
+
+
+def _requant_add_parse(node, graph):
+    p = _requant_parse(node, graph)
+    scale, addend = graph.tensors[node.inputs[1]], graph.tensors[node.inputs[3]]
+    if addend.dtype != FLOAT32 or scale.size != addend.size:
+        raise OpError(node, f"the addend must be float32 with as many values as the scale ({scale.size}), "
+                            f"got {addend.dtype} with {addend.size}")
+    _, channels, inner = channel_layout(node, p.shape, [scale.shape, addend.shape])
+    return RequantizeAddParams(p.shape, channels, inner, True, p.lo, p.hi, float(np.float32(attr_float(node, "ra", 1.0))))
+
+
+def _requant_add_reference(p, xs):
+    q = _requant_reference(p, xs[:3])[0]
+    f = fma32(_view(p, q).astype(np.float32), np.float32(p.ra), p.per_channel(xs[3].astype(np.float32)))
+    return [np.clip(np.round(f.astype(np.float64)), p.lo, p.hi).astype(np.int64).reshape(p.shape)]
+
+
+def _requant_add_cases(rng):
+    return [Case("per_channel_int8", (act(rand(rng, [2, 5, 6], -3000, 3000), I32), const(frand(rng, [6], 0.01, 0.05), F32),
+                                      const(np.array(-3), I8), const(frand(rng, [6], -40, 40), F32)),
+                 dict(ra=0.71), out_type="int8"),
+            Case("scalar_uint8", (act(rand(rng, [3, 16], -5000, 5000), I32), const(np.array(0.021, F32)),
+                                  const(np.array(120), U8), const(np.array(-17.25, F32))),
+                 dict(ra=1.3, signed=0), out_type="uint8")]
+
+
+register(OpDef("RequantizeLinearAdd", _requant_add_parse, _requant_infer, _requant_add_reference, _cost,
+               traits=frozenset({Trait.ELEMENTWISE}), tiling="broadcast", examples=_requant_add_cases))

@@ -9,7 +9,7 @@ onnxruntime's integer kernels (QLinearConv, QGemm, QLinearMatMul) compute:
   requantised by ``scale[c] = x_scale * w_scale[c] / y_scale`` in float32 (ops/quant.py);
 - ``DQ(a), DQ(b) -> MatMul -> Q`` of two activations  =>  ``MatMul(a', b') -> RequantizeLinear``
   (onnxruntime's QLinearMatMul), an operand with a zero point widened to int16 and offset by it
-  (``Cast``, ``Sub``) so that the sums are those of the zero-point-free values;
+  (one ``TableLookup``) so that the sums are those of the zero-point-free values;
 - ``MatMulInteger`` and ``ConvInteger`` of constant weights with zero points 0  =>  the op with
   x's zero point folded into a bias likewise;
 - ``Relu -> Q`` whose zero point is its type's minimum  =>  ``Q`` (the saturation is the Relu);
@@ -21,23 +21,35 @@ onnxruntime's integer kernels (QLinearConv, QGemm, QLinearMatMul) compute:
 - ``DQ -> op -> Q`` of a data movement op with the same scale and zero point  =>  the op on the
   integers.
 
+Before these, a chain ``DQ -> element-wise standard ops of that one tensor and constant scalars
+(with Q/DQ pairs between them) -> Q`` (Gelu, a Div or Mul by a constant, Sigmoid, Tanh, ...) becomes
+a ``TableLookup`` of its 256 outputs, computed at compile time by onnxruntime running the chain's
+nodes (its float32 Erf, Sigmoid, ... are onnxruntime's own, not the correctly rounded ones). After
+them, ``RequantizeLinear -> QLinearAdd`` of a constant becomes one ``RequantizeLinearAdd``.
+
 QOperator models reach this pass as QDQ groups (``frontend/qoperator.py``). A group whose weights are not constant with zero points 0, or whose activations are not
-per-tensor, stays float (verbose mode says why), as does an op onnxruntime itself computes in float
-between the quantizers (LayerNormalization, Erf, Gelu, ...). Dequantizers nobody reads any more are dropped.
+per-tensor, stays float (verbose mode says why), as does LayerNormalization, which onnxruntime computes
+in float on whole rows between the quantizers. Dequantizers nobody reads any more are dropped.
 """
 
 from __future__ import annotations
 
+import heapq
+
 import numpy as np
+from onnx import helper, numpy_helper
+from onnx.defs import onnx_opset_version
 
 from Deeploy.errors import OpError
 from Deeploy.ir.dtypes import INT16, onnx_elem_type
 from Deeploy.ir.graph import Graph, Node
-from Deeploy.ops import Trait, ops_with
+from Deeploy.ops import Trait, get_op, ops_with
 from Deeploy.ops._attrs import attr_float, attr_int
-from Deeploy.passes._engine import Pattern, Rule, RuleSet, apply_rules, chain
+from Deeploy.ops.qlinear import qlinear_add_of_constant
+from Deeploy.ops.requant import channel_layout
+from Deeploy.passes._engine import Pattern, Rule, RuleSet, apply_rules, chain, on_copy
 
-__all__ = ["lower_qdq", "QDQ_LOWERING"]
+__all__ = ["lower_qdq", "QDQ_LOWERING", "QDQ_FUSION"]
 
 DQ, Q = "DequantizeLinear", "QuantizeLinear"
 
@@ -250,11 +262,10 @@ def _activation_matmul(graph: Graph, matched: list[Node]) -> list[Node]:
     nodes, operands = [], []
     for dq in dqs:
         x, zp = dq.inputs[0], _zero_point(graph, dq)
-        if zp:
-            wide, offset = graph.add_tensor(f"{x}_int16"), graph.add_tensor(f"{x}_offset")
-            nodes += [Node(graph.fresh(f"{op.name}_widen"), "Cast", [x], [wide], {"to": onnx_elem_type(INT16)}),
-                      Node(graph.fresh(f"{op.name}_offset"), "Sub",
-                           [wide, graph.add_constant(f"{dq.name}.zero_point", np.array(zp), INT16)], [offset])]
+        if zp:      # x - zp in int16: a table by x's byte
+            offset, values = graph.add_tensor(f"{x}_offset"), np.arange(256, dtype=np.uint8).view(graph.tensors[x].dtype.numpy)
+            nodes.append(Node(graph.fresh(f"{op.name}_offset"), "TableLookup", [x], [offset],
+                              {"table": [int(v) - zp for v in values], "to": onnx_elem_type(INT16)}))
             x = offset
         operands.append(x)
     acc = graph.add_tensor(f"{op.outputs[0]}_int")
@@ -293,6 +304,35 @@ def _qlinear_softmax(graph: Graph, matched: list[Node]) -> list[Node]:
     return [Node(op.name, "QLinearSoftmax", [dq.inputs[0]], q.outputs, attrs)]
 
 
+def _requant_add_fits(graph: Graph, matched: list[Node]) -> str | None:
+    requant, add = matched
+    if not graph.is_constant(add.inputs[1]):
+        return "the QLinearAdd's second operand is not a constant"
+    out = tuple(graph.tensors[add.outputs[0]].shape)
+    scale = graph.tensors[requant.inputs[1]].value
+    if tuple(graph.tensors[requant.outputs[0]].shape) != out or \
+            qlinear_add_of_constant(add, out, graph.tensors[add.inputs[1]].value) is None:
+        return "onnxruntime rounds the requantised operand's product on its own here"
+    try:
+        common = np.broadcast_shapes(scale.shape, graph.tensors[add.inputs[1]].shape)
+        channel_layout(add, out, [common])
+    except (ValueError, OpError):
+        return "the scale and the constant vary along different axes"
+    return None
+
+
+def _requant_add(graph: Graph, matched: list[Node]) -> list[Node]:
+    """RequantizeLinear -> QLinearAdd of a constant => one RequantizeLinearAdd (scale and addend of one shape)."""
+    requant, add = matched
+    b = graph.tensors[add.inputs[1]].value
+    ra, addend = qlinear_add_of_constant(add, graph.tensors[add.outputs[0]].shape, b)
+    scale = graph.tensors[requant.inputs[1]].value.astype(np.float32)
+    common = np.broadcast_shapes(scale.shape, addend.shape)
+    inputs = [requant.inputs[0], graph.add_constant(f"{requant.name}.scale", np.broadcast_to(scale, common).copy()),
+              requant.inputs[2], graph.add_constant(f"{add.name}.addend", np.broadcast_to(addend, common).copy())]
+    return [Node(add.name, "RequantizeLinearAdd", inputs, add.outputs, {"ra": ra, "signed": requant.attrs["signed"]})]
+
+
 def _move_integers(graph: Graph, matched: list[Node]) -> list[Node]:
     dq, op, q = matched
     return [Node(op.name, op.op, [dq.inputs[0]] + op.inputs[1:], q.outputs, dict(op.attrs), op.domain)]
@@ -309,13 +349,142 @@ QDQ_LOWERING = RuleSet("qdq", (
       for op in sorted(ops_with(Trait.QUANT_TRANSPARENT))),
 ))
 
+# After the lowering (its groups' dequantizers gone): a requantisation whose one reader adds a constant.
+QDQ_FUSION = RuleSet("qdq", (
+    Rule("requantize_add", Pattern("QLinearAdd", (Pattern("RequantizeLinear"),)), _requant_add_fits, _requant_add),
+))
+
+
+def _constant_like(graph: Graph, name: str, producers: dict[str, Node]) -> bool:
+    """Whether ``name`` is a constant or computed from constants only (a DQ of a constant)."""
+    node = producers.get(name)
+    return graph.is_constant(name) or (node is not None and any(node.inputs) and all(
+        _constant_like(graph, i, producers) for i in node.inputs if i))
+
+
+def _chain_from(graph: Graph, dq: Node, producers: dict[str, Node], consumers: dict[str, list[Node]],
+                position: dict[int, int]) -> list[Node] | None:
+    """The largest chain of element-wise standard ops (plus per-tensor Q/DQ pairs) computing a
+    per-tensor 8-bit Q's output from ``dq``'s input alone (other operands: constant scalars), its
+    inner tensors read by the chain only; None if there is none with an op besides Q and DQ."""
+    if _per_tensor(graph, dq, DQ) or graph.is_constant(dq.inputs[0]):
+        return None
+    shape = graph.tensors[dq.outputs[0]].shape
+    region, values = [dq], {dq.outputs[0]}
+    pending = [(position[id(n)], id(n), n) for name in (dq.inputs[0], dq.outputs[0]) for n in consumers.get(name, [])
+               if n is not dq]
+    heapq.heapify(pending)
+    seen = {id(dq)}
+    while pending:      # in graph order: a node's producers in the chain come first
+        _, key, node = heapq.heappop(pending)
+        if key in seen:
+            continue
+        seen.add(key)
+        ins = [i for i in node.inputs if i]
+        if node.op == DQ and node.inputs[0] == dq.inputs[0]:
+            fits = not _per_tensor(graph, node, DQ) and _const(graph, node.inputs[1]) == _const(graph, dq.inputs[1]) \
+                and _zero_point(graph, node) == _zero_point(graph, dq)      # another DQ of the same value
+        else:
+            fits = len(node.outputs) == 1 and {Trait.STANDARD, Trait.ELEMENTWISE} <= get_op(node).traits \
+                and any(i in values for i in ins) and graph.tensors[node.outputs[0]].shape == shape \
+                and all(i in values or (_constant_like(graph, i, producers) and graph.tensors[i].size == 1) for i in ins)
+        if fits:
+            region.append(node)
+            values.add(node.outputs[0])
+            for n in consumers.get(node.outputs[0], ()):
+                heapq.heappush(pending, (position[id(n)], id(n), n))
+    for q in reversed(region):
+        if q.op != Q or _per_tensor(graph, q, Q):
+            continue
+        needed, chain = {q.outputs[0]}, []
+        for node in reversed(region):
+            if node.outputs[0] in needed:
+                chain.insert(0, node)
+                needed.update(node.inputs)
+        inner, ids = [n.outputs[0] for n in chain[1:] if n is not q], {id(n) for n in chain}
+        if any(o in graph.outputs or any(id(c) not in ids for c in consumers.get(o, ())) for o in inner):
+            continue
+        return chain if any(n.op not in (Q, DQ) for n in chain) else None
+    return None
+
+
+def _table(graph: Graph, chain: list[Node], producers: dict[str, Node]) -> list[int] | None:
+    """onnxruntime's outputs of ``chain`` for the 256 values of its 8-bit input, by the input's byte
+    (None if onnxruntime cannot run it)."""
+    import onnxruntime as ort
+    from onnxruntime.capi import onnxruntime_pybind11_state as state
+    x, y = chain[0].inputs[0], chain[-1].outputs[0]
+    nodes, seen = [], set()
+
+    def add(node: Node) -> None:     # a node after the producers of its computed operands
+        if id(node) in seen:
+            return
+        seen.add(id(node))
+        for i in node.inputs:
+            if i in producers and i != x:
+                add(producers[i])
+        nodes.append(helper.make_node(node.op, node.inputs, node.outputs, node.name, domain=node.domain, **node.attrs))
+
+    for node in chain:
+        add(node)
+    used = {i for n in nodes for i in n.input if i}
+    inits = [numpy_helper.from_array(np.asarray(graph.tensors[i].value).astype(graph.tensors[i].dtype.numpy), i)
+             for i in sorted(used) if graph.is_constant(i)]
+    xt, yt = graph.tensors[x].dtype, graph.tensors[y].dtype
+    model = helper.make_model(
+        helper.make_graph(nodes, "chain", [helper.make_tensor_value_info(x, onnx_elem_type(xt), [256])],
+                          [helper.make_tensor_value_info(y, onnx_elem_type(yt), [256])], inits),
+        opset_imports=[helper.make_opsetid("", graph.opset or onnx_opset_version())])
+    values = np.arange(256, dtype=np.uint8).view(xt.numpy)
+    try:
+        out = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, {x: values})
+    except (state.Fail, state.InvalidGraph, state.InvalidArgument, state.NotImplemented, state.RuntimeException):
+        return None
+    return [int(v) for v in out[0]]
+
+
+def _lower_chains(graph: Graph, log=None) -> bool:
+    """Replace each chain ``_chain_from`` finds by a ``TableLookup`` of its table (a chain
+    onnxruntime cannot run stays); True if any."""
+    found, refused = False, set()
+    while True:
+        producers, consumers = graph.producers(), graph.consumers()
+        position = {id(n): k for k, n in enumerate(graph.nodes)}     # graph order
+        for dq in (n for n in graph.nodes if n.op == DQ and n.name not in refused):
+            chain = _chain_from(graph, dq, producers, consumers, position)
+            if chain is None:
+                continue
+            q = chain[-1]
+            table = _table(graph, chain, producers)
+            if table is None:
+                refused.add(dq.name)
+                if log:
+                    log(f"  qdq/table: not at '{q.name}': onnxruntime cannot run the chain")
+                continue
+            graph.nodes[position[id(q)]] = Node(q.name, "TableLookup", [dq.inputs[0]], q.outputs,
+                                                {"table": table, "to": onnx_elem_type(graph.tensors[q.outputs[0]].dtype)})
+            while graph.remove_dead_nodes():     # the chain, node by node from its end
+                pass
+            if log:
+                log(f"  qdq/table: {', '.join(f'{n.op}({n.name!r})' for n in chain)} => TableLookup({q.name!r})")
+            found = True
+            break
+        else:
+            return found
+
+
+_tables = on_copy(_lower_chains)
+
 
 def lower_qdq(graph: Graph, log=None) -> tuple[Graph, bool]:
+    graph, tables = _tables(graph, log)
     work, modified = apply_rules(graph, QDQ_LOWERING, log)
+    modified = modified or tables
     for node in work.nodes:
         if node.op in _INTEGER_OPS:
             raise OpError(node, f"runs only as {_INTEGER_OPS[node.op]} of constant weights with zero points 0 "
                           f"and a constant scalar zero point of A, here {_integer_fits(work, [node])}")
     if modified:
         work.remove_dead_nodes()
-    return work, modified
+    work, fused = apply_rules(work, QDQ_FUSION, log)
+    return work, modified or fused

@@ -120,10 +120,10 @@ def test_qoperator_cnn_runs_as_the_qdq_integer_kernels(tmp_path, capsys, activat
     _validate(capsys, path, "--platform", "Generic")
 
 
-def test_qoperator_sigmoid_and_pooling_run_float_and_are_listed(tmp_path, capsys):
+def test_qoperator_sigmoid_is_a_table_and_pooling_runs_float_and_is_listed(tmp_path, capsys):
     """com.microsoft's QLinearAdd, QLinearSigmoid and QLinearGlobalAveragePool become their QDQ
-    groups: the Add runs on the integers, Sigmoid and GlobalAveragePool compute in float (``-v``
-    lists them)."""
+    groups: the Add runs on the integers, the Sigmoid as a table (onnxruntime's QLinearSigmoid is
+    one), GlobalAveragePool computes in float (``-v`` lists it)."""
     rng = np.random.default_rng(0)
     weight = numpy_helper.from_array((rng.standard_normal([8, 8, 3, 3]) * 0.2).astype(np.float32), "w")
     nodes = [helper.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1]), helper.make_node("Add", ["c", "x"], ["a"]),
@@ -143,9 +143,8 @@ def test_qoperator_sigmoid_and_pooling_run_float_and_are_listed(tmp_path, capsys
     out = capsys.readouterr().out
     assert code == 0, out
     listed = next(line for line in out.splitlines() if line.startswith("  float:"))
-    for op in ("(Sigmoid)", "(GlobalAveragePool)"):
-        assert op in listed, listed
-    assert "(Conv)" not in listed and "(Add)" not in listed, listed
+    assert "(GlobalAveragePool)" in listed, listed
+    assert "(Conv)" not in listed and "(Add)" not in listed and "(Sigmoid)" not in listed, listed
 
 
 def _integer_model(tmp_path, op: str, w: np.ndarray, x_shape, y_shape, **attrs) -> str:
@@ -381,9 +380,9 @@ def _quantized_block(tmp_path, activations: str, gelu: str, quant_format=QuantFo
     return str(tmp_path / "network.onnx")
 
 
-# What onnxruntime itself runs in float between a DequantizeLinear and a QuantizeLinear (it has no
-# integer kernel for them): these stay float here too and are listed.
-_BLOCK_FLOATS = {"QuantizeLinear", "DequantizeLinear", "LayerNormalization", "Div", "Erf", "Gelu"}
+# What stays float: the network's input quantizer and output dequantizer, and the LayerNormalization
+# between its quantizers (a whole row in, so no table); Gelu, in either form, is a TableLookup.
+_BLOCK_FLOATS = {"QuantizeLinear", "DequantizeLinear", "LayerNormalization"}
 
 
 @pytest.mark.parametrize("activations,gelu,quant_format", [("int8", "erf", QuantFormat.QDQ), ("uint8", "op", QuantFormat.QDQ),
@@ -397,7 +396,11 @@ def test_qdq_transformer_block_runs_integer_kernels_bit_exact_on_generic(tmp_pat
     graph = _lowered(path)
     floats = {n.op for n in graph.nodes if any(graph.tensors[o].dtype.is_float for o in n.outputs)}
     assert floats <= _BLOCK_FLOATS, floats
-    assert [n.op for n in graph.nodes].count("QLinearSoftmax") == 1
+    ops = [n.op for n in graph.nodes]
+    tables = [graph.tensors[n.outputs[0]].dtype.bits for n in graph.nodes if n.op == "TableLookup"]
+    assert ops.count("QLinearSoftmax") == 1 and tables.count(8) == 2, ops     # the score scaling, Gelu
+    assert "Cast" not in ops and "Sub" not in ops, ops         # operands less their zero points: int16 tables
+    assert ops.count("RequantizeLinearAdd") == 6 and ops.count("QLinearAdd") == 1, ops   # the biases; the residual
     _validate_n(capsys, 128, path, "--platform", "Generic")
 
 
@@ -497,3 +500,70 @@ def test_conv_integer_on_the_clusters_dot_products(tmp_path, capsys, wtype):
         code = main(["validate", path, "--platform", "Siracusa", *extra])
         text = capsys.readouterr().out
         assert code == 0 and "Errors: 0 out of 336" in text and "worst error 0, 0 of" in text, text
+
+
+def _chain_model(tmp_path, chain: str, dtype) -> str:
+    """An 8-bit input holding each of its 256 values -> DQ -> float ops of it and constants, with
+    the quantizers onnxruntime's ``quantize_static`` puts between them -> Q: ``gelu_erf`` (the
+    Div/Erf/Add/Mul/Mul form, x read twice), ``sigmoid``, ``div_tanh``."""
+    info = np.iinfo(dtype)
+    elem = TensorProto.INT8 if dtype == np.int8 else TensorProto.UINT8
+    inits, nodes, k = [], [], iter(range(100))
+
+    def const(value, np_type=np.float32):
+        name = f"c{next(k)}"
+        inits.append(numpy_helper.from_array(np.array(value, np_type), name))
+        return name
+
+    def dq(x, scale, zp):
+        nodes.append(helper.make_node("DequantizeLinear", [x, const(scale), const(zp, dtype)], [x + "_f"]))
+        return x + "_f"
+
+    def q(x, scale, zp, name):
+        nodes.append(helper.make_node("QuantizeLinear", [x, const(scale), const(zp, dtype)], [name]))
+        return name
+
+    def op(kind, *ins):
+        nodes.append(helper.make_node(kind, list(ins), [f"t{len(nodes)}"]))
+        return nodes[-1].output[0]
+
+    zp = (info.min + info.max + 1) // 2 + 3
+    x = dq("x", 0.0473, zp)
+    if chain == "gelu_erf":
+        e = q(op("Erf", op("Div", x, const(np.sqrt(2)))), 0.0079, 1 + info.min, "e")
+        a = q(op("Add", dq(e, 0.0079, 1 + info.min), dq(q(const(1.0), 0.0039, info.min, "one"), 0.0039, info.min)),
+              0.0078, info.min, "a")
+        m = q(op("Mul", x, dq(a, 0.0078, info.min)), 0.051, zp - 40, "m")
+        y = q(op("Mul", dq(m, 0.051, zp - 40), dq(q(const(0.5), 0.002, info.min, "h"), 0.002, info.min)),
+              0.026, zp - 40, "y")
+    elif chain == "sigmoid":
+        y = q(op("Sigmoid", x), 1 / 255, info.min, "y")
+    else:
+        y = q(op("Tanh", op("Div", x, const(2.7))), 1 / 127, zp - 1, "y")
+    graph = helper.make_graph(nodes, chain, [helper.make_tensor_value_info("x", elem, [4, 64])],
+                              [helper.make_tensor_value_info(y, elem, [4, 64])], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    onnx.save(model, tmp_path / "chain.onnx")
+    np.savez(tmp_path / "inputs.npz", x=np.arange(info.min, info.max + 1).astype(dtype).reshape(4, 64))
+    return str(tmp_path / "chain.onnx")
+
+
+_CHAINS = [("gelu_erf", np.int8), ("gelu_erf", np.uint8), ("sigmoid", np.uint8), ("div_tanh", np.int8)]
+
+
+@pytest.mark.parametrize("chain,dtype", _CHAINS)
+def test_qdq_chain_of_one_tensor_is_a_table_exact_on_every_value(tmp_path, capsys, chain, dtype):
+    """DQ -> element-wise float ops of that one tensor and constants -> Q is one TableLookup (no
+    float layer), its 256 entries onnxruntime's: all 256 input values on Generic."""
+    path = _chain_model(tmp_path, chain, dtype)
+    assert [n.op for n in _lowered(path).nodes] == ["TableLookup"]
+    _validate_n(capsys, 256, path, "--platform", "Generic", "--inputs", tmp_path / "inputs.npz")
+
+
+@needs_qemu
+@pytest.mark.parametrize("chain,dtype", _CHAINS[:1])
+def test_qdq_chain_table_exact_on_siracusa(tmp_path, capsys, chain, dtype):
+    path = _chain_model(tmp_path, chain, dtype)
+    _validate_n(capsys, 256, path, "--platform", "Siracusa", "--inputs", tmp_path / "inputs.npz")
+    _validate_n(capsys, 256, path, "--platform", "Siracusa", "--l1", "320", "--inputs", tmp_path / "inputs.npz")

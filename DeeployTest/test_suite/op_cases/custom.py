@@ -41,6 +41,29 @@ def naive_requantize_linear(xs, attrs):
     return y
 
 
+def _nearest_float32(exact):
+    """The float32 nearest to a Fraction, ties to the even significand."""
+    from fractions import Fraction
+    c = np.float32(float(exact))
+    near = [np.nextafter(c, np.float32(-np.inf)), c, np.nextafter(c, np.float32(np.inf))]
+    return min(near, key=lambda v: (abs(Fraction(float(v)) - exact), int(np.array(v).view(np.int32)) & 1))
+
+
+def naive_requantize_linear_add(xs, attrs):
+    """naive_requantize_linear, then q * ra + addend rounded once to float32 (exact fractions), rounded
+    half to even and saturated."""
+    from fractions import Fraction
+    q = naive_requantize_linear(xs[:3], attrs)
+    info = np.iinfo(np.int8 if num(attrs.get("signed", 1)) else np.uint8)
+    ra = Fraction(float(np.float32(num(attrs["ra"]))))
+    addend = np.broadcast_to(xs[3].astype(np.float32), q.shape)
+    y = np.zeros(q.shape, dtype=np.int64)
+    for idx in np.ndindex(*q.shape):
+        g = _nearest_float32(Fraction(int(q[idx])) * ra + Fraction(float(addend[idx])))
+        y[idx] = clip(round(float(g)), info.min, info.max)
+    return y
+
+
 def onnxruntime_qlinear(op: str):
     """onnxruntime's own com.microsoft QLinearAdd / QLinearMul on the operands, the scales and zero
     points as its inputs: the op is defined as what onnxruntime computes."""
@@ -286,6 +309,12 @@ def naive_sgd(xs, attrs):
                     dtype=np.float32).reshape(xs[0].shape)
 
 
+def naive_table_lookup(xs, attrs):
+    """Each element's entry of the table, by the element's byte (two's complement for int8)."""
+    return np.array([attrs["table"][int(v) & 0xFF] for v in xs[0].reshape(-1).tolist()],
+                    dtype=np.int64).reshape(xs[0].shape)
+
+
 from DeeployTest.test_suite.op_cases.npu import naive_ne16_conv, naive_neureka_conv  # noqa: E402
 
 ORACLES = {
@@ -297,9 +326,11 @@ ORACLES = {
     "SGD": naive_sgd,
     "RequantShift": naive_requant_shift,
     "RequantizeLinear": naive_requantize_linear,
+    "RequantizeLinearAdd": naive_requantize_linear_add,
     "QLinearAdd": onnxruntime_qlinear("QLinearAdd"),
     "QLinearMul": onnxruntime_qlinear("QLinearMul"),
     "QLinearSoftmax": onnxruntime_qlinear_softmax,
+    "TableLookup": naive_table_lookup,
     "iSoftmax": naive_isoftmax,
     "ITAMax": naive_itamax,
     "ITAPartialMax": naive_itapartialmax,

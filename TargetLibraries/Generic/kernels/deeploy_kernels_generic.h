@@ -1848,6 +1848,29 @@
                        TY *restrict y, uint32_t n, uint32_t channels, uint32_t inner, int32_t lo, \
                        int32_t hi)
 
+/* RequantizeLinearAdd (requantize_linear_add.inc): q = RequantizeLinear(x), then y =
+ * clip(round_half_even(fma((float)q, ra, addend[c])), lo, hi) (onnxruntime's QLinearAdd of a
+ * constant), over x viewed as [outer][channels][inner].
+ *
+ * Type macros:
+ *   T, TS, TZ, TA, TY: the element types of the node's operands, in order (inputs, then outputs)
+ * Scratch: none.
+ * Arguments:
+ *   x: input
+ *   scale: scale per channel
+ *   zp: zero point (scalar)
+ *   addend: addend per channel
+ *   y: output
+ *   n: elements
+ *   channels, inner: x's view
+ *   ra: q's multiplier
+ *   lo, hi: the output type's range
+ */
+#define DEEPLOY_PROTOTYPE_RequantizeLinearAdd \
+    static void KERNEL(const T *restrict x, const TS *restrict scale, const TZ *restrict zp, \
+                       const TA *restrict addend, TY *restrict y, uint32_t n, uint32_t channels, \
+                       uint32_t inner, float ra, int32_t lo, int32_t hi)
+
 /* RequantShift (requant_shift.inc): y = clip((x * mul + add + 2^(shift-1)) >> shift, lo, hi) over x
  * viewed as [outer, channels, inner].
  *
@@ -1960,6 +1983,25 @@
                        uint32_t d1, uint32_t d2, uint32_t d3, uint32_t sa0, uint32_t sa1, \
                        uint32_t sa2, uint32_t sa3, uint32_t sb0, uint32_t sb1, uint32_t sb2, \
                        uint32_t sb3)
+
+/* TableLookup (table_lookup.inc): y = table[x mod 256] of an 8-bit x (Deeploy/ops/qlinear.py): the
+ * table declared beside the call, word aligned, copied into the shared scratch first.
+ *
+ * Type macros:
+ *   TX, TY: the element types of the node's operands, in order (inputs, then outputs)
+ * Scratch:
+ *   shared (the shared argument; Deeploy.targets.generic.bindings.core._table_lookup_bytes): The
+ *     256 outputs of the table.
+ * Arguments:
+ *   x: input
+ *   y: output
+ *   table: the 256 outputs
+ *   n: elements
+ *   scratch: the shared copy of the table
+ */
+#define DEEPLOY_PROTOTYPE_TableLookup \
+    static void KERNEL(const TX *restrict x, TY *restrict y, const TY *restrict table, uint32_t n, \
+                       void *scratch)
 
 /* Transpose (transpose.inc): y = x permuted: output element (i0..i5) reads x at sum(ik *
  * strides[k]), dims padded to 6 with 1.

@@ -123,6 +123,17 @@ _REQUANTIZE_LINEAR_CALL = Signature(
      param("uint32_t inner", "${p.inner}", "x's view"), param("int32_t lo", "${p.lo}"),
      param("int32_t hi", "${p.hi}", "the output type's range")))
 
+_REQUANTIZE_LINEAR_ADD_CALL = Signature(
+    "q = RequantizeLinear(x), then y = clip(round_half_even(fma((float)q, ra, addend[c])), lo, hi) (onnxruntime's "
+    "QLinearAdd of a constant), over x viewed as [outer][channels][inner].",
+    (param("const T *restrict x", _X, "input"), param("const TS *restrict scale", "${x[1].ptr}", "scale per channel"),
+     param("const TZ *restrict zp", "${x[2].ptr}", "zero point (scalar)"),
+     param("const TA *restrict addend", "${x[3].ptr}", "addend per channel"), param("TY *restrict y", _Y, "output"),
+     param("uint32_t n", "${y[0].size}", "elements"), param("uint32_t channels", "${p.channels}"),
+     param("uint32_t inner", "${p.inner}", "x's view"), param("float ra", "${c_float(p.ra)}", "q's multiplier"),
+     param("int32_t lo", "${p.lo}"), param("int32_t hi", "${p.hi}", "the output type's range")),
+    setup="<%! from Deeploy.codegen.c_text import c_float %>")
+
 _QLINEAR_CALL = Signature(
     "y = QLinearAdd or QLinearMul of a and b (onnxruntime's float32 formulas, Deeploy/ops/qlinear.py), a and b "
     "broadcast onto y over up to 4 merged dims.",
@@ -262,6 +273,19 @@ _QLINEAR_SOFTMAX_CALL = Signature(
      param("int32_t hi", "${p.hi}", "the output's zero point and maximum")),
     setup="<%! from Deeploy.codegen.c_text import c_float %>",
     around="{\n    static const float table[256] = {${', '.join(c_float(v) for v in p.table)}};\n    {call}\n}\n")
+def _table_lookup_bytes(node, graph) -> int:
+    """The 256 outputs of the table."""
+    return 256 * graph.tensors[node.outputs[0]].dtype.nbytes
+
+
+_TABLE_LOOKUP_CALL = Signature(
+    "y = table[x mod 256] of an 8-bit x (Deeploy/ops/qlinear.py): the table declared beside the call, word aligned, "
+    "copied into the shared scratch first.",
+    (param("const TX *restrict x", _X, "input"), param("TY *restrict y", _Y, "output"),
+     param("const TY *restrict table", "table", "the 256 outputs"), param("uint32_t n", "${y[0].size}", "elements"),
+     param("void *scratch", "${shared}", "the shared copy of the table")),
+    around="{\n    static const ${p.out.ctype} table[256] __attribute__((aligned(4))) = {${', '.join(map(str, p.table))}};\n"
+           "    {call}\n}\n")
 _COPY = Kernel("Copy", "copy.inc", _COPY_CALL, floats=(FLOAT32, BFLOAT16))
 
 CORE_KERNELS: dict[str, tuple[Kernel, ...]] = {
@@ -282,9 +306,13 @@ CORE_KERNELS: dict[str, tuple[Kernel, ...]] = {
                             shared_scratch=_requant_table_bytes, scratch_optional=True),),
     "RequantizeLinear": (Kernel("RequantizeLinear", "requantize_linear.inc", _REQUANTIZE_LINEAR_CALL,
                                 ("T", "TS", "TZ", "TY"), floats=(FLOAT32,)),),
+    "RequantizeLinearAdd": (Kernel("RequantizeLinearAdd", "requantize_linear_add.inc", _REQUANTIZE_LINEAR_ADD_CALL,
+                                   ("T", "TS", "TZ", "TA", "TY"), floats=(FLOAT32,)),),
     **{op: (Kernel("QLinearBinary", "qlinear_binary.inc", _QLINEAR_CALL, ("T",), _broadcastable),)
        for op in ("QLinearAdd", "QLinearMul")},
     "QLinearSoftmax": (Kernel("QLinearSoftmax", "qlinear_softmax.inc", _QLINEAR_SOFTMAX_CALL, ("T",)),),
+    "TableLookup": (Kernel("TableLookup", "table_lookup.inc", _TABLE_LOOKUP_CALL, ("TX", "TY"),
+                           shared_scratch=_table_lookup_bytes),),
     "Conv": (
         Kernel("DWConv2d", "conv2d_depthwise.inc", _DWCONV_CALL, ("TIN", "TW"),
                accepts=lambda n, g: None if n.params.depthwise else "not depthwise", extra_types=_conv_types),
