@@ -33,30 +33,35 @@ NEEDS_QEMU = pytest.mark.skipif(shutil.which("qemu-system-riscv32") is None or
                                 reason="RISC-V toolchain or QEMU missing: run bash toolchain/install.sh")
 
 
-def _generic_slice(tmp_path: Path, examples: int, custom_ops: bool) -> int:
+def generic_slice(tmp_path: Path, custom_ops: bool, sanitize: bool = False) -> int:
+    """Run the deterministic slice (10 batches) on Generic; returns how many graphs it ran."""
     graphs = []
 
-    @settings(max_examples=examples, **FIXED)
+    @settings(max_examples=10, **FIXED)
     @given(batches(GRAPHS_PER_BATCH, custom_ops))
     def check(batch):
         folder = tmp_path / f"batch{len(graphs)}"
         write_batch(batch, folder)
-        run_batch(batch, folder, GENERIC)
+        run_batch(batch, folder, GENERIC, sanitize=sanitize)
         graphs.append(len(batch.graphs))
 
     check()
     return sum(graphs)
 
 
+# the plain slices are slow: the default suite runs the same batches under the sanitizers
+# (test_sanitize.py::test_fuzz_slice_sanitized), which check the same outputs
+@pytest.mark.slow
 def test_fuzz_generic_standard_ops(tmp_path):
     """Standard ops only: onnxruntime's outputs of the whole model are the goldens."""
-    assert _generic_slice(tmp_path, 10, custom_ops=False) >= 150
+    assert generic_slice(tmp_path, custom_ops=False) >= 150
 
 
+@pytest.mark.slow
 def test_fuzz_generic_with_custom_ops(tmp_path):
     """With the integer custom ops (iSoftmax, ITAMax, iGELU, norms, ...): reference goldens,
     standard nodes checked one by one against onnxruntime."""
-    assert _generic_slice(tmp_path, 10, custom_ops=True) >= 150
+    assert generic_slice(tmp_path, custom_ops=True) >= 150
 
 
 def test_fuzz_zero_sized_tensors(tmp_path):

@@ -32,24 +32,11 @@ def test_corpus_network_sanitized(test_dir, corpus, tmp_path, capsys):
     assert "DEEPLOY_SANITIZE:BOOL=ON" in (tmp_path / "gen" / "build" / "CMakeCache.txt").read_text()
 
 
-def test_fuzz_slice_sanitized(tmp_path):
-    """The deterministic fuzz slice of test_fuzz.py (standard ops and custom ops) under the sanitizers."""
+@pytest.mark.parametrize("custom_ops", (False, True), ids=("standard_ops", "custom_ops"))
+def test_fuzz_slice_sanitized(tmp_path, custom_ops):
+    """The deterministic fuzz slice of test_fuzz.py (standard ops, or with the custom ops) under the
+    sanitizers."""
     pytest.importorskip("hypothesis")
-    from hypothesis import given, settings
+    from DeeployTest.test_suite.test_fuzz import generic_slice
 
-    from DeeployTest.fuzzing.check import run_batch, write_batch
-    from DeeployTest.fuzzing.graphs import batches
-    from DeeployTest.test_suite.test_fuzz import FIXED, GRAPHS_PER_BATCH
-
-    graphs = []
-    for custom_ops in (False, True):
-        @settings(max_examples=10, **FIXED)
-        @given(batches(GRAPHS_PER_BATCH, custom_ops))
-        def check(batch):
-            folder = tmp_path / f"batch{len(graphs)}"
-            write_batch(batch, folder)
-            run_batch(batch, folder, GENERIC, sanitize=True)
-            graphs.append(len(batch.graphs))
-
-        check()
-    assert sum(graphs) >= 300
+    assert generic_slice(tmp_path, custom_ops, sanitize=True) >= 150
