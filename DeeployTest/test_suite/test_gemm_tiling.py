@@ -35,7 +35,8 @@ def test_gemm_layers_cost_the_kernel_formula():
         full = {d.name: d.size for d in spec.dims}
         k, unit = spec.tile_cycles.k, spec.tile_cycles.unit
         assert compute_cycles(spec, full, VIRTUAL_PLATFORM_L1) == math.ceil(
-            gemm_rq_estimate(full["B"], full["M"], full["N"], k, VIRTUAL_PLATFORM_L1.cores, unit))
+            gemm_rq_estimate(full["B"], full["M"], full["N"], k, VIRTUAL_PLATFORM_L1.cores, unit,
+                             spec.tile_cycles.rows))
         # the linear layers with a bias add it in the inline store; the others have none
         assert unit == (UNIT_BIAS if node.inputs[2] else UNIT), node.name
         rows = {m: spec.tile_cycles({"B": 1, "M": m, "N": 64}) for m in (20, 22, 24)}
