@@ -35,9 +35,9 @@ core costs
     FIXED_K4 + rows * ROW_K4 + strips * STRIP_K4
 
 with rows its share's output rows (4 per unit) and strips the column blocks it touches (each
-packed, then one call). The constants were fitted the same way on 5 runs of batched
-[b, M, 4] x [b, 4, N] MatMuls of two activations (8..64 x 4..64, batch 4..64, 1 and 8 cores:
-within 1.0%) and tested on 3 others (within 7.5%).
+block's 4 column words gathered from B, then its rows). The constants were fitted the same way on
+5 runs of batched [b, M, 4] x [b, 4, N] MatMuls of two activations (M 8..64, N 4..64, batch 4..64,
+1 and 8 cores: within 0.2%) and tested on 4 others (within 0.3%).
 
 ``gemm_rq_estimate`` extends it to every shape for the tiler (``GemmTileCycles``, the
 ``kernel_cycles`` of Siracusa's tiling parameters): M and N rounded up to whole blocks and K
@@ -65,9 +65,9 @@ UNIT_WIDE = 64.5
 UNIT_PER_K = 3.27    # 4 x 2 block, per step of k
 UNIT_PER_K4 = 5.91   # 4 x 4 block
 STRIP = 95.2
-FIXED_K4 = 46.7
-ROW_K4 = 20.7        # cycles per row of 4 outputs
-STRIP_K4 = 233.0
+FIXED_K4 = 315.0
+ROW_K4 = 21.01       # cycles per row of 4 outputs
+STRIP_K4 = 103.9
 
 
 def _block_width(batch: int, m: int, n: int, cores: int, unit: float) -> int:

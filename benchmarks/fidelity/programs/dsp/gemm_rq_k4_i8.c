@@ -1,8 +1,9 @@
 /* The requantised int8 GEMM kernel itself (gemm.inc with GEMM_REQUANT, as Siracusa's gemm_rq.inc)
- * on attention's Q K^T of one head of d = 4: [1, 64, 4] x [1, 4, 64], B an input (packed a column
- * block at a time), one core, one tile: the K = 4 path's two rows of requantised outputs per
- * hardware-loop trip (cv.lw post-increment, cv.dotsp.b, mul, cv.addNr, cv.clipr, cv.sb with a
- * register post-increment). Checked against the C requantisation of the plain sums. */
+ * on attention's Q K^T of one head of d = 4: [1, 64, 4] x [1, 4, 64], B an input, one core, one
+ * tile: the K = 4 rows path (each column block's words gathered from B's rows, then two rows of
+ * requantised outputs per hardware-loop trip: cv.lw post-increment, cv.dotsp.b, mul, cv.addNr,
+ * cv.clipr, cv.sb with a register post-increment). Checked against the C requantisation of the
+ * plain sums. */
 #include "bench.h"
 #include "common.h"
 
