@@ -86,7 +86,7 @@ ACT_CASES = [
     ("act_k4_u8_s8", (3, 16, 4), (3, 4, 12), True, False),
     ("act_k4_s8_u8", (2, 20, 4), (2, 4, 8), False, True),
     ("act_k4_u8_u8", (2, 12, 4), (2, 4, 16), True, True),
-    ("act_k4_rows_edge", (2, 18, 4), (2, 4, 16), False, False),   # row blocks of 4 and 2 edge rows
+    ("act_k4_rows_edge", (2, 18, 4), (2, 4, 16), False, False),   # M % 4 = 2: 4 x 4 blocks and edge rows
     ("act_k4_rot", (16, 8, 4), (16, 4, 4), False, False),
     ("act_av", (4, 16, 16), (4, 16, 4), False, False),
 ]

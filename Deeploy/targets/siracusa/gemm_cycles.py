@@ -27,8 +27,8 @@ requantisation (UNIT_WIDE, within 0.4%). A B input (not transposed) adds its pac
 formula leaves out. Shapes off the path (edges, K < 4, A transposed, fewer units than cores)
 return None.
 
-With K = 4, a B input packed a column block at a time and the inline store into a signed 8-bit
-range (``rows``), 4 x 4 blocks run their column block's strip as two rows of outputs per
+With K = 4, a B input, M a multiple of 4 and the inline store into a signed 8-bit range
+(``rows``), 4 x 4 blocks run their column block's strip as two rows of outputs per
 hardware-loop trip: the units go column-major (batch, column block, row block), so the slowest
 core costs
 
@@ -111,8 +111,8 @@ def _blocks_cycles(batch: int, m: int, n: int, k: int, cores: int, unit: float, 
 def gemm_rq_cycles(batch: int, m: int, n: int, k: int, cores: int, unit: float = UNIT,
                    rows: bool = False) -> float | None:
     """Modelled kernel cycles of GemmRQ on ``batch`` x (m x k @ k x n) int8 operands in L1 on
-    ``cores`` cores with the store ``unit`` per output (B transposed, or with ``rows`` a B input
-    packed into a signed 8-bit output), or None when the call leaves the dot-product blocks
+    ``cores`` cores with the store ``unit`` per output (B transposed; with ``rows`` a B input not
+    transposed and a signed 8-bit output), or None when the call leaves the dot-product blocks
     somewhere."""
     if m % 4 or n % 2 or k < 4:
         return None
@@ -128,13 +128,13 @@ def gemm_rq_estimate(batch: int, m: int, n: int, k: int, cores: int, unit: float
     exact = gemm_rq_cycles(batch, m, n, k, cores, unit, rows)
     if exact is not None:
         return exact
-    return _blocks_cycles(batch, -(-m // 4) * 4, -(-n // 2) * 2, max(k, 4), cores, unit, rows)
+    return _blocks_cycles(batch, -(-m // 4) * 4, -(-n // 2) * 2, max(k, 4), cores, unit, rows and m % 4 == 0)
 
 
 @dataclass(frozen=True)
 class GemmTileCycles:
     """Compute cycles of one tile (extents of the dims B, M, N) of a GemmRQ layer with reduction
-    ``k`` on ``cores`` cores and the store ``unit`` per output (``rows``: B an input packed, a
+    ``k`` on ``cores`` cores and the store ``unit`` per output (``rows``: B an input, not transposed, a
     signed 8-bit output): a LayerSpec's ``tile_cycles``."""
 
     k: int
