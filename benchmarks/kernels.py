@@ -4,7 +4,8 @@ host's instruction counts.
 
 1. GEMM sweep: an int8 MatMul with a constant int8 B and its RequantShift (one GemmRQ layer) per
    shape M x K x N, tiled at a large --l1 so the kernel runs once on operands in L1; the kernel
-   phase's modelled cycles give MAC/cycle per core (MACs / cycles / cores);
+   phase's modelled cycles give MAC/cycle per core (MACs / cycles / cores); then the same for
+   microLlama's attention MatMuls of two activations (batched, heads of 4);
 2. element-wise requantised ops (int8 Add and Mul of two inputs, scalar and per-channel
    RequantShift) on operands in L1: the kernel phase's modelled cycles per element and core;
 3. convolution sweep: an int8 Conv (uint8 image, int8 weights) and its per-channel RequantShift
@@ -48,6 +49,7 @@ RUNNER = REPO / "DeeployTest" / "testRunner_tiled_siracusa.py"
 NETWORK = CORPUS / "Models" / "microLlama" / "INT8" / "microLlama64_parallel"
 SHAPES = ("64x64x64", "64x64x256", "64x256x64", "16x4x4", "64x4x64", "64x64x4", "8x64x64", "1x64x256",
           "32x48x64", "17x33x9")   # M x K x N
+ATTENTION_SHAPES = ((16, 64, 4, 64), (64, 16, 4, 4), (16, 64, 64, 4))   # batch x M x K x N: Q K^T, rotation, scores x V
 # (input channels, image height = width, output channels, kernel, stride, depthwise)
 CONV_SHAPES = ((32, 16, 32, 3, 1, False), (16, 16, 32, 3, 2, False), (32, 16, 64, 1, 1, False),
                (64, 8, 64, 3, 1, False), (3, 32, 16, 3, 1, False), (32, 16, 32, 3, 1, True),
@@ -65,12 +67,15 @@ def run_tiled(test: Path, gen: Path, cores: int, l1: int, l2: int, double_buffer
     return json.loads((gen / "profile.json").read_text())
 
 
-def gemm_kernel_cycles(m: int, k: int, n: int, cores: int, work: Path) -> float:
+def gemm_kernel_cycles(m: int, k: int, n: int, cores: int, work: Path, batch: int = 0) -> float:
     """Modelled cycles of the kernel phase of one GemmRQ call on M x K @ K x N int8 operands in
-    L1 (a MatMul with constant int8 B and a scalar RequantShift, tiled at a large --l1)."""
-    test = work / f"gemm_{m}x{k}x{n}"
-    write_test(_matmul(np.random.default_rng(0), (m, k), (k, n), const_b=True, rq=True), test)
-    profile = run_tiled(test, work / f"gen_{m}x{k}x{n}_{cores}", cores, 200000, 2000000, False)
+    L1 (a MatMul with constant int8 B and a scalar RequantShift, tiled at a large --l1; with
+    ``batch``, [batch, M, K] x [batch, K, N] of two activations)."""
+    name = f"{batch}x{m}x{k}x{n}" if batch else f"{m}x{k}x{n}"
+    test = work / f"gemm_{name}"
+    shapes = ((batch, m, k), (batch, k, n)) if batch else ((m, k), (k, n))
+    write_test(_matmul(np.random.default_rng(0), *shapes, const_b=not batch, rq=True), test)
+    profile = run_tiled(test, work / f"gen_{name}_{cores}", cores, 200000, 2000000, False)
     layer = next(e for e in profile["layers"] if e["op"] in ("RequantizedMatMul", "RequantizedGemm"))
     return sum(t["kernel"] for t in layer["tiles"] if t["level"] == "L1")
 
@@ -82,6 +87,13 @@ def gemm_sweep(shapes: list[tuple[int, int, int]], cores: int, work: Path) -> No
         cycles = gemm_kernel_cycles(m, k, n, cores, work)
         macs = m * k * n
         print(f"{f'{m} x {k} x {n}':>14s} {macs:9,d} {cycles:9,.0f} {macs / cycles:10.3f} "
+              f"{macs / cycles / cores:9.3f}")
+    print(f"\n== GemmRQ of two activations (microLlama's attention, heads of 4), {cores} cores, operands in L1")
+    print(f"{'B x M x K x N':>18s} {'MACs':>9s} {'cycles':>9s} {'MAC/cycle':>10s} {'per core':>9s}")
+    for b, m, k, n in ATTENTION_SHAPES:
+        cycles = gemm_kernel_cycles(m, k, n, cores, work, batch=b)
+        macs = b * m * k * n
+        print(f"{f'{b} x {m} x {k} x {n}':>18s} {macs:9,d} {cycles:9,.0f} {macs / cycles:10.3f} "
               f"{macs / cycles / cores:9.3f}")
 
 

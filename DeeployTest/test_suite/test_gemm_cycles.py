@@ -44,6 +44,15 @@ def test_bias_formula_within_ten_percent(m, k, n, cores, tmp_path, capsys):
     assert predicted == with_c_store or abs(predicted - measured) < abs(with_c_store - measured)
 
 
+@pytest.mark.parametrize("batch,m,n,cores", [(4, 32, 32, 8), (2, 64, 16, 8), (1, 64, 64, 8), (6, 24, 8, 1)])
+def test_rows_formula_within_ten_percent(batch, m, n, cores, tmp_path, capsys):
+    """K = 4 with a B input (attention's Q K^T with heads of 4): the rows path (ROW_K4, STRIP_K4)."""
+    net = _matmul(np.random.default_rng(1), (batch, m, 4), (batch, 4, n), rq=True)
+    measured, _ = _kernel_cycles(tmp_path, m, 4, n, cores, capsys, net)
+    predicted = gemm_rq_cycles(batch, m, n, 4, cores, UNIT, rows=True)
+    assert abs(predicted - measured) <= 0.10 * measured, (predicted, measured)
+
+
 def test_off_path_shapes_have_no_formula():
     assert gemm_rq_cycles(1, 64, 3, 64, 8) is None      # N odd: a column edge
     assert gemm_rq_cycles(1, 64, 64, 3, 8) is None      # K < 4: C blocks

@@ -1,7 +1,8 @@
 """The register-blocked GEMM kernels (gemm.inc, and GemmRQ = gemm.inc with the requantisation
 fused) on the shapes and operand types that select their different paths: Siracusa's 4 x 4 and
 4 x 2 dot-product blocks (int8 or uint8 A and B, every signedness pair; weights transposed at
-compile time, or a B input packed a column block at a time; K tails, K = 4 and 8, odd M and N),
+compile time, or a B input packed a column block at a time; K tails, K = 4 and 8, odd M and N;
+batched MatMuls of two activations, with K = 4 two rows of outputs per hardware-loop trip),
 the C 2 x 8 and 4 x 4 blocks, the 1 x 4 / 1 x 1 edges and small-tile splits, the inline
 requantised store, the general store (C, per-column mul/add), and the host's dot-product path.
 Outputs must match the reference interpreter's goldens bit-exactly on Generic and on Siracusa
@@ -76,6 +77,28 @@ BIAS_CASES = [
     ("bias_c_matrix", 16, 16, 16, (16, 16), 3, -7, 8, True),   # C per row too: the C block store
 ]
 
+# MatMul of two activations, requantised (id, A shape, B shape, A unsigned, B unsigned): attention's
+# [heads, S, d] x [heads, d, S] with d = 4, whose 4 x 4 column blocks run two rows of outputs per
+# hardware-loop trip (every signedness pair), the rotation's [S, heads, d] x [S, d, d], and
+# [heads, S, S] x [heads, S, d]
+ACT_CASES = [
+    ("act_k4_s8_s8", (4, 24, 4), (4, 4, 16), False, False),
+    ("act_k4_u8_s8", (3, 16, 4), (3, 4, 12), True, False),
+    ("act_k4_s8_u8", (2, 20, 4), (2, 4, 8), False, True),
+    ("act_k4_u8_u8", (2, 12, 4), (2, 4, 16), True, True),
+    ("act_k4_rows_edge", (2, 18, 4), (2, 4, 16), False, False),   # M % 4 = 2: 4 x 4 blocks and edge rows
+    ("act_k4_rot", (16, 8, 4), (16, 4, 4), False, False),
+    ("act_av", (4, 16, 16), (4, 16, 4), False, False),
+]
+
+
+def _act_net(rng, a_shape, b_shape, a_unsigned, b_unsigned) -> Net:
+    net = Net("MatMul")
+    a = net.input("input_0", ints_in(rng, 0, 255, a_shape) if a_unsigned else ints_in(rng, -128, 127, a_shape))
+    b = net.input("input_1", ints_in(rng, 0, 255, b_shape) if b_unsigned else ints_in(rng, -128, 127, b_shape))
+    net.output(net.calib_rqs(net.node("MatMul", [a, b]), offset_rng=rng))
+    return net
+
 
 def _net(rng, m, k, n, a_unsigned, b_unsigned, requant) -> Net:
     net = Net("MatMul")
@@ -89,7 +112,7 @@ def _net(rng, m, k, n, a_unsigned, b_unsigned, requant) -> Net:
     return net
 
 
-ALL = CASES + GEMM_CASES + BIAS_CASES
+ALL = CASES + GEMM_CASES + BIAS_CASES + ACT_CASES
 
 
 @pytest.fixture(params=ALL, ids=[c[0] for c in ALL])
@@ -97,7 +120,9 @@ def case_dir(request, tmp_path):
     name, *shape = request.param
     folder = tmp_path / name
     rng = np.random.default_rng(7)
-    if len(shape) >= 8:
+    if isinstance(shape[0], tuple):
+        net = _act_net(rng, *shape)
+    elif len(shape) >= 8:
         net = gemm_int8_bias_rq(rng, *shape)
     else:
         net = _net(rng, *shape) if len(shape) == 6 else _gemm(rng, shape[0], shape[1], shape[2], rq=shape[3])

@@ -27,6 +27,18 @@ requantisation (UNIT_WIDE, within 0.4%). A B input (not transposed) adds its pac
 formula leaves out. Shapes off the path (edges, K < 4, A transposed, fewer units than cores)
 return None.
 
+With K = 4, a B input, M a multiple of 4 and the inline store into a signed 8-bit range
+(``rows``), 4 x 4 blocks run their column block's strip as two rows of outputs per
+hardware-loop trip: the units go column-major (batch, column block, row block), so the slowest
+core costs
+
+    FIXED_K4 + rows * ROW_K4 + strips * STRIP_K4
+
+with rows its share's output rows (4 per unit) and strips the column blocks it touches (each
+block's 4 column words gathered from B, then its rows). The constants were fitted the same way on
+5 runs of batched [b, M, 4] x [b, 4, N] MatMuls of two activations (M 8..64, N 4..64, batch 4..64,
+1 and 8 cores: within 0.2%) and tested on 4 others (within 0.3%).
+
 ``gemm_rq_estimate`` extends it to every shape for the tiler (``GemmTileCycles``, the
 ``kernel_cycles`` of Siracusa's tiling parameters): M and N rounded up to whole blocks and K
 to at least 4, and at most one unit per core when there are fewer than cores."""
@@ -40,6 +52,7 @@ from typing import Mapping
 
 
 __all__ = ["FIXED", "BLOCK", "UNIT", "UNIT_BIAS", "UNIT_C", "UNIT_WIDE", "UNIT_PER_K", "UNIT_PER_K4", "STRIP",
+           "FIXED_K4", "ROW_K4", "STRIP_K4",
            "gemm_rq_cycles",
            "gemm_rq_estimate", "GemmTileCycles", "gemm_tile_model"]
 
@@ -52,6 +65,9 @@ UNIT_WIDE = 64.5
 UNIT_PER_K = 3.27    # 4 x 2 block, per step of k
 UNIT_PER_K4 = 5.91   # 4 x 4 block
 STRIP = 95.2
+FIXED_K4 = 315.0
+ROW_K4 = 21.01       # cycles per row of 4 outputs
+STRIP_K4 = 103.9
 
 
 def _block_width(batch: int, m: int, n: int, cores: int, unit: float) -> int:
@@ -60,9 +76,25 @@ def _block_width(batch: int, m: int, n: int, cores: int, unit: float) -> int:
     return 4 if unit in (UNIT, UNIT_BIAS) and n % 4 == 0 and batch * (m // 4) * (n // 4) >= cores else 2
 
 
-def _blocks_cycles(batch: int, m: int, n: int, k: int, cores: int, unit: float) -> float:
+def _rows_k4_cycles(batch: int, m: int, n: int, cores: int) -> float:
+    """The K = 4 rows path's formula on whole 4 x 4 blocks."""
+    row_blocks = m // 4
+    units = batch * row_blocks * (n // 4)
+    share = -(-units // cores)
+    worst = 0.0
+    for core in range(cores):
+        lo, hi = min(core * share, units), min(core * share + share, units)
+        if lo < hi:
+            strips = (hi - 1) // row_blocks - lo // row_blocks + 1
+            worst = max(worst, 4 * (hi - lo) * ROW_K4 + strips * STRIP_K4)
+    return FIXED_K4 + worst
+
+
+def _blocks_cycles(batch: int, m: int, n: int, k: int, cores: int, unit: float, rows: bool = False) -> float:
     """The formula on whole blocks (m a multiple of 4, n of 2), any number of units."""
     w = _block_width(batch, m, n, cores, unit)
+    if rows and k == 4 and w == 4 and unit == UNIT:
+        return _rows_k4_cycles(batch, m, n, cores)
     row_blocks, col_blocks = batch * m // 4, n // w
     units = row_blocks * col_blocks
     block = BLOCK + 4 * w * unit + (UNIT_PER_K4 if w == 4 else UNIT_PER_K) * k
@@ -76,38 +108,43 @@ def _blocks_cycles(batch: int, m: int, n: int, k: int, cores: int, unit: float) 
     return FIXED + worst
 
 
-def gemm_rq_cycles(batch: int, m: int, n: int, k: int, cores: int, unit: float = UNIT) -> float | None:
+def gemm_rq_cycles(batch: int, m: int, n: int, k: int, cores: int, unit: float = UNIT,
+                   rows: bool = False) -> float | None:
     """Modelled kernel cycles of GemmRQ on ``batch`` x (m x k @ k x n) int8 operands in L1 on
-    ``cores`` cores with the store ``unit`` per output (B transposed), or None when the call
-    leaves the dot-product blocks somewhere."""
+    ``cores`` cores with the store ``unit`` per output (B transposed; with ``rows`` a B input not
+    transposed and a signed 8-bit output), or None when the call leaves the dot-product blocks
+    somewhere."""
     if m % 4 or n % 2 or k < 4:
         return None
     if batch * m // 4 * (n // 2) < cores:
         return None
-    return _blocks_cycles(batch, m, n, k, cores, unit)
+    return _blocks_cycles(batch, m, n, k, cores, unit, rows)
 
 
 @lru_cache(maxsize=65536)
-def gemm_rq_estimate(batch: int, m: int, n: int, k: int, cores: int, unit: float = UNIT) -> float:
+def gemm_rq_estimate(batch: int, m: int, n: int, k: int, cores: int, unit: float = UNIT, rows: bool = False) -> float:
     """``gemm_rq_cycles`` where the call is on the assembly path, else the formula on the shape
     rounded up to whole blocks and even K (see the module docstring)."""
-    exact = gemm_rq_cycles(batch, m, n, k, cores, unit)
+    exact = gemm_rq_cycles(batch, m, n, k, cores, unit, rows)
     if exact is not None:
         return exact
-    return _blocks_cycles(batch, -(-m // 4) * 4, -(-n // 2) * 2, max(k, 4), cores, unit)
+    return _blocks_cycles(batch, -(-m // 4) * 4, -(-n // 2) * 2, max(k, 4), cores, unit, rows and m % 4 == 0)
 
 
 @dataclass(frozen=True)
 class GemmTileCycles:
     """Compute cycles of one tile (extents of the dims B, M, N) of a GemmRQ layer with reduction
-    ``k`` on ``cores`` cores and the store ``unit`` per output: a LayerSpec's ``tile_cycles``."""
+    ``k`` on ``cores`` cores and the store ``unit`` per output (``rows``: B an input, not transposed, a
+    signed 8-bit output): a LayerSpec's ``tile_cycles``."""
 
     k: int
     cores: int
     unit: float = UNIT
+    rows: bool = False
 
     def __call__(self, ext: Mapping[str, int]) -> int:
-        return math.ceil(gemm_rq_estimate(ext.get("B", 1), ext["M"], ext["N"], self.k, self.cores, self.unit))
+        return math.ceil(gemm_rq_estimate(ext.get("B", 1), ext["M"], ext["N"], self.k, self.cores, self.unit,
+                                          self.rows))
 
 
 def gemm_tile_model(node, graph, cores: int) -> GemmTileCycles | None:
@@ -130,4 +167,5 @@ def gemm_tile_model(node, graph, cores: int) -> GemmTileCycles | None:
     if any(st[2] for st in strides) or p.alpha != 1 or (c is not None and p.beta != 1):
         return GemmTileCycles(p.k, cores, UNIT_C)
     uniform = c is None and all(st[1] == 0 for st in strides)
-    return GemmTileCycles(p.k, cores, UNIT if uniform else UNIT_BIAS)
+    rows = not p.trans_b and graph.tensors[node.outputs[0]].dtype.signed
+    return GemmTileCycles(p.k, cores, UNIT if uniform else UNIT_BIAS, rows)
