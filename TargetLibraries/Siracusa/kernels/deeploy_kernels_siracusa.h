@@ -266,6 +266,79 @@
                        uint32_t shift, int32_t lo, int32_t hi, int64_t p0, int64_t p1, int64_t p2, \
                        void *scratch, int32_t key_lo, uint32_t keys)
 
+/* iSoftmax_RQ_XP (isoftmax_rq_xp.inc): iSoftmax fused with its RequantShift: v as iSoftmax, y =
+ * clip((v * mul + add + 2^(shift-1)) >> shift, lo, hi); mul and add broadcast onto the rows. With
+ * scratch the e(d) table (lut_size = 256) and, for scalar mul and add, the output of every v
+ * (rq_table = 1) are tabulated in it; without, computed directly.
+ *
+ * Type macros:
+ *   TIN, TM, TA, TOUT: the element types of the node's operands, in order (inputs, then outputs)
+ *   TACC: as iSoftmax
+ *   TE: as iSoftmax
+ *   TRQ: v * mul + add + rounding: int32_t or int64_t
+ * Scratch:
+ *   shared (the shared argument; Deeploy.targets.generic.bindings.nonlinear._isoftmax_rq_bytes):
+ *     Shared: the e(d) table as for iSoftmax, then the outputs of every softmax value
+ *     (isoftmax_rq.inc); nothing when the call uses neither. Optional as for iSoftmax.
+ *   optional: given NULL, the kernel runs without it, more slowly.
+ * Arguments:
+ *   x: input
+ *   mul: multiplier
+ *   add: offset
+ *   y: output
+ *   scratch: the shared tables, or NULL
+ *   r0, r1, r2: row dims (1-padded)
+ *   width: row length (the last axis)
+ *   ms0, ms1, ms2: mul's element strides over the row dims
+ *   mcs: mul's step along a row (0 or 1)
+ *   ads0, ads1, ads2: add's element strides over the row dims
+ *   adcs: add's step along a row (0 or 1)
+ *   a, b, c: exp polynomial coefficients
+ *   log2: the exp's log2 constant
+ *   levels_m1: softmax levels - 1
+ *   lut_size: 256 with the e(d) table, else 0
+ *   rq_table: 1: the outputs tabulated
+ *   shift, lo, hi: requantisation shift and output bounds
+ */
+#define DEEPLOY_PROTOTYPE_iSoftmax_RQ_XP \
+    static void KERNEL(const TIN *restrict x, const TM *restrict mul, const TA *restrict add, \
+                       TOUT *restrict y, void *scratch, uint32_t r0, uint32_t r1, uint32_t r2, \
+                       uint32_t width, uint32_t ms0, uint32_t ms1, uint32_t ms2, uint32_t mcs, \
+                       uint32_t ads0, uint32_t ads1, uint32_t ads2, uint32_t adcs, int64_t a, \
+                       int64_t b, int64_t c, uint32_t log2, uint32_t levels_m1, uint32_t lut_size, \
+                       uint32_t rq_table, uint32_t shift, int32_t lo, int32_t hi)
+
+/* iSoftmax_XP (isoftmax_xp.inc): iSoftmax over rows of `width` (I-BERT second-order exp,
+ * specs/integer-ops.md); with lut_size = 256 the e(d) table is built in the shared scratch, without
+ * (lut_size = 0, scratch NULL) each e is computed directly: the same result.
+ *
+ * Type macros:
+ *   TIN, TOUT: the element types of the node's operands, in order (inputs, then outputs)
+ *   TACC: uint32_t when e * levels_m1 < 2^31 and the row sums fit 32 bits, else int64_t
+ *   TE: the e(d) table's entries: uint16_t when every e fits, else TACC
+ * Scratch:
+ *   shared (the shared argument; Deeploy.targets.generic.bindings.nonlinear._isoftmax_table_bytes):
+ *     Shared by the cores: the e(d) table (256 TE entries, plus alignment slack: the kernel aligns
+ *     it), rounded up to 8, when this call uses one (isoftmax.inc); else nothing. The call is the
+ *     whole layer, or one tile of it when tiled: small tiles need no scratch. Without scratch (a
+ *     NULL ``shared``) the kernel computes every e directly, so the table is optional.
+ *   optional: given NULL, the kernel runs without it, more slowly.
+ * Arguments:
+ *   x: input
+ *   y: output
+ *   scratch: the shared e(d) table, or NULL
+ *   rows: rows (all but the last axis)
+ *   width: row length (the last axis)
+ *   a, b, c: exp polynomial coefficients
+ *   log2: the exp's log2 constant
+ *   levels_m1: output levels - 1
+ *   lut_size: 256 with a table, else 0
+ */
+#define DEEPLOY_PROTOTYPE_iSoftmax_XP \
+    static void KERNEL(const TIN *restrict x, TOUT *restrict y, void *scratch, uint32_t rows, \
+                       uint32_t width, int64_t a, int64_t b, int64_t c, uint32_t log2, \
+                       uint32_t levels_m1, uint32_t lut_size)
+
 /* MulRQ (mul_rq.inc): Mul: v = a * b. Then y = clip((v * mul + add + 2^(shift-1)) >> shift, lo, hi)
  * over the output viewed as [outer, channels, inner].
  *
