@@ -207,7 +207,7 @@ def _eltwise_call(doc: str, constants: tuple[str, str, str], unary: bool = False
 
 
 def _lanes(kernel: Kernel, name: str, source: str) -> Kernel:
-    """A Generic kernel whose source the cluster library wraps to walk 8-bit rows on byte lanes."""
+    """A Generic kernel whose source the cluster library wraps to walk 8-bit data on byte lanes."""
     return replace(kernel, name=name, source=source)
 
 
@@ -228,6 +228,7 @@ SIRACUSA_BINDINGS: dict[str, tuple[Kernel, ...]] = {
     "iSoftmax": (_lanes(GENERIC_BINDINGS["iSoftmax"][0], "iSoftmax_XP", "isoftmax_xp.inc"),),
     "RequantizediSoftmax": (_lanes(GENERIC_BINDINGS["RequantizediSoftmax"][0], "iSoftmax_RQ_XP",
                                    "isoftmax_rq_xp.inc"),),
+    "RequantShift": (_lanes(GENERIC_BINDINGS["RequantShift"][0], "RequantShift_XP", "requant_shift_xp.inc"),),
     "RequantizedGemm": (_GEMM_RQ,),
     "RequantizedMatMul": (_GEMM_RQ,),
     "RequantizedAdd": (_eltwise_kernel("AddRQ", "add_rq.inc", ("TA", "TB", "TM", "TAD", "TY"), "Add: v = a + b.",

@@ -374,4 +374,33 @@
                        uint32_t shift, int32_t lo, int32_t hi, int64_t p0, int64_t p1, int64_t p2, \
                        void *scratch, int32_t key_lo, uint32_t keys)
 
+/* RequantShift_XP (requant_shift_xp.inc): y = clip((x * mul + add + 2^(shift-1)) >> shift, lo, hi)
+ * over x viewed as [outer, channels, inner].
+ *
+ * Type macros:
+ *   TIN, TM, TA, TOUT: the element types of the node's operands, in order (inputs, then outputs)
+ *   TACC: accumulator: int32_t when x * mul + add + rounding provably fits, else int64_t
+ * Scratch:
+ *   shared (the shared argument; Deeploy.targets.generic.bindings.core._requant_table_bytes): The
+ *     output table of an 8-bit input (output_table), when the call has one.
+ *   optional: given NULL, the kernel runs without it, more slowly.
+ * Arguments:
+ *   x: input
+ *   mul: multiplier
+ *   add: offset
+ *   y: output
+ *   outer, channels, inner: x viewed as [outer, channels, inner]
+ *   mul_stride: 1: mul per channel, 0: scalar
+ *   add_stride: 1: add per channel, 0: scalar
+ *   shift, lo, hi: shift and output bounds
+ *   scratch: the shared output table, or NULL
+ *   key_lo: the table's lowest input
+ *   keys: inputs in the table; 0: no table (outputs computed)
+ */
+#define DEEPLOY_PROTOTYPE_RequantShift_XP \
+    static void KERNEL(const TIN *restrict x, const TM *restrict mul, const TA *restrict add, \
+                       TOUT *restrict y, uint32_t outer, uint32_t channels, uint32_t inner, \
+                       uint32_t mul_stride, uint32_t add_stride, uint32_t shift, int32_t lo, \
+                       int32_t hi, void *scratch, int32_t key_lo, uint32_t keys)
+
 #endif /* DEEPLOY_KERNELS_SIRACUSA_H */
