@@ -2,7 +2,8 @@
 8-bit rows whose starts fall on every byte of a word (row widths not a multiple of 4: an
 unaligned head and tail), rows shorter than a word, rows shared by cores (a core writes part of
 a row), uint8 inputs (cv.maxu.b), maxima in the head, the words and the tail, 16- and 32-bit
-e(d) tables, and the fused requantisation (scalar: tabulated; per row). Siracusa binds the
+e(d) tables, rows whose e fit the core's stack buffer and rows longer than it, and the fused
+requantisation (scalar: tabulated; per row). Siracusa binds the
 lanes kernels to these calls, and their outputs match the reference interpreter's goldens
 bit-exactly on Generic and on Siracusa with 1 and 8 cores and tiled."""
 
@@ -58,6 +59,8 @@ CASES = [
     ("width_3_rows_shorter_than_a_word", _softmax(_maxima_everywhere(-128, 120, (50, 3)))),
     ("width_66_rows_shared_by_cores", _softmax(_maxima_everywhere(-100, 127, (5, 66)))),
     ("width_30_table_of_words", _softmax(_maxima_everywhere(-128, 127, (9, 30)), _WIDE_TABLE)),
+    ("width_301_beyond_the_stack_row", _softmax(_maxima_everywhere(-128, 127, (3, 301)))),
+    ("width_150_words_beyond_the_stack_row", _softmax(_maxima_everywhere(-128, 127, (2, 150)), _WIDE_TABLE)),
     ("rq_scalar_width_22", _softmax(_maxima_everywhere(-128, 127, (4, 9, 22)), rq=(3000, -200, 10))),
     ("rq_per_row_width_37", _softmax(_maxima_everywhere(-128, 127, (2, 4, 37)), rq=((2, 4, 1), 50, 11))),
 ]
