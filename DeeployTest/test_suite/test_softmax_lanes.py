@@ -53,12 +53,16 @@ def _softmax(x, attrs=None, rq=None):
 # e(0) = 2^17 + ...: the table's entries do not fit 16 bits (32-bit entries)
 _WIDE_TABLE = {"coeffA": 1, "coeffB": 400, "coeffC": 2**17, "log2": 300, "n_levels": 256}
 
+# a * t^2 + c on both sides of 2^31: the e(d) table filled in int64 (and a 64-bit TACC: no lanes)
+_INT64_TABLE = {"coeffA": 1, "coeffB": 46341, "coeffC": 7, "log2": 8, "n_levels": 256}
+
 CASES = [
     ("width_7_int8", _softmax(_maxima_everywhere(-128, 127, (5, 7, 7)))),
     ("width_13_uint8", _softmax(_maxima_everywhere(0, 255, (3, 4, 13)))),
     ("width_3_rows_shorter_than_a_word", _softmax(_maxima_everywhere(-128, 120, (50, 3)))),
     ("width_66_rows_shared_by_cores", _softmax(_maxima_everywhere(-100, 127, (5, 66)))),
     ("width_30_table_of_words", _softmax(_maxima_everywhere(-128, 127, (9, 30)), _WIDE_TABLE)),
+    ("int64_table", _softmax(_maxima_everywhere(-128, 127, (30, 20)), _INT64_TABLE)),
     ("width_301_beyond_the_stack_row", _softmax(_maxima_everywhere(-128, 127, (3, 301)))),
     ("width_150_words_beyond_the_stack_row", _softmax(_maxima_everywhere(-128, 127, (2, 150)), _WIDE_TABLE)),
     ("rq_scalar_width_22", _softmax(_maxima_everywhere(-128, 127, (4, 9, 22)), rq=(3000, -200, 10))),
@@ -83,7 +87,7 @@ def test_generic(case_dir, capsys):
 def test_siracusa_runs_the_lanes_kernel(case_dir, cores, capsys):
     run_siracusa(case_dir, cores, capsys)
     code = (case_dir / f"siracusa{cores}" / "network" / "Network.c").read_text()
-    assert "_xp.inc" in code, "the Siracusa call does not use the byte-lanes iSoftmax"
+    assert "_xp.inc" in code, "the Siracusa call does not use the byte-lanes iSoftmax wrapper"
 
 
 @needs_qemu
