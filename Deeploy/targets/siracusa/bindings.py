@@ -228,6 +228,7 @@ SIRACUSA_BINDINGS: dict[str, tuple[Kernel, ...]] = {
     "iSoftmax": (_lanes(GENERIC_BINDINGS["iSoftmax"][0], "iSoftmax_XP", "isoftmax_xp.inc"),),
     "RequantizediSoftmax": (_lanes(GENERIC_BINDINGS["RequantizediSoftmax"][0], "iSoftmax_RQ_XP",
                                    "isoftmax_rq_xp.inc"),),
+    "Add": tuple(_lanes(k, "Add_XP", "add_xp.inc") if k.name == "Add" else k for k in GENERIC_BINDINGS["Add"]),
     "RequantShift": (_lanes(GENERIC_BINDINGS["RequantShift"][0], "RequantShift_XP", "requant_shift_xp.inc"),),
     "RequantizedGemm": (_GEMM_RQ,),
     "RequantizedMatMul": (_GEMM_RQ,),

@@ -7,12 +7,12 @@
  * it defines KERNEL (the variant's name, e.g. <kernel>_s8_s32) and the macros, then includes
  * the source. DEEPLOY_PROTOTYPE_<kernel> expands to the same prototype, in terms of the same
  * macros, to declare a variant before its definition:
- *     #define KERNEL AddRQ_variant
+ *     #define KERNEL Add_XP_variant
  *     #define TA int8_t
  *     #define TB int8_t
  *     ...
- *     DEEPLOY_PROTOTYPE_AddRQ;
- *     #include "add_rq.inc"
+ *     DEEPLOY_PROTOTYPE_Add_XP;
+ *     #include "add_xp.inc"
  * The first type macros are the element types of the node's operands in order (inputs, then
  * outputs); the compiler computes the others (accumulators), as each kernel lists. A kernel
  * called on several cores splits the work itself (common.h); scratch, where a kernel needs
@@ -22,6 +22,28 @@
 #define DEEPLOY_KERNELS_SIRACUSA_H
 
 #include <stdint.h>
+
+/* Add_XP (add_xp.inc): y = OP(a, b) elementwise (Add, Sub, Mul, Div, Max, Min: binary.inc), a and b
+ * broadcast onto y over up to 4 merged dims.
+ *
+ * Type macros:
+ *   TA, TB, TY: the element types of the node's operands, in order (inputs, then outputs)
+ *   TV: the type the operation is computed in: int32_t, or int64_t when an operand or the output
+ *     holds values beyond int32; uint32_t or uint64_t for an Add, Sub or Mul that wraps
+ * Scratch: none.
+ * Arguments:
+ *   a: first operand
+ *   b: second operand
+ *   y: output, contiguous
+ *   d0, d1, d2, d3: output dims after merging, outermost first (1-padded)
+ *   sa0, sa1, sa2, sa3: element strides of a over d0..d3 (0 on broadcast dims)
+ *   sb0, sb1, sb2, sb3: element strides of b over d0..d3 (0 on broadcast dims)
+ */
+#define DEEPLOY_PROTOTYPE_Add_XP \
+    static void KERNEL(const TA *restrict a, const TB *restrict b, TY *restrict y, uint32_t d0, \
+                       uint32_t d1, uint32_t d2, uint32_t d3, uint32_t sa0, uint32_t sa1, \
+                       uint32_t sa2, uint32_t sa3, uint32_t sb0, uint32_t sb1, uint32_t sb2, \
+                       uint32_t sb3)
 
 /* AddRQ (add_rq.inc): Add: v = a + b. Then y = clip((v * mul + add + 2^(shift-1)) >> shift, lo, hi)
  * over the output viewed as [outer, channels, inner].
