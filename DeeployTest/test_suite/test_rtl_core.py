@@ -6,7 +6,9 @@ a taken branch to a misaligned 32-bit instruction (branch_misaligned), the far c
 register hazard (call_ret), fsqrt.s (fpu_fsqrt), a requantised int8 GEMM (gemm_i8_rq), and in the PULP
 DSP form (programs/dsp/) the 4x2 int8 GEMM block of dot products in a hardware loop (gemm_4x2_i8), the
 requantised GEMM kernel itself on attention's Q K^T with heads of 4 (gemm_rq_k4_i8: one core, one
-tile, its outputs checked on the RTL too) and the bit-manipulation mix (bitmanip_mix, whose cv.cnt/ff1/fl1/clb run through the emulator on QEMU).
+tile, its outputs checked on the RTL too), the byte-lane table lookup of the element-wise kernels
+and iSoftmax (lookup_lanes_i8) and the bit-manipulation mix (bitmanip_mix, whose cv.cnt/ff1/fl1/clb
+run through the emulator on QEMU).
 The whole suite (N >= 30 programs, every one within 2%) runs with ``-m rtl_full``."""
 
 from __future__ import annotations
@@ -19,7 +21,8 @@ from Deeploy.errors import BuildError
 from Deeploy.targets.pulp.rtl import rtl_simulator
 from DeeployTest.test_suite.conftest import REPO
 
-FAST = ("branch_misaligned", "call_ret", "fpu_fsqrt", "gemm_i8_rq", "gemm_4x2_i8", "gemm_rq_k4_i8", "bitmanip_mix")
+FAST = ("branch_misaligned", "call_ret", "fpu_fsqrt", "gemm_i8_rq", "gemm_4x2_i8", "gemm_rq_k4_i8", "lookup_lanes_i8",
+        "bitmanip_mix")
 
 
 @pytest.fixture(scope="module")

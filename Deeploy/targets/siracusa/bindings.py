@@ -206,6 +206,11 @@ def _eltwise_call(doc: str, constants: tuple[str, str, str], unary: bool = False
         types={"TB": "TA (a unary op: the source defines it)"} if unary else {})
 
 
+def _lanes(kernel: Kernel, name: str, source: str) -> Kernel:
+    """A Generic kernel whose source the cluster library wraps to walk 8-bit data on byte lanes."""
+    return replace(kernel, name=name, source=source)
+
+
 _GEMM_RQ = Kernel("GemmRQ", "gemm_rq.inc", _GEMM_RQ_CALL, ("TA", "TB", "TC", "TM", "TAD", "TY"),
                   accepts=_rq_accepts(gemm_sum_bound, _gemm_rq_layout), extra_types=_rq_types(gemm_sum_bound))
 
@@ -220,6 +225,11 @@ SIRACUSA_BINDINGS: dict[str, tuple[Kernel, ...]] = {
                                ("TIN", "TW", "TB", "TM", "TA", "TOUT"),
                                accepts=_rq_accepts(conv_sum_bound, _channels_last),
                                extra_types=_rq_types(conv_sum_bound)),),
+    "iSoftmax": (_lanes(GENERIC_BINDINGS["iSoftmax"][0], "iSoftmax_XP", "isoftmax_xp.inc"),),
+    "RequantizediSoftmax": (_lanes(GENERIC_BINDINGS["RequantizediSoftmax"][0], "iSoftmax_RQ_XP",
+                                   "isoftmax_rq_xp.inc"),),
+    "Add": tuple(_lanes(k, "Add_XP", "add_xp.inc") if k.name == "Add" else k for k in GENERIC_BINDINGS["Add"]),
+    "RequantShift": (_lanes(GENERIC_BINDINGS["RequantShift"][0], "RequantShift_XP", "requant_shift_xp.inc"),),
     "RequantizedGemm": (_GEMM_RQ,),
     "RequantizedMatMul": (_GEMM_RQ,),
     "RequantizedAdd": (_eltwise_kernel("AddRQ", "add_rq.inc", ("TA", "TB", "TM", "TAD", "TY"), "Add: v = a + b.",

@@ -7,12 +7,12 @@
  * it defines KERNEL (the variant's name, e.g. <kernel>_s8_s32) and the macros, then includes
  * the source. DEEPLOY_PROTOTYPE_<kernel> expands to the same prototype, in terms of the same
  * macros, to declare a variant before its definition:
- *     #define KERNEL AddRQ_variant
+ *     #define KERNEL Add_XP_variant
  *     #define TA int8_t
  *     #define TB int8_t
  *     ...
- *     DEEPLOY_PROTOTYPE_AddRQ;
- *     #include "add_rq.inc"
+ *     DEEPLOY_PROTOTYPE_Add_XP;
+ *     #include "add_xp.inc"
  * The first type macros are the element types of the node's operands in order (inputs, then
  * outputs); the compiler computes the others (accumulators), as each kernel lists. A kernel
  * called on several cores splits the work itself (common.h); scratch, where a kernel needs
@@ -22,6 +22,28 @@
 #define DEEPLOY_KERNELS_SIRACUSA_H
 
 #include <stdint.h>
+
+/* Add_XP (add_xp.inc): y = OP(a, b) elementwise (Add, Sub, Mul, Div, Max, Min: binary.inc), a and b
+ * broadcast onto y over up to 4 merged dims.
+ *
+ * Type macros:
+ *   TA, TB, TY: the element types of the node's operands, in order (inputs, then outputs)
+ *   TV: the type the operation is computed in: int32_t, or int64_t when an operand or the output
+ *     holds values beyond int32; uint32_t or uint64_t for an Add, Sub or Mul that wraps
+ * Scratch: none.
+ * Arguments:
+ *   a: first operand
+ *   b: second operand
+ *   y: output, contiguous
+ *   d0, d1, d2, d3: output dims after merging, outermost first (1-padded)
+ *   sa0, sa1, sa2, sa3: element strides of a over d0..d3 (0 on broadcast dims)
+ *   sb0, sb1, sb2, sb3: element strides of b over d0..d3 (0 on broadcast dims)
+ */
+#define DEEPLOY_PROTOTYPE_Add_XP \
+    static void KERNEL(const TA *restrict a, const TB *restrict b, TY *restrict y, uint32_t d0, \
+                       uint32_t d1, uint32_t d2, uint32_t d3, uint32_t sa0, uint32_t sa1, \
+                       uint32_t sa2, uint32_t sa3, uint32_t sb0, uint32_t sb1, uint32_t sb2, \
+                       uint32_t sb3)
 
 /* AddRQ (add_rq.inc): Add: v = a + b. Then y = clip((v * mul + add + 2^(shift-1)) >> shift, lo, hi)
  * over the output viewed as [outer, channels, inner].
@@ -266,6 +288,79 @@
                        uint32_t shift, int32_t lo, int32_t hi, int64_t p0, int64_t p1, int64_t p2, \
                        void *scratch, int32_t key_lo, uint32_t keys)
 
+/* iSoftmax_RQ_XP (isoftmax_rq_xp.inc): iSoftmax fused with its RequantShift: v as iSoftmax, y =
+ * clip((v * mul + add + 2^(shift-1)) >> shift, lo, hi); mul and add broadcast onto the rows. With
+ * scratch the e(d) table (lut_size = 256) and, for scalar mul and add, the output of every v
+ * (rq_table = 1) are tabulated in it; without, computed directly.
+ *
+ * Type macros:
+ *   TIN, TM, TA, TOUT: the element types of the node's operands, in order (inputs, then outputs)
+ *   TACC: as iSoftmax
+ *   TE: as iSoftmax
+ *   TRQ: v * mul + add + rounding: int32_t or int64_t
+ * Scratch:
+ *   shared (the shared argument; Deeploy.targets.generic.bindings.nonlinear._isoftmax_rq_bytes):
+ *     Shared: the e(d) table as for iSoftmax, then the outputs of every softmax value
+ *     (isoftmax_rq.inc); nothing when the call uses neither. Optional as for iSoftmax.
+ *   optional: given NULL, the kernel runs without it, more slowly.
+ * Arguments:
+ *   x: input
+ *   mul: multiplier
+ *   add: offset
+ *   y: output
+ *   scratch: the shared tables, or NULL
+ *   r0, r1, r2: row dims (1-padded)
+ *   width: row length (the last axis)
+ *   ms0, ms1, ms2: mul's element strides over the row dims
+ *   mcs: mul's step along a row (0 or 1)
+ *   ads0, ads1, ads2: add's element strides over the row dims
+ *   adcs: add's step along a row (0 or 1)
+ *   a, b, c: exp polynomial coefficients
+ *   log2: the exp's log2 constant
+ *   levels_m1: softmax levels - 1
+ *   lut_size: 256 with the e(d) table, else 0
+ *   rq_table: 1: the outputs tabulated
+ *   shift, lo, hi: requantisation shift and output bounds
+ */
+#define DEEPLOY_PROTOTYPE_iSoftmax_RQ_XP \
+    static void KERNEL(const TIN *restrict x, const TM *restrict mul, const TA *restrict add, \
+                       TOUT *restrict y, void *scratch, uint32_t r0, uint32_t r1, uint32_t r2, \
+                       uint32_t width, uint32_t ms0, uint32_t ms1, uint32_t ms2, uint32_t mcs, \
+                       uint32_t ads0, uint32_t ads1, uint32_t ads2, uint32_t adcs, int64_t a, \
+                       int64_t b, int64_t c, uint32_t log2, uint32_t levels_m1, uint32_t lut_size, \
+                       uint32_t rq_table, uint32_t shift, int32_t lo, int32_t hi)
+
+/* iSoftmax_XP (isoftmax_xp.inc): iSoftmax over rows of `width` (I-BERT second-order exp,
+ * specs/integer-ops.md); with lut_size = 256 the e(d) table is built in the shared scratch, without
+ * (lut_size = 0, scratch NULL) each e is computed directly: the same result.
+ *
+ * Type macros:
+ *   TIN, TOUT: the element types of the node's operands, in order (inputs, then outputs)
+ *   TACC: uint32_t when e * levels_m1 < 2^31 and the row sums fit 32 bits, else int64_t
+ *   TE: the e(d) table's entries: uint16_t when every e fits, else TACC
+ * Scratch:
+ *   shared (the shared argument; Deeploy.targets.generic.bindings.nonlinear._isoftmax_table_bytes):
+ *     Shared by the cores: the e(d) table (256 TE entries, plus alignment slack: the kernel aligns
+ *     it), rounded up to 8, when this call uses one (isoftmax.inc); else nothing. The call is the
+ *     whole layer, or one tile of it when tiled: small tiles need no scratch. Without scratch (a
+ *     NULL ``shared``) the kernel computes every e directly, so the table is optional.
+ *   optional: given NULL, the kernel runs without it, more slowly.
+ * Arguments:
+ *   x: input
+ *   y: output
+ *   scratch: the shared e(d) table, or NULL
+ *   rows: rows (all but the last axis)
+ *   width: row length (the last axis)
+ *   a, b, c: exp polynomial coefficients
+ *   log2: the exp's log2 constant
+ *   levels_m1: output levels - 1
+ *   lut_size: 256 with a table, else 0
+ */
+#define DEEPLOY_PROTOTYPE_iSoftmax_XP \
+    static void KERNEL(const TIN *restrict x, TOUT *restrict y, void *scratch, uint32_t rows, \
+                       uint32_t width, int64_t a, int64_t b, int64_t c, uint32_t log2, \
+                       uint32_t levels_m1, uint32_t lut_size)
+
 /* MulRQ (mul_rq.inc): Mul: v = a * b. Then y = clip((v * mul + add + 2^(shift-1)) >> shift, lo, hi)
  * over the output viewed as [outer, channels, inner].
  *
@@ -300,5 +395,34 @@
                        uint32_t b_period, uint32_t mul_per_channel, uint32_t add_per_channel, \
                        uint32_t shift, int32_t lo, int32_t hi, int64_t p0, int64_t p1, int64_t p2, \
                        void *scratch, int32_t key_lo, uint32_t keys)
+
+/* RequantShift_XP (requant_shift_xp.inc): y = clip((x * mul + add + 2^(shift-1)) >> shift, lo, hi)
+ * over x viewed as [outer, channels, inner].
+ *
+ * Type macros:
+ *   TIN, TM, TA, TOUT: the element types of the node's operands, in order (inputs, then outputs)
+ *   TACC: accumulator: int32_t when x * mul + add + rounding provably fits, else int64_t
+ * Scratch:
+ *   shared (the shared argument; Deeploy.targets.generic.bindings.core._requant_table_bytes): The
+ *     output table of an 8-bit input (output_table), when the call has one.
+ *   optional: given NULL, the kernel runs without it, more slowly.
+ * Arguments:
+ *   x: input
+ *   mul: multiplier
+ *   add: offset
+ *   y: output
+ *   outer, channels, inner: x viewed as [outer, channels, inner]
+ *   mul_stride: 1: mul per channel, 0: scalar
+ *   add_stride: 1: add per channel, 0: scalar
+ *   shift, lo, hi: shift and output bounds
+ *   scratch: the shared output table, or NULL
+ *   key_lo: the table's lowest input
+ *   keys: inputs in the table; 0: no table (outputs computed)
+ */
+#define DEEPLOY_PROTOTYPE_RequantShift_XP \
+    static void KERNEL(const TIN *restrict x, const TM *restrict mul, const TA *restrict add, \
+                       TOUT *restrict y, uint32_t outer, uint32_t channels, uint32_t inner, \
+                       uint32_t mul_stride, uint32_t add_stride, uint32_t shift, int32_t lo, \
+                       int32_t hi, void *scratch, int32_t key_lo, uint32_t keys)
 
 #endif /* DEEPLOY_KERNELS_SIRACUSA_H */
