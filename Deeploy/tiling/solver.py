@@ -21,9 +21,10 @@ remainder tiles included; everything computed from the spec's AxisMaps):
   compute    sum over tiles of the slowest core's share: the tile's ops / ops_per_cycle scaled
              by ceil(units / cores) / (units / cores), units = the tile's extent along the dims
              the kernel splits over the cores (``spec.parallel``).
-  overhead   T * per_tile_cycles(T), T = prod_d n_d tiles (fork, join, and the tile loop the
-             layer gets: straight-line code, a planned loop or the table loop, by T), plus the
-             issue cycles of all transfers (core time, not hidden).
+  overhead   T * per_tile_cycles(T), T = prod_d n_d tiles (fork, join, the tile loop the layer
+             gets: straight-line code, a planned loop or the table loop, by T; and the kernel
+             call's set-up where no kernel formula holds it), plus the issue cycles of all
+             transfers (core time, not hidden).
   exposed    single buffering: DMA_in + DMA_out (no overlap); double buffering: first + last
              (not hidden) + max(0, rest - compute - overhead), rest = DMA_in - first + DMA_out -
              last for one DMA queue (the platform), max of the two with ``dma_full_duplex``.
@@ -150,7 +151,7 @@ class _Problem:
         twin of ``evaluate``; the reference for brute-force checks)."""
         p = self.params
         dma_in, dma_out = self.dma[order]
-        overhead = self.tiles * p.per_tile_cycles(self.tiles) + self.issue[order]
+        overhead = self.tiles * p.per_tile_cycles(self.tiles, self.spec.tile_cycles is not None) + self.issue[order]
         if db:
             rest_in, rest_out = dma_in - self.first, dma_out - self.last
             rest = np.maximum(rest_in, rest_out) if p.dma_full_duplex else rest_in + rest_out
@@ -197,7 +198,7 @@ class _Problem:
                                      factor * row.issue))
         num_tiles = math.prod(n.values())
         compute = compute_cycles(spec, tiles, p)
-        overhead = num_tiles * p.per_tile_cycles(num_tiles) + issue
+        overhead = num_tiles * p.per_tile_cycles(num_tiles, spec.tile_cycles is not None) + issue
         if db:
             rest_in, rest_out = dma_in - pro, dma_out - epi
             rest = max(rest_in, rest_out) if p.dma_full_duplex else rest_in + rest_out
