@@ -285,7 +285,7 @@ def compile_graph(graph: Graph, platform: str, out_dir: str | Path, *, source: s
     stages("memory planning")
     tiled = None
     if tiling is not None:
-        tiled = tile_network(graph, layers, plan, tiling, target.tiling, cores)
+        tiled = tile_network(graph, layers, plan, tiling, target.tiling, cores, log)
         stages("tiling")
     summary = write_atomically(Path(out_dir), lambda tmp: _emit(
         tmp, extra_files, graph, layers, plan, target, source, cores, tiled, api, stages))

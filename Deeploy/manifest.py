@@ -71,7 +71,7 @@ class MarkerInfo:
 class TileInfo:
     """A tiled layer: its L1 tiles (ops of each, execution order), buffering ('SB' or 'DB'), the
     L2 tiles of operands staged from L3 (one L2 tile when nothing is staged), its engine and how its
-    loop runs (``codegen/tiled.loop_kind``: "code", "plan" or "tables")."""
+    loop runs (``tiling/dma_plan.loop_kind``: "code", "plan" or "tables")."""
 
     index: int
     layer: str

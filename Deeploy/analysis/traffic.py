@@ -45,7 +45,7 @@ def _l2_tiles(sched: TileSchedule) -> list[dict[str, tuple[int, int]]]:
 
 
 def table_bytes(sched: TileSchedule, loop: str = "tables") -> int:
-    """Bytes of the layer's tables its loop (``codegen/tiled.loop_kind``) copies into L1: for
+    """Bytes of the layer's tables its loop (``tiling/dma_plan.loop_kind``) copies into L1: for
     "tables" the layer; per dim its order (1 byte), size, L2 and L1 tile, class radix and
     class-array pointer (4 bytes each); the operands and their axes. For "plan" its copy shapes,
     two slot pointers per operand and, up to ``TILE_PLAN_L1_BYTES``, its steps and copies."""

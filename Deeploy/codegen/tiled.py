@@ -17,16 +17,12 @@ from Deeploy.codegen.c_text import comment_text
 from Deeploy.codegen.c_values import CallParts
 from Deeploy.ir.graph import Graph
 from Deeploy.errors import DeeployError
-from Deeploy.runtime.abi import (TILE_ARG, TILE_AXIS, TILE_COPY, TILE_GEOMETRY, TILE_MAX_GEOMETRIES, TILE_OPERAND,
-                                 TILE_PLAN, TILE_STEP, TILED_LAYER, check_tile_limits)
-from Deeploy.tiling.dma_plan import Copy, DmaPlan, dma_plan, plannable
+from Deeploy.runtime.abi import (TILE_ARG, TILE_AXIS, TILE_COPY, TILE_GEOMETRY, TILE_OPERAND, TILE_PLAN, TILE_STEP,
+                                 TILED_LAYER, check_tile_limits)
+from Deeploy.tiling.dma_plan import Copy, DmaPlan, loop_kind
 from Deeploy.tiling.schedule import TileSchedule
 
-__all__ = ["TiledCode", "tiled_layer_code", "STRAIGHT_TILES", "loop_kind"]
-
-# the most L1 tiles a layer's loop is written out for (code grows with them; more run from tables)
-STRAIGHT_TILES = 8
-
+__all__ = ["TiledCode", "tiled_layer_code"]
 
 @dataclass(frozen=True)
 class TiledCode:
@@ -76,20 +72,6 @@ def _tile_call(layer: Layer, node, tgraph: Graph, ptrs: dict[str, str], names: B
 
     return call_parts(layer, node, [buf(i) if i else None for i in node.inputs],
                       [buf(o) if o else None for o in node.outputs], scratch, shared)
-
-
-def loop_kind(layer: Layer, sched: TileSchedule, writable_ops: bool = False) -> tuple[str, DmaPlan | None]:
-    """How the layer's tiles run, and its DMA plan: "code" (straight-line, at most
-    ``STRAIGHT_TILES`` tiles) or "plan" (``deeploy_run_planned``) when a plan covers it (fixed
-    homes, not a rolled body's; tiles forked on the cluster, no engine with a job queue or a data
-    mover; a plannable schedule whose copies take at most ``TILE_MAX_GEOMETRIES`` shapes), else
-    "tables" (``deeploy_run_tiled``)."""
-    if writable_ops or layer.engine.tile_sync or layer.engine.data_mover or not plannable(sched):
-        return "tables", None
-    plan = dma_plan(sched)
-    if sched.num_tiles <= STRAIGHT_TILES:
-        return "code", plan
-    return ("plan", plan) if len(plan.shapes) <= TILE_MAX_GEOMETRIES else ("tables", None)
 
 
 def _ends(c: Copy, home: str, slot: str) -> tuple[str, str]:

@@ -18,11 +18,19 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
+from Deeploy.runtime.abi import TILE_MAX_GEOMETRIES
 from Deeploy.tiling.schedule import OperandSlots, TileSchedule
 from Deeploy.tiling.spec import Operand
 
-__all__ = ["Copy", "PlanTile", "DmaPlan", "box_copies", "dma_plan", "plannable"]
+if TYPE_CHECKING:
+    from Deeploy.binding import Layer
+
+__all__ = ["Copy", "PlanTile", "DmaPlan", "box_copies", "dma_plan", "plannable", "STRAIGHT_TILES", "loop_kind"]
+
+# the most L1 tiles a layer's loop is written out for (code grows with them; more run from tables)
+STRAIGHT_TILES = 8
 
 
 @dataclass(frozen=True)
@@ -187,3 +195,17 @@ def dma_plan(sched: TileSchedule) -> DmaPlan:
             pending.clear()
         plan.append(PlanTile(cls, now, wait, tuple(reuse), bound, ready, stores, not db))
     return DmaPlan(before, tuple(plan))
+
+
+def loop_kind(layer: Layer, sched: TileSchedule, writable_ops: bool = False) -> tuple[str, DmaPlan | None]:
+    """How the layer's tiles run, and its DMA plan: "code" (straight-line, at most
+    ``STRAIGHT_TILES`` tiles) or "plan" (``deeploy_run_planned``) when a plan covers it (fixed
+    homes, not a rolled body's; tiles forked on the cluster, no engine with a job queue or a data
+    mover; a plannable schedule whose copies take at most ``TILE_MAX_GEOMETRIES`` shapes), else
+    "tables" (``deeploy_run_tiled``). Codegen renders this loop; the tiler prices it."""
+    if writable_ops or layer.engine.tile_sync or layer.engine.data_mover or not plannable(sched):
+        return "tables", None
+    plan = dma_plan(sched)
+    if sched.num_tiles <= STRAIGHT_TILES:
+        return "code", plan
+    return ("plan", plan) if len(plan.shapes) <= TILE_MAX_GEOMETRIES else ("tables", None)

@@ -53,7 +53,8 @@ def add_tiling_flags(p: argparse.ArgumentParser, memory=None) -> None:
                    help=f"where graph inputs, outputs and constants live{when} (default: L2, with the "
                         "constants that do not fit --l2 moved to L3)")
     p.add_argument("--doublebuffer", action="store_true",
-                   help=f"{'' if always else 'tiling: '}prefetch the next tile while computing this one")
+                   help=f"{'' if always else 'tiling: '}prefetch the next tile while computing this one, in "
+                        "each layer where that lowers the modelled cycles (-v prints each layer's choice)")
 
 
 def tiling_options(args: argparse.Namespace) -> TilingOptions | None:

@@ -5,12 +5,14 @@ staging arena (each layer's buffers live only while it runs, so both are the lar
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import Callable
 
 from Deeploy.binding import Layer
 from Deeploy.errors import DeeployError, TilingError
 from Deeploy.ir.graph import Graph
 from Deeploy.ir.region import InputKind, body_inputs
 from Deeploy.memory.planner import BufferKind, MemoryPlan
+from Deeploy.tiling.dma_plan import loop_kind
 from Deeploy.tiling.families import RuleContext, layer_spec
 from Deeploy.tiling.params import PlatformTiling, TilingParams, l3_to_l2_params
 from Deeploy.tiling.schedule import TileSchedule, schedule_layer
@@ -191,7 +193,9 @@ def schedule_one(layer: Layer, graph: Graph, plan: MemoryPlan, options: TilingOp
                  cores: int, budget: int, resident: frozenset[str]) -> TileSchedule | None:
     """The schedule of one layer (None: a zero-copy view): L1 tiles, inside L2 tiles when an
     operand lives in L3 (``budget``: L2 bytes for their staging); ``resident`` tensors are read in
-    place. TilingError when it does not fit."""
+    place. Tiles are priced with the loop a compile-time DMA plan gives them (``loop_cycles``); a
+    layer whose schedule then runs from tables (``dma_plan.loop_kind``) is solved again at the
+    table loop's price. TilingError when it does not fit."""
     l1_params = options.l1_params(platform, cores)
     spec = with_tile_scratch(layer_spec(layer.node, graph, RuleContext(layer.scratch)), layer, graph, cores, l1_params)
     spec = with_kernel_cycles(spec, layer.node, graph, l1_params)
@@ -200,15 +204,20 @@ def schedule_one(layer: Layer, graph: Graph, plan: MemoryPlan, options: TilingOp
     mine = resident & {o.tensor for o in spec.operands}
     moved = _check_resident(spec, mine)
     staged = {o.tensor: True for o in moved.operands if o.nbytes > 0 and _in_l3(plan, o.tensor)}
-    if staged:
-        if budget < 1024:
-            raise _l2_error(plan, _data_bytes(graph, plan), 1024, options)
-        outer = solve_spec(replace(moved, scratch=0),
-                           replace(l3_to_l2_params(budget, l1_params, platform.staging), buffering="single"))
-        inner = solve_spec(restrict(moved, outer.tile_sizes), l1_params)
-        return schedule_layer(spec, inner, outer, staged, inner.double_buffered, l1_params.alignment, mine)
-    sol = solve_spec(moved, l1_params)
-    return schedule_layer(spec, sol, None, {}, sol.double_buffered, l1_params.alignment, mine)
+    if staged and budget < 1024:
+        raise _l2_error(plan, _data_bytes(graph, plan), 1024, options)
+    for params in (l1_params, replace(l1_params, loop_cycles=())):
+        if staged:
+            outer = solve_spec(replace(moved, scratch=0),
+                               replace(l3_to_l2_params(budget, params, platform.staging), buffering="single"))
+            inner = solve_spec(restrict(moved, outer.tile_sizes), params)
+            sched = schedule_layer(spec, inner, outer, staged, inner.double_buffered, params.alignment, mine)
+        else:
+            sol = solve_spec(moved, params)
+            sched = schedule_layer(spec, sol, None, {}, sol.double_buffered, params.alignment, mine)
+        if not params.loop_cycles or loop_kind(layer, sched)[0] != "tables":
+            break
+    return sched
 
 
 def schedule_cycles(sched: TileSchedule) -> int:
@@ -224,10 +233,11 @@ def staging_budget(graph: Graph, plan: MemoryPlan, options: TilingOptions) -> in
 
 
 def tile_network(graph: Graph, layers: list[Layer], plan: MemoryPlan, options: TilingOptions,
-                 platform: PlatformTiling, cores: int) -> TiledNetwork:
+                 platform: PlatformTiling, cores: int, log: Callable[[str], None] | None = None) -> TiledNetwork:
     """Schedules of every layer that runs. What lives in L2 (the activation arena ``plan``, and
     I/O and constants placed in L2) leave the rest of ``options.l2`` as the budget of the L2
-    tiles of operands in L3; tensors in a weight memory (``BufferKind.WEIGHT``) are read in place."""
+    tiles of operands in L3; tensors in a weight memory (``BufferKind.WEIGHT``) are read in place.
+    ``log`` gets each layer's L1 tiling (with ``--doublebuffer`` also the other buffering's cycles)."""
     budget = staging_budget(graph, plan, options)
     if budget < 0:
         raise _l2_error(plan, _data_bytes(graph, plan), 0, options)
@@ -243,6 +253,8 @@ def tile_network(graph: Graph, layers: list[Layer], plan: MemoryPlan, options: T
             continue
         if sched is None:
             continue
+        if log is not None:
+            log(f"tiling: {sched.l1.summary()}")
         if sched.l1_bytes > options.l1:
             raise DeeployError(f"layer '{layer.node.name}' ({layer.node.op}): its L1 tiles need {sched.l1_bytes} B, "
                                f"more than --l1 {options.l1}; the smallest --l1 that fits is {sched.l1_bytes} B")

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+import numpy as np
+
 __all__ = ["TilingParams", "PlatformTiling", "l3_to_l2_params", "BUFFERING"]
 
 BUFFERING = ("double", "single", "auto")
@@ -36,7 +38,15 @@ class TilingParams:
     cores:               cores a kernel call runs on.
     fork_cycles:         dispatching one kernel call to the cores.
     barrier_cycles:      the join of every call.
-    tile_loop_cycles:    per tile: tile index and pointer updates, DMA wait bookkeeping.
+    tile_loop_cycles:    per tile of the table-driven loop (``deeploy_run_tiled``): tile index,
+                         boxes and DMA commands worked out at run time, wait bookkeeping.
+    loop_cycles:         per tile of a loop from a compile-time DMA plan (``dma_plan.loop_kind``),
+                         by the layer's tile count: (from tiles, cycles) pairs, ascending; a layer
+                         of T tiles pays the cycles of the last pair with from <= T. Empty: every
+                         tile pays ``tile_loop_cycles`` (the layer runs from tables).
+    call_cycles:         per tile of a layer priced by ``ops_per_cycle``: the kernel call's own
+                         set-up beyond its ops (work split, parameters); a kernel cycle formula
+                         (``kernel_cycles``) holds its own.
     buffering:           "double" (a second buffer for every operand whose tile changes, DMA of
                          the next tile overlapping the current tile's compute), "single" (no
                          overlap) or "auto" (the solver chooses per layer).
@@ -65,6 +75,8 @@ class TilingParams:
     fork_cycles: int
     barrier_cycles: int
     tile_loop_cycles: int
+    loop_cycles: tuple = ()
+    call_cycles: int = 0
     dma_full_duplex: bool = False
     dma_2d: bool = True
     buffering: str = "double"
@@ -83,10 +95,15 @@ class TilingParams:
         if self.capacity < 0 or self.dma_bytes_per_cycle < 1 or self.ops_per_cycle <= 0:
             raise ValueError("capacity, dma_bytes_per_cycle and ops_per_cycle must be positive")
 
-    @property
-    def per_tile_cycles(self) -> int:
-        """Fixed cost of one tile: fork + join barrier + tile loop bookkeeping."""
-        return self.fork_cycles + self.barrier_cycles + self.tile_loop_cycles
+    def per_tile_cycles(self, tiles, formula: bool = False):
+        """Fixed cost of one tile of a layer of ``tiles`` tiles (an int or a numpy array): fork +
+        join barrier + the tile loop's (``loop_cycles``) + the kernel call's set-up unless the
+        layer's kernel has a cycle ``formula`` (``call_cycles``)."""
+        loop = np.full(np.shape(tiles), self.tile_loop_cycles, dtype=np.int64)
+        for start, cycles in self.loop_cycles:
+            loop = np.where(np.asarray(tiles) >= start, cycles, loop)
+        fixed = self.fork_cycles + self.barrier_cycles + (0 if formula else self.call_cycles)
+        return fixed + (loop if np.ndim(tiles) else int(loop))
 
     def command_cycles(self, strided: bool) -> tuple[int, int]:
         """(DMA set-up, core issue) cycles of one command."""

@@ -34,6 +34,8 @@ class TilingSolution:
     count; ``l1_bytes`` = sum of the buffers' ``l1_bytes`` + ``scratch_bytes``. Cycles:
     ``dma_cycles`` is the DMA time not hidden by compute, ``dma_busy_cycles`` all DMA time,
     ``total_cycles`` = compute + overhead + dma. A zero-copy view has no tiles and no cost.
+    ``other_buffering_cycles``: when the solver chose the buffering (``TilingParams.buffering``
+    "auto"), the least cycles of a tiling with the other one that fits (None: none fits).
     """
 
     layer: str
@@ -58,6 +60,7 @@ class TilingSolution:
     optimal: bool = True
     zero_copy: bool = False
     solve_seconds: float = field(default=0.0, compare=False, hash=False)
+    other_buffering_cycles: int | None = field(default=None, compare=False, hash=False)
 
     @property
     def tile_sizes(self) -> dict[str, int]:
@@ -79,4 +82,9 @@ class TilingSolution:
         return (f"{self.layer} ({self.op}): {self.num_tiles} tiles [{tiles}] {self.l1_bytes} B "
                 f"{'DB' if self.double_buffered else 'SB'}; cycles {self.total_cycles} = compute "
                 f"{self.compute_cycles} + overhead {self.overhead_cycles} + dma {self.dma_cycles} "
-                f"(busy {self.dma_busy_cycles})")
+                f"(busy {self.dma_busy_cycles})" + self._other_buffering())
+
+    def _other_buffering(self) -> str:
+        if self.other_buffering_cycles is None:
+            return ""
+        return f"; {'single' if self.double_buffered else 'double'}-buffered: {self.other_buffering_cycles} cycles"

@@ -21,8 +21,10 @@ remainder tiles included; everything computed from the spec's AxisMaps):
   compute    sum over tiles of the slowest core's share: the tile's ops / ops_per_cycle scaled
              by ceil(units / cores) / (units / cores), units = the tile's extent along the dims
              the kernel splits over the cores (``spec.parallel``).
-  overhead   T * per_tile_cycles, T = prod_d n_d tiles (fork, join, loop bookkeeping), plus the
-             issue cycles of all transfers (core time, not hidden).
+  overhead   T * per_tile_cycles(T), T = prod_d n_d tiles (fork, join, the tile loop the layer
+             gets: straight-line code, a planned loop or the table loop, by T; and the kernel
+             call's set-up where no kernel formula holds it), plus the issue cycles of all
+             transfers (core time, not hidden).
   exposed    single buffering: DMA_in + DMA_out (no overlap); double buffering: first + last
              (not hidden) + max(0, rest - compute - overhead), rest = DMA_in - first + DMA_out -
              last for one DMA queue (the platform), max of the two with ``dma_full_duplex``.
@@ -149,7 +151,7 @@ class _Problem:
         twin of ``evaluate``; the reference for brute-force checks)."""
         p = self.params
         dma_in, dma_out = self.dma[order]
-        overhead = self.tiles * p.per_tile_cycles + self.issue[order]
+        overhead = self.tiles * p.per_tile_cycles(self.tiles, self.spec.tile_cycles is not None) + self.issue[order]
         if db:
             rest_in, rest_out = dma_in - self.first, dma_out - self.last
             rest = np.maximum(rest_in, rest_out) if p.dma_full_duplex else rest_in + rest_out
@@ -160,6 +162,13 @@ class _Problem:
 
     def footprint(self, db: bool) -> np.ndarray:
         return self.l1_single + (self.l1_extra if db else 0)
+
+    def least_cycles(self, db: bool) -> int | None:
+        """The least modelled cycles of the tilings with buffering ``db`` that fit the capacity."""
+        fits = self.footprint(db) <= self.params.capacity
+        if not fits.any():
+            return None
+        return int(min(self.totals(o, db)[fits].min() for o in self.spec.orders()))
 
     def choice(self, point: int) -> dict[str, int]:
         return {d: int(self.index[d][point]) for d in self.spec.dim_names}
@@ -189,7 +198,7 @@ class _Problem:
                                      factor * row.issue))
         num_tiles = math.prod(n.values())
         compute = compute_cycles(spec, tiles, p)
-        overhead = num_tiles * p.per_tile_cycles + issue
+        overhead = num_tiles * p.per_tile_cycles(num_tiles, spec.tile_cycles is not None) + issue
         if db:
             rest_in, rest_out = dma_in - pro, dma_out - epi
             rest = max(rest_in, rest_out) if p.dma_full_duplex else rest_in + rest_out
@@ -442,7 +451,9 @@ def solve_spec(spec: LayerSpec, params: TilingParams, cache: bool = True) -> Til
     for d in prob.free:
         if solver.value(built.t[d]) != sol.tile_of(d):
             raise RuntimeError(f"{spec.layer}: tile variable of {d} disagrees with the chosen option")
-    sol = replace(sol, optimal=status == cpsat.OPTIMAL, solve_seconds=time.perf_counter() - start)
+    other = prob.least_cycles(not sol.double_buffered) if params.buffering == "auto" else None
+    sol = replace(sol, optimal=status == cpsat.OPTIMAL, solve_seconds=time.perf_counter() - start,
+                  other_buffering_cycles=other)
     if cache:
         _CACHE[key] = sol
     return sol

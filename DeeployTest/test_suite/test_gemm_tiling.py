@@ -53,11 +53,12 @@ def test_other_layers_keep_the_ops_model():
     assert with_kernel_cycles(spec, node, graph, VIRTUAL_PLATFORM_L1) is spec
 
 
-def test_formula_keeps_roomy_tiles_and_rounds_tight_ones_to_blocks():
-    """With room the tiles stay those of the ops model (the whole layer, or the batch split L1
-    forces); where L1 forces smaller tiles, the formula's tiles have whole column blocks (N even;
-    an edge row costs about a block row, which fewer tiles can repay) and are cheaper under the
-    formula than the ops model's choice."""
+def test_formula_rounds_tiles_to_blocks_and_beats_the_ops_models_choice():
+    """At every L1 size the formula's tiles have whole column blocks (N even; an edge row costs
+    about a block row, which fewer tiles can repay) and are no dearer under the formula than the
+    ops model's choice, which it differs from somewhere. (With tiles priced at their loop's few
+    dozen or hundred cycles even a roomy L1 pipelines a layer over a few tiles, so both models tile
+    at 64000 too; at the table loop's 2000 per tile both kept the whole layer there.)"""
     graph = lowered(NET)
     changed = 0
     for node in _gemm_layers(graph):
@@ -66,8 +67,6 @@ def test_formula_keeps_roomy_tiles_and_rounds_tight_ones_to_blocks():
         for capacity in (64000, 16000, 8000):
             params = replace(VIRTUAL_PLATFORM_L1, capacity=capacity, buffering="auto")
             ops_choice, formula_choice = solve_spec(plain, params), solve_spec(model, params)
-            if capacity == 64000:
-                assert formula_choice.tile_sizes == ops_choice.tile_sizes, node.name
             tiles = formula_choice.tile_sizes
             assert tiles["N"] % 2 == 0 or tiles["N"] == plain.dim("N").size, (node.name, tiles)
             same = evaluate(model, ops_choice.tile_sizes, params, ops_choice.loop_order, ops_choice.double_buffered)

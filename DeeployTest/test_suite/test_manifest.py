@@ -111,7 +111,7 @@ def test_tiled_manifest_lists_tiles_slots_and_staging(tmp_path, level):
     m = result.manifest
     c = (out / "Network.c").read_text()
     runs = {"tables": r"deeploy_run_tiled\(&deeploy_t(\d+)\);", "plan": r"deeploy_run_planned\(&deeploy_t(\d+)\);",
-            "code": r"deeploy_t(\d+)_run\(\);"}   # the three tile loops (codegen/tiled.loop_kind)
+            "code": r"deeploy_t(\d+)_run\(\);"}   # the three tile loops (tiling/dma_plan.loop_kind)
     called = {int(k): loop for loop, pattern in runs.items() for k in re.findall(pattern, c)}
     assert [t.index for t in m.tiles] == sorted(called) == [info.index for info in m.layers if info.engine == "tiled"]
     assert all(called[t.index] == t.loop for t in m.tiles), (called, [t.loop for t in m.tiles])

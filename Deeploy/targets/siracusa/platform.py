@@ -17,6 +17,7 @@ from Deeploy.targets.siracusa.qemu import qemu_command
 from Deeploy.targets.siracusa.timing import SIRACUSA_TIMING
 from Deeploy.targets.siracusa.conv_cycles import conv_tile_model
 from Deeploy.targets.siracusa.gemm_cycles import gemm_tile_model
+from Deeploy.tiling.dma_plan import STRAIGHT_TILES
 from Deeploy.tiling.params import PlatformTiling, TilingParams
 
 __all__ = ["SIRACUSA", "PLATFORM", "SIRACUSA_PASSES", "SIRACUSA_L1", "CLUSTER", "VIRTUAL_PLATFORM_L1", "L3_STAGING"]
@@ -63,12 +64,22 @@ SIRACUSA_L1 = TilingParams(capacity=64000, alignment=4, dma_bytes_per_cycle=int(
 # about 2000 modelled cycles on the virtual platform beyond the kernel: operand boxes, DMA command
 # set-up, waits and the fork, measured with --profileTiling on microLlama64_parallel's GEMMs
 # ((layer cycles - kernel cycles) / tiles: 1962 at --l1 8000, with the tables copied by DMA). That
-# is the table-driven loop's cost; layers with a compile-time DMA plan (codegen/tiled.loop_kind) cost
-# far less: 15-50 per tile as straight-line code, about 275 in the planned loop.
+# is the table-driven loop's cost (tile_loop_cycles, kept by engines whose tiles run from tables:
+# dma_plan.loop_kind). Layers with a compile-time DMA plan cost far less per tile (loop_cycles, by
+# the tile count that decides their loop), measured the same way (profile overhead / tiles) on
+# microLlama64_parallel --l1 8000 --doublebuffer: straight-line code (up to STRAIGHT_TILES tiles) 20
+# per tile (median of 209 layers of 2-7 tiles, 11-36; one-tile layers of microLlama64 --l1 64000:
+# 22-50 with the layer's set-up), 30 taken; the planned loop 269 (median of 64 layers of 10-22
+# tiles, 232-298), 270 taken. A kernel without a cycle formula also costs more per call than its
+# ops (call_cycles): splitting one-tile layers (--doublebuffer, --l1 64000) added per extra tile
+# 433-738 kernel cycles to microLlama64's RequantShift, 460 to its Concat, 1135 to its Transpose,
+# 2532 to its iSoftmax, and 2026 to microLlama64_parallel's RequantizedAdd, 2577 to its
+# iHardswish (each tile's kernel equally long with or without a prefetch in flight); 1000 taken.
 # The requantised GEMM/MatMul layers' tiles are costed with the GemmRQ kernel's cycle formula
 # (Deeploy/targets/siracusa/gemm_cycles.py: 4 x 4 blocks, remainders, per-call cost), the
 # requantised channels-last convolutions' with theirs (conv_cycles.py).
 VIRTUAL_PLATFORM_L1 = replace(SIRACUSA_L1, ops_per_cycle=2.5, tile_loop_cycles=2000,
+                              loop_cycles=((1, 30), (STRAIGHT_TILES + 1, 270)), call_cycles=1000,
                               kernel_cycles=(("RequantizedMatMul", gemm_tile_model),
                                              ("RequantizedGemm", gemm_tile_model),
                                              ("RequantizedConv", conv_tile_model)))
