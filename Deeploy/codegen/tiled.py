@@ -81,10 +81,11 @@ def _tile_call(layer: Layer, node, tgraph: Graph, ptrs: dict[str, str], names: B
 def loop_kind(layer: Layer, sched: TileSchedule, writable_ops: bool = False) -> tuple[str, DmaPlan | None]:
     """How the layer's tiles run, and its DMA plan: "code" (straight-line, at most
     ``STRAIGHT_TILES`` tiles) or "plan" (``deeploy_run_planned``) when a plan covers it (fixed
-    homes, not a rolled body's; tiles forked on the cluster, no engine with a job queue or a data
-    mover; a plannable schedule whose copies take at most ``TILE_MAX_GEOMETRIES`` shapes), else
-    "tables" (``deeploy_run_tiled``)."""
-    if writable_ops or layer.engine.tile_sync or layer.engine.data_mover or not plannable(sched):
+    homes, not a rolled body's; no data mover; a plannable schedule whose copies take at most
+    ``TILE_MAX_GEOMETRIES`` shapes; an engine with a job queue straight-line only: more tiles
+    overlap their jobs in the tables' deferred loop), else "tables" (``deeploy_run_tiled``)."""
+    if (writable_ops or layer.engine.data_mover or not plannable(sched)
+            or (layer.engine.tile_sync and sched.num_tiles > STRAIGHT_TILES)):
         return "tables", None
     plan = dma_plan(sched)
     if sched.num_tiles <= STRAIGHT_TILES:
@@ -127,8 +128,10 @@ def _plan_tables(p: str, plan: DmaPlan, homes: list[str], slots: list[list[str]]
             f"static const {TILE_COPY.c_name} {p}_copies[] = {{\n    " + ",\n    ".join(copies) + "};")
 
 
-def _run_function(p: str, plan: DmaPlan, homes: list[str], slots: list[list[str]]) -> str:
-    """The straight-line tile loop of a layer from its DMA plan (the runtime's phases and markers)."""
+def _run_function(p: str, plan: DmaPlan, homes: list[str], slots: list[list[str]], forked: bool = True) -> str:
+    """The straight-line tile loop of a layer from its DMA plan (the runtime's phases and markers):
+    each tile's kernel forked on the cluster, or (``forked`` false: an engine core 0 programs)
+    called on core 0, waiting for its jobs while the next tile's inputs arrive."""
     waited = {r for t in plan.tiles for r in t.reuse}
     body: list[str] = []
 
@@ -149,7 +152,8 @@ def _run_function(p: str, plan: DmaPlan, homes: list[str], slots: list[list[str]
         body.append(f"tile.cls = {t.cls};")
         body += [f"tile.buf[{o}] = {slots[o][k]};" for o, k in enumerate(t.slots)]
         issue(t.prefetch)
-        body += [mark("KERNEL"), f"deeploy_cluster_fork({p}_kernel, &tile);", mark("OUTPUT")]
+        run = f"deeploy_cluster_fork({p}_kernel, &tile);" if forked else f"{p}_kernel(&tile);"
+        body += [mark("KERNEL"), run, mark("OUTPUT")]
         issue(t.stores)
         if t.wait_all:
             body.append("deeploy_dma_wait_all(DEEPLOY_DMA_CLUSTER);")
@@ -220,7 +224,7 @@ def tiled_layer_code(k: int, layer: Layer, sched: TileSchedule, graph: Graph, na
     homes = [f"(uint8_t *){names.address(s.operand.tensor)}" for s in sched.slots]
     slots = [[f"{l1_arena} + {l1_base + off}" for off in s.l1_offsets] for s in sched.slots]
     if loop == "code":
-        tables, run, layer_def = (), f"{p}_run();", _run_function(p, plan, homes, slots)
+        tables, run, layer_def = (), f"{p}_run();", _run_function(p, plan, homes, slots, layer.engine.forked)
     elif loop == "plan":
         tables, run = _plan_tables(p, plan, homes, slots), f"deeploy_run_planned(&{p});"
         layer_def = f"static const {TILE_PLAN.c_name} {p} = " + TILE_PLAN.initializer(dict(
