@@ -6,6 +6,7 @@ QEMU, bit-exact, of each NE16 layer kind (generated fixtures) and of a network."
 from __future__ import annotations
 
 import argparse
+import json
 import re
 import shutil
 from pathlib import Path
@@ -221,6 +222,26 @@ def test_mobilenet_runs_bit_exact(capsys):
     # block3.project: a 1x1 job of 4x4 pixels, 48 -> 24 channels (the network's last block)
     assert int(busy) == NE16.job_cycles("1x1", 4, 4, 24, 48)
     assert util == f"{100 * 4 * 4 * 24 * 48 / (int(busy) * 162):.1f}", line
+
+
+@needs_qemu
+def test_single_tile_ne16_layers_run_straight_line(capsys):
+    """An NE16 layer of one tile runs straight-line code (its kernel called on core 0, not the
+    table loop): no tile-loop overhead, and programming its job costs the core a few hundred
+    cycles beyond the job (the job registers are near the core, not across the SoC interconnect)."""
+    gen = DEEPLOY_TEST / "TEST_GAP9_W_NE16_TILED" / "suite" / "miniMobileNetv2_straight"
+    _run(DEEPLOY_TEST / "Tests" / "Models" / "miniMobileNetv2", gen, 64000, capsys, "all")
+    manifest = json.loads((gen / "network" / "manifest.json").read_text())
+    tiles = [t for t in manifest["tiles"] if t["engine"] == "ne16"]
+    assert tiles and {t["loop"] for t in tiles} == {"code"}, tiles
+    c = (gen / "network" / "Network.c").read_text()
+    assert all(f"deeploy_t{t['index']}_kernel(&tile);" in c for t in tiles)
+    out = (gen / "out.txt").read_text().splitlines()
+    for t in tiles:
+        summary = next(x for x in out if x.startswith(f"[{t['layer']}] 1 tile"))
+        kernel, overhead, busy = (int(re.search(rf"{what} (\d+)", summary).group(1))
+                                  for what in ("compute", "overhead", "NPU busy"))
+        assert overhead < 100 and kernel - busy < 400, summary
 
 
 def test_deeploy_compile_for_gap9_w_ne16(tmp_path):
