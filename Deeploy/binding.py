@@ -19,8 +19,8 @@ class Engine:
     """What runs the layers bound to it. ``cores``: the most cores one call may use; ``forked``:
     every layer is a function its runtime forks on all cores (a cluster) rather than an inline
     call; ``runtime``: the C header of its runtime the generated code includes ('' for none);
-    ``tile_sync``: the C function (of that runtime) the double-buffered tile loop calls when the
-    engine's kernels may return with work in flight ('' for kernels that finish before returning;
+    ``tile_sync``: the C function (of that runtime) the double-buffered table loop calls when the
+    engine's kernels may return with work in flight (straight-line code waits in the kernel) ('' for kernels that finish before returning;
     ``DEEPLOY_TILE_SYNC_*`` in ``Deeploy/runtime/abi.py``); ``data_mover``: a core of its own, not
     the engine's cores, programs the DMA and runs the tile loops (the runtime's table loop,
     ``deeploy_run_tiled``, never straight-line code or a planned loop on core 0)."""

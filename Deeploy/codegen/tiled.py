@@ -109,8 +109,10 @@ def _plan_tables(p: str, plan: DmaPlan, homes: list[str], slots: list[list[str]]
             f"static const {TILE_COPY.c_name} {p}_copies[] = {{\n    " + ",\n    ".join(copies) + "};")
 
 
-def _run_function(p: str, plan: DmaPlan, homes: list[str], slots: list[list[str]]) -> str:
-    """The straight-line tile loop of a layer from its DMA plan (the runtime's phases and markers)."""
+def _run_function(p: str, plan: DmaPlan, homes: list[str], slots: list[list[str]], forked: bool = True) -> str:
+    """The straight-line tile loop of a layer from its DMA plan (the runtime's phases and markers):
+    each tile's kernel forked on the cluster, or (``forked`` false: an engine core 0 programs)
+    called on core 0, waiting for its jobs while the next tile's inputs arrive."""
     waited = {r for t in plan.tiles for r in t.reuse}
     body: list[str] = []
 
@@ -131,7 +133,8 @@ def _run_function(p: str, plan: DmaPlan, homes: list[str], slots: list[list[str]
         body.append(f"tile.cls = {t.cls};")
         body += [f"tile.buf[{o}] = {slots[o][k]};" for o, k in enumerate(t.slots)]
         issue(t.prefetch)
-        body += [mark("KERNEL"), f"deeploy_cluster_fork({p}_kernel, &tile);", mark("OUTPUT")]
+        run = f"deeploy_cluster_fork({p}_kernel, &tile);" if forked else f"{p}_kernel(&tile);"
+        body += [mark("KERNEL"), run, mark("OUTPUT")]
         issue(t.stores)
         if t.wait_all:
             body.append("deeploy_dma_wait_all(DEEPLOY_DMA_CLUSTER);")
@@ -202,7 +205,7 @@ def tiled_layer_code(k: int, layer: Layer, sched: TileSchedule, graph: Graph, na
     homes = [f"(uint8_t *){names.address(s.operand.tensor)}" for s in sched.slots]
     slots = [[f"{l1_arena} + {l1_base + off}" for off in s.l1_offsets] for s in sched.slots]
     if loop == "code":
-        tables, run, layer_def = (), f"{p}_run();", _run_function(p, plan, homes, slots)
+        tables, run, layer_def = (), f"{p}_run();", _run_function(p, plan, homes, slots, layer.engine.forked)
     elif loop == "plan":
         tables, run = _plan_tables(p, plan, homes, slots), f"deeploy_run_planned(&{p});"
         layer_def = f"static const {TILE_PLAN.c_name} {p} = " + TILE_PLAN.initializer(dict(

@@ -200,10 +200,12 @@ def dma_plan(sched: TileSchedule) -> DmaPlan:
 def loop_kind(layer: Layer, sched: TileSchedule, writable_ops: bool = False) -> tuple[str, DmaPlan | None]:
     """How the layer's tiles run, and its DMA plan: "code" (straight-line, at most
     ``STRAIGHT_TILES`` tiles) or "plan" (``deeploy_run_planned``) when a plan covers it (fixed
-    homes, not a rolled body's; tiles forked on the cluster, no engine with a job queue or a data
-    mover; a plannable schedule whose copies take at most ``TILE_MAX_GEOMETRIES`` shapes), else
-    "tables" (``deeploy_run_tiled``). Codegen renders this loop; the tiler prices it."""
-    if writable_ops or layer.engine.tile_sync or layer.engine.data_mover or not plannable(sched):
+    homes, not a rolled body's; no data mover; a plannable schedule whose copies take at most
+    ``TILE_MAX_GEOMETRIES`` shapes; an engine with a job queue straight-line only: more tiles
+    overlap their jobs in the tables' deferred loop), else "tables" (``deeploy_run_tiled``).
+    Codegen renders this loop; the tiler prices it."""
+    if (writable_ops or layer.engine.data_mover or not plannable(sched)
+            or (layer.engine.tile_sync and sched.num_tiles > STRAIGHT_TILES)):
         return "tables", None
     plan = dma_plan(sched)
     if sched.num_tiles <= STRAIGHT_TILES:

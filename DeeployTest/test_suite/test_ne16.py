@@ -6,6 +6,7 @@ QEMU, bit-exact, of each NE16 layer kind (generated fixtures) and of a network."
 from __future__ import annotations
 
 import argparse
+import json
 import re
 import shutil
 from pathlib import Path
@@ -153,8 +154,8 @@ def test_ne16_only_where_it_pays_off(tmp_path):
 
 
 # ---- runs under QEMU: each layer kind, and a network ------------------------------------------
-def _run(test_dir: Path, gen: Path, l1: int, capsys, profile: str | None = None) -> dict[str, str]:
-    args = argparse.Namespace(test=str(test_dir), verbose=False, skipgen=False, skipsim=False, gen_dir=str(gen),
+def _run(test_dir: Path, gen: Path, l1: int, capsys, profile: str | None = None, verbose: bool = False) -> dict[str, str]:
+    args = argparse.Namespace(test=str(test_dir), verbose=verbose, skipgen=False, skipsim=False, gen_dir=str(gen),
                               cores=8, l1=l1, l2=TilingOptions.l2, defaultMemLevel="L2", doublebuffer=True,
                               profileTiling=profile, plotMemAlloc=False, timeout=None)
     code = run_test(args, TILED, {"cores": 8, "tiling": TilingOptions(l1, TilingOptions.l2, "L2", True)})
@@ -221,6 +222,40 @@ def test_mobilenet_runs_bit_exact(capsys):
     # block3.project: a 1x1 job of 4x4 pixels, 48 -> 24 channels (the network's last block)
     assert int(busy) == NE16.job_cycles("1x1", 4, 4, 24, 48)
     assert util == f"{100 * 4 * 4 * 24 * 48 / (int(busy) * 162):.1f}", line
+
+
+@needs_qemu
+def test_single_tile_ne16_layers_run_straight_line(capsys):
+    """NE16 layers of few tiles run straight-line code (their kernel called on core 0, not the
+    table loop): no tile-loop overhead, and programming its job costs the core a few hundred
+    cycles beyond the job (the job registers are near the core, not across the SoC interconnect).
+    The engine choice prices such a layer of one tile (its input not shifted to uint8) at its measured cycles
+    within 10%: the job and the core's programming of it."""
+    gen = DEEPLOY_TEST / "TEST_GAP9_W_NE16_TILED" / "suite" / "miniMobileNetv2_straight"
+    _run(DEEPLOY_TEST / "Tests" / "Models" / "miniMobileNetv2", gen, 64000, capsys, "all", verbose=True)
+    manifest = json.loads((gen / "network" / "manifest.json").read_text())
+    tiles = [t for t in manifest["tiles"] if t["engine"] == "ne16"]
+    assert tiles and {t["loop"] for t in tiles} == {"code"}, tiles
+    c = (gen / "network" / "Network.c").read_text()
+    assert all(f"deeploy_t{t['index']}_kernel(&tile);" in c for t in tiles)
+    out = (gen / "out.txt").read_text().splitlines()
+    summaries = {t["layer"]: next(x for x in out if x.startswith(f"[{t['layer']}] ")) for t in tiles}
+    one_tile = set()
+    for name, summary in summaries.items():
+        count = int(re.match(r"\[[^]]+\] (\d+) tiles? ", summary).group(1))
+        kernel, overhead, busy = (int(re.search(rf"{what} (\d+)", summary).group(1))
+                                  for what in ("compute", "overhead", "NPU busy"))
+        assert overhead < 100 * count and kernel - busy < 400 * count, summary
+        if count == 1:
+            one_tile.add(name)
+    prices = dict(re.findall(r"engine ne16 for \w+ '([^']+)': NPU \w+ mode: (\d+) modelled cycles on the NPU",
+                             "\n".join(out)))
+    assert set(prices) == set(summaries), prices
+    unshifted = [n for n in one_tile if not any(x.startswith(f"[{n}.npu_unsigned]") for x in out)]
+    assert unshifted, summaries
+    for name in unshifted:
+        kernel = int(re.search(r"compute (\d+)", summaries[name]).group(1))
+        assert abs(int(prices[name]) - kernel) <= 0.1 * kernel, (name, prices[name], kernel)
 
 
 def test_deeploy_compile_for_gap9_w_ne16(tmp_path):

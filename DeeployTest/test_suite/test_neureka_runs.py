@@ -6,6 +6,7 @@ throughput model (NeurekaParams.job_cycles) on its own timeline."""
 from __future__ import annotations
 
 import argparse
+import json
 import re
 import shutil
 from pathlib import Path
@@ -128,14 +129,18 @@ def _jobs_in_flight(gen: Path) -> int:
 
 @pytest.mark.parametrize("level,db", [("L2", True), ("L3", True), ("L2", False)])
 def test_tiles_use_the_job_queue(level, db, corpus, capsys):
-    """Double-buffered, a tile's job is programmed while the previous tile's runs (two jobs in
-    flight, the queue's depth, never more) and its outputs are written back after the next
-    tile's job is triggered, also with the data staged from L3; single-buffered, each job is
-    waited for before the next. Bit-exact either way (PW_2D at --l1 32000 has several tiles)."""
+    """In the table loop (data staged from L3), double-buffered, a tile's job is programmed while
+    the previous tile's runs (two jobs in flight, the queue's depth, never more) and its outputs
+    are written back after the next tile's job is triggered; in straight-line code (few tiles in
+    L2) and single-buffered, each job is waited for before the next (double-buffered, the next
+    tile's inputs arrive meanwhile). Bit-exact either way (PW_2D at --l1 32000 has 5 tiles)."""
     test_dir = corpus / "Kernels" / "Integer" / "Conv" / "PW_2D"
     _tiled(test_dir, 32000, level, db, capsys)
     gen = DEEPLOY_TEST / "TEST_SIRACUSA_W_NEUREKA_TILED" / f"l1_32000_{level}_{int(db)}" / test_dir.name
-    assert _jobs_in_flight(gen) == (NEUREKA.queue_depth if db else 1)
+    loop, = [t["loop"] for t in json.loads((gen / "network" / "manifest.json").read_text())["tiles"]
+             if t["engine"] == "neureka"]
+    assert loop == ("tables" if level == "L3" else "code")
+    assert _jobs_in_flight(gen) == (NEUREKA.queue_depth if db and loop == "tables" else 1)
 
 
 @pytest.mark.slow

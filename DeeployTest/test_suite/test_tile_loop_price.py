@@ -1,6 +1,6 @@
 """The tiler prices every tile with the loop its layer runs (``dma_plan.loop_kind``): straight-line
 code up to STRAIGHT_TILES tiles and a planned loop beyond (``TilingParams.loop_cycles``), the
-table loop (``tile_loop_cycles``) for the layers that run from tables; and with ``--doublebuffer``
+table loop (``tile_loop_cycles``) for the layers that run from tables (an NPU layer of more tiles); and with ``--doublebuffer``
 it double-buffers exactly the layers whose modelled cycles drop, as ``-v`` prints. Compiles only,
 no simulation."""
 
@@ -59,11 +59,15 @@ def test_tiles_are_priced_with_the_loop_they_run(tmp_path):
     assert "tables" in _check_prices(_compile(MINI, "Siracusa", tmp_path, 8000, True, "L3"), "Siracusa")
 
 
-def test_npu_layers_keep_the_table_loop_price(tmp_path):
-    """Tiled NPU layers (an engine with a job queue) run from tables: priced at the table loop."""
+def test_npu_layers_are_priced_with_their_loop(tmp_path):
+    """Tiled NPU layers (an engine with a job queue) run straight-line up to STRAIGHT_TILES tiles
+    and from tables beyond: each priced with its loop."""
     result = _compile(KWS, "Siracusa_w_neureka", tmp_path, 16000, True)
-    assert "tables" in _check_prices(result, "Siracusa_w_neureka")
-    assert any(result.layers[k].engine.tile_sync for k in result.tiled.schedules)
+    npu = {k: s for k, s in result.tiled.schedules.items() if result.layers[k].engine.tile_sync}
+    assert npu
+    _check_prices(result, "Siracusa_w_neureka")
+    for k, sched in npu.items():
+        assert loop_kind(result.layers[k], sched)[0] == ("code" if sched.num_tiles <= STRAIGHT_TILES else "tables")
 
 
 def test_double_buffering_where_it_pays(tmp_path, capsys):

@@ -17,7 +17,7 @@ __all__ = ["NE16_SPEC", "config_word"]
 # NE16 takes a layer where it pays off against GAP9's cluster (its depthwise mode is slower
 # than the cores on small layers: params.NE16.peak_macs)
 NE16_SPEC = NpuSpec("ne16", "Ne16Conv", NE16.array, NE16.max_pad, NE16.max_shift, False,
-                    encode_weights, decode_weights, NE16.job_cycles, GAP9_L1)
+                    encode_weights, decode_weights, NE16.job_cycles, GAP9_L1, NE16.job_setup)
 
 
 def config_word(p: NpuConvParams, signed_input: bool = False) -> int:

@@ -40,7 +40,9 @@ class Ne16Params:
                         store per output pixel of up to 32 bytes.
     queue_depth:        *choice* 2 job contexts, as Neureka's HWPE register file (the spec does not say).
     peak_macs_3x3:      162 8x8-bit MACs per cycle: one bit plane of 9 taps x 16 channels for 9 pixels
-                        per cycle (spec, derived upper bound): the profiles' utilisation.
+                        per cycle (spec, derived upper bound): the profiles' utilisation.    job_setup:          *measured* 230 core cycles per job beyond the job (ne16_conv.inc on core 0:
+                        acquire, 24 register writes, trigger, wait): single-job tiles of
+                        miniMobileNetv2 on the virtual platform, kernel less NPU busy cycles 217..232.
     """
 
     array: int = 3
@@ -58,6 +60,7 @@ class Ne16Params:
     port_bytes: int = 32
     queue_depth: int = 2
     peak_macs_3x3: float = 162.0
+    job_setup: int = 230
 
     def job_cycles(self, mode: str, ho: int, wo: int, ko: int, ki: int, out_bytes: int = 1) -> int:
         """Modelled cycles of one job: per spatial (3x3) and output-channel subtile, every input

@@ -18,8 +18,8 @@ from Deeploy.targets.npu.tile_cycles import with_npu_tiles
 __all__ = ["PLATFORM", "NE16_ENGINE", "configure"]
 
 # NE16: a HWPE on the cluster's TCDM, one job at a time, programmed by one core; its layers are
-# not forked. Tiled, a tile's job runs while the next tile's is programmed (two contexts,
-# params.queue_depth): the tile loop waits through npu_tile_sync (deeploy_npu.h).
+# not forked. Tiled in the table loop, a tile's job runs while the next tile's is programmed (two
+# contexts, params.queue_depth): the loop waits through npu_tile_sync (deeploy_npu.h).
 NE16_ENGINE = Engine("ne16", cores=1, forked=False, runtime="ne16.h", tile_sync="npu_tile_sync")
 
 

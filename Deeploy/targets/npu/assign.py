@@ -17,7 +17,8 @@ not; ``npu_mode`` gives the NPU mode of an accepted node. Rules:
   as ``x + 128`` (uint8): requantized layers only, the bias less ``128 * sum(w) * scale``
   (``input_offset``), the bound taken over the shifted inputs.
 ``decisions`` gives every node's engine and reason (with ``spec.cluster_tiles``: the NPU only where
-it pays off, ``npu_cycles`` against ``cluster_cycles``); the pass that applies them is
+it pays off, ``npu_cycles`` against ``cluster_cycles``, each with the cost of starting its work: a
+job's programming on core 0, a kernel's fork and join); the pass that applies them is
 ``lower.make_assign_engines``.
 """
 
@@ -210,8 +211,9 @@ def npu_reason(node: Node, graph: Graph, spec: NpuSpec) -> str | None:
 
 
 def npu_cycles(node: Node, graph: Graph, spec: NpuSpec) -> int:
-    """Modelled cycles of an accepted node on the NPU: its jobs (one per plane) and, for an input
-    shifted to uint8, that RequantShift at the cluster's ops per cycle (4 ops per element, its cost)."""
+    """Modelled cycles of an accepted node on the NPU: its jobs (one per plane), each with the
+    core's cost of running it (``spec.job_setup_cycles``), and, for an input shifted to uint8, that
+    RequantShift at the cluster's ops per cycle (4 ops per element, its cost)."""
     requant = is_fused(node.op)
     p = node.params.base if requant else node.params
     mode = npu_mode(node)
@@ -224,19 +226,20 @@ def npu_cycles(node: Node, graph: Graph, spec: NpuSpec) -> int:
     else:
         plane, cin, cout = refactor_plane(p.m, spec.array), p.k, p.n
         batch = x.size // (p.m * p.k)
-    cycles = batch * spec.job_cycles(mode, *plane, cout, cin, 1 if requant else 4)
+    cycles = batch * (spec.job_cycles(mode, *plane, cout, cin, 1 if requant else 4) + spec.job_setup_cycles)
     if input_offset(node, graph, spec):
         cycles += -(-4 * x.size // int(spec.cluster_tiles.ops_per_cycle))
     return cycles
 
 
 def cluster_cycles(node: Node, graph: Graph, tiles) -> int:
-    """The tiler's price of ``node`` as one tile on the cluster (its kernel's cycle model, else ops per cycle)."""
+    """The tiler's price of ``node`` as one tile on the cluster (its kernel's cycle model, else ops
+    per cycle) with the call's fork and join on the cores."""
     from Deeploy.tiling.costs import compute_cycles
     from Deeploy.tiling.families import layer_spec
     from Deeploy.tiling.network import with_kernel_cycles
     spec = with_kernel_cycles(layer_spec(node, graph), node, graph, tiles)
-    return compute_cycles(spec, {d.name: d.size for d in spec.dims}, tiles)
+    return compute_cycles(spec, {d.name: d.size for d in spec.dims}, tiles) + tiles.fork_cycles + tiles.barrier_cycles
 
 
 def decisions(graph: Graph, spec: NpuSpec, excluded: frozenset[str] = frozenset()) -> list[tuple[Node, str, str]]:

@@ -47,7 +47,9 @@ class NpuSpec:
     cluster_tiles:   the cluster's ``TilingParams``: given, a layer goes to the NPU only where its
                      jobs (and its input's shift to uint8) take fewer modelled cycles than the
                      tiler's price of the cluster's kernel (``assign.decisions``); None: every layer
-                     the NPU can run goes to it."""
+                     the NPU can run goes to it.
+    job_setup_cycles: core cycles one job costs beyond the job itself (its driver on core 0:
+                     acquire a context, write the registers, trigger, wait), added per job there."""
 
     engine: str
     op: str
@@ -59,3 +61,4 @@ class NpuSpec:
     decode: Callable[..., np.ndarray]
     job_cycles: Callable[..., int]
     cluster_tiles: Any = None
+    job_setup_cycles: int = 0

@@ -23,8 +23,8 @@ __all__ = ["PLATFORM", "NPU_ENGINE", "WMEM_LEVEL", "WMEM_DEFAULT_SIZE", "configu
 MiB = 1024 * 1024
 
 # The NPU: one job at a time per context, programmed by one core (spec "Geometry, registers, job
-# queue"); it is not a cluster, its layers are not forked. Tiled, a tile's jobs run while the next
-# tile's are programmed (the queue holds two): the tile loop waits through npu_tile_sync (deeploy_npu.h).
+# queue"); it is not a cluster, its layers are not forked. Tiled in the table loop, a tile's jobs run
+# while the next tile's are programmed (the queue holds two): the loop waits through npu_tile_sync (deeploy_npu.h).
 NPU_ENGINE = Engine("neureka", cores=1, forked=False, runtime="neureka.h", tile_sync="npu_tile_sync")
 
 # The SRAM part of the Neural Memory Subsystem, modelled as a 4 MiB level as the peer does (spec

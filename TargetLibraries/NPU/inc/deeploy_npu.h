@@ -27,7 +27,9 @@ typedef struct {
     uint8_t defer;                   /* tile kernels return with their jobs in flight */
 } npu_state_t;
 
-static npu_state_t npu_state;
+/* In L1: the job registers are the engine's, on the cluster's peripheral interconnect, a few cycles
+ * from the cores (as the TCDM), not across the SoC interconnect (as L2). */
+static npu_state_t npu_state DEEPLOY_L1;
 
 static inline void npu_marker_begin(void) { __asm__ volatile("slti x0, x0, %0" ::"i"(DEEPLOY_RT_NPU_JOB_BEGIN) : "memory"); }
 static inline void npu_marker_end(void) { __asm__ volatile("slti x0, x0, %0" ::"i"(DEEPLOY_RT_NPU_JOB_END) : "memory"); }
