@@ -230,6 +230,7 @@ SIRACUSA_BINDINGS: dict[str, tuple[Kernel, ...]] = {
                                    "isoftmax_rq_xp.inc"),),
     "Add": tuple(_lanes(k, "Add_XP", "add_xp.inc") if k.name == "Add" else k for k in GENERIC_BINDINGS["Add"]),
     "RequantShift": (_lanes(GENERIC_BINDINGS["RequantShift"][0], "RequantShift_XP", "requant_shift_xp.inc"),),
+    "iRMSNorm": (_lanes(GENERIC_BINDINGS["iRMSNorm"][0], "iRMSNorm_XP", "irmsnorm_xp.inc"),),
     "RequantizedGemm": (_GEMM_RQ,),
     "RequantizedMatMul": (_GEMM_RQ,),
     "RequantizedAdd": (_eltwise_kernel("AddRQ", "add_rq.inc", ("TA", "TB", "TM", "TAD", "TY"), "Add: v = a + b.",
