@@ -1,0 +1,96 @@
+"""The cluster's iRMSNorm on the PULP DSP extension (TargetLibraries/Siracusa/kernels/
+irmsnorm_lanes.inc: the sum of squares by byte-lane dot products, the outputs by one exact high
+multiply per element): signed and unsigned 8-bit inputs, 8-, 16- and 32-bit weights of both
+signs, widths that are no multiple of 4 (rows starting inside a word, an odd element last),
+fewer rows than cores (rows shared between cores) and more, inputs at the 8-bit extremes, and the
+corpus's RMSNorm kernel test and microLlama64. Siracusa binds the lanes kernel to these calls,
+and their outputs match the reference interpreter's goldens bit-exactly on Generic, on Siracusa
+with 1 and 8 cores and tiled."""
+
+from __future__ import annotations
+
+import argparse
+
+import numpy as np
+import pytest
+
+from Deeploy.tiling.network import TilingOptions
+from DeeployTest.generators.builder import Net
+from DeeployTest.generators.golden import write_test
+from DeeployTest.testUtils.runner import RunnerPlatform, run_test
+from DeeployTest.test_suite.conftest import CORPUS
+from DeeployTest.test_suite.kernel_cases import SIRACUSA, _check, needs_qemu, run_generic, run_siracusa
+
+TILED = RunnerPlatform("Siracusa", "TEST_SIRACUSA_TILED")
+L1 = 2000   # several tiles
+
+
+def _rms(shape, w_lo, w_hi, D, unsigned_in=False):
+    def build(rng):
+        lo, hi = (0, 256) if unsigned_in else (-128, 128)
+        v = rng.integers(lo, hi, size=shape)
+        v.flat[0], v.flat[-1] = lo, hi - 1
+        w = rng.integers(w_lo, w_hi, size=shape[-1])
+        net = Net("iRMSNorm")
+        net.output(net.node("iRMSNorm", [net.input("input", v), net.const(w, "weight")],
+                            {"D": D, "n_levels": 256}, name="rmsnorm"))
+        return net
+    return build
+
+
+CASES = [
+    # microLlama's: 32-bit weights, shift 16; 16 rows on 8 cores
+    ("int8_w32_16x64", _rms((1, 16, 64), -4_000_000, 4_000_000, 2**16)),
+    ("int8_w8_3x37_rows_shared", _rms((3, 37), -128, 128, 8)),
+    ("int8_w16_5x130", _rms((5, 130), -3000, 3000, 2**10)),
+    ("uint8_w8_9x19", _rms((9, 19), -128, 128, 4, unsigned_in=True)),
+]
+
+
+@pytest.fixture(params=CASES, ids=[c[0] for c in CASES])
+def case_dir(request, tmp_path):
+    name, build = request.param
+    folder = tmp_path / name
+    write_test(build(np.random.default_rng(29)), folder)
+    return folder
+
+
+def test_generic(case_dir, capsys):
+    run_generic(case_dir, capsys)
+
+
+@needs_qemu
+@pytest.mark.parametrize("cores", [1, 8])
+def test_siracusa_runs_the_lanes_kernel(case_dir, cores, capsys):
+    run_siracusa(case_dir, cores, capsys)
+    assert "iRMSNorm_XP_" in (case_dir / f"siracusa{cores}" / "network" / "Network.c").read_text()
+
+
+def _tiled(test, gen, l1, capsys):
+    args = argparse.Namespace(test=str(test), verbose=False, skipgen=False, skipsim=False, gen_dir=str(gen),
+                              cores=8, l1=l1, l2=TilingOptions.l2, defaultMemLevel="L2", doublebuffer=True,
+                              profileTiling=None, plotMemAlloc=False, timeout=None)
+    code = run_test(args, TILED, {"cores": 8, "tiling": TilingOptions(l1, TilingOptions.l2, "L2", True)})
+    out = capsys.readouterr().out
+    assert code == 0 and "Errors: 0 out of" in out, out
+    assert "iRMSNorm_XP_" in (gen / "network" / "Network.c").read_text()
+
+
+@needs_qemu
+def test_siracusa_tiled(case_dir, capsys):
+    _tiled(case_dir, case_dir / "tiled", L1, capsys)
+
+
+@needs_qemu
+@pytest.mark.parametrize("cores", [1, 8])
+def test_corpus_rmsnorm(cores, tmp_path, capsys):
+    args = argparse.Namespace(test=str(CORPUS / "Kernels/Integer/RMSNorm"), verbose=False, skipgen=False,
+                              skipsim=False, gen_dir=str(tmp_path), cores=cores, profileUntiled=False, timeout=None)
+    _check(run_test(args, SIRACUSA, {"cores": cores}), capsys.readouterr().out)
+    assert "iRMSNorm_XP_" in (tmp_path / "network" / "Network.c").read_text()
+
+
+@needs_qemu
+@pytest.mark.parametrize("model", ["Kernels/Integer/RMSNorm", "Models/microLlama/INT8/microLlama64"])
+def test_corpus_tiled(model, tmp_path, capsys):
+    _tiled(CORPUS / model, tmp_path, 64000, capsys)
