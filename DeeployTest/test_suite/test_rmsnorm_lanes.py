@@ -10,6 +10,7 @@ with 1 and 8 cores and tiled."""
 from __future__ import annotations
 
 import argparse
+import shutil
 
 import numpy as np
 import pytest
@@ -94,3 +95,13 @@ def test_corpus_rmsnorm(cores, tmp_path, capsys):
 @pytest.mark.parametrize("model", ["Kernels/Integer/RMSNorm", "Models/microLlama/INT8/microLlama64"])
 def test_corpus_tiled(model, tmp_path, capsys):
     _tiled(CORPUS / model, tmp_path, 64000, capsys)
+
+
+@pytest.mark.skipif(shutil.which("qemu-system-arm") is None or shutil.which("arm-none-eabi-gcc") is None,
+                    reason="Arm toolchain or QEMU missing")
+def test_cortexm_runs_the_portable_kernel(tmp_path, capsys):
+    """CortexM shares Siracusa's binding table: without the PULP DSP extension the wrapped
+    source is the portable kernel, bit-exact on the corpus's RMSNorm."""
+    from DeeployTest.test_suite.test_cortexm import run_cortexm
+    run_cortexm(CORPUS / "Kernels/Integer/RMSNorm", tmp_path / "gen", capsys)
+    assert "iRMSNorm_XP_" in (tmp_path / "gen" / "network" / "Network.c").read_text()
