@@ -2,10 +2,10 @@
 irmsnorm_lanes.inc: the sum of squares by byte-lane dot products, the outputs by one exact high
 multiply per element): signed and unsigned 8-bit inputs, 8-, 16- and 32-bit weights of both
 signs, widths that are no multiple of 4 (rows starting inside a word, an odd element last),
-fewer rows than cores (rows shared between cores) and more, inputs at the 8-bit extremes, and the
-corpus's RMSNorm kernel test and microLlama64. Siracusa binds the lanes kernel to these calls,
-and their outputs match the reference interpreter's goldens bit-exactly on Generic, on Siracusa
-with 1 and 8 cores and tiled."""
+fewer rows than cores (rows shared between cores) and more, inputs at the 8-bit extremes, a row
+whose std is 1, and the corpus's RMSNorm kernel test and microLlama64. Siracusa binds the lanes
+kernel to these calls, and their outputs match the reference interpreter's goldens bit-exactly on
+Generic, on Siracusa with 1 and 8 cores and tiled."""
 
 from __future__ import annotations
 
@@ -30,6 +30,7 @@ def _rms(shape, w_lo, w_hi, D, unsigned_in=False):
     def build(rng):
         lo, hi = (0, 256) if unsigned_in else (-128, 128)
         v = rng.integers(lo, hi, size=shape)
+        v.reshape(-1, shape[-1])[1] = rng.integers(0 if unsigned_in else -1, 2, size=shape[-1])  # std 1
         v.flat[0], v.flat[-1] = lo, hi - 1
         w = rng.integers(w_lo, w_hi, size=shape[-1])
         net = Net("iRMSNorm")
