@@ -125,8 +125,10 @@ def test_layers_that_tile_only_with_their_weights_in_place_come_first(tmp_path):
 def test_placed_weights_are_resident_tiles(tmp_path):
     """Tiled: a placed blob has no L1 slot and is never copied (copies 0 in its layer's table),
     lives in the WMEM level's section, and its jobs set the weight-memory bit; the others keep
-    their L1 slots. The memory plot has a WMEM panel holding the blobs."""
-    tiling = TilingOptions(l1=16000)
+    their L1 slots. The memory plot has a WMEM panel holding the blobs. (Constants in L3: with
+    them in L2 a layer of few tiles runs faster as straight-line code with its weights DMA'd than
+    from the tables a resident operand needs, and the placement leaves them there.)"""
+    tiling = TilingOptions(l1=16000, default_level="L3")
     result = _compile(tmp_path, tiling)
     npu = [k for k, layer in enumerate(result.layers) if layer.node.op == "NeurekaConv"]
     assert len(npu) == 12
@@ -175,7 +177,7 @@ def test_deeploy_compile_neureka_wmem(tmp_path):
     model = MOBILENET / "network.onnx"
     cmd = [sys.executable, "-m", "Deeploy.cli", "compile", str(model), "-o"]
     ok = subprocess.run(cmd + [str(tmp_path / "a"), "--platform", "Siracusa_w_neureka", "--neureka-wmem",
-                               "--l1", "16000"], capture_output=True, text=True)
+                               "--l1", "16000", "--defaultMemLevel", "L3"], capture_output=True, text=True)
     assert ok.returncode == 0, ok.stderr
     assert re.search(r"note: weight memory: 12 of 12 NPU weight blobs placed", ok.stdout), ok.stdout
     assert "DEEPLOY_WMEM_CONST" in (tmp_path / "a" / "Network.c").read_text()
