@@ -19,7 +19,7 @@ import numpy as np
 
 from Deeploy.errors import DeeployError, GraphError, OpError
 from Deeploy.binding import Layer, bind, check_supported
-from Deeploy.codegen.api import NetworkApi
+from Deeploy.codegen.api import NetworkApi, io_quantizations
 from Deeploy.codegen.emit import EmitSummary, emit_project
 from Deeploy.codegen.project_files import check_cmake_path
 from Deeploy.frontend import assign_input_types, infer_graph, load_onnx
@@ -167,8 +167,9 @@ def write_atomically(out_dir: Path, fill: Callable[[Path], object]):
 
 
 def _emit(folder: Path, extra_files, graph: Graph, layers, plan, target, source, cores, tiled=None,
-          api: NetworkApi | None = None, stages: Stages | None = None) -> EmitSummary:
-    summary = emit_project(graph, layers, plan, target, folder, source, cores, tiled, api, stages)
+          api: NetworkApi | None = None, stages: Stages | None = None,
+          quantization: list[str] | None = None) -> EmitSummary:
+    summary = emit_project(graph, layers, plan, target, folder, source, cores, tiled, api, stages, quantization)
     if extra_files is not None:
         extra_files(graph, folder)
     return summary
@@ -266,6 +267,7 @@ def compile_graph(graph: Graph, platform: str, out_dir: str | Path, *, source: s
     snapshots = Path(snapshot_dir) if snapshot_dir else None
     if snapshots:
         save_snapshot(graph, snapshots / "frontend.onnx")
+    quantization = io_quantizations(graph)   # as loaded: lowering folds the quantizers into integer ops
     graph = run_passes(graph, (*target.passes, copy_shared_outputs), log)
     graph, rolled = roll_loops(graph, loop_rolling, log)
     if tiling is not None and target.tiling is not None and tiling.data_level != target.tiling.tiles.source:
@@ -288,7 +290,7 @@ def compile_graph(graph: Graph, platform: str, out_dir: str | Path, *, source: s
         tiled = tile_network(graph, layers, plan, tiling, target.tiling, cores, log)
         stages("tiling")
     summary = write_atomically(Path(out_dir), lambda tmp: _emit(
-        tmp, extra_files, graph, layers, plan, target, source, cores, tiled, api, stages))
+        tmp, extra_files, graph, layers, plan, target, source, cores, tiled, api, stages, quantization))
     stages("writing")
     return CompileResult(graph, layers, plan, summary, rolled + notes + list(summary.notes), tiled=tiled)
 

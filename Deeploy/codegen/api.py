@@ -13,7 +13,7 @@ import numpy as np
 from Deeploy.errors import DeeployError
 from Deeploy.ir.graph import Graph
 
-__all__ = ["NetworkApi", "io_quantization"]
+__all__ = ["NetworkApi", "io_quantization", "io_quantizations"]
 
 DEFAULT_NAME = "DeeployNetwork"
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -111,3 +111,10 @@ def io_quantization(graph: Graph, name: str, output: bool) -> str:
                 return (f"real value = (x - zero point) * scale (DequantizeLinear '{node.name}'): "
                         f"scale {_values(graph, node.inputs[1])}, zero point {zp}")
     return "quantization: not defined by the graph"
+
+
+def io_quantizations(graph: Graph) -> list[str]:
+    """The quantization lines of every graph input, then every output (take them from the graph as
+    loaded: lowering folds its QuantizeLinear/DequantizeLinear nodes into integer ops)."""
+    return [io_quantization(graph, n, False) for n in graph.inputs] + [io_quantization(graph, n, True)
+                                                                       for n in graph.outputs]

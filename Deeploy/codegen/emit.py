@@ -12,7 +12,7 @@ import numpy as np
 from mako.template import Template
 
 from Deeploy.binding import Layer
-from Deeploy.codegen.api import NetworkApi, io_quantization
+from Deeploy.codegen.api import NetworkApi, io_quantizations
 from Deeploy.codegen.buffers import Buf, BufferNames, stream_buffer
 from Deeploy.codegen.calls import render_call
 from Deeploy.codegen.describe import describe_network, idle_reason
@@ -105,11 +105,13 @@ def _arena_levels(plan: MemoryPlan, arena: str, arenas: dict, tiling, platform: 
 
 def emit_project(graph: Graph, layers: list[Layer], plan: MemoryPlan, platform: Platform,
                  out_dir: Path, source: str, cores: int = 1, tiling=None, api: NetworkApi | None = None,
-                 stages=None) -> EmitSummary:
+                 stages=None, quantization: list[str] | None = None) -> EmitSummary:
     """``tiling``: a ``Deeploy.tiling.network.TiledNetwork`` (layers run tile by tile out of L1);
     graph inputs and outputs live in ``plan.data_level``, each constant in its placement's level.
     ``api``: the exported C names (default: InitNetwork, RunNetwork, DeeployNetwork_*).
-    ``stages``: the compile's stage timer (``compiler.Stages``), told when the texts are rendered."""
+    ``stages``: the compile's stage timer (``compiler.Stages``), told when the texts are rendered.
+    ``quantization``: the graph inputs' and outputs' quantization lines (``api.io_quantizations`` of
+    the graph as loaded; default: of ``graph``)."""
     api = api or NetworkApi()
     arena = f"deeploy_arena_{plan.level.name}"
     names = BufferNames(graph, plan, arena, api.prefix)
@@ -172,8 +174,7 @@ def emit_project(graph: Graph, layers: list[Layer], plan: MemoryPlan, platform: 
                rolled=rolled.regions, rolled_skip=rolled.covered, stream_defs=stream_defs, stream_at=stream_at,
                arena_levels=_arena_levels(plan, arena, arenas, tiling, platform),
                stream_buffers=_stream_buffers(plan, platform),
-               quantization=[io_quantization(graph, b.name, False) for b in inputs]
-               + [io_quantization(graph, b.name, True) for b in outputs],
+               quantization=quantization or io_quantizations(graph),
                cmake_platform=platform.cmake_platform, linker_script=platform.linker_script is not None,
                run_command=platform.run_command(platform.memory, "$<TARGET_FILE:deeploy_test>", "${NUM_CORES}")
                if platform.run_command else ["$<TARGET_FILE:deeploy_test>"])
