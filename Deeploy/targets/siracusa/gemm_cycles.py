@@ -76,18 +76,23 @@ def _block_width(batch: int, m: int, n: int, cores: int, unit: float) -> int:
     return 4 if unit in (UNIT, UNIT_BIAS) and n % 4 == 0 and batch * (m // 4) * (n // 4) >= cores else 2
 
 
-def _rows_k4_cycles(batch: int, m: int, n: int, cores: int) -> float:
-    """The K = 4 rows path's formula on whole 4 x 4 blocks."""
-    row_blocks = m // 4
-    units = batch * row_blocks * (n // 4)
+def _busiest_core(units: int, cores: int, per_unit: float, strip_units: int, per_strip: float) -> float:
+    """The busiest core's cycles when ``units`` split in order into equal shares over ``cores``:
+    ``per_unit`` each, plus ``per_strip`` for every strip of ``strip_units`` units its share touches."""
     share = -(-units // cores)
     worst = 0.0
     for core in range(cores):
         lo, hi = min(core * share, units), min(core * share + share, units)
         if lo < hi:
-            strips = (hi - 1) // row_blocks - lo // row_blocks + 1
-            worst = max(worst, 4 * (hi - lo) * ROW_K4 + strips * STRIP_K4)
-    return FIXED_K4 + worst
+            strips = (hi - 1) // strip_units - lo // strip_units + 1
+            worst = max(worst, (hi - lo) * per_unit + strips * per_strip)
+    return worst
+
+
+def _rows_k4_cycles(batch: int, m: int, n: int, cores: int) -> float:
+    """The K = 4 rows path's formula on whole 4 x 4 blocks."""
+    row_blocks = m // 4
+    return FIXED_K4 + _busiest_core(batch * row_blocks * (n // 4), cores, 4 * ROW_K4, row_blocks, STRIP_K4)
 
 
 def _blocks_cycles(batch: int, m: int, n: int, k: int, cores: int, unit: float, rows: bool = False) -> float:
@@ -96,16 +101,8 @@ def _blocks_cycles(batch: int, m: int, n: int, k: int, cores: int, unit: float, 
     if rows and k == 4 and w == 4 and unit == UNIT:
         return _rows_k4_cycles(batch, m, n, cores)
     row_blocks, col_blocks = batch * m // 4, n // w
-    units = row_blocks * col_blocks
     block = BLOCK + 4 * w * unit + (UNIT_PER_K4 if w == 4 else UNIT_PER_K) * k
-    share = -(-units // cores)
-    worst = 0.0
-    for core in range(cores):
-        lo, hi = min(core * share, units), min(core * share + share, units)
-        if lo < hi:
-            strips = (hi - 1) // col_blocks - lo // col_blocks + 1
-            worst = max(worst, (hi - lo) * block + strips * STRIP)
-    return FIXED + worst
+    return FIXED + _busiest_core(row_blocks * col_blocks, cores, block, col_blocks, STRIP)
 
 
 def gemm_rq_cycles(batch: int, m: int, n: int, k: int, cores: int, unit: float = UNIT,
