@@ -9,6 +9,7 @@ import json
 import shutil
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from Deeploy.binding import bind
@@ -45,6 +46,26 @@ def run_siracusa(case_dir: Path, cores: int, capsys) -> None:
                               gen_dir=str(case_dir / f"siracusa{cores}"), cores=cores, profileUntiled=False,
                               timeout=None)
     _check(run_test(args, SIRACUSA, {"cores": cores}), capsys.readouterr().out)
+
+
+def run_tiled(case_dir: Path, gen: Path, l1: int, capsys) -> None:
+    """Run the test folder bit-exactly tiled on Siracusa (8 cores, data in L2, double-buffered)."""
+    tiling = TilingOptions(l1, TilingOptions.l2, "L2", True)
+    args = argparse.Namespace(test=str(case_dir), verbose=False, skipgen=False, skipsim=False, gen_dir=str(gen),
+                              cores=8, l1=l1, l2=tiling.l2, defaultMemLevel="L2", doublebuffer=True,
+                              profileTiling=None, plotMemAlloc=False, timeout=None)
+    _check(run_test(args, TILED, {"cores": 8, "tiling": tiling}), capsys.readouterr().out)
+
+
+def case_folders(cases: list[tuple[str, object]], seed: int):
+    """A ``case_dir`` fixture over ``cases`` ((name, build(rng) -> Net)): each case's test folder,
+    written with a generator seeded ``seed``."""
+    @pytest.fixture(params=cases, ids=[c[0] for c in cases])
+    def case_dir(request, tmp_path):
+        name, build = request.param
+        write_test(build(np.random.default_rng(seed)), tmp_path / name)
+        return tmp_path / name
+    return case_dir
 
 
 def one_tile_kernel(net, ops: tuple[str, ...], cores: int, folder: Path, capsys) -> tuple[float, str]:

@@ -7,12 +7,10 @@ reference interpreter's goldens bit-exactly on Generic and on Siracusa with 1 an
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
 from DeeployTest.generators.builder import Net
-from DeeployTest.generators.golden import write_test
-from DeeployTest.test_suite.kernel_cases import needs_qemu, run_generic, run_siracusa
+from DeeployTest.test_suite.kernel_cases import case_folders, needs_qemu, run_generic, run_siracusa
 
 
 def _add(shape, b_shape=None, a_unsigned=False, b_unsigned=False):
@@ -37,11 +35,7 @@ CASES = [
 ]
 
 
-@pytest.fixture(params=CASES, ids=[c[0] for c in CASES])
-def case_dir(request, tmp_path):
-    name, build = request.param
-    write_test(build(np.random.default_rng(31)), tmp_path / name)
-    return tmp_path / name
+case_dir = case_folders(CASES, 31)
 
 
 def test_generic(case_dir, capsys):

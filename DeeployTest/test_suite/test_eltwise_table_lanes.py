@@ -10,13 +10,11 @@ from __future__ import annotations
 
 import re
 
-import numpy as np
 import pytest
 
 from DeeployTest.generators.builder import Net
-from DeeployTest.generators.golden import write_test
 from DeeployTest.generators.integer import _unary, igelu_attrs
-from DeeployTest.test_suite.kernel_cases import needs_qemu, run_siracusa
+from DeeployTest.test_suite.kernel_cases import case_folders, needs_qemu, run_siracusa
 
 
 def _add(shape, b_shape=None, a_unsigned=False, b_unsigned=False, signed_out=True):
@@ -50,11 +48,7 @@ CASES = [
 ]
 
 
-@pytest.fixture(params=CASES, ids=[c[0] for c in CASES])
-def case_dir(request, tmp_path):
-    name, build = request.param
-    write_test(build(np.random.default_rng(29)), tmp_path / name)
-    return tmp_path / name
+case_dir = case_folders(CASES, 29)
 
 
 @needs_qemu

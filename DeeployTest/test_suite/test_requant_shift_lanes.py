@@ -8,19 +8,13 @@ tiled."""
 
 from __future__ import annotations
 
-import argparse
 import re
 
-import numpy as np
 import pytest
 
-from Deeploy.tiling.network import TilingOptions
 from DeeployTest.generators.builder import Net
-from DeeployTest.generators.golden import write_test
-from DeeployTest.testUtils.runner import RunnerPlatform, run_test
-from DeeployTest.test_suite.kernel_cases import needs_qemu, run_generic, run_siracusa
+from DeeployTest.test_suite.kernel_cases import case_folders, needs_qemu, run_generic, run_siracusa, run_tiled
 
-TILED = RunnerPlatform("Siracusa", "TEST_SIRACUSA_TILED")
 L1 = 2000   # several tiles
 
 
@@ -43,12 +37,7 @@ CASES = [
 ]
 
 
-@pytest.fixture(params=CASES, ids=[c[0] for c in CASES])
-def case_dir(request, tmp_path):
-    name, build = request.param
-    folder = tmp_path / name
-    write_test(build(np.random.default_rng(23)), folder)
-    return folder
+case_dir = case_folders(CASES, 23)
 
 
 def test_generic(case_dir, capsys):
@@ -66,10 +55,4 @@ def test_siracusa_runs_the_lanes_kernel(case_dir, cores, capsys):
 
 @needs_qemu
 def test_siracusa_tiled(case_dir, capsys):
-    args = argparse.Namespace(test=str(case_dir), verbose=False, skipgen=False, skipsim=False,
-                              gen_dir=str(case_dir / "tiled"), cores=8, l1=L1, l2=TilingOptions.l2,
-                              defaultMemLevel="L2", doublebuffer=True, profileTiling=None, plotMemAlloc=False,
-                              timeout=None)
-    code = run_test(args, TILED, {"cores": 8, "tiling": TilingOptions(L1, TilingOptions.l2, "L2", True)})
-    out = capsys.readouterr().out
-    assert code == 0 and "Errors: 0 out of" in out, out
+    run_tiled(case_dir, case_dir / "tiled", L1, capsys)

@@ -12,17 +12,14 @@ from __future__ import annotations
 import argparse
 import shutil
 
-import numpy as np
 import pytest
 
-from Deeploy.tiling.network import TilingOptions
 from DeeployTest.generators.builder import Net
-from DeeployTest.generators.golden import write_test
-from DeeployTest.testUtils.runner import RunnerPlatform, run_test
+from DeeployTest.testUtils.runner import run_test
 from DeeployTest.test_suite.conftest import CORPUS
-from DeeployTest.test_suite.kernel_cases import SIRACUSA, _check, needs_qemu, run_generic, run_siracusa
+from DeeployTest.test_suite.kernel_cases import (SIRACUSA, _check, case_folders, needs_qemu, run_generic, run_siracusa,
+                                                 run_tiled)
 
-TILED = RunnerPlatform("Siracusa", "TEST_SIRACUSA_TILED")
 L1 = 2000   # several tiles
 
 
@@ -49,12 +46,7 @@ CASES = [
 ]
 
 
-@pytest.fixture(params=CASES, ids=[c[0] for c in CASES])
-def case_dir(request, tmp_path):
-    name, build = request.param
-    folder = tmp_path / name
-    write_test(build(np.random.default_rng(29)), folder)
-    return folder
+case_dir = case_folders(CASES, 29)
 
 
 def test_generic(case_dir, capsys):
@@ -69,12 +61,7 @@ def test_siracusa_runs_the_lanes_kernel(case_dir, cores, capsys):
 
 
 def _tiled(test, gen, l1, capsys):
-    args = argparse.Namespace(test=str(test), verbose=False, skipgen=False, skipsim=False, gen_dir=str(gen),
-                              cores=8, l1=l1, l2=TilingOptions.l2, defaultMemLevel="L2", doublebuffer=True,
-                              profileTiling=None, plotMemAlloc=False, timeout=None)
-    code = run_test(args, TILED, {"cores": 8, "tiling": TilingOptions(l1, TilingOptions.l2, "L2", True)})
-    out = capsys.readouterr().out
-    assert code == 0 and "Errors: 0 out of" in out, out
+    run_tiled(test, gen, l1, capsys)
     assert "iRMSNorm_XP_" in (gen / "network" / "Network.c").read_text()
 
 
