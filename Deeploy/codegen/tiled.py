@@ -19,7 +19,7 @@ from Deeploy.ir.graph import Graph
 from Deeploy.errors import DeeployError
 from Deeploy.runtime.abi import (TILE_ARG, TILE_AXIS, TILE_COPY, TILE_GEOMETRY, TILE_OPERAND, TILE_PLAN, TILE_STEP,
                                  TILED_LAYER, check_tile_limits)
-from Deeploy.tiling.dma_plan import Copy, DmaPlan, loop_kind
+from Deeploy.tiling.dma_plan import Copy, DmaPlan, dma_plan, loop_kind
 from Deeploy.tiling.schedule import TileSchedule
 
 __all__ = ["TiledCode", "tiled_layer_code"]
@@ -187,7 +187,8 @@ def tiled_layer_code(k: int, layer: Layer, sched: TileSchedule, graph: Graph, na
     title = comment_text(f"{layer.node.op} '{layer.node.name}'")
     head = (f"/* layer {k}: {title} tiled: {sched.num_tiles} L1 tiles ({sched.l2_tiles()} L2 tiles), "
             f"{'double' if sched.double_buffer else 'single'}-buffered, L1 {sched.l1_bytes} B */")
-    loop, plan = loop_kind(layer, sched, writable_ops)
+    loop = loop_kind(layer, sched, writable_ops)
+    plan = dma_plan(sched) if loop != "tables" else None
     ptrs = {s.operand.tensor: f"tile->buf[{s.index}]" for s in sched.slots}
     scratch_at = l1_base + sched.scratch_offset
     has_scratch = sched.l1_bytes > sched.scratch_offset   # the tiler may drop an optional scratch

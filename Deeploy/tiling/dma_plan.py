@@ -197,17 +197,16 @@ def dma_plan(sched: TileSchedule) -> DmaPlan:
     return DmaPlan(before, tuple(plan))
 
 
-def loop_kind(layer: Layer, sched: TileSchedule, writable_ops: bool = False) -> tuple[str, DmaPlan | None]:
-    """How the layer's tiles run, and its DMA plan: "code" (straight-line, at most
-    ``STRAIGHT_TILES`` tiles) or "plan" (``deeploy_run_planned``) when a plan covers it (fixed
-    homes, not a rolled body's; no data mover; a plannable schedule whose copies take at most
-    ``TILE_MAX_GEOMETRIES`` shapes; an engine with a job queue straight-line only: more tiles
-    overlap their jobs in the tables' deferred loop), else "tables" (``deeploy_run_tiled``).
-    Codegen renders this loop; the tiler prices it."""
+def loop_kind(layer: Layer, sched: TileSchedule, writable_ops: bool = False) -> str:
+    """How the layer's tiles run: "code" (straight-line, at most ``STRAIGHT_TILES`` tiles) or
+    "plan" (``deeploy_run_planned``) when a plan (``dma_plan``) covers it (fixed homes, not a rolled
+    body's; no data mover; a plannable schedule whose copies take at most ``TILE_MAX_GEOMETRIES``
+    shapes; an engine with a job queue straight-line only: more tiles overlap their jobs in the
+    tables' deferred loop), else "tables" (``deeploy_run_tiled``). Codegen renders this loop; the
+    tiler prices it."""
     if (writable_ops or layer.engine.data_mover or not plannable(sched)
             or (layer.engine.tile_sync and sched.num_tiles > STRAIGHT_TILES)):
-        return "tables", None
-    plan = dma_plan(sched)
+        return "tables"
     if sched.num_tiles <= STRAIGHT_TILES:
-        return "code", plan
-    return ("plan", plan) if len(plan.shapes) <= TILE_MAX_GEOMETRIES else ("tables", None)
+        return "code"
+    return "plan" if len(dma_plan(sched).shapes) <= TILE_MAX_GEOMETRIES else "tables"

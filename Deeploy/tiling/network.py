@@ -215,7 +215,7 @@ def schedule_one(layer: Layer, graph: Graph, plan: MemoryPlan, options: TilingOp
         else:
             sol = solve_spec(moved, params)
             sched = schedule_layer(spec, sol, None, {}, sol.double_buffered, params.alignment, mine)
-        if not params.loop_cycles or loop_kind(layer, sched)[0] != "tables":
+        if not params.loop_cycles or loop_kind(layer, sched) != "tables":
             break
     return sched
 

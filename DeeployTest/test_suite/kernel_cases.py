@@ -57,6 +57,14 @@ def run_tiled(case_dir: Path, gen: Path, l1: int, capsys) -> None:
     _check(run_test(args, TILED, {"cores": 8, "tiling": tiling}), capsys.readouterr().out)
 
 
+def byte_values(rng: np.random.Generator, shape, unsigned: bool = False) -> np.ndarray:
+    """Uniform 8-bit sample values of ``shape``, the type's lowest first and its highest last."""
+    lo, hi = (0, 255) if unsigned else (-128, 127)
+    v = rng.integers(lo, hi + 1, size=shape)
+    v.flat[0], v.flat[-1] = lo, hi
+    return v
+
+
 def case_folders(cases: list[tuple[str, object]], seed: int):
     """A ``case_dir`` fixture over ``cases`` ((name, build(rng) -> Net)): each case's test folder,
     written with a generator seeded ``seed``."""

@@ -10,16 +10,13 @@ from __future__ import annotations
 import pytest
 
 from DeeployTest.generators.builder import Net
-from DeeployTest.test_suite.kernel_cases import case_folders, needs_qemu, run_generic, run_siracusa
+from DeeployTest.test_suite.kernel_cases import byte_values, case_folders, needs_qemu, run_generic, run_siracusa
 
 
 def _add(shape, b_shape=None, a_unsigned=False, b_unsigned=False):
     def build(rng):
         def operand(name, unsigned, shape):
-            lo, hi = (0, 256) if unsigned else (-128, 128)
-            v = rng.integers(lo, hi, size=shape)
-            v.flat[0], v.flat[-1] = hi - 1, lo
-            return net.input(name, v)
+            return net.input(name, byte_values(rng, shape, unsigned))
         net = Net("Add")
         net.output(net.node("Add", [operand("input_0", a_unsigned, shape),
                                     operand("input_1", b_unsigned, b_shape or shape)], name="add"))

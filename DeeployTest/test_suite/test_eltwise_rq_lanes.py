@@ -13,7 +13,7 @@ import pytest
 
 from DeeployTest.generators.builder import Net
 from DeeployTest.generators.golden import write_test
-from DeeployTest.test_suite.kernel_cases import bound_ops, needs_qemu, run_siracusa
+from DeeployTest.test_suite.kernel_cases import bound_ops, byte_values, needs_qemu, run_siracusa
 
 
 def _net(op, shape, a_unsigned=False, b_unsigned=False, signed_out=True, mul=(300, 600), shift=8, b_shape=None):
@@ -21,10 +21,7 @@ def _net(op, shape, a_unsigned=False, b_unsigned=False, signed_out=True, mul=(30
     per-channel RequantShift (channels on axis 1)."""
     def build(rng):
         def operand(name, unsigned, shape):
-            lo, hi = (0, 256) if unsigned else (-128, 128)
-            v = rng.integers(lo, hi, size=shape)
-            v.flat[0], v.flat[-1] = lo, hi - 1
-            return net.input(name, v)
+            return net.input(name, byte_values(rng, shape, unsigned))
         net = Net(op)
         s = net.node(op, [operand("input_0", a_unsigned, shape), operand("input_1", b_unsigned, b_shape or shape)],
                      name="v")

@@ -14,17 +14,14 @@ import pytest
 
 from DeeployTest.generators.builder import Net
 from DeeployTest.generators.integer import _unary, igelu_attrs
-from DeeployTest.test_suite.kernel_cases import case_folders, needs_qemu, run_siracusa
+from DeeployTest.test_suite.kernel_cases import byte_values, case_folders, needs_qemu, run_siracusa
 
 
 def _add(shape, b_shape=None, a_unsigned=False, b_unsigned=False, signed_out=True):
     """Add of inputs of ``shape`` (b: ``b_shape``) with a scalar RequantShift (tabulated)."""
     def build(rng):
         def operand(name, unsigned, shape):
-            lo, hi = (0, 256) if unsigned else (-128, 128)
-            v = rng.integers(lo, hi, size=shape)
-            v.flat[0], v.flat[-1] = lo, hi - 1
-            return net.input(name, v)
+            return net.input(name, byte_values(rng, shape, unsigned))
         net = Net("Add")
         s = net.node("Add", [operand("input_0", a_unsigned, shape), operand("input_1", b_unsigned, b_shape or shape)],
                      name="v")

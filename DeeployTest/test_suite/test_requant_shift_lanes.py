@@ -13,16 +13,15 @@ import re
 import pytest
 
 from DeeployTest.generators.builder import Net
-from DeeployTest.test_suite.kernel_cases import case_folders, needs_qemu, run_generic, run_siracusa, run_tiled
+from DeeployTest.test_suite.kernel_cases import (byte_values, case_folders, needs_qemu, run_generic, run_siracusa,
+                                                 run_tiled)
 
 L1 = 2000   # several tiles
 
 
 def _rqs(shape, mul, add, shift, unsigned_in=False, signed_out=True):
     def build(rng):
-        lo, hi = (0, 256) if unsigned_in else (-128, 128)
-        v = rng.integers(lo, hi, size=shape)
-        v.flat[0], v.flat[-1] = lo, hi - 1
+        v = byte_values(rng, shape, unsigned_in)
         net = Net("RequantShift")
         net.output(net.rqs(net.input("input", v), mul, add, shift, signed=signed_out, name="rqs"))
         return net

@@ -17,18 +17,16 @@ import pytest
 from DeeployTest.generators.builder import Net
 from DeeployTest.testUtils.runner import run_test
 from DeeployTest.test_suite.conftest import CORPUS
-from DeeployTest.test_suite.kernel_cases import (SIRACUSA, _check, case_folders, needs_qemu, run_generic, run_siracusa,
-                                                 run_tiled)
+from DeeployTest.test_suite.kernel_cases import (SIRACUSA, byte_values, case_folders, _check, needs_qemu, run_generic,
+                                                 run_siracusa, run_tiled)
 
 L1 = 2000   # several tiles
 
 
 def _rms(shape, w_lo, w_hi, D, unsigned_in=False):
     def build(rng):
-        lo, hi = (0, 256) if unsigned_in else (-128, 128)
-        v = rng.integers(lo, hi, size=shape)
+        v = byte_values(rng, shape, unsigned_in)
         v.reshape(-1, shape[-1])[1] = rng.integers(0 if unsigned_in else -1, 2, size=shape[-1])  # std 1
-        v.flat[0], v.flat[-1] = lo, hi - 1
         w = rng.integers(w_lo, w_hi, size=shape[-1])
         net = Net("iRMSNorm")
         net.output(net.node("iRMSNorm", [net.input("input", v), net.const(w, "weight")],

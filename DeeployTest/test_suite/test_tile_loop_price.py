@@ -1,7 +1,7 @@
 """The tiler prices every tile with the loop its layer runs (``dma_plan.loop_kind``): straight-line
 code up to STRAIGHT_TILES tiles and a planned loop beyond (``TilingParams.loop_cycles``), the
-table loop (``tile_loop_cycles``) for the layers that run from tables (an NPU layer of more tiles); and with ``--doublebuffer``
-it double-buffers exactly the layers whose modelled cycles drop, as ``-v`` prints. Compiles only,
+table loop (``tile_loop_cycles``) for the layers that run from tables (an NPU layer of more
+tiles); and with ``--doublebuffer`` it double-buffers exactly the layers whose modelled cycles drop, as ``-v`` prints. Compiles only,
 no simulation."""
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ def _check_prices(result, platform: str) -> set[str]:
              "tables": params.tile_loop_cycles}
     kinds = set()
     for k, sched in result.tiled.schedules.items():
-        kind, _ = loop_kind(result.layers[k], sched)
+        kind = loop_kind(result.layers[k], sched)
         kinds.add(kind)
         assert _priced_loop(sched, params) == price[kind], (result.layers[k].node.name, kind, sched.num_tiles)
     return kinds
@@ -67,7 +67,7 @@ def test_npu_layers_are_priced_with_their_loop(tmp_path):
     assert npu
     _check_prices(result, "Siracusa_w_neureka")
     for k, sched in npu.items():
-        assert loop_kind(result.layers[k], sched)[0] == ("code" if sched.num_tiles <= STRAIGHT_TILES else "tables")
+        assert loop_kind(result.layers[k], sched) == ("code" if sched.num_tiles <= STRAIGHT_TILES else "tables")
 
 
 def test_double_buffering_where_it_pays(tmp_path, capsys):
