@@ -7,6 +7,7 @@ numpy's exact products reduced modulo 2^32."""
 
 from __future__ import annotations
 
+import argparse
 from pathlib import Path
 
 import numpy as np
@@ -14,6 +15,8 @@ import onnx
 import pytest
 from onnx import helper
 
+from DeeployTest.testRunner_generic import GENERIC
+from DeeployTest.testUtils.runner import run_test
 from DeeployTest.test_suite.kernel_cases import run_generic
 
 I16 = (-32768, 32767)
@@ -85,10 +88,26 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
-def test_wide_operands_match_numpy(case, tmp_path, capsys):
+def _case_dir(case, tmp_path: Path) -> Path:
     name, op, dtype, a_shape, b_shape, a_kind, b_kind, c_shape, attrs = case
     rng = np.random.default_rng(11)
     a, b = _values(rng, a_shape, a_kind, dtype), _values(rng, b_shape, b_kind, dtype)
     c = None if c_shape is None else _values(rng, c_shape, "full", dtype)
-    run_generic(_write(tmp_path / name, op, dtype, a, b, c, attrs), capsys)
+    return _write(tmp_path / name, op, dtype, a, b, c, attrs)
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
+def test_wide_operands_match_numpy(case, tmp_path, capsys):
+    run_generic(_case_dir(case, tmp_path), capsys)
+
+
+@pytest.mark.sanitize
+@pytest.mark.parametrize("case", [c for c in CASES if c[0] in ("extremes", "two_panels")], ids=("extremes", "two_panels"))
+def test_wide_operands_sanitized(case, tmp_path, capsys):
+    """The int16 dot products with pair sums of 2^31 and the two-panel packing under the sanitizers."""
+    folder = _case_dir(case, tmp_path)
+    args = argparse.Namespace(test=str(folder), verbose=False, skipgen=False, skipsim=False,
+                              gen_dir=str(folder / "sanitized"), sanitize=True)
+    code = run_test(args, GENERIC)
+    out = capsys.readouterr()
+    assert code == 0 and "Errors: 0 out of" in out.out, out.out + out.err
