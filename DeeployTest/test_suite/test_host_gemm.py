@@ -3,11 +3,13 @@ Gemm of declared int32 / uint32 tensors (sums wrapping modulo 2^32) whose values
 modulo 2^32 run as int16 dot products; a value beyond that sends the layer to the register-blocked
 blocks. Shapes off the 4-column blocking, one row, one column, B in two panels, int16 extremes
 whose pair sums overflow int32, and values just past int16; outputs checked bit-exactly against
-numpy's exact products reduced modulo 2^32."""
+numpy's exact products reduced modulo 2^32. The corpus's int32 MatMul stays within its share of
+the peer's host instructions."""
 
 from __future__ import annotations
 
 import argparse
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -15,8 +17,10 @@ import onnx
 import pytest
 from onnx import helper
 
+from benchmarks.generic_instructions import CASES as PROBES, run_network_instructions
 from DeeployTest.testRunner_generic import GENERIC
 from DeeployTest.testUtils.runner import run_test
+from DeeployTest.test_suite.conftest import CORPUS
 from DeeployTest.test_suite.kernel_cases import run_generic
 
 I16 = (-32768, 32767)
@@ -111,3 +115,13 @@ def test_wide_operands_sanitized(case, tmp_path, capsys):
     code = run_test(args, GENERIC)
     out = capsys.readouterr()
     assert code == 0 and "Errors: 0 out of" in out.out, out.out + out.err
+
+
+@pytest.mark.skipif(shutil.which("valgrind") is None, reason="valgrind missing")
+def test_matmul_regular_instructions(corpus, tmp_path):
+    """The corpus's MatMul/Regular (int32-declared operands holding int8 values) runs RunNetwork in
+    at most 0.2x the peer's instructions (benchmarks/generic_instructions.py; 0.38x on the
+    register-blocked int32 blocks)."""
+    case, peer = next(p for p in PROBES if p[0] == "Kernels/Integer/MatMul/Regular")
+    instructions = run_network_instructions(CORPUS / case, tmp_path)
+    assert instructions <= 0.2 * peer, instructions / peer
