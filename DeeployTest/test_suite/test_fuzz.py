@@ -33,11 +33,11 @@ NEEDS_QEMU = pytest.mark.skipif(shutil.which("qemu-system-riscv32") is None or
                                 reason="RISC-V toolchain or QEMU missing: run bash toolchain/install.sh")
 
 
-def generic_slice(tmp_path: Path, custom_ops: bool, sanitize: bool = False) -> int:
-    """Run the deterministic slice (10 batches) on Generic; returns how many graphs it ran."""
+def generic_slice(tmp_path: Path, custom_ops: bool, sanitize: bool = False, batches: int = 10) -> int:
+    """Run the deterministic slice (``batches`` batches) on Generic; returns how many graphs it ran."""
     graphs = []
 
-    @settings(max_examples=10, **FIXED)
+    @settings(max_examples=batches, **FIXED)
     @given(batches(GRAPHS_PER_BATCH, custom_ops))
     def check(batch):
         folder = tmp_path / f"batch{len(graphs)}"
@@ -49,7 +49,7 @@ def generic_slice(tmp_path: Path, custom_ops: bool, sanitize: bool = False) -> i
     return sum(graphs)
 
 
-# the plain slices are slow: the default suite runs the same batches under the sanitizers
+# the plain slices are slow: the default suite runs their first batches under the sanitizers
 # (test_sanitize.py::test_fuzz_slice_sanitized), which check the same outputs
 @pytest.mark.slow
 def test_fuzz_generic_standard_ops(tmp_path):

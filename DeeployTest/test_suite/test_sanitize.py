@@ -20,9 +20,16 @@ pytestmark = [pytest.mark.sanitize,
 INTEGER_NETWORKS = network_dirs(CORPUS, "Kernels/Integer", "Models/miniMobileNetv2", "Models/microLlama/INT8")
 FLOAT_NETWORKS = [d for d in network_dirs(CORPUS, *FLOAT_CORPUS) if str(d.relative_to(CORPUS)) not in REJECTED]
 NETWORKS = INTEGER_NETWORKS + FLOAT_NETWORKS
+# microLlama64 runs by default; its larger siblings use the same kernels on larger shapes (-m slow)
+LARGER_SIBLINGS = {"microLlama128", "microLlama64_parallel"}
 
 
-@pytest.mark.parametrize("test_dir", NETWORKS, ids=[str(p.relative_to(CORPUS)) for p in NETWORKS])
+def _params() -> list:
+    return [pytest.param(d, id=str(d.relative_to(CORPUS)), marks=pytest.mark.slow if d.name in LARGER_SIBLINGS else ())
+            for d in NETWORKS]
+
+
+@pytest.mark.parametrize("test_dir", _params())
 def test_corpus_network_sanitized(test_dir, corpus, tmp_path, capsys):
     args = argparse.Namespace(test=str(test_dir), verbose=False, skipgen=False, skipsim=False,
                               gen_dir=str(tmp_path / "gen"), sanitize=True)
@@ -32,11 +39,13 @@ def test_corpus_network_sanitized(test_dir, corpus, tmp_path, capsys):
     assert "DEEPLOY_SANITIZE:BOOL=ON" in (tmp_path / "gen" / "build" / "CMakeCache.txt").read_text()
 
 
+# the default suite runs the first 4 batches of each slice under the sanitizers; -m slow all 10
+@pytest.mark.parametrize("batches", (4, pytest.param(10, marks=pytest.mark.slow)))
 @pytest.mark.parametrize("custom_ops", (False, True), ids=("standard_ops", "custom_ops"))
-def test_fuzz_slice_sanitized(tmp_path, custom_ops):
+def test_fuzz_slice_sanitized(tmp_path, custom_ops, batches):
     """The deterministic fuzz slice of test_fuzz.py (standard ops, or with the custom ops) under the
     sanitizers."""
     pytest.importorskip("hypothesis")
     from DeeployTest.test_suite.test_fuzz import generic_slice
 
-    assert generic_slice(tmp_path, custom_ops, sanitize=True) >= 150
+    assert generic_slice(tmp_path, custom_ops, sanitize=True, batches=batches) >= 15 * batches
