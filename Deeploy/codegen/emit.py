@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import functools
 import shutil
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -16,6 +16,7 @@ from Deeploy.codegen.api import NetworkApi, io_quantizations
 from Deeploy.codegen.buffers import Buf, BufferNames, stream_buffer
 from Deeploy.codegen.calls import render_call
 from Deeploy.codegen.describe import describe_network, idle_reason
+from Deeploy.codegen.overlap import plan_overlaps
 from Deeploy.codegen.project_files import write_platform_files
 from Deeploy.codegen.rolled import roll_regions, stream_code
 from Deeploy.codegen.tiled import TiledCode, tiled_layer_code
@@ -119,10 +120,14 @@ def emit_project(graph: Graph, layers: list[Layer], plan: MemoryPlan, platform: 
     rolled = roll_regions(graph, layers, plan, names, tiling, arenas)
     engine = platform.tiling.stream_engine if platform.tiling is not None else ""
     stream_defs, stream_at, stream_blocks = stream_code(plan, names, engine, rolled) if plan.streams else ([], {}, [])
-    tiled = {}
+    tiled, finish = {}, {}
     if tiling is not None:
-        tiled = {k: tiled_layer_code(k, layers[k], sched, graph, names, arenas["tile_arena"], arenas["staging_arena"])
+        overlaps = plan_overlaps(graph, layers, tiling.schedules, tiling.options.l1, rolled.covered)
+        tiled = {k: tiled_layer_code(k, layers[k], sched, graph, names, arenas["tile_arena"], arenas["staging_arena"],
+                                     overlaps.l1_base.get(k, 0), deferred=k in overlaps.deferred)
                  for k, sched in tiling.schedules.items() if k not in rolled.covered}
+        tiling = replace(tiling, l1_size=overlaps.l1_size(tiling.schedules, tiling.l1_size))
+        finish = {r: [tiled[k].finish for k in ks] for r, ks in overlaps.finish.items()}
         described = {**tiled, **{k: TiledCode("", m) for k, m in rolled.tiled_manifest.items()}}
     calls, idle = [], {}
     for k, layer in enumerate(layers):
@@ -167,7 +172,7 @@ def emit_project(graph: Graph, layers: list[Layer], plan: MemoryPlan, platform: 
                const_level=plan.data_level, io_level=plan.data_level, tiled=tiled,
                l1_size=tiling.l1_size if tiling else 0, staging_size=tiling.staging_size if tiling else 0,
                **arenas,
-               layers=layers, constants=constants, variables=variables, updates=updates,
+               layers=layers, finish=finish, constants=constants, variables=variables, updates=updates,
                const_bytes=const_bytes, arena=arena, arena_size=plan.arena_size,
                lower_bound=plan.lower_bound, inputs=inputs, outputs=outputs,
                instances=sorted(instances.values()), calls=calls, api=api,

@@ -113,6 +113,9 @@ void ${api.run}(void) {
 % else:
     /* ${title} */
 % endif
+% for statement in finish.get(k, []):
+    ${statement}
+% endfor
 % if k not in rolled_skip:
 % if k in tiled or (runs and (layers[k].engine.forked or layers[k].engine.runtime)):
     DEEPLOY_MARK_LAYER(${k});
@@ -128,6 +131,9 @@ void ${api.run}(void) {
     ${call}
 % endif
 % endif
+% endfor
+% for statement in finish.get(len(layers), []):
+    ${statement}
 % endfor
 % if forked:
     DEEPLOY_MARK_LAYER_END();

@@ -22,6 +22,7 @@ from Deeploy.ir.dtypes import INT32, UINT8
 from Deeploy.ir.graph import Graph, Node
 from Deeploy.ops.fused import is_fused
 from Deeploy.targets.npu.assign import NPU_OPS, decisions, input_offset, normquant_terms, npu_mode, weights_oihw
+from Deeploy.targets.npu.overlap import reordered
 from Deeploy.targets.npu.spec import MODES, NpuSpec
 
 __all__ = ["lower_node", "make_assign_engines"]
@@ -70,7 +71,7 @@ def lower_node(node: Node, graph: Graph, spec: NpuSpec, shifted: dict[str, str] 
 
 def make_assign_engines(spec: NpuSpec, excluded: Iterable[str] = ()) -> Callable:
     """The assignment pass of the NPU ``spec``: every layer it takes becomes its job
-    (``lower_node``); nodes named in ``excluded`` stay on the cluster. Verbose mode logs each
+    (``lower_node``), in the order that overlaps the jobs with cluster layers (``overlap.py``); nodes named in ``excluded`` stay on the cluster. Verbose mode logs each
     candidate's engine and reason."""
     excluded = frozenset(excluded)
 
@@ -93,6 +94,6 @@ def make_assign_engines(spec: NpuSpec, excluded: Iterable[str] = ()) -> Callable
         work = graph.copy()
         shifted: dict[str, str] = {}
         work.nodes = [m for n in work.nodes for m in (lower_node(n, work, spec, shifted) if n.name in chosen else [n])]
-        return work, True
+        return reordered(work, spec.op), True
 
     return assign_engines
