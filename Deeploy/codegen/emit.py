@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import functools
 import shutil
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -16,7 +16,6 @@ from Deeploy.codegen.api import NetworkApi, io_quantizations
 from Deeploy.codegen.buffers import Buf, BufferNames, stream_buffer
 from Deeploy.codegen.calls import render_call
 from Deeploy.codegen.describe import describe_network, idle_reason
-from Deeploy.codegen.overlap import plan_overlaps
 from Deeploy.codegen.project_files import write_platform_files
 from Deeploy.codegen.rolled import roll_regions, stream_code
 from Deeploy.codegen.tiled import TiledCode, tiled_layer_code
@@ -122,11 +121,10 @@ def emit_project(graph: Graph, layers: list[Layer], plan: MemoryPlan, platform: 
     stream_defs, stream_at, stream_blocks = stream_code(plan, names, engine, rolled) if plan.streams else ([], {}, [])
     tiled, finish = {}, {}
     if tiling is not None:
-        overlaps = plan_overlaps(graph, layers, tiling.schedules, tiling.options.l1, rolled.covered)
+        overlaps = tiling.overlaps    # none in a rolled region: the tiler leaves regions alone
         tiled = {k: tiled_layer_code(k, layers[k], sched, graph, names, arenas["tile_arena"], arenas["staging_arena"],
                                      overlaps.l1_base.get(k, 0), deferred=k in overlaps.deferred)
                  for k, sched in tiling.schedules.items() if k not in rolled.covered}
-        tiling = replace(tiling, l1_size=overlaps.l1_size(tiling.schedules, tiling.l1_size))
         finish = {r: [tiled[k].finish for k in ks] for r, ks in overlaps.finish.items()}
         described = {**tiled, **{k: TiledCode("", m) for k, m in rolled.tiled_manifest.items()}}
     calls, idle = [], {}

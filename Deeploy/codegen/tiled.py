@@ -32,7 +32,7 @@ class TiledCode:
 
     run: str
     manifest: dict
-    finish: str = ""          # an asynchronous layer's wait and last write-back (codegen/overlap.py)
+    finish: str = ""          # an asynchronous layer's wait and last write-back (tiling/overlap.py)
     head: str = ""
     tables: tuple[str, ...] = ()
     calls: tuple[tuple[int, CallParts], ...] = ()
