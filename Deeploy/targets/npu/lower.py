@@ -6,13 +6,16 @@ stored as uint8 when they fit (the engine's 8-bit scale mode; the drivers' tests
 8-bit scales, the specs do not say: *unverified*), else int32; a GEMM's rows are refactored into
 the plane that best fills the engine's subtile. An engine that reads only uint8 activations gets
 an int8 input through a RequantShift adding 128 (on the cluster, bit-exact: ``x + 128`` is in
-0..255), its bias corrected (``assign.input_offset``) and its padding value 128 (the int8 zero). ``make_assign_engines(spec, excluded)``
+0..255), its bias corrected (``assign.input_offset``) and its padding value 128 (the int8 zero); the
+shift is folded into the input's producer when that requantises and nothing else reads it
+(``_fold_shift``). ``make_assign_engines(spec, excluded)``
 makes the target's pass: it lowers every layer the assignment (``assign.decisions``) gives the
 NPU and logs every decision with its reason (verbose mode); names in ``excluded``
 (``--no-npu-for``) stay on the cluster."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Callable, Iterable
 
 import numpy as np
@@ -42,6 +45,26 @@ def _unsigned_input(node: Node, graph: Graph, offset: int, shifted: dict[str, st
                   graph.add_constant(f"{node.name}.npu_offset", np.array(offset))],
                  [y], {"div": 1, "n_levels": 256, "signed": 0})
     return y, [shift]
+
+
+def _fold_shift(graph: Graph, x: str, y: str) -> None:
+    """Folds the shift writing ``y`` (``x`` plus an offset, unsigned) into the producer of ``x``
+    when that is a requantisation (RequantShift or a fused one) to signed levels -offset..offset-1
+    read by the shift only: the producer adds offset << shift to its offset and writes ``y``
+    unsigned, exactly the shift's values (clip(v, -o, o - 1) + o = clip(v + o, 0, 2o - 1))."""
+    shift, p = graph.producer(y), graph.producer(x)
+    if p is None or not (p.op == "RequantShift" or is_fused(p.op)) or x in graph.outputs or x in graph.state.values():
+        return
+    rq = p.params.rq if is_fused(p.op) else p.params
+    offset = int(graph.tensors[shift.inputs[2]].value)
+    if rq.lo != -offset or rq.hi != offset - 1 or [n.name for n in graph.consumers().get(x, [])] != [shift.name]:
+        return
+    add = np.asarray(graph.tensors[p.inputs[-1]].value, np.int64) + (offset << rq.shift)
+    folded = replace(p, inputs=[*p.inputs[:-1], graph.add_constant(f"{p.name}.npu_add", add)], outputs=[y],
+                     attrs={**p.attrs, "signed": 0}, params=None)
+    graph.nodes = [folded if n is p else n for n in graph.nodes if n is not shift]
+    for name in (x, *shift.inputs[1:]):
+        del graph.tensors[name]
 
 
 def lower_node(node: Node, graph: Graph, spec: NpuSpec, shifted: dict[str, str] | None = None) -> list[Node]:
@@ -94,6 +117,8 @@ def make_assign_engines(spec: NpuSpec, excluded: Iterable[str] = ()) -> Callable
         work = graph.copy()
         shifted: dict[str, str] = {}
         work.nodes = [m for n in work.nodes for m in (lower_node(n, work, spec, shifted) if n.name in chosen else [n])]
+        for x, y in shifted.items():
+            _fold_shift(work, x, y)
         return reordered(work, spec.op), True
 
     return assign_engines
