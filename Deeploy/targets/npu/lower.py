@@ -53,7 +53,8 @@ def _fold_shift(graph: Graph, x: str, y: str) -> None:
     read by the shift only: the producer adds offset << shift to its offset and writes ``y``
     unsigned, exactly the shift's values (clip(v, -o, o - 1) + o = clip(v + o, 0, 2o - 1))."""
     shift, p = graph.producer(y), graph.producer(x)
-    if p is None or not (p.op == "RequantShift" or is_fused(p.op)) or x in graph.outputs or x in graph.state.values():
+    if (p is None or p.params is None or not (p.op == "RequantShift" or is_fused(p.op)) or x in graph.outputs
+            or x in graph.state.values()):
         return
     rq = p.params.rq if is_fused(p.op) else p.params
     offset = int(graph.tensors[shift.inputs[2]].value)
