@@ -70,6 +70,23 @@ def test_a_requantising_producer_writes_the_jobs_uint8_input(tmp_path):
     assert all(np.array_equal(np.asarray(want[o]), np.asarray(got[o])) for o in graph.outputs)
 
 
+def test_the_shift_folds_through_moves_of_the_requantised_values(tmp_path):
+    """Between the requantisation and the linear layer a Transpose and a Reshape (they move values
+    only): they move uint8, the requantisation writes it, no shift is left; same outputs."""
+    rng = np.random.default_rng(5)
+    net = Net("MatMul")
+    acc = net.input("input_0", ints_in(rng, -40000, 40000, (2, 64, 36)).astype(np.int32))
+    moved = net.node("Transpose", [net.rqs(acc, 3, 500, 10, name="producer")], {"perm": [1, 0, 2]}, name="move")
+    flat = net.node("Reshape", [moved, net.const(np.array([64, 72]), "shape", np.int64)], name="flat")
+    net.output(_linear(net, rng, flat, 96, "proj"))
+    graph, lowered = _lowered(tmp_path, net)
+    assert [n.op for n in lowered.nodes] == ["RequantShift", "Transpose", "Reshape", "Ne16Conv"], lowered.nodes
+    assert {lowered.tensors[n.outputs[0]].dtype.name for n in lowered.nodes[:3]} == {"uint8"}
+    x = {graph.inputs[0]: np.load(tmp_path / "inputs.npz")[np.load(tmp_path / "inputs.npz").files[0]]}
+    want, got = run_reference(graph, x), run_reference(lowered, x)
+    assert all(np.array_equal(np.asarray(want[o]), np.asarray(got[o])) for o in graph.outputs)
+
+
 def _runtime(out: str) -> int:
     return int(re.search(r"^Runtime: (\d+) cycles$", out, re.M).group(1))
 

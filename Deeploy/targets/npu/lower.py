@@ -23,6 +23,7 @@ import numpy as np
 from Deeploy.errors import DeeployError
 from Deeploy.ir.dtypes import INT32, UINT8
 from Deeploy.ir.graph import Graph, Node
+from Deeploy.ops._registry import Trait, op_named
 from Deeploy.ops.fused import is_fused
 from Deeploy.targets.npu.assign import NPU_OPS, decisions, input_offset, normquant_terms, npu_mode, weights_oihw
 from Deeploy.targets.npu.overlap import reordered
@@ -48,23 +49,42 @@ def _unsigned_input(node: Node, graph: Graph, offset: int, shifted: dict[str, st
 
 
 def _fold_shift(graph: Graph, x: str, y: str) -> None:
-    """Folds the shift writing ``y`` (``x`` plus an offset, unsigned) into the producer of ``x``
-    when that is a requantisation (RequantShift or a fused one) to signed levels -offset..offset-1
-    read by the shift only: the producer adds offset << shift to its offset and writes ``y``
-    unsigned, exactly the shift's values (clip(v, -o, o - 1) + o = clip(v + o, 0, 2o - 1))."""
-    shift, p = graph.producer(y), graph.producer(x)
-    if (p is None or p.params is None or not (p.op == "RequantShift" or is_fused(p.op)) or x in graph.outputs
-            or x in graph.state.values()):
-        return
-    rq = p.params.rq if is_fused(p.op) else p.params
+    """Folds the shift writing ``y`` (``x`` plus an offset, unsigned) into the requantisation
+    (RequantShift or a fused one) to signed levels -offset..offset-1 that produces ``x``, directly
+    or through ops that only move its values (``Trait.QUANT_TRANSPARENT``: the shift commutes with
+    them), each value read by the next node only: the requantisation adds offset << shift to its
+    offset and writes uint8, exactly the shift's values (clip(v, -o, o - 1) + o = clip(v + o, 0,
+    2o - 1)), and the ops moving them move uint8."""
+    shift = graph.producer(y)
     offset = int(graph.tensors[shift.inputs[2]].value)
-    if rq.lo != -offset or rq.hi != offset - 1 or [n.name for n in graph.consumers().get(x, [])] != [shift.name]:
+    users = graph.consumers()
+    chain, t, reader = [], x, shift
+    while True:
+        p = graph.producer(t)
+        if (p is None or p.params is None or t in graph.outputs or t in graph.state.values()
+                or [n.name for n in users.get(t, [])] != [reader.name]):
+            return
+        if p.op == "RequantShift" or is_fused(p.op):
+            break
+        if not op_named(p.op).has(Trait.QUANT_TRANSPARENT) or any(i and not graph.is_constant(i) for i in p.inputs[1:]):
+            return
+        chain.append(p)
+        t, reader = p.inputs[0], p
+    rq = p.params.rq if is_fused(p.op) else p.params
+    if rq.lo != -offset or rq.hi != offset - 1:
         return
+    # the requantisation and the moves (in execution order) write uint8 tensors, the last one ``y``
+    moves = chain[::-1]
+    outs = [graph.add_tensor(f"{u}.npu", graph.tensors[u].shape, UINT8)
+            for u in [t] + [m.outputs[0] for m in moves[:-1]]] if chain else []
+    outs.append(y)
     add = np.asarray(graph.tensors[p.inputs[-1]].value, np.int64) + (offset << rq.shift)
-    folded = replace(p, inputs=[*p.inputs[:-1], graph.add_constant(f"{p.name}.npu_add", add)], outputs=[y],
-                     attrs={**p.attrs, "signed": 0}, params=None)
-    graph.nodes = [folded if n is p else n for n in graph.nodes if n is not shift]
-    for name in (x, *shift.inputs[1:]):
+    new = {id(p): replace(p, inputs=[*p.inputs[:-1], graph.add_constant(f"{p.name}.npu_add", add)], outputs=[outs[0]],
+                          attrs={**p.attrs, "signed": 0}, params=None)}
+    for k, m in enumerate(moves):
+        new[id(m)] = replace(m, inputs=[outs[k], *m.inputs[1:]], outputs=[outs[k + 1]], params=None)
+    graph.nodes = [new.get(id(n), n) for n in graph.nodes if n is not shift]
+    for name in (t, *(m.outputs[0] for m in chain), *shift.inputs[1:]):
         del graph.tensors[name]
 
 
