@@ -106,6 +106,9 @@ void ${api.init}(void) {
 
 void ${api.run}(void) {
 % for k, (title, call, runs) in enumerate(calls):
+% for statement in finish.get(k, []):
+    ${statement}
+% endfor
 % if k in rolled:
     /* layers ${k}..${rolled[k].span.end - 1}: ${rolled[k].span.iterations} iterations of region ${comment(rolled[k].span.name)} */
     ${rolled[k].run}
@@ -113,9 +116,6 @@ void ${api.run}(void) {
 % else:
     /* ${title} */
 % endif
-% for statement in finish.get(k, []):
-    ${statement}
-% endfor
 % if k not in rolled_skip:
 % if k in tiled or (runs and (layers[k].engine.forked or layers[k].engine.runtime)):
     DEEPLOY_MARK_LAYER(${k});

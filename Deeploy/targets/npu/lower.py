@@ -7,8 +7,8 @@ stored as uint8 when they fit (the engine's 8-bit scale mode; the drivers' tests
 the plane that best fills the engine's subtile. An engine that reads only uint8 activations gets
 an int8 input through a RequantShift adding 128 (on the cluster, bit-exact: ``x + 128`` is in
 0..255), its bias corrected (``assign.input_offset``) and its padding value 128 (the int8 zero); the
-shift is folded into the input's producer when that requantises and nothing else reads it
-(``_fold_shift``). ``make_assign_engines(spec, excluded)``
+shift is folded into the requantisation producing the input, directly or through ops that only
+move values, when nothing else reads them (``_fold_shift``). ``make_assign_engines(spec, excluded)``
 makes the target's pass: it lowers every layer the assignment (``assign.decisions``) gives the
 NPU and logs every decision with its reason (verbose mode); names in ``excluded``
 (``--no-npu-for``) stay on the cluster."""
@@ -23,7 +23,7 @@ import numpy as np
 from Deeploy.errors import DeeployError
 from Deeploy.ir.dtypes import INT32, UINT8
 from Deeploy.ir.graph import Graph, Node
-from Deeploy.ops._registry import Trait, op_named
+from Deeploy.ops import Trait, op_named
 from Deeploy.ops.fused import is_fused
 from Deeploy.targets.npu.assign import NPU_OPS, decisions, input_offset, normquant_terms, npu_mode, weights_oihw
 from Deeploy.targets.npu.overlap import reordered
@@ -115,8 +115,9 @@ def lower_node(node: Node, graph: Graph, spec: NpuSpec, shifted: dict[str, str] 
 
 def make_assign_engines(spec: NpuSpec, excluded: Iterable[str] = ()) -> Callable:
     """The assignment pass of the NPU ``spec``: every layer it takes becomes its job
-    (``lower_node``), in the order that overlaps the jobs with cluster layers (``overlap.py``); nodes named in ``excluded`` stay on the cluster. Verbose mode logs each
-    candidate's engine and reason."""
+    (``lower_node``), the shifts of their inputs folded where they can be (``_fold_shift``), in the
+    order that overlaps the jobs with cluster layers (``overlap.py``); nodes named in ``excluded``
+    stay on the cluster. Verbose mode logs each candidate's engine and reason."""
     excluded = frozenset(excluded)
 
     def assign_engines(graph: Graph, log: Callable[[str], None] | None = None) -> tuple[Graph, bool]:
