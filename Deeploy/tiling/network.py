@@ -1,6 +1,7 @@
 """Tiling of a whole network for code generation: per bound layer, the CP-SAT tiling (two-level
 when an operand lives in L3) and its tile schedule; the sizes of the L1 tile arena and of the L2
-staging arena (each layer's buffers live only while it runs, so both are the largest layer's)."""
+staging arena (each layer's buffers live only while it runs, so both are the largest layer's, but
+for the layers that run beside an NPU layer's jobs in flight, above its tiles: ``overlap.py``)."""
 
 from __future__ import annotations
 

@@ -64,6 +64,8 @@ def plan_overlaps(layers: list[Layer], schedules: dict[int, TileSchedule], l1: i
         if (sched is None or k in skip or layer.engine.forked or not layer.engine.tile_sync
                 or loop_kind(layer, sched) != "code"):
             continue
+        if not _window(layers, schedules, k, sched, l1, skip)[2]:
+            continue      # nothing beside it (a single tile, taking more L1, has no more)
         options = [sched] + ([w] if whole is not None and sched.num_tiles > 1 and (w := whole(k)) is not None
                              and loop_kind(layer, w) == "code" else [])
         best = None
