@@ -270,7 +270,7 @@ def tile_network(graph: Graph, layers: list[Layer], plan: MemoryPlan, options: T
         raise _misfit_error(misfits)
     overlaps, schedules = plan_overlaps(layers, schedules, options.l1, _in_regions(graph, layers), schedule_cycles,
                                         lambda k: _whole(layers[k], graph, plan, options, platform, cores, budget,
-                                                         resident))
+                                                         resident), platform.tiles.alignment)
     if log is not None:
         for stop, ks in sorted(overlaps.finish.items()):
             for k in ks:

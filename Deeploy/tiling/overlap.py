@@ -9,6 +9,7 @@ is the NPU targets' (``targets/npu/overlap.py``); codegen renders the waits (``c
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -18,7 +19,7 @@ from Deeploy.tiling.schedule import TileSchedule
 
 __all__ = ["Overlaps", "plan_overlaps"]
 
-_ALIGN = 16
+_ALIGN = 16     # the L1 base of the layers in between: a multiple of this and of the level's alignment
 
 
 @dataclass(frozen=True)
@@ -41,10 +42,10 @@ class Overlaps:
 
 
 def _window(layers: list[Layer], schedules: dict[int, TileSchedule], k: int, sched: TileSchedule, l1: int,
-            skip: set[int]) -> tuple[int, int, list[int]]:
+            skip: set[int], align: int) -> tuple[int, int, list[int]]:
     """(the layer waiting for ``k``, the L1 base of the layers in between, the tiled ones among them)."""
     outs = set(layers[k].node.outputs)
-    base = (sched.l1_bytes + _ALIGN - 1) // _ALIGN * _ALIGN
+    base = (sched.l1_bytes + align - 1) // align * align
     stop = next((j for j in range(k + 1, len(layers)) if outs & set(layers[j].node.inputs) or j in skip
                  or (j in schedules and (not layers[j].engine.forked or base + schedules[j].l1_bytes > l1))),
                 len(layers))
@@ -53,24 +54,27 @@ def _window(layers: list[Layer], schedules: dict[int, TileSchedule], k: int, sch
 
 def plan_overlaps(layers: list[Layer], schedules: dict[int, TileSchedule], l1: int, skip: set[int],
                   cycles: Callable[[TileSchedule], int],
-                  whole: Callable[[int], TileSchedule | None] | None = None) -> tuple[Overlaps, dict]:
+                  whole: Callable[[int], TileSchedule | None] | None = None,
+                  alignment: int = 4) -> tuple[Overlaps, dict]:
     """Which tiled layers (``schedules``; none of ``skip``) run asynchronously: an engine with a job
-    queue (``tile_sync``) in straight-line code with cluster layers (forked) after it. ``whole(k)``:
+    queue (``tile_sync``) in straight-line code with cluster layers (forked) after it, within ``l1``
+    bytes of the tile level (buffers aligned to ``alignment``). ``whole(k)``:
     layer k as one tile (None if it does not fit), taken where its modelled cycles (``cycles``) less
     the job cycles the layers in between cover are fewer. Returns the overlaps and the schedules."""
     out, schedules = Overlaps(), dict(schedules)
+    align = math.lcm(_ALIGN, alignment)
     for k, layer in enumerate(layers):
         sched = schedules.get(k)
         if (sched is None or k in skip or layer.engine.forked or not layer.engine.tile_sync
                 or loop_kind(layer, sched) != "code"):
             continue
-        if not _window(layers, schedules, k, sched, l1, skip)[2]:
+        if not _window(layers, schedules, k, sched, l1, skip, align)[2]:
             continue      # nothing beside it (a single tile, taking more L1, has no more)
         options = [sched] + ([w] if whole is not None and sched.num_tiles > 1 and (w := whole(k)) is not None
                              and loop_kind(layer, w) == "code" else [])
         best = None
         for option in options:
-            stop, base, between = _window(layers, schedules, k, option, l1, skip)
+            stop, base, between = _window(layers, schedules, k, option, l1, skip, align)
             if not between:
                 continue
             last_job = option.l1.compute_cycles // max(1, option.num_tiles)
