@@ -119,10 +119,13 @@ def emit_project(graph: Graph, layers: list[Layer], plan: MemoryPlan, platform: 
     rolled = roll_regions(graph, layers, plan, names, tiling, arenas)
     engine = platform.tiling.stream_engine if platform.tiling is not None else ""
     stream_defs, stream_at, stream_blocks = stream_code(plan, names, engine, rolled) if plan.streams else ([], {}, [])
-    tiled = {}
+    tiled, finish = {}, {}
     if tiling is not None:
-        tiled = {k: tiled_layer_code(k, layers[k], sched, graph, names, arenas["tile_arena"], arenas["staging_arena"])
+        overlaps = tiling.overlaps    # none in a rolled region: the tiler leaves regions alone
+        tiled = {k: tiled_layer_code(k, layers[k], sched, graph, names, arenas["tile_arena"], arenas["staging_arena"],
+                                     overlaps.l1_base.get(k, 0), deferred=k in overlaps.deferred)
                  for k, sched in tiling.schedules.items() if k not in rolled.covered}
+        finish = {r: [tiled[k].finish for k in ks] for r, ks in overlaps.finish.items()}
         described = {**tiled, **{k: TiledCode("", m) for k, m in rolled.tiled_manifest.items()}}
     calls, idle = [], {}
     for k, layer in enumerate(layers):
@@ -167,7 +170,7 @@ def emit_project(graph: Graph, layers: list[Layer], plan: MemoryPlan, platform: 
                const_level=plan.data_level, io_level=plan.data_level, tiled=tiled,
                l1_size=tiling.l1_size if tiling else 0, staging_size=tiling.staging_size if tiling else 0,
                **arenas,
-               layers=layers, constants=constants, variables=variables, updates=updates,
+               layers=layers, finish=finish, constants=constants, variables=variables, updates=updates,
                const_bytes=const_bytes, arena=arena, arena_size=plan.arena_size,
                lower_bound=plan.lower_bound, inputs=inputs, outputs=outputs,
                instances=sorted(instances.values()), calls=calls, api=api,

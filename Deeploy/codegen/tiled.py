@@ -32,6 +32,7 @@ class TiledCode:
 
     run: str
     manifest: dict
+    finish: str = ""          # an asynchronous layer's wait and last write-back (tiling/overlap.py)
     head: str = ""
     tables: tuple[str, ...] = ()
     calls: tuple[tuple[int, CallParts], ...] = ()
@@ -109,17 +110,20 @@ def _plan_tables(p: str, plan: DmaPlan, homes: list[str], slots: list[list[str]]
             f"static const {TILE_COPY.c_name} {p}_copies[] = {{\n    " + ",\n    ".join(copies) + "};")
 
 
-def _run_function(p: str, plan: DmaPlan, homes: list[str], slots: list[list[str]], forked: bool = True) -> str:
+def _run_function(p: str, plan: DmaPlan, homes: list[str], slots: list[list[str]], forked: bool = True,
+                  defer: str = "") -> str:
     """The straight-line tile loop of a layer from its DMA plan (the runtime's phases and markers):
     each tile's kernel forked on the cluster, or (``forked`` false: an engine core 0 programs)
-    called on core 0, waiting for its jobs while the next tile's inputs arrive."""
+    called on core 0, waiting for its jobs while the next tile's inputs arrive. ``defer`` (the
+    engine's ``tile_sync``): the last tile's jobs stay in flight, and ``<p>_finish`` waits for them
+    and writes that tile back."""
     waited = {r for t in plan.tiles for r in t.reuse}
     body: list[str] = []
 
-    def issue(copies):
+    def issue(copies, later: bool = True):
         for c in copies:
             call = _copy_call(c, homes[c.operand], slots[c.operand][c.slot])
-            var = "r" if c.load else f"w{c.operand}_{c.slot}" if (c.operand, c.slot) in waited else ""
+            var = "r" if c.load else f"w{c.operand}_{c.slot}" if later and (c.operand, c.slot) in waited else ""
             body.append(f"{var} = {call};" if var else f"{call};")
 
     mark = "DEEPLOY_MARKER(DEEPLOY_MARK_TILE_{});".format
@@ -134,17 +138,27 @@ def _run_function(p: str, plan: DmaPlan, homes: list[str], slots: list[list[str]
         body += [f"tile.buf[{o}] = {slots[o][k]};" for o, k in enumerate(t.slots)]
         issue(t.prefetch)
         run = f"deeploy_cluster_fork({p}_kernel, &tile);" if forked else f"{p}_kernel(&tile);"
-        body += [mark("KERNEL"), run, mark("OUTPUT")]
-        issue(t.stores)
+        last = defer and t is plan.tiles[-1]
+        body += [mark("KERNEL")] + ([f"{defer}(DEEPLOY_TILE_SYNC_DEFER);"] if last else []) + [run, mark("OUTPUT")]
+        if last:
+            body.append(mark("END"))
+            split = len(body)
+            body.append(f"{defer}(DEEPLOY_TILE_SYNC_ALL);")
+        issue(t.stores, not last)    # no later tile waits for the last tile's stores
         if t.wait_all:
             body.append("deeploy_dma_wait_all(DEEPLOY_DMA_CLUSTER);")
-        body.append(mark("END"))
+        if not last:
+            body.append(mark("END"))
     if not plan.tiles[-1].wait_all:
         body.append("deeploy_dma_wait_all(DEEPLOY_DMA_CLUSTER);")
     loads = plan.before or any(t.loads or t.prefetch for t in plan.tiles)
     handles = (["r"] if loads else []) + [f"w{o}_{k}" for o, k in sorted(waited)]
     decl = [f"{TILE_ARG.c_name} tile;"] + ([f"deeploy_dma_t {', '.join(handles)};"] if handles else [])
-    return f"static void {p}_run(void) {{\n" + "".join(f"    {line}\n" for line in decl + body) + "}"
+    if not defer:
+        return f"static void {p}_run(void) {{\n" + "".join(f"    {line}\n" for line in decl + body) + "}"
+    finish = body[split:]
+    return (f"static void {p}_run(void) {{\n" + "".join(f"    {line}\n" for line in decl + body[:split]) + "}\n"
+            f"static void {p}_finish(void) {{\n" + "".join(f"    {line}\n" for line in finish) + "}")
 
 
 def _tables(p: str, sched: TileSchedule, homes: list[str], slots: list[list[str]], staging_arena: str,
@@ -176,9 +190,10 @@ def _tables(p: str, sched: TileSchedule, homes: list[str], slots: list[list[str]
 
 def tiled_layer_code(k: int, layer: Layer, sched: TileSchedule, graph: Graph, names: BufferNames,
                      l1_arena: str, staging_arena: str, l1_base: int = 0, prefix: str | None = None,
-                     writable_ops: bool = False) -> TiledCode:
+                     writable_ops: bool = False, deferred: bool = False) -> TiledCode:
     """The C of tiled layer ``k`` (tables prefixed ``prefix``, default ``deeploy_t<k>``; the
-    operand table ``writable_ops`` when homes are set before each run)."""
+    operand table ``writable_ops`` when homes are set before each run; ``deferred``: a straight-line
+    layer of an engine with a job queue that returns with its last jobs in flight, ``finish`` ends it)."""
     p = prefix or f"deeploy_t{k}"
     dims = sched.dims
     too_big = check_tile_limits(len(dims), [len(s.operand.axes) for s in sched.slots])
@@ -205,8 +220,11 @@ def tiled_layer_code(k: int, layer: Layer, sched: TileSchedule, graph: Graph, na
               f"    (void)tile;\n{only_core0}    switch (tile->cls) {{\n")
     homes = [f"(uint8_t *){names.address(s.operand.tensor)}" for s in sched.slots]
     slots = [[f"{l1_arena} + {l1_base + off}" for off in s.l1_offsets] for s in sched.slots]
+    defer = layer.engine.tile_sync if deferred else ""
+    if defer and loop != "code":
+        raise ValueError(f"layer {k} runs from tables: only straight-line code defers its jobs")
     if loop == "code":
-        tables, run, layer_def = (), f"{p}_run();", _run_function(p, plan, homes, slots, layer.engine.forked)
+        tables, run, layer_def = (), f"{p}_run();", _run_function(p, plan, homes, slots, layer.engine.forked, defer)
     elif loop == "plan":
         tables, run = _plan_tables(p, plan, homes, slots), f"deeploy_run_planned(&{p});"
         layer_def = f"static const {TILE_PLAN.c_name} {p} = " + TILE_PLAN.initializer(dict(
@@ -232,4 +250,4 @@ def tiled_layer_code(k: int, layer: Layer, sched: TileSchedule, graph: Graph, na
         "l1_bytes": sched.l1_bytes, "staging_bytes": sched.staging_bytes, "engine": layer.engine.name,
         "loop": loop,
     }
-    return TiledCode(run, manifest, head, tables, calls, kernel, layer_def)
+    return TiledCode(run, manifest, f"{p}_finish();" if defer else "", head, tables, calls, kernel, layer_def)

@@ -1,10 +1,11 @@
 """Tiling of a whole network for code generation: per bound layer, the CP-SAT tiling (two-level
 when an operand lives in L3) and its tile schedule; the sizes of the L1 tile arena and of the L2
-staging arena (each layer's buffers live only while it runs, so both are the largest layer's)."""
+staging arena (each layer's buffers live only while it runs, so both are the largest layer's, but
+for the layers that run beside an NPU layer's jobs in flight, above its tiles: ``overlap.py``)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Callable
 
 from Deeploy.binding import Layer
@@ -14,6 +15,7 @@ from Deeploy.ir.region import InputKind, body_inputs
 from Deeploy.memory.planner import BufferKind, MemoryPlan
 from Deeploy.tiling.dma_plan import loop_kind
 from Deeploy.tiling.families import RuleContext, layer_spec
+from Deeploy.tiling.overlap import Overlaps, plan_overlaps
 from Deeploy.tiling.params import PlatformTiling, TilingParams, l3_to_l2_params
 from Deeploy.tiling.schedule import TileSchedule, schedule_layer
 from Deeploy.tiling.solver import solve_spec
@@ -88,6 +90,7 @@ class TiledNetwork:
     staging_size: int
     staging_budget: int
     options: TilingOptions
+    overlaps: Overlaps = field(default_factory=Overlaps)   # NPU layers left running over cluster layers (overlap.py)
 
 
 _DATA = (BufferKind.CONSTANT, BufferKind.INPUT, BufferKind.OUTPUT)
@@ -190,15 +193,17 @@ def with_kernel_cycles(spec: LayerSpec, node, graph: Graph, params: TilingParams
 
 
 def schedule_one(layer: Layer, graph: Graph, plan: MemoryPlan, options: TilingOptions, platform: PlatformTiling,
-                 cores: int, budget: int, resident: frozenset[str]) -> TileSchedule | None:
+                 cores: int, budget: int, resident: frozenset[str], whole: bool = False) -> TileSchedule | None:
     """The schedule of one layer (None: a zero-copy view): L1 tiles, inside L2 tiles when an
     operand lives in L3 (``budget``: L2 bytes for their staging); ``resident`` tensors are read in
     place. Tiles are priced with the loop a compile-time DMA plan gives them (``loop_cycles``); a
     layer whose schedule then runs from tables (``dma_plan.loop_kind``) is solved again at the
-    table loop's price. TilingError when it does not fit."""
+    table loop's price. ``whole``: one tile. TilingError when it does not fit."""
     l1_params = options.l1_params(platform, cores)
     spec = with_tile_scratch(layer_spec(layer.node, graph, RuleContext(layer.scratch)), layer, graph, cores, l1_params)
     spec = with_kernel_cycles(spec, layer.node, graph, l1_params)
+    if whole:
+        spec = replace(spec, dims=tuple(replace(d, tileable=False, why_whole="one tile") for d in spec.dims))
     if spec.zero_copy:
         return None
     mine = resident & {o.tensor for o in spec.operands}
@@ -263,4 +268,27 @@ def tile_network(graph: Graph, layers: list[Layer], plan: MemoryPlan, options: T
         staging = max(staging, sched.staging_bytes)
     if misfits:
         raise _misfit_error(misfits)
-    return TiledNetwork(schedules, l1_size, staging, budget, options)
+    overlaps, schedules = plan_overlaps(layers, schedules, options.l1, _in_regions(graph, layers), schedule_cycles,
+                                        lambda k: _whole(layers[k], graph, plan, options, platform, cores, budget,
+                                                         resident), platform.tiles.alignment)
+    if log is not None:
+        for stop, ks in sorted(overlaps.finish.items()):
+            for k in ks:
+                log(f"overlap: '{layers[k].node.name}' ({schedules[k].num_tiles} tiles) runs beside the layers up to "
+                    f"{stop}, which cover {overlaps.hidden[k]} cycles of its jobs")
+    return TiledNetwork(schedules, max(l1_size, overlaps.l1_size(schedules)), staging, budget, options, overlaps)
+
+
+def _in_regions(graph: Graph, layers: list[Layer]) -> set[int]:
+    names = {name for region in graph.regions for name in region.node_names()}
+    return {k for k, layer in enumerate(layers) if layer.node.name in names}
+
+
+def _whole(layer: Layer, graph: Graph, plan: MemoryPlan, options: TilingOptions, platform: PlatformTiling,
+           cores: int, budget: int, resident: frozenset[str]) -> TileSchedule | None:
+    """The layer as one tile (None when it does not fit)."""
+    try:
+        sched = schedule_one(layer, graph, plan, options, platform, cores, budget, resident, whole=True)
+    except TilingError:
+        return None
+    return replace(sched, classes=tile_classes(layer.node, graph, sched)) if sched is not None else None

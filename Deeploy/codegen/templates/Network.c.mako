@@ -106,6 +106,9 @@ void ${api.init}(void) {
 
 void ${api.run}(void) {
 % for k, (title, call, runs) in enumerate(calls):
+% for statement in finish.get(k, []):
+    ${statement}
+% endfor
 % if k in rolled:
     /* layers ${k}..${rolled[k].span.end - 1}: ${rolled[k].span.iterations} iterations of region ${comment(rolled[k].span.name)} */
     ${rolled[k].run}
@@ -128,6 +131,9 @@ void ${api.run}(void) {
     ${call}
 % endif
 % endif
+% endfor
+% for statement in finish.get(len(layers), []):
+    ${statement}
 % endfor
 % if forked:
     DEEPLOY_MARK_LAYER_END();

@@ -6,13 +6,16 @@ stored as uint8 when they fit (the engine's 8-bit scale mode; the drivers' tests
 8-bit scales, the specs do not say: *unverified*), else int32; a GEMM's rows are refactored into
 the plane that best fills the engine's subtile. An engine that reads only uint8 activations gets
 an int8 input through a RequantShift adding 128 (on the cluster, bit-exact: ``x + 128`` is in
-0..255), its bias corrected (``assign.input_offset``) and its padding value 128 (the int8 zero). ``make_assign_engines(spec, excluded)``
+0..255), its bias corrected (``assign.input_offset``) and its padding value 128 (the int8 zero); the
+shift is folded into the requantisation producing the input, directly or through ops that only
+move values, when nothing else reads them (``_fold_shift``). ``make_assign_engines(spec, excluded)``
 makes the target's pass: it lowers every layer the assignment (``assign.decisions``) gives the
 NPU and logs every decision with its reason (verbose mode); names in ``excluded``
 (``--no-npu-for``) stay on the cluster."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Callable, Iterable
 
 import numpy as np
@@ -20,8 +23,10 @@ import numpy as np
 from Deeploy.errors import DeeployError
 from Deeploy.ir.dtypes import INT32, UINT8
 from Deeploy.ir.graph import Graph, Node
+from Deeploy.ops import Trait, op_named
 from Deeploy.ops.fused import is_fused
 from Deeploy.targets.npu.assign import NPU_OPS, decisions, input_offset, normquant_terms, npu_mode, weights_oihw
+from Deeploy.targets.npu.overlap import reordered
 from Deeploy.targets.npu.spec import MODES, NpuSpec
 
 __all__ = ["lower_node", "make_assign_engines"]
@@ -41,6 +46,46 @@ def _unsigned_input(node: Node, graph: Graph, offset: int, shifted: dict[str, st
                   graph.add_constant(f"{node.name}.npu_offset", np.array(offset))],
                  [y], {"div": 1, "n_levels": 256, "signed": 0})
     return y, [shift]
+
+
+def _fold_shift(graph: Graph, x: str, y: str) -> None:
+    """Folds the shift writing ``y`` (``x`` plus an offset, unsigned) into the requantisation
+    (RequantShift or a fused one) to signed levels -offset..offset-1 that produces ``x``, directly
+    or through ops that only move its values (``Trait.QUANT_TRANSPARENT``: the shift commutes with
+    them), each value read by the next node only: the requantisation adds offset << shift to its
+    offset and writes uint8, exactly the shift's values (clip(v, -o, o - 1) + o = clip(v + o, 0,
+    2o - 1)), and the ops moving them move uint8."""
+    shift = graph.producer(y)
+    offset = int(graph.tensors[shift.inputs[2]].value)
+    users = graph.consumers()
+    chain, t, reader = [], x, shift
+    while True:
+        p = graph.producer(t)
+        if (p is None or p.params is None or t in graph.outputs or t in graph.state.values()
+                or [n.name for n in users.get(t, [])] != [reader.name]):
+            return
+        if p.op == "RequantShift" or is_fused(p.op):
+            break
+        if not op_named(p.op).has(Trait.QUANT_TRANSPARENT) or any(i and not graph.is_constant(i) for i in p.inputs[1:]):
+            return
+        chain.append(p)
+        t, reader = p.inputs[0], p
+    rq = p.params.rq if is_fused(p.op) else p.params
+    if rq.lo != -offset or rq.hi != offset - 1:
+        return
+    # the requantisation and the moves (in execution order) write uint8 tensors, the last one ``y``
+    moves = chain[::-1]
+    outs = [graph.add_tensor(f"{u}.npu", graph.tensors[u].shape, UINT8)
+            for u in [t] + [m.outputs[0] for m in moves[:-1]]] if chain else []
+    outs.append(y)
+    add = np.asarray(graph.tensors[p.inputs[-1]].value, np.int64) + (offset << rq.shift)
+    new = {id(p): replace(p, inputs=[*p.inputs[:-1], graph.add_constant(f"{p.name}.npu_add", add)], outputs=[outs[0]],
+                          attrs={**p.attrs, "signed": 0}, params=None)}
+    for k, m in enumerate(moves):
+        new[id(m)] = replace(m, inputs=[outs[k], *m.inputs[1:]], outputs=[outs[k + 1]], params=None)
+    graph.nodes = [new.get(id(n), n) for n in graph.nodes if n is not shift]
+    for name in (t, *(m.outputs[0] for m in chain), *shift.inputs[1:]):
+        del graph.tensors[name]
 
 
 def lower_node(node: Node, graph: Graph, spec: NpuSpec, shifted: dict[str, str] | None = None) -> list[Node]:
@@ -70,8 +115,9 @@ def lower_node(node: Node, graph: Graph, spec: NpuSpec, shifted: dict[str, str] 
 
 def make_assign_engines(spec: NpuSpec, excluded: Iterable[str] = ()) -> Callable:
     """The assignment pass of the NPU ``spec``: every layer it takes becomes its job
-    (``lower_node``); nodes named in ``excluded`` stay on the cluster. Verbose mode logs each
-    candidate's engine and reason."""
+    (``lower_node``), the shifts of their inputs folded where they can be (``_fold_shift``), in the
+    order that overlaps the jobs with cluster layers (``overlap.py``); nodes named in ``excluded``
+    stay on the cluster. Verbose mode logs each candidate's engine and reason."""
     excluded = frozenset(excluded)
 
     def assign_engines(graph: Graph, log: Callable[[str], None] | None = None) -> tuple[Graph, bool]:
@@ -93,6 +139,8 @@ def make_assign_engines(spec: NpuSpec, excluded: Iterable[str] = ()) -> Callable
         work = graph.copy()
         shifted: dict[str, str] = {}
         work.nodes = [m for n in work.nodes for m in (lower_node(n, work, spec, shifted) if n.name in chosen else [n])]
-        return work, True
+        for x, y in shifted.items():
+            _fold_shift(work, x, y)
+        return reordered(work, spec.op), True
 
     return assign_engines

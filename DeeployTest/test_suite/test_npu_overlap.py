@@ -1,0 +1,125 @@
+"""NPU jobs running while the cluster works (GAP9_w_ne16; the NPU code is Neureka's too): the
+order that leaves independent layers for a job's flight, the layer left in flight until its reader
+(modelled cycles below the parts' sum, bit-exact), none where the reader follows at once, and the
+int8 -> uint8 shift folded into a requantising producer."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+
+from Deeploy.reference import run_reference
+from DeeployTest.generators.builder import Net
+from DeeployTest.generators.golden import write_test
+from DeeployTest.generators.registry import ints_in, weights
+from DeeployTest.test_suite.test_ne16 import _lowered, _run, needs_qemu
+
+
+def _linear(net: Net, rng, x: str, n: int, name: str) -> str:
+    """A requantised linear layer NE16 runs (constant int8 weights, wide enough to pay off)."""
+    return net.calib_rqs(net.node("MatMul", [x, net.const(weights(rng, (net.shape(x)[-1], n)), f"{name}.weight")],
+                                  name=name), offset_rng=rng, name=f"{name}.rqs")
+
+
+def _attention(net: Net, rng, a: str, name: str) -> str:
+    """A MatMul of two activations (the cluster's: NE16 takes constant weights only)."""
+    b = net.input(f"{name}_b", ints_in(rng, -128, 127, (net.shape(a)[-1], 64)))
+    return net.calib_rqs(net.node("MatMul", [a, b], name=name), offset_rng=rng, name=f"{name}.rqs")
+
+
+def _net(parts: str, dependent: bool = False, seed: int = 3) -> Net:
+    """``parts``: "npu", "cluster" or both: a linear layer on NE16 reading a RequantShift of an
+    int32 input, and a MatMul of two activations on the cluster, reading an input of its own or
+    (``dependent``) the linear layer's output. The graph's order puts the MatMul (one level from
+    the inputs) before the linear layer (two levels)."""
+    rng = np.random.default_rng(seed)
+    net = Net("MatMul")
+    acc = net.input("input_0", ints_in(rng, -40000, 40000, (36, 128)).astype(np.int32))
+    z = net.input("input_1", ints_in(rng, -128, 127, (64, 96))) if not dependent else None
+    outs = []
+    if "npu" in parts:
+        outs.append(_linear(net, rng, net.rqs(acc, 3, 500, 10, name="producer"), 96, "proj"))
+    if "cluster" in parts:
+        outs.append(_attention(net, rng, outs[0] if dependent else z, "scores"))
+    net.output(*outs)
+    return net
+
+
+def test_independent_layers_run_in_a_jobs_flight(tmp_path):
+    """The cluster layer the graph orders before the linear layer moves after its job (started
+    as early as its input allows); one that reads the job stays after it."""
+    graph, lowered = _lowered(tmp_path / "free", _net("npu+cluster"))
+    names = [n.name for n in graph.nodes]
+    assert names.index("scores") < names.index("proj"), names
+    assert [n.name for n in lowered.nodes] == ["producer", "proj", "scores"], lowered.nodes
+    _, lowered = _lowered(tmp_path / "dependent", _net("npu+cluster", dependent=True))
+    assert [n.name for n in lowered.nodes] == ["producer", "proj", "scores"], lowered.nodes
+
+
+def test_a_requantising_producer_writes_the_jobs_uint8_input(tmp_path):
+    """A RequantShift to int8 read only by an NE16 layer writes uint8 itself (adding 128 << shift
+    to its offset) instead of a second RequantShift adding 128; the outputs stay the same."""
+    graph, lowered = _lowered(tmp_path, _net("npu"))
+    assert [(n.op, n.name) for n in lowered.nodes] == [("RequantShift", "producer"), ("Ne16Conv", "proj")]
+    assert lowered.tensors[lowered.nodes[0].outputs[0]].dtype.name == "uint8"
+    x = {graph.inputs[0]: np.load(tmp_path / "inputs.npz")[np.load(tmp_path / "inputs.npz").files[0]]}
+    want, got = run_reference(graph, x), run_reference(lowered, x)
+    assert all(np.array_equal(np.asarray(want[o]), np.asarray(got[o])) for o in graph.outputs)
+
+
+def test_the_shift_folds_through_moves_of_the_requantised_values(tmp_path):
+    """Between the requantisation and the linear layer a Transpose and a Reshape (they move values
+    only): they move uint8, the requantisation writes it, no shift is left; same outputs."""
+    rng = np.random.default_rng(5)
+    net = Net("MatMul")
+    acc = net.input("input_0", ints_in(rng, -40000, 40000, (2, 64, 36)).astype(np.int32))
+    moved = net.node("Transpose", [net.rqs(acc, 3, 500, 10, name="producer")], {"perm": [1, 0, 2]}, name="move")
+    flat = net.node("Reshape", [moved, net.const(np.array([64, 72]), "shape", np.int64)], name="flat")
+    net.output(_linear(net, rng, flat, 96, "proj"))
+    graph, lowered = _lowered(tmp_path, net)
+    assert [n.op for n in lowered.nodes] == ["RequantShift", "Transpose", "Reshape", "Ne16Conv"], lowered.nodes
+    assert {lowered.tensors[n.outputs[0]].dtype.name for n in lowered.nodes[:3]} == {"uint8"}
+    x = {graph.inputs[0]: np.load(tmp_path / "inputs.npz")[np.load(tmp_path / "inputs.npz").files[0]]}
+    want, got = run_reference(graph, x), run_reference(lowered, x)
+    assert all(np.array_equal(np.asarray(want[o]), np.asarray(got[o])) for o in graph.outputs)
+
+
+def _runtime(out: str) -> int:
+    return int(re.search(r"^Runtime: (\d+) cycles$", out, re.M).group(1))
+
+
+def _profile(gen: Path) -> dict[str, dict]:
+    return {e["name"]: e for e in json.loads((gen / "profile.json").read_text())["layers"]}
+
+
+@needs_qemu
+def test_an_npu_layer_overlaps_an_independent_cluster_layer(tmp_path, capsys):
+    """Bit-exact (the uint8 producer too), with the job in flight over the cluster layer: the network takes fewer modelled
+    cycles than its two parts alone, by most of the shorter of the two, and the NE16 layer's own
+    span is shorter than its job (the wait comes at the end of the run)."""
+    cycles = {}
+    for parts in ("npu", "cluster", "npu+cluster"):
+        write_test(_net(parts), tmp_path / parts)
+        _run(tmp_path / parts, tmp_path / f"gen_{parts}", 64000, capsys, "all")
+        cycles[parts] = _runtime((tmp_path / f"gen_{parts}" / "out.txt").read_text())
+    both = tmp_path / "gen_npu+cluster"
+    assert "_finish();" in (both / "network" / "Network.c").read_text()
+    layers = _profile(both)
+    job = int(re.search(r"NPU busy (\d+)", (both / "out.txt").read_text()).group(1))
+    shorter = min(job, layers["scores"]["cycles"])
+    assert cycles["npu+cluster"] < cycles["npu"] + cycles["cluster"] - shorter * 3 // 4, (cycles, shorter)
+    assert layers["proj"]["cycles"] < job, (layers["proj"], job)
+
+
+@needs_qemu
+def test_a_reader_of_the_job_waits_for_it(tmp_path, capsys):
+    """A cluster layer reading the NE16 layer's output leaves nothing to overlap: the job is
+    waited for inside its layer (its span holds the whole job), bit-exact."""
+    write_test(_net("npu+cluster", dependent=True), tmp_path / "net")
+    _run(tmp_path / "net", tmp_path / "gen", 64000, capsys, "all")
+    assert "_finish();" not in (tmp_path / "gen" / "network" / "Network.c").read_text()
+    job = int(re.search(r"NPU busy (\d+)", (tmp_path / "gen" / "out.txt").read_text()).group(1))
+    assert _profile(tmp_path / "gen")["proj"]["cycles"] >= job
