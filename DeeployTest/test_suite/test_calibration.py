@@ -17,7 +17,9 @@ from DeeployTest.test_suite.conftest import REPO
 _missing = [t for t in ("riscv64-unknown-elf-gcc", "qemu-system-riscv32", "cmake") if shutil.which(t) is None]
 if not timing_plugin(build=False).is_file():
     _missing.append("the timing plugin")
-pytestmark = pytest.mark.skipif(bool(_missing), reason=f"toolchain missing ({', '.join(_missing)})")
+# the module fixture builds once: the tests stay on one worker (--dist loadgroup)
+pytestmark = [pytest.mark.skipif(bool(_missing), reason=f"toolchain missing ({', '.join(_missing)})"),
+              pytest.mark.xdist_group("calibration")]
 
 
 @pytest.fixture(scope="module")

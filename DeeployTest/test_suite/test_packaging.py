@@ -20,6 +20,9 @@ import pytest
 import Deeploy
 from DeeployTest.test_suite.conftest import DEEPLOY_TEST, REPO
 
+# the module fixture builds once: the tests stay on one worker (--dist loadgroup)
+pytestmark = pytest.mark.xdist_group("packaging")
+
 CROSS = shutil.which("qemu-system-riscv32") is not None and shutil.which("riscv64-unknown-elf-gcc") is not None
 needs_cross = pytest.mark.skipif(not CROSS, reason="RISC-V toolchain or QEMU missing: run bash toolchain/install.sh")
 MODELS = DEEPLOY_TEST / "Tests" / "Models"
@@ -93,12 +96,13 @@ def test_installed_version_and_location(installed, tmp_path):
 
 
 TILED = ["--l1", "64000"]
+# by default the CNN on each platform (the clusters tiled) and the transformer tiled; the rest with -m slow
 CASES = [  # (model, platform, compile flags)
     ("miniMobileNetv2", "Generic", []),
-    ("miniMobileNetv2", "Siracusa", []),
+    ("miniMobileNetv2", "Siracusa", ["slow"]),
     ("miniMobileNetv2", "Siracusa", TILED),
     ("miniMobileNetv2", "Siracusa_w_neureka", TILED),
-    ("microLlama/microLlama64", "Generic", []),
+    ("microLlama/microLlama64", "Generic", ["slow"]),
     ("microLlama/microLlama64", "Siracusa", TILED + ["--defaultMemLevel", "L2"]),
     ("microLlama/microLlama64", "Siracusa", ["slow"]),
     ("microLlama/microLlama64", "Siracusa_w_neureka", TILED + ["slow"]),

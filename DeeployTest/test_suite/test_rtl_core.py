@@ -21,6 +21,9 @@ from Deeploy.errors import BuildError
 from Deeploy.targets.pulp.rtl import rtl_simulator
 from DeeployTest.test_suite.conftest import REPO
 
+# the module fixture builds once: the tests stay on one worker (--dist loadgroup)
+pytestmark = pytest.mark.xdist_group("rtl_core")
+
 FAST = ("branch_misaligned", "call_ret", "fpu_fsqrt", "gemm_i8_rq", "gemm_4x2_i8", "gemm_rq_k4_i8", "lookup_lanes_i8",
         "bitmanip_mix")
 

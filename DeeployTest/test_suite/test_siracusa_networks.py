@@ -60,7 +60,7 @@ ENOUGH_WORK = 100_000     # modelled 1-core cycles from which 8 cores must be fa
 LAYER_OVERHEAD = 2_000    # bound of the cycles a layer adds beyond its instructions (fork, barriers)
 
 
-UNTILED_SHARES = 3   # the untiled runs of one in this many integer networks are in the default suite
+UNTILED_SHARES = 6   # the untiled runs of one in this many integer networks are in the default suite
 
 
 def _untiled_by_default(d: Path) -> bool:

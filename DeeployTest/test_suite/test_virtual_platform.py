@@ -20,6 +20,9 @@ from Deeploy.targets.siracusa.qemu import qemu_command, run_elf
 from Deeploy.targets.siracusa.timing import model_cycles, read_records
 from DeeployTest.test_suite.conftest import REPO
 
+# the module fixture builds once: the tests stay on one worker (--dist loadgroup)
+pytestmark = pytest.mark.xdist_group("virtual_platform")
+
 SIRACUSA_LEVELS = get_platform("Siracusa").memory
 
 DEMO_DIR = REPO / "TargetLibraries" / "Siracusa" / "examples"
