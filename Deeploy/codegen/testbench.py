@@ -13,7 +13,7 @@ from mako.template import Template
 
 from Deeploy.codegen.c_text import c_float, string_literal
 from Deeploy.codegen.api import NetworkApi
-from Deeploy.codegen.emit import c_array_body
+from Deeploy.codegen.emit import c_initializer
 from Deeploy.errors import DeeployError
 from Deeploy.frontend import load_npz_arrays, map_arrays
 from Deeploy.ir.dtypes import BFLOAT16, FLOAT32, dtype_of_values
@@ -36,7 +36,7 @@ _MAIN = Path(__file__).parent / "templates" / "testbench.c.mako"
 
 def _array(ident: str, values: np.ndarray, ctype: str, section: str) -> str:
     attr = f" __attribute__((section(\"{section}\")))" if section else ""
-    return f"static const {ctype} {ident}[{max(1, values.size)}]{attr} = {{{c_array_body(values)}}};\n"
+    return f"static const {ctype} {ident}[{max(1, values.size)}]{attr} = {c_initializer(values)};\n"
 
 
 def write_harness(graph: Graph, inputs: dict[str, np.ndarray], expected: list[np.ndarray],

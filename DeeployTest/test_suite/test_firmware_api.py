@@ -17,7 +17,7 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from Deeploy.cli import main
-from Deeploy.codegen.emit import c_array_body
+from Deeploy.codegen.emit import c_initializer
 from Deeploy.resources import examples_dir
 from DeeployTest.test_suite.conftest import DEEPLOY_TEST
 
@@ -38,7 +38,7 @@ def _samples(nets: Path, platform: str) -> str:
         (values,) = np.load(model / "inputs.npz").values()
         m = name.upper()
         samples.append(f"static const {m}_INPUT_0_TYPE {name}_sample[{m}_INPUT_0_SIZE] = "
-                       f"{{{c_array_body(values)}}};\n")
+                       f"{c_initializer(values)};\n")
     return "".join(samples)
 
 

@@ -21,13 +21,13 @@
 
 /* ---- constants ---- */
 % for ident, ctype, size, body, const_attr in constants:
-static const ${ctype} ${ident}[${max(1, size)}] ${const_attr} __attribute__((aligned(4))) = {${body}};
+static const ${ctype} ${ident}[${max(1, size)}] ${const_attr} __attribute__((aligned(4))) = ${body};
 % endfor
 % if variables:
 
 /* ---- variables: initialised data (in the arena's level); every run updates them (optimizer steps) ---- */
 % for ident, ctype, size, body in variables:
-static ${ctype} ${ident}[${max(1, size)}] __attribute__((aligned(4))) = {${body}};
+static ${ctype} ${ident}[${max(1, size)}] __attribute__((aligned(4))) = ${body};
 % endfor
 % endif
 
