@@ -1,7 +1,7 @@
 """NPU jobs running while the cluster works (GAP9_w_ne16; the NPU code is Neureka's too): the
 order that leaves independent layers for a job's flight, the layer left in flight until its reader
 (modelled cycles below the parts' sum, bit-exact), none where the reader follows at once, and the
-int8 -> uint8 shift folded into a requantising producer."""
+int8 -> uint8 shift folded into a requantising producer or an iRMSNorm."""
 
 from __future__ import annotations
 
@@ -82,6 +82,23 @@ def test_the_shift_folds_through_moves_of_the_requantised_values(tmp_path):
     graph, lowered = _lowered(tmp_path, net)
     assert [n.op for n in lowered.nodes] == ["RequantShift", "Transpose", "Reshape", "Ne16Conv"], lowered.nodes
     assert {lowered.tensors[n.outputs[0]].dtype.name for n in lowered.nodes[:3]} == {"uint8"}
+    x = {graph.inputs[0]: np.load(tmp_path / "inputs.npz")[np.load(tmp_path / "inputs.npz").files[0]]}
+    want, got = run_reference(graph, x), run_reference(lowered, x)
+    assert all(np.array_equal(np.asarray(want[o]), np.asarray(got[o])) for o in graph.outputs)
+
+
+def test_an_rmsnorm_writes_the_jobs_uint8_input(tmp_path):
+    """An iRMSNorm to int8 read only by an NE16 layer writes uint8 itself (its output offset 128)
+    instead of a RequantShift adding 128 after it; the outputs stay the same."""
+    rng = np.random.default_rng(7)
+    net = Net("MatMul")
+    x = net.input("input_0", ints_in(rng, -128, 127, (36, 128)))
+    norm = net.node("iRMSNorm", [x, net.const(ints_in(rng, -8_000_000, 8_000_000, (128,)).astype(np.int32), "w")],
+                    {"D": 1 << 16, "n_levels": 256}, name="norm")
+    net.output(_linear(net, rng, norm, 96, "proj"))
+    graph, lowered = _lowered(tmp_path, net)
+    assert [(n.op, n.name) for n in lowered.nodes] == [("iRMSNorm", "norm"), ("Ne16Conv", "proj")], lowered.nodes
+    assert lowered.tensors[lowered.nodes[0].outputs[0]].dtype.name == "uint8"
     x = {graph.inputs[0]: np.load(tmp_path / "inputs.npz")[np.load(tmp_path / "inputs.npz").files[0]]}
     want, got = run_reference(graph, x), run_reference(lowered, x)
     assert all(np.array_equal(np.asarray(want[o]), np.asarray(got[o])) for o in graph.outputs)
