@@ -2,9 +2,9 @@
 """GAP9 with and without NE16 (modelled cycles of the QEMU virtual platform): miniMobileNetv2 and
 microLlama64_parallel on 8 cores, tiled at --l1 64000 with data in L2, double-buffered, cluster
 only (testRunner_tiled_gap9.py) and with NE16 (testRunner_tiled_gap9_w_ne16.py); both cycle
-counts, the speed-up, and the share of the NE16 run spent in NE16 layers (their own spans: jobs
-left in flight over the cluster layers that follow are waited for in those) and in the shifts of
-int8 inputs to uint8 (from the run's profile). Target: a speed-up on both, at least 1.5x on
+counts, the speed-up, and the share of the NE16 run spent in NE16 layers (their own spans and the
+waits for jobs left in flight over the cluster layers that follow) and in the shifts of int8
+inputs to uint8 (from the run's profile). Target: a speed-up on both, at least 1.5x on
 microLlama64_parallel (the issue's goal).
 
     python benchmarks/ne16.py [--l1 64000] [--networks miniMobileNetv2,microLlama64_parallel]

@@ -132,7 +132,9 @@ def emit_project(graph: Graph, layers: list[Layer], plan: MemoryPlan, platform: 
         tiled = {k: tiled_layer_code(k, layers[k], sched, graph, names, arenas["tile_arena"], arenas["staging_arena"],
                                      overlaps.l1_base.get(k, 0), deferred=k in overlaps.deferred)
                  for k, sched in tiling.schedules.items() if k not in rolled.covered}
-        finish = {r: [tiled[k].finish for k in ks] for r, ks in overlaps.finish.items()}
+        # marked as its layer again: the profile charges the wait to the layer whose jobs it waits for
+        finish = {r: [s for k in ks for s in (f"DEEPLOY_MARK_LAYER({k});", tiled[k].finish)]
+                  for r, ks in overlaps.finish.items()}
         described = {**tiled, **{k: TiledCode("", m) for k, m in rolled.tiled_manifest.items()}}
     calls, idle = [], {}
     for k, layer in enumerate(layers):

@@ -1,6 +1,8 @@
 """Integer normalisations back to 8 bits (see specs/integer-ops.md): iLayerNorm and iRMSNorm
 normalise the last axis with an exact integer square root; iNoNorm is an affine map
-``((x*weight + bias) * mul) >> log2(D)``. Outputs are int8 (clipped to n_levels)."""
+``((x*weight + bias) * mul) >> log2(D)``. Outputs are int8 (clipped to n_levels); iRMSNorm's
+optional ``offset`` is added before the clip, and with ``signed`` 0 it clips to 0..n_levels-1
+(uint8), as RequantShift's ``signed``."""
 
 from __future__ import annotations
 
@@ -20,12 +22,14 @@ __all__ = ["NormParams", "NoNormParams", "isqrt", "trunc_div"]
 
 @dataclass(frozen=True)
 class NormParams:
-    """Shape (normalised over its last axis), ``shift = log2(D)`` and the output clip range."""
+    """Shape (normalised over its last axis), ``shift = log2(D)``, the output clip range and the
+    offset added before the clip (iRMSNorm's)."""
 
     shape: tuple[int, ...]
     shift: int
     lo: int
     hi: int
+    offset: int = 0
 
     @property
     def width(self) -> int:
@@ -58,11 +62,11 @@ def trunc_div(a: np.ndarray, b) -> np.ndarray:
     return np.where(a < 0, -q, q)
 
 
-def _clip_range(node) -> tuple[int, int]:
+def _clip_range(node, signed: bool = True) -> tuple[int, int]:
     levels = attr_int(node, "n_levels")
     if not 2 <= levels <= 256:
         raise OpError(node, f"n_levels must be in 2..256 for an 8-bit output, got {levels}")
-    return -(levels // 2), levels // 2 - 1
+    return (-(levels // 2), levels // 2 - 1) if signed else (0, levels - 1)
 
 
 def _check_operands(node, graph, names):
@@ -81,12 +85,17 @@ def _check_operands(node, graph, names):
     return tuple(x.shape)
 
 
-def _norm_parse(names):
+def _norm_parse(names, offset: bool = False):
+    """The parser of a normalisation with operands ``names``; ``offset``: it reads the ``offset``
+    and ``signed`` attributes."""
     def parse(node, graph):
         require_inputs(node, 1 + len(names))
         shape = _check_operands(node, graph, names)
         shift = log2_exact(node, "D", attr_int(node, "D"))
-        return NormParams(shape, shift, *_clip_range(node))
+        if not offset:
+            return NormParams(shape, shift, *_clip_range(node))
+        return NormParams(shape, shift, *_clip_range(node, bool(attr_int(node, "signed", 1))),
+                          attr_int(node, "offset", 0))
     return parse
 
 
@@ -105,7 +114,7 @@ def _layernorm_reference(p: NormParams, xs):
 def _rmsnorm_reference(p: NormParams, xs):
     x, weight = xs
     std = isqrt(np.sum(x * x, axis=-1, keepdims=True) // p.width + 1)
-    return [np.clip(trunc_div(x * weight, std) >> p.shift, p.lo, p.hi)]
+    return [np.clip((trunc_div(x * weight, std) >> p.shift) + p.offset, p.lo, p.hi)]
 
 
 def _norm_cost(p, ins, outs):
@@ -113,10 +122,10 @@ def _norm_cost(p, ins, outs):
 
 
 # ---- test records: a few one-node cases per op (DeeployTest/test_suite/test_op_references.py) ----
-def _norm_case(label, operands, **attrs):
+def _norm_case(label, operands, out_type="int8", **attrs):
     attrs.setdefault("n_levels", 256)
     return Case(label, tuple(const(o, F32) if k else act(o, F32) for k, o in enumerate(operands)),
-                attrs, out_type="int8")
+                attrs, out_type=out_type)
 
 
 def _ilayernorm_cases(rng):
@@ -143,6 +152,8 @@ def _irmsnorm_cases(rng):
         # sum(x^2)/L + 1 is a perfect square: the +1 changes the root
         _norm_case("crafted_perfect_squares", [np.array([[0, 4], [1, 4], [0, 7], [-7, 0], [4, -1]]),
                                                np.array([20, -30])], D=1),
+        _norm_case("uint8_out_offset", [rand(rng, [3, 20]), rand(rng, [20])], D=4, offset=128, signed=0,
+                   out_type="uint8"),
     ]
 
 
@@ -160,7 +171,7 @@ register(OpDef("iLayerNorm", _norm_parse(("weight", "bias")), _norm_infer, _laye
                traits=frozenset({Trait.ROWWISE}), tiling="norm",
                magnitude=output_type_magnitudes,
                examples=_ilayernorm_cases))
-register(OpDef("iRMSNorm", _norm_parse(("weight",)), _norm_infer, _rmsnorm_reference, _norm_cost,
+register(OpDef("iRMSNorm", _norm_parse(("weight",), offset=True), _norm_infer, _rmsnorm_reference, _norm_cost,
                traits=frozenset({Trait.ROWWISE}), tiling="norm",
                magnitude=output_type_magnitudes,
                examples=_irmsnorm_cases))

@@ -1,7 +1,7 @@
 """NPU jobs running while the cluster works (GAP9_w_ne16; the NPU code is Neureka's too): the
 order that leaves independent layers for a job's flight, the layer left in flight until its reader
 (modelled cycles below the parts' sum, bit-exact), none where the reader follows at once, and the
-int8 -> uint8 shift folded into a requantising producer."""
+int8 -> uint8 shift folded into a requantising producer or an iRMSNorm."""
 
 from __future__ import annotations
 
@@ -30,15 +30,15 @@ def _attention(net: Net, rng, a: str, name: str) -> str:
     return net.calib_rqs(net.node("MatMul", [a, b], name=name), offset_rng=rng, name=f"{name}.rqs")
 
 
-def _net(parts: str, dependent: bool = False, seed: int = 3) -> Net:
+def _net(parts: str, dependent: bool = False, seed: int = 3, rows: int = 64) -> Net:
     """``parts``: "npu", "cluster" or both: a linear layer on NE16 reading a RequantShift of an
-    int32 input, and a MatMul of two activations on the cluster, reading an input of its own or
-    (``dependent``) the linear layer's output. The graph's order puts the MatMul (one level from
-    the inputs) before the linear layer (two levels)."""
+    int32 input, and a MatMul of two activations on the cluster (``rows`` rows), reading an input
+    of its own or (``dependent``) the linear layer's output. The graph's order puts the MatMul
+    (one level from the inputs) before the linear layer (two levels)."""
     rng = np.random.default_rng(seed)
     net = Net("MatMul")
     acc = net.input("input_0", ints_in(rng, -40000, 40000, (36, 128)).astype(np.int32))
-    z = net.input("input_1", ints_in(rng, -128, 127, (64, 96))) if not dependent else None
+    z = net.input("input_1", ints_in(rng, -128, 127, (rows, 96))) if not dependent else None
     outs = []
     if "npu" in parts:
         outs.append(_linear(net, rng, net.rqs(acc, 3, 500, 10, name="producer"), 96, "proj"))
@@ -87,12 +87,30 @@ def test_the_shift_folds_through_moves_of_the_requantised_values(tmp_path):
     assert all(np.array_equal(np.asarray(want[o]), np.asarray(got[o])) for o in graph.outputs)
 
 
+def test_an_rmsnorm_writes_the_jobs_uint8_input(tmp_path):
+    """An iRMSNorm to int8 read only by an NE16 layer writes uint8 itself (its output offset 128)
+    instead of a RequantShift adding 128 after it; the outputs stay the same."""
+    rng = np.random.default_rng(7)
+    net = Net("MatMul")
+    x = net.input("input_0", ints_in(rng, -128, 127, (36, 128)))
+    norm = net.node("iRMSNorm", [x, net.const(ints_in(rng, -8_000_000, 8_000_000, (128,)).astype(np.int32), "w")],
+                    {"D": 1 << 16, "n_levels": 256}, name="norm")
+    net.output(_linear(net, rng, norm, 96, "proj"))
+    graph, lowered = _lowered(tmp_path, net)
+    assert [(n.op, n.name) for n in lowered.nodes] == [("iRMSNorm", "norm"), ("Ne16Conv", "proj")], lowered.nodes
+    assert lowered.tensors[lowered.nodes[0].outputs[0]].dtype.name == "uint8"
+    x = {graph.inputs[0]: np.load(tmp_path / "inputs.npz")[np.load(tmp_path / "inputs.npz").files[0]]}
+    want, got = run_reference(graph, x), run_reference(lowered, x)
+    assert all(np.array_equal(np.asarray(want[o]), np.asarray(got[o])) for o in graph.outputs)
+
+
 def _runtime(out: str) -> int:
     return int(re.search(r"^Runtime: (\d+) cycles$", out, re.M).group(1))
 
 
-def _profile(gen: Path) -> dict[str, dict]:
-    return {e["name"]: e for e in json.loads((gen / "profile.json").read_text())["layers"]}
+def _profile(gen: Path, finish: bool = False) -> dict[str, dict]:
+    """The profile's layer rows by name: the layers' own spans, or (``finish``) the waits for their jobs."""
+    return {e["name"]: e for e in json.loads((gen / "profile.json").read_text())["layers"] if e.get("finish", False) == finish}
 
 
 @needs_qemu
@@ -112,6 +130,24 @@ def test_an_npu_layer_overlaps_an_independent_cluster_layer(tmp_path, capsys):
     shorter = min(job, layers["scores"]["cycles"])
     assert cycles["npu+cluster"] < cycles["npu"] + cycles["cluster"] - shorter * 3 // 4, (cycles, shorter)
     assert layers["proj"]["cycles"] < job, (layers["proj"], job)
+
+
+@needs_qemu
+def test_the_profile_charges_the_wait_to_the_npu_layer(tmp_path, capsys):
+    """A cluster layer shorter than the job in flight over it: the cores' wait for the job is a
+    row of the NE16 layer (``finish``, named so in the text profile), not overhead of the cluster
+    layer run before the wait; the NE16 layer's rows hold the job."""
+    write_test(_net("npu+cluster", rows=4), tmp_path / "net")
+    _run(tmp_path / "net", tmp_path / "gen", 64000, capsys, "all")
+    out = (tmp_path / "gen" / "out.txt").read_text()
+    job = int(re.search(r"NPU busy (\d+)", out).group(1))
+    layers, waits = _profile(tmp_path / "gen"), _profile(tmp_path / "gen", finish=True)
+    assert layers["scores"]["cycles"] < job, (layers["scores"], job)
+    assert layers["scores"]["overhead"] < 200, layers["scores"]
+    assert list(waits) == ["proj"], waits
+    # the job runs from the NE16 layer's kernel through the cluster layer into the wait
+    assert layers["proj"]["compute"] + layers["scores"]["cycles"] + waits["proj"]["compute"] >= job, (layers, waits)
+    assert "Ne16Conv 'proj' -> Ne16Conv_u8_s8: the wait for its jobs in flight and their write-back" in out
 
 
 @needs_qemu

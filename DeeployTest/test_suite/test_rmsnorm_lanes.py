@@ -3,7 +3,7 @@ irmsnorm_lanes.inc: the sum of squares by byte-lane dot products, the outputs by
 multiply per element): signed and unsigned 8-bit inputs, 8-, 16- and 32-bit weights of both
 signs, widths that are no multiple of 4 (rows starting inside a word, an odd element last),
 fewer rows than cores (rows shared between cores) and more, inputs at the 8-bit extremes, a row
-whose std is 1, and the corpus's RMSNorm kernel test and microLlama64. Siracusa binds the lanes
+whose std is 1, an output offset (uint8 and int8 out), and the corpus's RMSNorm kernel test and microLlama64. Siracusa binds the lanes
 kernel to these calls, and their outputs match the reference interpreter's goldens bit-exactly on
 Generic, on Siracusa with 1 and 8 cores and tiled."""
 
@@ -23,14 +23,14 @@ from DeeployTest.test_suite.kernel_cases import (SIRACUSA, byte_values, case_fol
 L1 = 2000   # several tiles
 
 
-def _rms(shape, w_lo, w_hi, D, unsigned_in=False):
+def _rms(shape, w_lo, w_hi, D, unsigned_in=False, **attrs):
     def build(rng):
         v = byte_values(rng, shape, unsigned_in)
         v.reshape(-1, shape[-1])[1] = rng.integers(0 if unsigned_in else -1, 2, size=shape[-1])  # std 1
         w = rng.integers(w_lo, w_hi, size=shape[-1])
         net = Net("iRMSNorm")
         net.output(net.node("iRMSNorm", [net.input("input", v), net.const(w, "weight")],
-                            {"D": D, "n_levels": 256}, name="rmsnorm"))
+                            {"D": D, "n_levels": 256, **attrs}, name="rmsnorm"))
         return net
     return build
 
@@ -41,6 +41,9 @@ CASES = [
     ("int8_w8_3x37_rows_shared", _rms((3, 37), -128, 128, 8)),
     ("int8_w16_5x130", _rms((5, 130), -3000, 3000, 2**10)),
     ("uint8_w8_9x19", _rms((9, 19), -128, 128, 4, unsigned_in=True)),
+    # an output offset: uint8 out (the clip as cv.clipr around the offset) and int8 out (cv.max / cv.min)
+    ("int8_w32_16x63_uint8_out", _rms((16, 63), -4_000_000, 4_000_000, 2**16, offset=128, signed=0)),
+    ("int8_w8_3x37_offset", _rms((3, 37), -128, 128, 8, offset=-5)),
 ]
 
 

@@ -7,8 +7,8 @@ stored as uint8 when they fit (the engine's 8-bit scale mode; the drivers' tests
 the plane that best fills the engine's subtile. An engine that reads only uint8 activations gets
 an int8 input through a RequantShift adding 128 (on the cluster, bit-exact: ``x + 128`` is in
 0..255), its bias corrected (``assign.input_offset``) and its padding value 128 (the int8 zero); the
-shift is folded into the requantisation producing the input, directly or through ops that only
-move values, when nothing else reads them (``_fold_shift``). ``make_assign_engines(spec, excluded)``
+shift is folded into the requantisation or iRMSNorm producing the input, directly or through ops
+that only move values, when nothing else reads them (``_fold_shift``). ``make_assign_engines(spec, excluded)``
 makes the target's pass: it lowers every layer the assignment (``assign.decisions``) gives the
 NPU and logs every decision with its reason (verbose mode); names in ``excluded``
 (``--no-npu-for``) stay on the cluster."""
@@ -48,13 +48,27 @@ def _unsigned_input(node: Node, graph: Graph, offset: int, shifted: dict[str, st
     return y, [shift]
 
 
+def _offset_output(p: Node, graph: Graph, offset: int) -> Node | None:
+    """The requantisation ``p`` (RequantShift, a fused one or iRMSNorm) to signed levels
+    -offset..offset-1 writing its values plus ``offset`` as unsigned levels (clip(v, -o, o - 1) + o
+    = clip(v + o, 0, 2o - 1)), or None when its levels are others: a RequantShift adds
+    offset << shift to its offset input, iRMSNorm to its output offset."""
+    params = p.params.rq if is_fused(p.op) else p.params
+    if params.lo != -offset or params.hi != offset - 1:
+        return None
+    if p.op == "iRMSNorm":
+        return replace(p, attrs={**p.attrs, "signed": 0, "offset": params.offset + offset}, params=None)
+    add = np.asarray(graph.tensors[p.inputs[-1]].value, np.int64) + (offset << params.shift)
+    return replace(p, inputs=[*p.inputs[:-1], graph.add_constant(f"{p.name}.npu_add", add)],
+                   attrs={**p.attrs, "signed": 0}, params=None)
+
+
 def _fold_shift(graph: Graph, x: str, y: str) -> None:
-    """Folds the shift writing ``y`` (``x`` plus an offset, unsigned) into the requantisation
-    (RequantShift or a fused one) to signed levels -offset..offset-1 that produces ``x``, directly
-    or through ops that only move its values (``Trait.QUANT_TRANSPARENT``: the shift commutes with
-    them), each value read by the next node only: the requantisation adds offset << shift to its
-    offset and writes uint8, exactly the shift's values (clip(v, -o, o - 1) + o = clip(v + o, 0,
-    2o - 1)), and the ops moving them move uint8."""
+    """Folds the shift writing ``y`` (``x`` plus an offset, unsigned) into the requantisation that
+    produces ``x`` (``_offset_output``), directly or through ops that only move its values
+    (``Trait.QUANT_TRANSPARENT``: the shift commutes with them), each value read by the next node
+    only: the requantisation writes uint8, exactly the shift's values, and the ops moving them
+    move uint8."""
     shift = graph.producer(y)
     offset = int(graph.tensors[shift.inputs[2]].value)
     users = graph.consumers()
@@ -64,23 +78,21 @@ def _fold_shift(graph: Graph, x: str, y: str) -> None:
         if (p is None or p.params is None or t in graph.outputs or t in graph.state.values()
                 or [n.name for n in users.get(t, [])] != [reader.name]):
             return
-        if p.op == "RequantShift" or is_fused(p.op):
+        if p.op in ("RequantShift", "iRMSNorm") or is_fused(p.op):
             break
         if not op_named(p.op).has(Trait.QUANT_TRANSPARENT) or any(i and not graph.is_constant(i) for i in p.inputs[1:]):
             return
         chain.append(p)
         t, reader = p.inputs[0], p
-    rq = p.params.rq if is_fused(p.op) else p.params
-    if rq.lo != -offset or rq.hi != offset - 1:
+    unsigned = _offset_output(p, graph, offset)
+    if unsigned is None:
         return
     # the requantisation and the moves (in execution order) write uint8 tensors, the last one ``y``
     moves = chain[::-1]
     outs = [graph.add_tensor(f"{u}.npu", graph.tensors[u].shape, UINT8)
             for u in [t] + [m.outputs[0] for m in moves[:-1]]] if chain else []
     outs.append(y)
-    add = np.asarray(graph.tensors[p.inputs[-1]].value, np.int64) + (offset << rq.shift)
-    new = {id(p): replace(p, inputs=[*p.inputs[:-1], graph.add_constant(f"{p.name}.npu_add", add)], outputs=[outs[0]],
-                          attrs={**p.attrs, "signed": 0}, params=None)}
+    new = {id(p): replace(unsigned, outputs=[outs[0]])}
     for k, m in enumerate(moves):
         new[id(m)] = replace(m, inputs=[outs[k], *m.inputs[1:]], outputs=[outs[k + 1]], params=None)
     graph.nodes = [new.get(id(n), n) for n in graph.nodes if n is not shift]

@@ -28,6 +28,11 @@ the previous tile's, the store phase writes the previous tile back and issues th
 Per L2 tile of a layer with operands in L3: the same for the L3 <-> L2 staging, with the inner L1
 tile loop as its kernel.
 
+A layer whose last jobs stay in flight over the layers after it (``tiling/overlap.py``) is marked
+again where they are waited for: that later span (``LayerCycles.finish``: the wait and the last
+tile's write-back) is the layer's own line, so its jobs, not the layer before, take the cycles
+the cores spend waiting for them; the wait counts as the layer's compute.
+
 A rolled region (the manifest's ``loops``) marks every iteration with its first iteration's
 layer markers: ``per_iteration`` gives the j-th occurrence of a body layer the index of that
 layer in iteration j, so the profiles list every iteration's layers under their own names.
@@ -46,9 +51,11 @@ from Deeploy.runtime.abi import (LAYER_BASE, STAGE_END, STAGE_INNER, STAGE_INPUT
 from Deeploy.targets.siracusa.npu_timeline import npu_summary
 from Deeploy.targets.siracusa.timing import TimingResult
 
-__all__ = ["TileTime", "LayerTiles", "LayerCycles", "PROFILE_LEVELS", "tile_times", "layer_cycles",
+__all__ = ["TileTime", "LayerTiles", "LayerCycles", "FINISH_TITLE", "PROFILE_LEVELS", "tile_times", "layer_cycles",
            "layer_profile", "network_line", "profile_report", "profile_summary", "op_of", "by_op_type",
            "largest_families", "group_totals", "largest_loss", "overhead_shares"]
+
+FINISH_TITLE = ": the wait for its jobs in flight and their write-back"
 
 # --profileTiling=LEVEL: the tile loops shown, named as the peer names them (the level tiles are
 # loaded from: L2 for the L2 <-> L1 tiles, L3 for the L3 <-> L2 staging) or by the level a tile lives
@@ -99,6 +106,7 @@ class LayerCycles:
     dma_bytes: int
     dma_transfers: int
     setup: float = 0.0       # the part of ``overhead`` before the first and after the last tile or kernel
+    finish: bool = False     # the layer's later span: the wait for its jobs left in flight and their write-back
 
     @property
     def exposed_dma(self) -> float:
@@ -181,9 +189,11 @@ def layer_cycles(result: TimingResult) -> list[LayerCycles]:
     out = []
     for lt in result.layers:
         end = lt.start + lt.cycles
+        finish = (lt.layer in tiles and tiles[lt.layer].start != lt.start     # no tile starts in it
+                  and not any(lt.start <= t < end for t, m in result.marks if m in (TILE_INPUT, STAGE_INPUT)))
         kernels = [(t.start + t.input, t.start + t.input + t.kernel)
-                   for t in (tiles[lt.layer].tiles if lt.layer in tiles else ()) if t.level == "L1"]
-        if not kernels:
+                   for t in (tiles[lt.layer].tiles if lt.layer in tiles and not finish else ()) if t.level == "L1"]
+        if not kernels and not finish:
             kernels = [(f.start, f.start + f.cycles) for f in result.forks if lt.start <= f.start < end]
         dma, waits = result.dma_between(lt.start, end)
         wait = sum(w.stall for w in waits if w.hart in result.controls and _outside(kernels, w.time))
@@ -203,7 +213,7 @@ def layer_cycles(result: TimingResult) -> list[LayerCycles]:
             compute, overhead = lt.cycles - wait - issue, 0.0
         out.append(LayerCycles(lt.layer, lt.start, lt.cycles, compute, wait, issue, overhead,
                                sum(d.busy for d in dma), sum(w.stall for w in waits), sum(d.bytes for d in dma),
-                               len(dma), setup))
+                               len(dma), setup, finish))
     return out
 
 
@@ -231,7 +241,8 @@ def network_line(result: TimingResult) -> str:
 
 def _layer_line(c: LayerCycles, manifest: Manifest, result: TimingResult) -> str:
     info = manifest.layer_of_marker(LAYER_BASE + c.layer)
-    return (f"  [{c.layer:3d}] {info.title if info else f'layer {c.layer}'}: {_parts(c)}"
+    title = (info.title if info else f"layer {c.layer}") + (FINISH_TITLE if c.finish else "")
+    return (f"  [{c.layer:3d}] {title}: {_parts(c)}"
             + npu_summary(result.npu, c.start, c.start + c.cycles, result.model.npu_peak_macs))
 
 
@@ -281,7 +292,7 @@ def profile_report(result: TimingResult, manifest: Manifest, tiles: bool = False
         lines.append(f"{op}: {len(cs)} layer{'s' if len(cs) != 1 else ''}, {whole:.0f} cycles ({_share(whole, total)})")
         for c in cs:
             entry, lt = entries.get(c.layer), times.get(c.layer)
-            if entry is None or lt is None:
+            if entry is None or lt is None or c.finish:
                 lines.append(_layer_line(c, manifest, result))
                 continue
             if tiles:
@@ -292,12 +303,13 @@ def profile_report(result: TimingResult, manifest: Manifest, tiles: bool = False
 
 def overhead_shares(result: TimingResult, manifest: Manifest) -> dict[int, float]:
     """The share of overhead in the cycles of every layer that ran, by its index in the manifest."""
-    shares = {}
+    parts: dict[int, tuple[float, float]] = {}
     for c in layer_cycles(per_iteration(result, manifest)):
         info = manifest.layer_of_marker(LAYER_BASE + c.layer)
-        if info is not None and c.cycles > 0:
-            shares[info.index] = c.overhead / c.cycles
-    return shares
+        if info is not None:
+            overhead, cycles = parts.get(info.index, (0.0, 0.0))
+            parts[info.index] = (overhead + c.overhead, cycles + c.cycles)     # the finish span too
+    return {k: overhead / cycles for k, (overhead, cycles) in parts.items() if cycles > 0}
 
 
 def op_of(manifest: Manifest, layer: int) -> str:

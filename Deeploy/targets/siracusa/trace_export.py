@@ -27,8 +27,8 @@ from pathlib import Path
 from Deeploy.codegen.profile_chart import profile_chart_html
 from Deeploy.manifest import Manifest
 from Deeploy.runtime.abi import LAYER_BASE
-from Deeploy.targets.siracusa.profile import (PROFILE_LEVELS, by_op_type, group_totals, largest_families, largest_loss,
-                                             layer_cycles, per_iteration, tile_times)
+from Deeploy.targets.siracusa.profile import (FINISH_TITLE, PROFILE_LEVELS, by_op_type, group_totals, largest_families,
+                                             largest_loss, layer_cycles, per_iteration, tile_times)
 from Deeploy.targets.siracusa.timing import DMA_ENGINE_NAMES, TimingResult
 
 __all__ = ["CLOCK_MHZ", "PROFILE_VERSION", "profile_data", "trace_events", "write_profile_files"]
@@ -65,10 +65,11 @@ def profile_data(result: TimingResult, manifest: Manifest, level: str | None = N
                     cores[k] += busy
         entry = {"index": c.layer, **_layer_info(manifest, c.layer), "start": c.start - origin, "cycles": c.cycles,
                  "compute": c.compute, "exposed_dma": c.exposed_dma, "dma_issue": c.dma_issue, "dma_wait": c.dma_wait,
-                 "overhead": c.overhead, "overhead_setup": c.setup, "forks": len(forks), "core_busy": cores,
+                 "overhead": c.overhead, "overhead_setup": c.setup, "finish": c.finish, "forks": len(forks),
+                 "core_busy": cores,
                  "dma": {"busy": c.dma_busy, "waited": c.dma_waited, "bytes": c.dma_bytes,
                          "transfers": c.dma_transfers, "hidden": c.hidden}}
-        if c.layer in tiles:
+        if c.layer in tiles and not c.finish:
             info = ops.get(c.layer)
             entry["buffering"] = info.buffering if info else ""
             entry["tiles"] = [{"level": t.level, "index": t.index, "start": t.start - origin,
@@ -144,8 +145,8 @@ def trace_events(result: TimingResult, manifest: Manifest) -> dict:
     for c in layer_cycles(result):
         info = _layer_info(manifest, c.layer)
         names[c.layer] = info["name"]
-        span(PID_NETWORK, 0, info["name"], "layer", c.start, c.cycles, op=info["op"], kernel=info["kernel"],
-             compute=c.compute, exposed_dma=c.exposed_dma, overhead=c.overhead)
+        span(PID_NETWORK, 0, info["name"] + (FINISH_TITLE if c.finish else ""), "layer", c.start, c.cycles,
+             op=info["op"], kernel=info["kernel"], compute=c.compute, exposed_dma=c.exposed_dma, overhead=c.overhead)
     for k, lt in tile_times(result).items():
         for t in lt.tiles:
             tid = 1 if t.level == "L1" else 2

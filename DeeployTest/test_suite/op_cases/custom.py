@@ -228,12 +228,13 @@ def naive_ilayernorm(xs, attrs):
 
 def naive_irmsnorm(xs, attrs):
     x, weight = xs
-    div = num(attrs["D"])
+    div, offset = num(attrs["D"]), num(attrs.get("offset", 0))
+    lo, hi = (-128, 127) if num(attrs.get("signed", 1)) else (0, 255)
     w = weight.reshape(-1).tolist()
     out = []
     for row in rows(x):
         std = math.isqrt(trunc_div(sum(v * v for v in row), len(row)) + 1)
-        out += [clip(floor_div(trunc_div(v * w[k % len(w)], std), div), -128, 127)
+        out += [clip(floor_div(trunc_div(v * w[k % len(w)], std), div) + offset, lo, hi)
                 for k, v in enumerate(row)]
     return np.array(out, dtype=np.int64).reshape(x.shape)
 

@@ -189,7 +189,7 @@ def _rmsnorm_plan(node, graph):
     if _nl_rows(p.shape, [graph.tensors[w].shape]) is None:
         return "weight broadcast needs more than 3 row dimensions"
     xm = max_abs(graph, x)
-    return _typed(TSUM=(p.width * xm * xm, 0), TMUL=(xm * max_abs(graph, w) + xm, p.shift))
+    return _typed(TSUM=(p.width * xm * xm, 0), TMUL=(xm * max_abs(graph, w) + xm + abs(p.offset), p.shift))
 
 
 def _nonorm_plan(node, graph):
@@ -310,10 +310,11 @@ _ILAYERNORM_CALL = Signature(
     types={"TSUM": "row sums: int32_t or int64_t", "TMUL": "d * w + bias: int32_t or int64_t"})
 
 _IRMSNORM_CALL = Signature(
-    "iRMSNorm over rows of `width` (specs/integer-ops.md): y = clip(trunc(x * w / std) >> shift, lo, hi); w "
-    "broadcasts onto x.",
+    "iRMSNorm over rows of `width` (specs/integer-ops.md): y = clip((trunc(x * w / std) >> shift) + offset, lo, "
+    "hi); w broadcasts onto x.",
     (param("const TIN *restrict x", _X, "input"), param("const TW *restrict w", "${x[1].ptr}", "weight"),
-     param("TOUT *restrict y", _Y, "output"), _ROW_LAYOUT, _row_strides("w", "w"), _NORM_OUT),
+     param("TOUT *restrict y", _Y, "output"), _ROW_LAYOUT, _row_strides("w", "w"), _NORM_OUT,
+     param("int32_t offset", "${p.offset}", "added before the clip (a uint8 output's zero point)")),
     setup=_NL_IMPORTS + "<% r, (ws,) = _nl_rows(x[0].shape, [x[1].shape]) %>",
     types={"TSUM": "sum of squares: int32_t or int64_t", "TMUL": "x * w: int32_t or int64_t"})
 
