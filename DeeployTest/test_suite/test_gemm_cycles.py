@@ -53,6 +53,17 @@ def test_rows_formula_within_ten_percent(batch, m, n, cores, tmp_path, capsys):
     assert abs(predicted - measured) <= 0.10 * measured, (predicted, measured)
 
 
+@pytest.mark.parametrize("batch,m,k,n,cores", [(3, 32, 64, 4, 8), (5, 8, 96, 12, 8), (3, 64, 64, 32, 8),
+                                               (4, 16, 64, 6, 8)])
+def test_packed_formula_within_ten_percent(batch, m, k, n, cores, tmp_path, capsys):
+    """K > 4 with a B input (attention's scores times V, and the split tiles small L1s give): each
+    strip packs its column block of B first (PACK_STRIP, PACK_PER_K4, PACK_PER_K)."""
+    net = _matmul(np.random.default_rng(1), (batch, m, k), (batch, k, n), rq=True)
+    measured, _ = _kernel_cycles(tmp_path, m, k, n, cores, capsys, net)
+    predicted = gemm_rq_cycles(batch, m, n, k, cores, UNIT, packed=True)
+    assert abs(predicted - measured) <= 0.10 * measured, (predicted, measured)
+
+
 def test_off_path_shapes_have_no_formula():
     assert gemm_rq_cycles(1, 64, 3, 64, 8) is None      # N odd: a column edge
     assert gemm_rq_cycles(1, 64, 64, 3, 8) is None      # K < 4: C blocks

@@ -36,9 +36,12 @@ def test_gemm_layers_cost_the_kernel_formula():
         k, unit = spec.tile_cycles.k, spec.tile_cycles.unit
         assert compute_cycles(spec, full, VIRTUAL_PLATFORM_L1) == math.ceil(
             gemm_rq_estimate(full["B"], full["M"], full["N"], k, VIRTUAL_PLATFORM_L1.cores, unit,
-                             spec.tile_cycles.rows))
+                             spec.tile_cycles.rows, spec.tile_cycles.packed))
         # the linear layers with a bias add it in the inline store; the others have none
         assert unit == (UNIT_BIAS if node.inputs[2] else UNIT), node.name
+        # the attention MatMuls of two activations pack B (not transposed); the linear layers'
+        # weights are stored transposed
+        assert spec.tile_cycles.packed == (node.op == "RequantizedMatMul"), node.name
         rows = {m: spec.tile_cycles({"B": 1, "M": m, "N": 64}) for m in (20, 22, 24)}
         if spec.tile_cycles.rows and k == 4:   # the K = 4 rows path takes whole row blocks only
             assert rows[22] > rows[24] > rows[20], (node.name, rows)

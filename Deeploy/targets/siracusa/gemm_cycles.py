@@ -23,9 +23,16 @@ int8 MatMuls in L1 on 1 and 8 cores, both block shapes (FIXED, STRIP, BLOCK, UNI
 UNIT_PER_K4: all within 3.6%), 2 Gemms with an int8 C per column (UNIT_BIAS, within 0.5%; it also
 prices mul and add per row, the same inline store), a Gemm with mul and add per column (UNIT_C;
 its requantisation was int64, so an upper bound for int32) and 2 MatMuls with an int64
-requantisation (UNIT_WIDE, within 0.4%). A B input (not transposed) adds its packing, which the
-formula leaves out. Shapes off the path (edges, K < 4, A transposed, fewer units than cores)
-return None.
+requantisation (UNIT_WIDE, within 0.4%). Shapes off the path (edges, K < 4, A transposed, fewer
+units than cores) return None.
+
+A B input (not transposed, ``packed``) runs its units column-major (batch, column block, row
+block) and packs a column block's K x 4 (K x 2) bytes into a panel before each strip down it, so
+its strips cost PACK_STRIP + PACK_PER_K4 * K (PACK_PER_K * K for 4 x 2) instead of STRIP, with
+strips the column blocks the slowest core's share touches. Fitted the same way on 10 runs of
+batched [b, M, K] x [b, K, N] MatMuls of two activations with 4 x 4 blocks (b 1..16, M 8..64,
+K 16..128, N 4..64, 1 and 8 cores: within 1.1%) and 3 with 4 x 2 (N 6, 10; within 9.5%), tested
+on 6 others (``test_gemm_cycles.py``: within 5.3%; without the packing they were priced 9-48% low).
 
 With K = 4, a B input, M a multiple of 4 and the inline store into a signed 8-bit range
 (``rows``), 4 x 4 blocks run their column block's strip as two rows of outputs per
@@ -53,6 +60,7 @@ from typing import Mapping
 
 __all__ = ["FIXED", "BLOCK", "UNIT", "UNIT_BIAS", "UNIT_C", "UNIT_WIDE", "UNIT_PER_K", "UNIT_PER_K4", "STRIP",
            "FIXED_K4", "ROW_K4", "STRIP_K4",
+           "PACK_STRIP", "PACK_PER_K", "PACK_PER_K4",
            "gemm_rq_cycles",
            "gemm_rq_estimate", "GemmTileCycles", "gemm_tile_model"]
 
@@ -68,6 +76,9 @@ STRIP = 95.2
 FIXED_K4 = 315.0
 ROW_K4 = 21.01       # cycles per row of 4 outputs
 STRIP_K4 = 103.9
+PACK_STRIP = 67.6    # a strip of a packed B: its set-up with the panel's
+PACK_PER_K = 8.92    # packing 2 columns of B, per step of k
+PACK_PER_K4 = 14.84  # 4 columns
 
 
 def _block_width(batch: int, m: int, n: int, cores: int, unit: float) -> int:
@@ -95,37 +106,42 @@ def _rows_k4_cycles(batch: int, m: int, n: int, cores: int) -> float:
     return FIXED_K4 + _busiest_core(batch * row_blocks * (n // 4), cores, 4 * ROW_K4, row_blocks, STRIP_K4)
 
 
-def _blocks_cycles(batch: int, m: int, n: int, k: int, cores: int, unit: float, rows: bool = False) -> float:
+def _blocks_cycles(batch: int, m: int, n: int, k: int, cores: int, unit: float, rows: bool = False,
+                   packed: bool = False) -> float:
     """The formula on whole blocks (m a multiple of 4, n of 2), any number of units."""
     w = _block_width(batch, m, n, cores, unit)
     if rows and k == 4 and w == 4 and unit == UNIT:
         return _rows_k4_cycles(batch, m, n, cores)
-    row_blocks, col_blocks = batch * m // 4, n // w
+    units = batch * (m // 4) * (n // w)
     block = BLOCK + 4 * w * unit + (UNIT_PER_K4 if w == 4 else UNIT_PER_K) * k
-    return FIXED + _busiest_core(row_blocks * col_blocks, cores, block, col_blocks, STRIP)
+    if packed:   # column-major strips down a column block, each packing its panel first
+        return FIXED + _busiest_core(units, cores, block, m // 4, PACK_STRIP + (PACK_PER_K4 if w == 4 else PACK_PER_K) * k)
+    return FIXED + _busiest_core(units, cores, block, n // w, STRIP)
 
 
 def gemm_rq_cycles(batch: int, m: int, n: int, k: int, cores: int, unit: float = UNIT,
-                   rows: bool = False) -> float | None:
+                   rows: bool = False, packed: bool = False) -> float | None:
     """Modelled kernel cycles of GemmRQ on ``batch`` x (m x k @ k x n) int8 operands in L1 on
-    ``cores`` cores with the store ``unit`` per output (B transposed; with ``rows`` a B input not
-    transposed and a signed 8-bit output), or None when the call leaves the dot-product blocks
-    somewhere."""
+    ``cores`` cores with the store ``unit`` per output (B transposed; ``packed``: a B input not
+    transposed; ``rows``: that and a signed 8-bit output), or None when the call leaves the
+    dot-product blocks somewhere."""
     if m % 4 or n % 2 or k < 4:
         return None
     if batch * m // 4 * (n // 2) < cores:
         return None
-    return _blocks_cycles(batch, m, n, k, cores, unit, rows)
+    return _blocks_cycles(batch, m, n, k, cores, unit, rows, packed or rows)
 
 
 @lru_cache(maxsize=65536)
-def gemm_rq_estimate(batch: int, m: int, n: int, k: int, cores: int, unit: float = UNIT, rows: bool = False) -> float:
+def gemm_rq_estimate(batch: int, m: int, n: int, k: int, cores: int, unit: float = UNIT, rows: bool = False,
+                     packed: bool = False) -> float:
     """``gemm_rq_cycles`` where the call is on the assembly path, else the formula on the shape
     rounded up to whole blocks and even K (see the module docstring)."""
-    exact = gemm_rq_cycles(batch, m, n, k, cores, unit, rows)
+    exact = gemm_rq_cycles(batch, m, n, k, cores, unit, rows, packed)
     if exact is not None:
         return exact
-    return _blocks_cycles(batch, -(-m // 4) * 4, -(-n // 2) * 2, max(k, 4), cores, unit, rows and m % 4 == 0)
+    return _blocks_cycles(batch, -(-m // 4) * 4, -(-n // 2) * 2, max(k, 4), cores, unit, rows and m % 4 == 0,
+                          packed or rows)
 
 
 @dataclass(frozen=True)
@@ -138,10 +154,11 @@ class GemmTileCycles:
     cores: int
     unit: float = UNIT
     rows: bool = False
+    packed: bool = False
 
     def __call__(self, ext: Mapping[str, int]) -> int:
         return math.ceil(gemm_rq_estimate(ext.get("B", 1), ext["M"], ext["N"], self.k, self.cores, self.unit,
-                                          self.rows))
+                                          self.rows, self.packed))
 
 
 def gemm_tile_model(node, graph, cores: int) -> GemmTileCycles | None:
@@ -155,14 +172,15 @@ def gemm_tile_model(node, graph, cores: int) -> GemmTileCycles | None:
         return None
     if any(graph.tensors[t].dtype is None or graph.tensors[t].dtype.nbytes != 1 for t in (a, b)):
         return None
+    packed = not p.trans_b
     if accumulator_type(_rq_bound(gemm_sum_bound, node, graph)).nbytes > 4:
-        return GemmTileCycles(p.k, cores, UNIT_WIDE)
+        return GemmTileCycles(p.k, cores, UNIT_WIDE, packed=packed)
     if graph.tensors[node.outputs[0]].dtype.nbytes != 1:
-        return GemmTileCycles(p.k, cores, UNIT_C)
+        return GemmTileCycles(p.k, cores, UNIT_C, packed=packed)
     fp = node.params
     strides = [_gemm_rq_strides(fp, per) for per in (fp.rq.mul_per_channel, fp.rq.add_per_channel)]
     if any(st[2] for st in strides) or p.alpha != 1 or (c is not None and p.beta != 1):
-        return GemmTileCycles(p.k, cores, UNIT_C)
+        return GemmTileCycles(p.k, cores, UNIT_C, packed=packed)
     uniform = c is None and all(st[1] == 0 for st in strides)
-    rows = not p.trans_b and graph.tensors[node.outputs[0]].dtype.signed
-    return GemmTileCycles(p.k, cores, UNIT if uniform else UNIT_BIAS, rows)
+    rows = packed and graph.tensors[node.outputs[0]].dtype.signed
+    return GemmTileCycles(p.k, cores, UNIT if uniform else UNIT_BIAS, rows, packed)
