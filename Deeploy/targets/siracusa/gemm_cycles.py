@@ -47,8 +47,14 @@ block's 4 column words gathered from B, then its rows). The constants were fitte
 1 and 8 cores: within 0.2%) and tested on 4 others (within 0.3%).
 
 ``gemm_rq_estimate`` extends it to every shape for the tiler (``GemmTileCycles``, the
-``kernel_cycles`` of Siracusa's tiling parameters): M and N rounded up to whole blocks and K
-to at least 4, and at most one unit per core when there are fewer than cores."""
+``kernel_cycles`` of Siracusa's tiling parameters): N rounded up to whole blocks and K to at
+least 4. The last M % 4 rows (a tile of 22 rows, a one-row classifier) run as the kernel runs
+them, a row of the block's outputs at a time in C: EDGE_ROW + EDGE_PER_K4 * K for 4 outputs,
+EDGE_ROW + EDGE_PER_MAC * K * w for w of 1 or 2, per row of each of their units; when 4-row
+blocks would leave a core without work the kernel's units are rows of 1 x 4 (single outputs
+when even those would), all priced so. Fitted the same way on 13 runs with edge rows (M 1..22,
+batched MatMuls of two activations and Gemms with constant weights, 1 and 8 cores: within 7.4%),
+tested on 6 others (within 26%); priced as whole blocks they cost 1.5-7x their price."""
 
 from __future__ import annotations
 
@@ -60,7 +66,7 @@ from typing import Mapping
 
 __all__ = ["FIXED", "BLOCK", "UNIT", "UNIT_BIAS", "UNIT_C", "UNIT_WIDE", "UNIT_PER_K", "UNIT_PER_K4", "STRIP",
            "FIXED_K4", "ROW_K4", "STRIP_K4",
-           "PACK_STRIP", "PACK_PER_K", "PACK_PER_K4",
+           "PACK_STRIP", "PACK_PER_K", "PACK_PER_K4", "EDGE_ROW", "EDGE_PER_K4", "EDGE_PER_MAC",
            "gemm_rq_cycles",
            "gemm_rq_estimate", "GemmTileCycles", "gemm_tile_model"]
 
@@ -79,25 +85,43 @@ STRIP_K4 = 103.9
 PACK_STRIP = 67.6    # a strip of a packed B: its set-up with the panel's
 PACK_PER_K = 8.92    # packing 2 columns of B, per step of k
 PACK_PER_K4 = 14.84  # 4 columns
+EDGE_ROW = 144.4     # a row of outputs summed in C: call, set-up and store
+EDGE_PER_K4 = 22.42  # a row of 4 outputs, per step of k
+EDGE_PER_MAC = 9.98  # a row of 1 or 2 outputs, per multiply-accumulate
 
 
 def _block_width(batch: int, m: int, n: int, cores: int, unit: float) -> int:
     """Columns of the kernel's blocks: 4 with an inline store when N is a multiple of 4 and every
     core gets a 4 x 4 unit, else 2."""
-    return 4 if unit in (UNIT, UNIT_BIAS) and n % 4 == 0 and batch * (m // 4) * (n // 4) >= cores else 2
+    return 4 if unit in (UNIT, UNIT_BIAS) and n % 4 == 0 and batch * -(-m // 4) * (n // 4) >= cores else 2
 
 
-def _busiest_core(units: int, cores: int, per_unit: float, strip_units: int, per_strip: float) -> float:
+def _busiest_core(units: int, cores: int, per_unit: float, strip_units: int, per_strip: float,
+                  edges: tuple[int, int, int, float] | None = None) -> float:
     """The busiest core's cycles when ``units`` split in order into equal shares over ``cores``:
-    ``per_unit`` each, plus ``per_strip`` for every strip of ``strip_units`` units its share touches."""
+    ``per_unit`` each, plus ``per_strip`` for every strip of ``strip_units`` units its share touches;
+    ``edges`` (period, first, count, cycles): the units u with first <= u % period < first + count
+    cost ``cycles`` instead."""
+    period, first, count, per_edge = edges or (1, 0, 0, 0.0)
+
+    def edges_below(u: int) -> int:
+        return u // period * count + min(max(u % period - first, 0), count)
+
     share = -(-units // cores)
     worst = 0.0
     for core in range(cores):
         lo, hi = min(core * share, units), min(core * share + share, units)
         if lo < hi:
             strips = (hi - 1) // strip_units - lo // strip_units + 1
-            worst = max(worst, (hi - lo) * per_unit + strips * per_strip)
+            edge = edges_below(hi) - edges_below(lo)
+            worst = max(worst, (hi - lo - edge) * per_unit + edge * per_edge + strips * per_strip)
     return worst
+
+
+def _row_cycles(k: int, w: int, unit: float) -> float:
+    """One row of ``w`` outputs summed in C (the edge rows, or the rows of 1 x 4 and single
+    outputs when 4-row blocks would leave a core without work) and its store."""
+    return EDGE_ROW + k * (EDGE_PER_K4 if w == 4 else w * EDGE_PER_MAC)
 
 
 def _rows_k4_cycles(batch: int, m: int, n: int, cores: int) -> float:
@@ -108,15 +132,23 @@ def _rows_k4_cycles(batch: int, m: int, n: int, cores: int) -> float:
 
 def _blocks_cycles(batch: int, m: int, n: int, k: int, cores: int, unit: float, rows: bool = False,
                    packed: bool = False) -> float:
-    """The formula on whole blocks (m a multiple of 4, n of 2), any number of units."""
+    """The formula on 4-row blocks (n a multiple of 2, k >= 4), the last of m % 4 rows in C."""
     w = _block_width(batch, m, n, cores, unit)
-    if rows and k == 4 and w == 4 and unit == UNIT:
+    if rows and m % 4 == 0 and k == 4 and w == 4 and unit == UNIT:
         return _rows_k4_cycles(batch, m, n, cores)
-    units = batch * (m // 4) * (n // w)
+    row_blocks, col_blocks = -(-m // 4), n // w
+    units = batch * row_blocks * col_blocks
+    if units < cores:   # rows of 1 x 4, or single outputs, in C
+        cw = 1 if batch * m * -(-n // 4) < cores else 4
+        return FIXED + -(-batch * m * -(-n // cw) // cores) * _row_cycles(k, cw, unit)
     block = BLOCK + 4 * w * unit + (UNIT_PER_K4 if w == 4 else UNIT_PER_K) * k
+    edge = m % 4 * _row_cycles(k, w, unit)
     if packed:   # column-major strips down a column block, each packing its panel first
-        return FIXED + _busiest_core(units, cores, block, m // 4, PACK_STRIP + (PACK_PER_K4 if w == 4 else PACK_PER_K) * k)
-    return FIXED + _busiest_core(units, cores, block, n // w, STRIP)
+        edges = (row_blocks, row_blocks - 1, 1, edge) if m % 4 else None
+        return FIXED + _busiest_core(units, cores, block, row_blocks,
+                                     PACK_STRIP + (PACK_PER_K4 if w == 4 else PACK_PER_K) * k, edges)
+    edges = (units // batch, (row_blocks - 1) * col_blocks, col_blocks, edge) if m % 4 else None
+    return FIXED + _busiest_core(units, cores, block, col_blocks, STRIP, edges)
 
 
 def gemm_rq_cycles(batch: int, m: int, n: int, k: int, cores: int, unit: float = UNIT,
@@ -140,8 +172,7 @@ def gemm_rq_estimate(batch: int, m: int, n: int, k: int, cores: int, unit: float
     exact = gemm_rq_cycles(batch, m, n, k, cores, unit, rows, packed)
     if exact is not None:
         return exact
-    return _blocks_cycles(batch, -(-m // 4) * 4, -(-n // 2) * 2, max(k, 4), cores, unit, rows and m % 4 == 0,
-                          packed or rows)
+    return _blocks_cycles(batch, m, -(-n // 2) * 2, max(k, 4), cores, unit, rows, packed or rows)
 
 
 @dataclass(frozen=True)
