@@ -46,8 +46,9 @@ import math
 from dataclasses import dataclass
 from typing import Mapping
 
-__all__ = ["PER_OUTPUT", "PER_TAP", "PER_MAC", "PER_SINGLE_MAC", "REST_PER_OUTPUT", "REST_PER_MAC", "window_taps", "single_share", "DW_PER_OUTPUT", "DW_PER_BYTE",
-           "DW_PER_ROW", "DW_PER_CHANNEL", "dw_cycles", "DwTileCycles", "conv_rq_cycles", "ConvTileCycles", "conv_tile_model"]
+__all__ = ["PER_OUTPUT", "PER_TAP", "PER_MAC", "PER_SINGLE_MAC", "REST_PER_OUTPUT", "REST_PER_MAC", "window_taps",
+           "single_share", "DW_PER_OUTPUT", "DW_PER_BYTE", "DW_PER_ROW", "DW_PER_CHANNEL", "dw_cycles", "DwTileCycles",
+           "conv_rq_cycles", "ConvTileCycles", "conv_tile_model"]
 
 PER_OUTPUT = 17.7
 PER_TAP = 1.64
