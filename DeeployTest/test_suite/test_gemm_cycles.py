@@ -79,6 +79,16 @@ def test_edge_rows_within_a_quarter(batch, m, k, n, cores, packed, tmp_path, cap
     assert abs(predicted - measured) <= 0.25 * measured, (predicted, measured)
 
 
+@pytest.mark.parametrize("batch,m,k,packed", [(16, 1, 4, True), (4, 8, 64, True), (2, 16, 32, False)])
+def test_odd_column_tiles_cost_at_least_one_column_less(batch, m, k, packed):
+    """An odd N (a decoder's 11 of 65 cached keys) leaves the kernel's 4 x 4 blocks (N % 4 != 0) for
+    4 x 2 ones: priced as 4 x 4 blocks of N + 1 columns it looked cheaper than N - 1 columns, and the
+    tiler cut such layers into many odd tiles."""
+    for n in range(3, 66, 2):
+        assert gemm_rq_estimate(batch, m, n, k, 8, UNIT, packed=packed) >= \
+            gemm_rq_estimate(batch, m, n - 1, k, 8, UNIT, packed=packed), n
+
+
 def test_off_path_shapes_have_no_formula():
     assert gemm_rq_cycles(1, 64, 3, 64, 8) is None      # N odd: a column edge
     assert gemm_rq_cycles(1, 64, 64, 3, 8) is None      # K < 4: C blocks

@@ -47,8 +47,8 @@ block's 4 column words gathered from B, then its rows). The constants were fitte
 1 and 8 cores: within 0.2%) and tested on 4 others (within 0.3%).
 
 ``gemm_rq_estimate`` extends it to every shape for the tiler (``GemmTileCycles``, the
-``kernel_cycles`` of Siracusa's tiling parameters): N rounded up to whole blocks and K to at
-least 4. The last M % 4 rows (a tile of 22 rows, a one-row classifier) run as the kernel runs
+``kernel_cycles`` of Siracusa's tiling parameters): N rounded up to whole blocks of the width
+the kernel takes for it (4 only when N is a multiple of 4) and K to at least 4. The last M % 4 rows (a tile of 22 rows, a one-row classifier) run as the kernel runs
 them, a row of the block's outputs at a time in C: EDGE_ROW + EDGE_PER_K4 * K for 4 outputs,
 EDGE_ROW + EDGE_PER_MAC * K * w for w of 1 or 2, per row of each of their units; when 4-row
 blocks would leave a core without work the kernel's units are rows of 1 x 4 (single outputs
@@ -132,11 +132,12 @@ def _rows_k4_cycles(batch: int, m: int, n: int, cores: int) -> float:
 
 def _blocks_cycles(batch: int, m: int, n: int, k: int, cores: int, unit: float, rows: bool = False,
                    packed: bool = False) -> float:
-    """The formula on 4-row blocks (n a multiple of 2, k >= 4), the last of m % 4 rows in C."""
+    """The formula on 4-row blocks (k >= 4), the last of m % 4 rows in C; an odd n's last column
+    block priced whole."""
     w = _block_width(batch, m, n, cores, unit)
     if rows and m % 4 == 0 and k == 4 and w == 4 and unit == UNIT:
         return _rows_k4_cycles(batch, m, n, cores)
-    row_blocks, col_blocks = -(-m // 4), n // w
+    row_blocks, col_blocks = -(-m // 4), -(-n // w)
     units = batch * row_blocks * col_blocks
     if units < cores:   # rows of 1 x 4, or single outputs, in C
         cw = 1 if batch * m * -(-n // 4) < cores else 4
@@ -172,7 +173,7 @@ def gemm_rq_estimate(batch: int, m: int, n: int, k: int, cores: int, unit: float
     exact = gemm_rq_cycles(batch, m, n, k, cores, unit, rows, packed)
     if exact is not None:
         return exact
-    return _blocks_cycles(batch, m, -(-n // 2) * 2, max(k, 4), cores, unit, rows, packed or rows)
+    return _blocks_cycles(batch, m, n, max(k, 4), cores, unit, rows, packed or rows)
 
 
 @dataclass(frozen=True)
