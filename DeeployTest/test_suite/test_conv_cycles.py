@@ -36,6 +36,17 @@ def test_formula_within_ten_percent(c, hw, k, ks, stride, cores, tmp_path, capsy
     assert abs(predicted - measured) <= 0.10 * measured, (predicted, measured)
 
 
+@pytest.mark.parametrize("c,hw,k,cores", [(8, 12, 3, 8), (16, 6, 7, 1), (24, 8, 14, 8)])
+def test_channel_rest_within_ten_percent(c, hw, k, cores, tmp_path, capsys):
+    """Output channels beyond a multiple of 4 are summed alone in C (REST_PER_OUTPUT, REST_PER_MAC):
+    what a tile of a few channels of many costs."""
+    measured, _ = one_tile_kernel(_conv(c, hw, k, 3, 1), ("RequantizedConv",), cores, tmp_path, capsys)
+    geometry = SimpleNamespace(in_hw=(hw, hw), out_hw=(hw, hw), kernel=(3, 3), stride=(1, 1), dilation=(1, 1),
+                               pads=(1,) * 4)
+    predicted = conv_rq_cycles(1, hw * hw, k, window_taps(geometry), c, cores, single_share(geometry))
+    assert abs(predicted - measured) <= 0.10 * measured, (predicted, measured)
+
+
 @pytest.mark.parametrize("c,hw,stride,cores", [(12, 14, 1, 8), (20, 10, 2, 8), (8, 12, 1, 1), (6, 18, 1, 8)])
 def test_depthwise_formula_within_ten_percent(c, hw, stride, cores, tmp_path, capsys):
     measured, kernel = one_tile_kernel(_conv(c, hw, c, 3, stride, group=c), ("RequantizedConv",), cores, tmp_path,

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from Deeploy.targets.siracusa.gemm_cycles import UNIT, UNIT_BIAS, UNIT_C, UNIT_WIDE, gemm_rq_cycles
+from Deeploy.targets.siracusa.gemm_cycles import UNIT, UNIT_BIAS, UNIT_C, UNIT_WIDE, gemm_rq_cycles, gemm_rq_estimate
 from DeeployTest.generators.linear import _matmul, gemm_int8_bias_rq
 from DeeployTest.test_suite.kernel_cases import one_tile_kernel
 from DeeployTest.test_suite.test_siracusa_networks import pytestmark  # noqa: F401
@@ -51,6 +51,42 @@ def test_rows_formula_within_ten_percent(batch, m, n, cores, tmp_path, capsys):
     measured, _ = _kernel_cycles(tmp_path, m, 4, n, cores, capsys, net)
     predicted = gemm_rq_cycles(batch, m, n, 4, cores, UNIT, rows=True)
     assert abs(predicted - measured) <= 0.10 * measured, (predicted, measured)
+
+
+@pytest.mark.parametrize("batch,m,k,n,cores", [(3, 32, 64, 4, 8), (5, 8, 96, 12, 8), (3, 64, 64, 32, 8),
+                                               (4, 16, 64, 6, 8)])
+def test_packed_formula_within_ten_percent(batch, m, k, n, cores, tmp_path, capsys):
+    """K > 4 with a B input (attention's scores times V, and the split tiles small L1s give): each
+    strip packs its column block of B first (PACK_STRIP, PACK_PER_K4, PACK_PER_K)."""
+    net = _matmul(np.random.default_rng(1), (batch, m, k), (batch, k, n), rq=True)
+    measured, _ = _kernel_cycles(tmp_path, m, k, n, cores, capsys, net)
+    predicted = gemm_rq_cycles(batch, m, n, k, cores, UNIT, packed=True)
+    assert abs(predicted - measured) <= 0.10 * measured, (predicted, measured)
+
+
+@pytest.mark.parametrize("batch,m,k,n,cores,packed", [(2, 14, 48, 6, 8, True), (1, 3, 64, 64, 1, False),
+                                                      (1, 2, 64, 32, 8, False)])
+def test_edge_rows_within_a_quarter(batch, m, k, n, cores, packed, tmp_path, capsys):
+    """M not a multiple of 4 (the tiles of 22 rows small L1s give, one-row classifiers): the last
+    M % 4 rows run in C (EDGE_ROW, EDGE_PER_K4, EDGE_PER_MAC), dearer than a block row. Within 25%:
+    the C loops' cost varies more with the shape than the blocks' (as whole blocks: 40-86% low)."""
+    rng = np.random.default_rng(1)
+    net = (_matmul(rng, (batch, m, k), (batch, k, n), rq=True) if packed
+           else _matmul(rng, (m, k), (k, n), const_b=True, rq=True))
+    measured, kernel = _kernel_cycles(tmp_path, m, k, n, cores, capsys, net)
+    predicted = gemm_rq_estimate(batch, m, n, k, cores, UNIT_WIDE if kernel.endswith("_s64") else UNIT,
+                                 packed=packed)
+    assert abs(predicted - measured) <= 0.25 * measured, (predicted, measured)
+
+
+@pytest.mark.parametrize("batch,m,k,packed", [(16, 1, 4, True), (4, 8, 64, True), (2, 16, 32, False)])
+def test_odd_column_tiles_cost_at_least_one_column_less(batch, m, k, packed):
+    """An odd N (a decoder's 11 of 65 cached keys) leaves the kernel's 4 x 4 blocks (N % 4 != 0) for
+    4 x 2 ones: priced as 4 x 4 blocks of N + 1 columns it looked cheaper than N - 1 columns, and the
+    tiler cut such layers into many odd tiles."""
+    for n in range(3, 66, 2):
+        assert gemm_rq_estimate(batch, m, n, k, 8, UNIT, packed=packed) >= \
+            gemm_rq_estimate(batch, m, n - 1, k, 8, UNIT, packed=packed), n
 
 
 def test_off_path_shapes_have_no_formula():

@@ -23,9 +23,16 @@ int8 MatMuls in L1 on 1 and 8 cores, both block shapes (FIXED, STRIP, BLOCK, UNI
 UNIT_PER_K4: all within 3.6%), 2 Gemms with an int8 C per column (UNIT_BIAS, within 0.5%; it also
 prices mul and add per row, the same inline store), a Gemm with mul and add per column (UNIT_C;
 its requantisation was int64, so an upper bound for int32) and 2 MatMuls with an int64
-requantisation (UNIT_WIDE, within 0.4%). A B input (not transposed) adds its packing, which the
-formula leaves out. Shapes off the path (edges, K < 4, A transposed, fewer units than cores)
-return None.
+requantisation (UNIT_WIDE, within 0.4%). Shapes off the path (edges, K < 4, A transposed, fewer
+units than cores) return None.
+
+A B input (not transposed, ``packed``) runs its units column-major (batch, column block, row
+block) and packs a column block's K x 4 (K x 2) bytes into a panel before each strip down it, so
+its strips cost PACK_STRIP + PACK_PER_K4 * K (PACK_PER_K * K for 4 x 2) instead of STRIP, with
+strips the column blocks the slowest core's share touches. Fitted the same way on 10 runs of
+batched [b, M, K] x [b, K, N] MatMuls of two activations with 4 x 4 blocks (b 1..16, M 8..64,
+K 16..128, N 4..64, 1 and 8 cores: within 1.1%) and 3 with 4 x 2 (N 6, 10; within 9.5%), tested
+on 6 others (``test_gemm_cycles.py``: within 5.3%; without the packing they were priced 9-48% low).
 
 With K = 4, a B input, M a multiple of 4 and the inline store into a signed 8-bit range
 (``rows``), 4 x 4 blocks run their column block's strip as two rows of outputs per
@@ -40,8 +47,14 @@ block's 4 column words gathered from B, then its rows). The constants were fitte
 1 and 8 cores: within 0.2%) and tested on 4 others (within 0.3%).
 
 ``gemm_rq_estimate`` extends it to every shape for the tiler (``GemmTileCycles``, the
-``kernel_cycles`` of Siracusa's tiling parameters): M and N rounded up to whole blocks and K
-to at least 4, and at most one unit per core when there are fewer than cores."""
+``kernel_cycles`` of Siracusa's tiling parameters): N rounded up to whole blocks of the width
+the kernel takes for it (4 only when N is a multiple of 4) and K to at least 4. The last M % 4 rows (a tile of 22 rows, a one-row classifier) run as the kernel runs
+them, a row of the block's outputs at a time in C: EDGE_ROW + EDGE_PER_K4 * K for 4 outputs,
+EDGE_ROW + EDGE_PER_MAC * K * w for w of 1 or 2, per row of each of their units; when 4-row
+blocks would leave a core without work the kernel's units are rows of 1 x 4 (single outputs
+when even those would), all priced so. Fitted the same way on 13 runs with edge rows (M 1..22,
+batched MatMuls of two activations and Gemms with constant weights, 1 and 8 cores: within 7.4%),
+tested on 6 others (within 26%); priced as whole blocks they cost 1.5-7x their price."""
 
 from __future__ import annotations
 
@@ -53,6 +66,7 @@ from typing import Mapping
 
 __all__ = ["FIXED", "BLOCK", "UNIT", "UNIT_BIAS", "UNIT_C", "UNIT_WIDE", "UNIT_PER_K", "UNIT_PER_K4", "STRIP",
            "FIXED_K4", "ROW_K4", "STRIP_K4",
+           "PACK_STRIP", "PACK_PER_K", "PACK_PER_K4", "EDGE_ROW", "EDGE_PER_K4", "EDGE_PER_MAC",
            "gemm_rq_cycles",
            "gemm_rq_estimate", "GemmTileCycles", "gemm_tile_model"]
 
@@ -68,25 +82,46 @@ STRIP = 95.2
 FIXED_K4 = 315.0
 ROW_K4 = 21.01       # cycles per row of 4 outputs
 STRIP_K4 = 103.9
+PACK_STRIP = 67.6    # a strip of a packed B: its set-up with the panel's
+PACK_PER_K = 8.92    # packing 2 columns of B, per step of k
+PACK_PER_K4 = 14.84  # 4 columns
+EDGE_ROW = 144.4     # a row of outputs summed in C: call, set-up and store
+EDGE_PER_K4 = 22.42  # a row of 4 outputs, per step of k
+EDGE_PER_MAC = 9.98  # a row of 1 or 2 outputs, per multiply-accumulate
 
 
 def _block_width(batch: int, m: int, n: int, cores: int, unit: float) -> int:
     """Columns of the kernel's blocks: 4 with an inline store when N is a multiple of 4 and every
     core gets a 4 x 4 unit, else 2."""
-    return 4 if unit in (UNIT, UNIT_BIAS) and n % 4 == 0 and batch * (m // 4) * (n // 4) >= cores else 2
+    return 4 if unit in (UNIT, UNIT_BIAS) and n % 4 == 0 and batch * -(-m // 4) * (n // 4) >= cores else 2
 
 
-def _busiest_core(units: int, cores: int, per_unit: float, strip_units: int, per_strip: float) -> float:
+def _busiest_core(units: int, cores: int, per_unit: float, strip_units: int, per_strip: float,
+                  edges: tuple[int, int, int, float] | None = None) -> float:
     """The busiest core's cycles when ``units`` split in order into equal shares over ``cores``:
-    ``per_unit`` each, plus ``per_strip`` for every strip of ``strip_units`` units its share touches."""
+    ``per_unit`` each, plus ``per_strip`` for every strip of ``strip_units`` units its share touches;
+    ``edges`` (period, first, count, cycles): the units u with first <= u % period < first + count
+    cost ``cycles`` instead."""
+    period, first, count, per_edge = edges or (1, 0, 0, 0.0)
+
+    def edges_below(u: int) -> int:
+        return u // period * count + min(max(u % period - first, 0), count)
+
     share = -(-units // cores)
     worst = 0.0
     for core in range(cores):
         lo, hi = min(core * share, units), min(core * share + share, units)
         if lo < hi:
             strips = (hi - 1) // strip_units - lo // strip_units + 1
-            worst = max(worst, (hi - lo) * per_unit + strips * per_strip)
+            edge = edges_below(hi) - edges_below(lo)
+            worst = max(worst, (hi - lo - edge) * per_unit + edge * per_edge + strips * per_strip)
     return worst
+
+
+def _row_cycles(k: int, w: int, unit: float) -> float:
+    """One row of ``w`` outputs summed in C (the edge rows, or the rows of 1 x 4 and single
+    outputs when 4-row blocks would leave a core without work) and its store."""
+    return EDGE_ROW + k * (EDGE_PER_K4 if w == 4 else w * EDGE_PER_MAC)
 
 
 def _rows_k4_cycles(batch: int, m: int, n: int, cores: int) -> float:
@@ -95,37 +130,50 @@ def _rows_k4_cycles(batch: int, m: int, n: int, cores: int) -> float:
     return FIXED_K4 + _busiest_core(batch * row_blocks * (n // 4), cores, 4 * ROW_K4, row_blocks, STRIP_K4)
 
 
-def _blocks_cycles(batch: int, m: int, n: int, k: int, cores: int, unit: float, rows: bool = False) -> float:
-    """The formula on whole blocks (m a multiple of 4, n of 2), any number of units."""
+def _blocks_cycles(batch: int, m: int, n: int, k: int, cores: int, unit: float, rows: bool = False,
+                   packed: bool = False) -> float:
+    """The formula on 4-row blocks (k >= 4), the last of m % 4 rows in C; an odd n's last column
+    block priced whole."""
     w = _block_width(batch, m, n, cores, unit)
-    if rows and k == 4 and w == 4 and unit == UNIT:
+    if rows and m % 4 == 0 and k == 4 and w == 4 and unit == UNIT:
         return _rows_k4_cycles(batch, m, n, cores)
-    row_blocks, col_blocks = batch * m // 4, n // w
+    row_blocks, col_blocks = -(-m // 4), -(-n // w)
+    units = batch * row_blocks * col_blocks
+    if units < cores:   # rows of 1 x 4, or single outputs, in C
+        cw = 1 if batch * m * -(-n // 4) < cores else 4
+        return FIXED + -(-batch * m * -(-n // cw) // cores) * _row_cycles(k, cw, unit)
     block = BLOCK + 4 * w * unit + (UNIT_PER_K4 if w == 4 else UNIT_PER_K) * k
-    return FIXED + _busiest_core(row_blocks * col_blocks, cores, block, col_blocks, STRIP)
+    edge = m % 4 * _row_cycles(k, w, unit)
+    if packed:   # column-major strips down a column block, each packing its panel first
+        edges = (row_blocks, row_blocks - 1, 1, edge) if m % 4 else None
+        return FIXED + _busiest_core(units, cores, block, row_blocks,
+                                     PACK_STRIP + (PACK_PER_K4 if w == 4 else PACK_PER_K) * k, edges)
+    edges = (units // batch, (row_blocks - 1) * col_blocks, col_blocks, edge) if m % 4 else None
+    return FIXED + _busiest_core(units, cores, block, col_blocks, STRIP, edges)
 
 
 def gemm_rq_cycles(batch: int, m: int, n: int, k: int, cores: int, unit: float = UNIT,
-                   rows: bool = False) -> float | None:
+                   rows: bool = False, packed: bool = False) -> float | None:
     """Modelled kernel cycles of GemmRQ on ``batch`` x (m x k @ k x n) int8 operands in L1 on
-    ``cores`` cores with the store ``unit`` per output (B transposed; with ``rows`` a B input not
-    transposed and a signed 8-bit output), or None when the call leaves the dot-product blocks
-    somewhere."""
+    ``cores`` cores with the store ``unit`` per output (B transposed; ``packed``: a B input not
+    transposed; ``rows``: that and a signed 8-bit output), or None when the call leaves the
+    dot-product blocks somewhere."""
     if m % 4 or n % 2 or k < 4:
         return None
     if batch * m // 4 * (n // 2) < cores:
         return None
-    return _blocks_cycles(batch, m, n, k, cores, unit, rows)
+    return _blocks_cycles(batch, m, n, k, cores, unit, rows, packed or rows)
 
 
 @lru_cache(maxsize=65536)
-def gemm_rq_estimate(batch: int, m: int, n: int, k: int, cores: int, unit: float = UNIT, rows: bool = False) -> float:
+def gemm_rq_estimate(batch: int, m: int, n: int, k: int, cores: int, unit: float = UNIT, rows: bool = False,
+                     packed: bool = False) -> float:
     """``gemm_rq_cycles`` where the call is on the assembly path, else the formula on the shape
     rounded up to whole blocks and even K (see the module docstring)."""
-    exact = gemm_rq_cycles(batch, m, n, k, cores, unit, rows)
+    exact = gemm_rq_cycles(batch, m, n, k, cores, unit, rows, packed)
     if exact is not None:
         return exact
-    return _blocks_cycles(batch, -(-m // 4) * 4, -(-n // 2) * 2, max(k, 4), cores, unit, rows and m % 4 == 0)
+    return _blocks_cycles(batch, m, n, max(k, 4), cores, unit, rows, packed or rows)
 
 
 @dataclass(frozen=True)
@@ -138,10 +186,11 @@ class GemmTileCycles:
     cores: int
     unit: float = UNIT
     rows: bool = False
+    packed: bool = False
 
     def __call__(self, ext: Mapping[str, int]) -> int:
         return math.ceil(gemm_rq_estimate(ext.get("B", 1), ext["M"], ext["N"], self.k, self.cores, self.unit,
-                                          self.rows))
+                                          self.rows, self.packed))
 
 
 def gemm_tile_model(node, graph, cores: int) -> GemmTileCycles | None:
@@ -155,14 +204,15 @@ def gemm_tile_model(node, graph, cores: int) -> GemmTileCycles | None:
         return None
     if any(graph.tensors[t].dtype is None or graph.tensors[t].dtype.nbytes != 1 for t in (a, b)):
         return None
+    packed = not p.trans_b
     if accumulator_type(_rq_bound(gemm_sum_bound, node, graph)).nbytes > 4:
-        return GemmTileCycles(p.k, cores, UNIT_WIDE)
+        return GemmTileCycles(p.k, cores, UNIT_WIDE, packed=packed)
     if graph.tensors[node.outputs[0]].dtype.nbytes != 1:
-        return GemmTileCycles(p.k, cores, UNIT_C)
+        return GemmTileCycles(p.k, cores, UNIT_C, packed=packed)
     fp = node.params
     strides = [_gemm_rq_strides(fp, per) for per in (fp.rq.mul_per_channel, fp.rq.add_per_channel)]
     if any(st[2] for st in strides) or p.alpha != 1 or (c is not None and p.beta != 1):
-        return GemmTileCycles(p.k, cores, UNIT_C)
+        return GemmTileCycles(p.k, cores, UNIT_C, packed=packed)
     uniform = c is None and all(st[1] == 0 for st in strides)
-    rows = not p.trans_b and graph.tensors[node.outputs[0]].dtype.signed
-    return GemmTileCycles(p.k, cores, UNIT if uniform else UNIT_BIAS, rows)
+    rows = packed and graph.tensors[node.outputs[0]].dtype.signed
+    return GemmTileCycles(p.k, cores, UNIT if uniform else UNIT_BIAS, rows, packed)
