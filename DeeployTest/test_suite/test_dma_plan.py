@@ -144,19 +144,21 @@ def test_copies_of_strided_boxes(role):
 
 
 def test_one_tile_layers_have_no_tile_loop_overhead(corpus, capsys):
-    """microLlama64 at --l1 64000 runs almost every layer as one tile (a few MatMuls as two, their
-    65 columns split into whole blocks): the straight-line loop programs the DMA, waits and forks,
-    so each layer's cycles outside its kernels and its DMA stay a few dozen per tile (the
-    table-driven loop spent thousands on each)."""
+    """microLlama64 at --l1 64000 runs almost every layer as one tile: the straight-line loop
+    programs the DMA, waits and forks, so each layer's cycles outside its kernels and its DMA stay a
+    few dozen per tile (the table-driven loop spent thousands on each); a layer of more than 8 tiles
+    (a planned loop) stays within a few hundred per tile."""
     test_dir = corpus / "Models" / "microLlama" / "INT8" / "microLlama64"
     run_tiled(test_dir, 64000, "L2", False, capsys, profile=True)
-    profile = json.loads((DEEPLOY_TEST / "TEST_SIRACUSA_TILED" / "l1_64000_L2_sb" / _id(test_dir) /
-                          "profile.json").read_text())
+    gen = DEEPLOY_TEST / "TEST_SIRACUSA_TILED" / "l1_64000_L2_sb" / _id(test_dir)
+    loops = {t["layer"]: t["loop"] for t in json.loads((gen / "network" / "manifest.json").read_text())["tiles"]}
+    profile = json.loads((gen / "profile.json").read_text())
     layers = [layer for layer in profile["layers"] if layer.get("tiles")]
     assert layers and sum(len(layer["tiles"]) == 1 for layer in layers) > 0.9 * len(layers)
     for layer in layers:
-        assert layer["overhead"] <= 100 * len(layer["tiles"]), (layer["name"], layer["overhead"])
-    assert profile["overhead"] <= 0.02 * profile["cycles"], profile["overhead"]
+        per_tile = 100 if loops[layer["name"]] == "code" else 700
+        assert layer["overhead"] <= per_tile * len(layer["tiles"]), (layer["name"], loops[layer["name"]], layer["overhead"])
+    assert profile["overhead"] <= 0.05 * profile["cycles"], profile["overhead"]
 
 
 def test_planned_and_straight_line_loops_run_bit_exact(capsys):

@@ -33,11 +33,11 @@ NEEDS_QEMU = pytest.mark.skipif(shutil.which("qemu-system-riscv32") is None or
                                 reason="RISC-V toolchain or QEMU missing: run bash toolchain/install.sh")
 
 
-def generic_slice(tmp_path: Path, custom_ops: bool, sanitize: bool = False, batches: int = 10) -> int:
-    """Run the deterministic slice (``batches`` batches) on Generic; returns how many graphs it ran."""
+def generic_slice(tmp_path: Path, custom_ops: bool, sanitize: bool = False, count: int = 10) -> int:
+    """Run the deterministic slice (its first ``count`` batches) on Generic; returns how many graphs it ran."""
     graphs = []
 
-    @settings(max_examples=batches, **FIXED)
+    @settings(max_examples=count, **FIXED)
     @given(batches(GRAPHS_PER_BATCH, custom_ops))
     def check(batch):
         folder = tmp_path / f"batch{len(graphs)}"

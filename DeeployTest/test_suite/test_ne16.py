@@ -137,13 +137,13 @@ def test_int8_inputs_are_shifted_once_and_stay_bit_exact(tmp_path):
 
 
 def test_ne16_only_where_it_pays_off(tmp_path):
-    """A layer NE16 runs slower than the cluster (one row through a 384 x 10 linear layer: one
-    pixel of the 3x3 subtile in use, 24 input subtiles) stays on the cluster, with both prices in
-    its reason; a wider one goes to NE16."""
+    """A layer NE16 runs slower than the cluster (a 3x3 depthwise convolution of 2 channels on
+    16 x 16: 2 of the 16 channels of each input subtile in use) stays on the cluster, with both
+    prices in its reason; wider linear layers go to NE16."""
     rng = np.random.default_rng(2)
-    net = Net("MatMul")
-    x = net.input("input_0", ints_in(rng, -128, 127, (1, 384)))
-    net.output(net.rqs(net.node("MatMul", [x, net.const(weights(rng, (384, 10)), "w")], name="fc"), 3, 100, 12))
+    net = Net("Conv")
+    x = net.input("input_0", image(rng, (1, 2, 16, 16)))
+    net.output(conv_rq(net, rng, x, 2, 3, group=2, name="dw"))
     graph, _ = _lowered(tmp_path, net)
     layouted = run_passes(graph, PLATFORM.passes[:-1])
     (engine, why), = [(e, r) for n, e, r in decisions(layouted, NE16_SPEC) if is_fused(n.op)]

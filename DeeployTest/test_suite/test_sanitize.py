@@ -48,4 +48,4 @@ def test_fuzz_slice_sanitized(tmp_path, custom_ops, batches):
     pytest.importorskip("hypothesis")
     from DeeployTest.test_suite.test_fuzz import generic_slice
 
-    assert generic_slice(tmp_path, custom_ops, sanitize=True, batches=batches) >= 15 * batches
+    assert generic_slice(tmp_path, custom_ops, sanitize=True, count=batches) >= 15 * batches

@@ -28,6 +28,7 @@ import numpy as np
 
 from Deeploy.ir.dtypes import INT8, INT32, UINT8
 from Deeploy.ir.graph import Graph, Node
+from Deeploy.ops import Trait, op_named
 from Deeploy.ops.bounds import conv_sum_bound, gemm_sum_bound
 from Deeploy.ops.fused import is_fused
 from Deeploy.targets.npu.spec import NpuSpec
@@ -91,6 +92,37 @@ def input_offset(node: Node, graph: Graph, spec: NpuSpec) -> int:
     engine that reads uint8 only, else 0."""
     signed = graph.tensors[node.inputs[0]].dtype == INT8
     return UNSIGNED_SHIFT if signed and not spec.signed_input else 0
+
+
+def shift_source(graph: Graph, x: str, readers: list[str]) -> tuple[Node, list[Node]] | None:
+    """(requantisation, the ops between it and ``x``) when the int8 -> uint8 shift of ``x``, read by
+    exactly ``readers``, can be folded into the RequantShift, fused requantisation or iRMSNorm to
+    levels -128..127 producing it, directly or through ops that only move its values
+    (``Trait.QUANT_TRANSPARENT``, constant other inputs), each value read by the next node only;
+    else None."""
+    users = graph.consumers()
+    chain, t = [], x
+    while True:
+        p = graph.producer(t)
+        if (p is None or p.params is None or t in graph.outputs or t in graph.state.values()
+                or [n.name for n in users.get(t, [])] != readers):
+            return None
+        if p.op in ("RequantShift", "iRMSNorm") or is_fused(p.op):
+            params = p.params.rq if is_fused(p.op) else p.params
+            return (p, chain) if (params.lo, params.hi) == (-UNSIGNED_SHIFT, UNSIGNED_SHIFT - 1) else None
+        if not op_named(p.op).has(Trait.QUANT_TRANSPARENT) or any(i and not graph.is_constant(i) for i in p.inputs[1:]):
+            return None
+        chain.append(p)
+        t, readers = p.inputs[0], [p.name]
+
+
+def _shift_folds(node: Node, graph: Graph, spec: NpuSpec) -> bool:
+    """Whether lowering will fold the shift of ``node``'s input into its producer: every reader of
+    the input can run on the NPU (they share one shift) and ``shift_source`` accepts it."""
+    x = node.inputs[0]
+    readers = graph.consumers().get(x, [])
+    return (all(npu_reason(r, graph, spec) is None for r in readers)
+            and shift_source(graph, x, [r.name for r in readers]) is not None)
 
 
 def _own_bias(node: Node, graph: Graph, cout: int) -> np.ndarray:
@@ -212,8 +244,9 @@ def npu_reason(node: Node, graph: Graph, spec: NpuSpec) -> str | None:
 
 def npu_cycles(node: Node, graph: Graph, spec: NpuSpec) -> int:
     """Modelled cycles of an accepted node on the NPU: its jobs (one per plane), each with the
-    core's cost of running it (``spec.job_setup_cycles``), and, for an input shifted to uint8, that
-    RequantShift at the cluster's ops per cycle (4 ops per element, its cost)."""
+    core's cost of running it (``spec.job_setup_cycles``), and, for an input shifted to uint8 (not
+    folded into its producer), that RequantShift at the cluster's ops per cycle (4 ops per element,
+    its cost)."""
     requant = is_fused(node.op)
     p = node.params.base if requant else node.params
     mode = npu_mode(node)
@@ -227,7 +260,7 @@ def npu_cycles(node: Node, graph: Graph, spec: NpuSpec) -> int:
         plane, cin, cout = refactor_plane(p.m, spec.array), p.k, p.n
         batch = x.size // (p.m * p.k)
     cycles = batch * (spec.job_cycles(mode, *plane, cout, cin, 1 if requant else 4) + spec.job_setup_cycles)
-    if input_offset(node, graph, spec):
+    if input_offset(node, graph, spec) and not _shift_folds(node, graph, spec):
         cycles += -(-4 * x.size // int(spec.cluster_tiles.ops_per_cycle))
     return cycles
 

@@ -23,9 +23,9 @@ import numpy as np
 from Deeploy.errors import DeeployError
 from Deeploy.ir.dtypes import INT32, UINT8
 from Deeploy.ir.graph import Graph, Node
-from Deeploy.ops import Trait, op_named
 from Deeploy.ops.fused import is_fused
-from Deeploy.targets.npu.assign import NPU_OPS, decisions, input_offset, normquant_terms, npu_mode, weights_oihw
+from Deeploy.targets.npu.assign import (NPU_OPS, decisions, input_offset, normquant_terms, npu_mode, shift_source,
+                                        weights_oihw)
 from Deeploy.targets.npu.overlap import reordered
 from Deeploy.targets.npu.spec import MODES, NpuSpec
 
@@ -71,19 +71,11 @@ def _fold_shift(graph: Graph, x: str, y: str) -> None:
     move uint8."""
     shift = graph.producer(y)
     offset = int(graph.tensors[shift.inputs[2]].value)
-    users = graph.consumers()
-    chain, t, reader = [], x, shift
-    while True:
-        p = graph.producer(t)
-        if (p is None or p.params is None or t in graph.outputs or t in graph.state.values()
-                or [n.name for n in users.get(t, [])] != [reader.name]):
-            return
-        if p.op in ("RequantShift", "iRMSNorm") or is_fused(p.op):
-            break
-        if not op_named(p.op).has(Trait.QUANT_TRANSPARENT) or any(i and not graph.is_constant(i) for i in p.inputs[1:]):
-            return
-        chain.append(p)
-        t, reader = p.inputs[0], p
+    found = shift_source(graph, x, [shift.name])
+    if found is None:
+        return
+    p, chain = found
+    t = chain[-1].inputs[0] if chain else x
     unsigned = _offset_output(p, graph, offset)
     if unsigned is None:
         return

@@ -1442,8 +1442,8 @@
                        uint32_t sa2, uint32_t sa3, uint32_t sb0, uint32_t sb1, uint32_t sb2, \
                        uint32_t sb3, int64_t scale, int64_t eta, int64_t eps)
 
-/* iRMSNorm (irmsnorm.inc): iRMSNorm over rows of `width` (specs/integer-ops.md): y = clip(trunc(x *
- * w / std) >> shift, lo, hi); w broadcasts onto x.
+/* iRMSNorm (irmsnorm.inc): iRMSNorm over rows of `width` (specs/integer-ops.md): y = clip((trunc(x
+ * * w / std) >> shift) + offset, lo, hi); w broadcasts onto x.
  *
  * Type macros:
  *   TIN, TW, TOUT: the element types of the node's operands, in order (inputs, then outputs)
@@ -1459,11 +1459,13 @@
  *   ws0, ws1, ws2: w's element strides over the row dims
  *   wcs: w's step along a row (0 or 1)
  *   shift, lo, hi: output shift and clip bounds
+ *   offset: added before the clip (a uint8 output's zero point)
  */
 #define DEEPLOY_PROTOTYPE_iRMSNorm \
     static void KERNEL(const TIN *restrict x, const TW *restrict w, TOUT *restrict y, uint32_t r0, \
                        uint32_t r1, uint32_t r2, uint32_t width, uint32_t ws0, uint32_t ws1, \
-                       uint32_t ws2, uint32_t wcs, uint32_t shift, int32_t lo, int32_t hi)
+                       uint32_t ws2, uint32_t wcs, uint32_t shift, int32_t lo, int32_t hi, \
+                       int32_t offset)
 
 /* iSoftmax (isoftmax.inc): iSoftmax over rows of `width` (I-BERT second-order exp, specs/integer-
  * ops.md); with lut_size = 256 the e(d) table is built in the shared scratch, without (lut_size =

@@ -289,7 +289,7 @@
                        void *scratch, int32_t key_lo, uint32_t keys)
 
 /* iRMSNorm_XP (irmsnorm_xp.inc): iRMSNorm over rows of `width` (specs/integer-ops.md): y =
- * clip(trunc(x * w / std) >> shift, lo, hi); w broadcasts onto x.
+ * clip((trunc(x * w / std) >> shift) + offset, lo, hi); w broadcasts onto x.
  *
  * Type macros:
  *   TIN, TW, TOUT: the element types of the node's operands, in order (inputs, then outputs)
@@ -305,11 +305,13 @@
  *   ws0, ws1, ws2: w's element strides over the row dims
  *   wcs: w's step along a row (0 or 1)
  *   shift, lo, hi: output shift and clip bounds
+ *   offset: added before the clip (a uint8 output's zero point)
  */
 #define DEEPLOY_PROTOTYPE_iRMSNorm_XP \
     static void KERNEL(const TIN *restrict x, const TW *restrict w, TOUT *restrict y, uint32_t r0, \
                        uint32_t r1, uint32_t r2, uint32_t width, uint32_t ws0, uint32_t ws1, \
-                       uint32_t ws2, uint32_t wcs, uint32_t shift, int32_t lo, int32_t hi)
+                       uint32_t ws2, uint32_t wcs, uint32_t shift, int32_t lo, int32_t hi, \
+                       int32_t offset)
 
 /* iSoftmax_RQ_XP (isoftmax_rq_xp.inc): iSoftmax fused with its RequantShift: v as iSoftmax, y =
  * clip((v * mul + add + 2^(shift-1)) >> shift, lo, hi); mul and add broadcast onto the rows. With
