@@ -48,14 +48,12 @@ def _unsigned_input(node: Node, graph: Graph, offset: int, shifted: dict[str, st
     return y, [shift]
 
 
-def _offset_output(p: Node, graph: Graph, offset: int) -> Node | None:
+def _offset_output(p: Node, graph: Graph, offset: int) -> Node:
     """The requantisation ``p`` (RequantShift, a fused one or iRMSNorm) to signed levels
-    -offset..offset-1 writing its values plus ``offset`` as unsigned levels (clip(v, -o, o - 1) + o
-    = clip(v + o, 0, 2o - 1)), or None when its levels are others: a RequantShift adds
+    -offset..offset-1 (``shift_source`` checked them) writing its values plus ``offset`` as
+    unsigned levels (clip(v, -o, o - 1) + o = clip(v + o, 0, 2o - 1)): a RequantShift adds
     offset << shift to its offset input, iRMSNorm to its output offset."""
     params = p.params.rq if is_fused(p.op) else p.params
-    if params.lo != -offset or params.hi != offset - 1:
-        return None
     if p.op == "iRMSNorm":
         return replace(p, attrs={**p.attrs, "signed": 0, "offset": params.offset + offset}, params=None)
     add = np.asarray(graph.tensors[p.inputs[-1]].value, np.int64) + (offset << params.shift)
@@ -77,8 +75,6 @@ def _fold_shift(graph: Graph, x: str, y: str) -> None:
     p, chain = found
     t = chain[-1].inputs[0] if chain else x
     unsigned = _offset_output(p, graph, offset)
-    if unsigned is None:
-        return
     # the requantisation and the moves (in execution order) write uint8 tensors, the last one ``y``
     moves = chain[::-1]
     outs = [graph.add_tensor(f"{u}.npu", graph.tensors[u].shape, UINT8)

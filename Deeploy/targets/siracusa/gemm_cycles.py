@@ -48,8 +48,9 @@ block's 4 column words gathered from B, then its rows). The constants were fitte
 
 ``gemm_rq_estimate`` extends it to every shape for the tiler (``GemmTileCycles``, the
 ``kernel_cycles`` of Siracusa's tiling parameters): N rounded up to whole blocks of the width
-the kernel takes for it (4 only when N is a multiple of 4) and K to at least 4. The last M % 4 rows (a tile of 22 rows, a one-row classifier) run as the kernel runs
-them, a row of the block's outputs at a time in C: EDGE_ROW + EDGE_PER_K4 * K for 4 outputs,
+the kernel takes for it (4 only when N is a multiple of 4) and K to at least 4. The last M % 4
+rows (a tile of 22 rows, a one-row classifier) run as the kernel runs them, a row of the
+block's outputs at a time in C: EDGE_ROW + EDGE_PER_K4 * K for 4 outputs,
 EDGE_ROW + EDGE_PER_MAC * K * w for w of 1 or 2, per row of each of their units; when 4-row
 blocks would leave a core without work the kernel's units are rows of 1 x 4 (single outputs
 when even those would), all priced so. Fitted the same way on 13 runs with edge rows (M 1..22,
@@ -118,7 +119,7 @@ def _busiest_core(units: int, cores: int, per_unit: float, strip_units: int, per
     return worst
 
 
-def _row_cycles(k: int, w: int, unit: float) -> float:
+def _row_cycles(k: int, w: int) -> float:
     """One row of ``w`` outputs summed in C (the edge rows, or the rows of 1 x 4 and single
     outputs when 4-row blocks would leave a core without work) and its store."""
     return EDGE_ROW + k * (EDGE_PER_K4 if w == 4 else w * EDGE_PER_MAC)
@@ -141,9 +142,9 @@ def _blocks_cycles(batch: int, m: int, n: int, k: int, cores: int, unit: float, 
     units = batch * row_blocks * col_blocks
     if units < cores:   # rows of 1 x 4, or single outputs, in C
         cw = 1 if batch * m * -(-n // 4) < cores else 4
-        return FIXED + -(-batch * m * -(-n // cw) // cores) * _row_cycles(k, cw, unit)
+        return FIXED + -(-batch * m * -(-n // cw) // cores) * _row_cycles(k, cw)
     block = BLOCK + 4 * w * unit + (UNIT_PER_K4 if w == 4 else UNIT_PER_K) * k
-    edge = m % 4 * _row_cycles(k, w, unit)
+    edge = m % 4 * _row_cycles(k, w)
     if packed:   # column-major strips down a column block, each packing its panel first
         edges = (row_blocks, row_blocks - 1, 1, edge) if m % 4 else None
         return FIXED + _busiest_core(units, cores, block, row_blocks,
