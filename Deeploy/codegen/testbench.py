@@ -39,6 +39,11 @@ def _array(ident: str, values: np.ndarray, ctype: str, section: str) -> str:
     return f"static const {ctype} {ident}[{max(1, values.size)}]{attr} = {c_initializer(values)};\n"
 
 
+def _compare_name(ctype: str, store: str, tol) -> str:
+    """The testbench's comparison loop for outputs of C type ``ctype`` against goldens stored as ``store``."""
+    return f"compare_{ctype.removesuffix('_t')}_{store.removesuffix('_t')}" + ("_tol" if tol else "")
+
+
 def write_harness(graph: Graph, inputs: dict[str, np.ndarray], expected: list[np.ndarray],
                   out_dir: Path, runs: int = 2, section: str = "", source: Path | str = "outputs.npz",
                   name: str | None = None, later: Sequence[list[np.ndarray]] = (),
@@ -80,12 +85,14 @@ def write_harness(graph: Graph, inputs: dict[str, np.ndarray], expected: list[np
         store = dtype_of_values(values)
         data.append(_array(f"test_expected_{k}", values, store.ctype, section))
         ctype = "uint16_t" if t.dtype == BFLOAT16 else t.dtype.ctype
-        outs.append((f"test_expected_{k}", ctype, t.size, string_literal(name), tol))
+        outs.append((f"test_expected_{k}", ctype, t.size, string_literal(name), tol, store.ctype))
     tolerance_text = ", ".join(f"{t}: rel {r:.3g} + abs {a:.3g}" for t, (r, a) in tolerance.items()
                                if any(graph.tensors[o].dtype == t for o in graph.outputs))
     (out_dir / "testdata.h").write_text("".join(data))
+    kinds = list(dict.fromkeys((ctype, store, tol is not None) for _, ctype, _, _, tol, store in outs))
     (out_dir / "main.c").write_text(Template(_MAIN.read_text(), strict_undefined=True).render(
-        inputs=ins, outputs=outs, runs=runs, steps=len(steps), tolerance_text=tolerance_text, api=api))
+        inputs=ins, outputs=outs, runs=runs, steps=len(steps), tolerance_text=tolerance_text, api=api,
+        kinds=kinds, kind_name=_compare_name))
 
 
 def testbench_writer(graph: Graph, inputs: dict[str, np.ndarray], outputs_npz: Path, *, runs: int = 1,

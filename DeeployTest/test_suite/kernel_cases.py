@@ -18,6 +18,7 @@ from Deeploy.ir.graph import Graph
 from Deeploy.passes.manager import run_passes
 from Deeploy.targets import get_platform
 from Deeploy.tiling.network import TilingOptions
+from DeeployTest.generators.batch import merge_tests
 from DeeployTest.generators.golden import write_test
 from DeeployTest.testRunner_generic import GENERIC
 from DeeployTest.testUtils.runner import RunnerPlatform, run_test
@@ -74,6 +75,20 @@ def case_folders(cases: list[tuple[str, object]], seed: int):
         write_test(build(np.random.default_rng(seed)), tmp_path / name)
         return tmp_path / name
     return case_dir
+
+
+def case_batch(cases: list[tuple[str, object]], seed: int):
+    """A module-scoped ``batch_dir`` fixture: one test folder running every case of ``cases``
+    ((name, build(rng) -> Net), each written with a generator seeded ``seed``) side by side
+    (``generators/batch.py``): the family is compiled, built and run once per platform, and a
+    mismatch names its case."""
+    @pytest.fixture(scope="module")
+    def batch_dir(tmp_path_factory):
+        root = tmp_path_factory.mktemp("cases")
+        for name, build in cases:
+            write_test(build(np.random.default_rng(seed)), root / name)
+        return merge_tests([(name, root / name) for name, _ in cases], root / "batch")
+    return batch_dir
 
 
 def one_tile_kernel(net, ops: tuple[str, ...], cores: int, folder: Path, capsys) -> tuple[float, str]:

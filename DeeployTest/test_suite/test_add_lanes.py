@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from DeeployTest.generators.builder import Net
-from DeeployTest.test_suite.kernel_cases import byte_values, case_folders, needs_qemu, run_generic, run_siracusa
+from DeeployTest.test_suite.kernel_cases import byte_values, case_batch, needs_qemu, run_generic, run_siracusa
 
 
 def _add(shape, b_shape=None, a_unsigned=False, b_unsigned=False):
@@ -32,15 +32,15 @@ CASES = [
 ]
 
 
-case_dir = case_folders(CASES, 31)
+batch_dir = case_batch(CASES, 31)
 
 
-def test_generic(case_dir, capsys):
-    run_generic(case_dir, capsys)
+def test_generic(batch_dir, capsys):
+    run_generic(batch_dir, capsys)
 
 
 @needs_qemu
 @pytest.mark.parametrize("cores", [1, 8])
-def test_siracusa_runs_the_lanes_kernel(case_dir, cores, capsys):
-    run_siracusa(case_dir, cores, capsys)
-    assert "add_xp.inc" in (case_dir / f"siracusa{cores}" / "network" / "Network.c").read_text()
+def test_siracusa_runs_the_lanes_kernel(batch_dir, cores, capsys):
+    run_siracusa(batch_dir, cores, capsys)
+    assert "add_xp.inc" in (batch_dir / f"siracusa{cores}" / "network" / "Network.c").read_text()

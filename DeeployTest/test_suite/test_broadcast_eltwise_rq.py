@@ -11,7 +11,7 @@ import pytest
 
 from DeeployTest.generators.builder import Net
 from DeeployTest.generators.golden import write_test
-from DeeployTest.test_suite.kernel_cases import bound_ops, needs_qemu, run_generic, run_siracusa
+from DeeployTest.test_suite.kernel_cases import bound_ops, case_batch, needs_qemu, run_generic, run_siracusa
 
 
 def _extremes(rng, shape):
@@ -67,14 +67,17 @@ def test_fused_when_the_operand_repeats(case):
     assert (op in ops) != fused, ops
 
 
-def test_generic(case, capsys):
-    run_generic(case[0], capsys)
+batch_dir = case_batch([c[:2] for c in CASES], 7)
+
+
+def test_generic(batch_dir, capsys):
+    run_generic(batch_dir, capsys)
 
 
 @needs_qemu
 @pytest.mark.parametrize("cores", [1, 8])
-def test_siracusa(case, cores, capsys):
-    run_siracusa(case[0], cores, capsys)
+def test_siracusa(batch_dir, cores, capsys):
+    run_siracusa(batch_dir, cores, capsys)
 
 
 def test_tabulated_when_every_key_has_two_outputs():

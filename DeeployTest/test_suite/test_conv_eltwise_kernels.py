@@ -18,7 +18,7 @@ from DeeployTest.generators.builder import Net
 from DeeployTest.generators.golden import write_test
 from DeeployTest.generators.layers import conv_rq, image, residual_add
 from DeeployTest.generators.registry import ints_in, weights
-from DeeployTest.test_suite.kernel_cases import needs_qemu, run_generic, run_siracusa
+from DeeployTest.test_suite.kernel_cases import case_batch, needs_qemu, run_generic, run_siracusa
 from DeeployTest.test_suite.test_gemm_kernels import SDOTSP_B, _simd_words
 
 DOTSP_B = (1, 0b1001000)    # cv.dotsp.b: funct3 001, funct7 = funct5 10010 << 2 (CV32E40P manual)
@@ -96,22 +96,17 @@ CASES = [
 ]
 
 
-@pytest.fixture(params=CASES, ids=[c[0] for c in CASES])
-def case_dir(request, tmp_path):
-    name, build = request.param
-    folder = tmp_path / name
-    write_test(build(np.random.default_rng(11)), folder)
-    return folder
+batch_dir = case_batch(CASES, 11)
 
 
-def test_generic(case_dir, capsys):
-    run_generic(case_dir, capsys)
+def test_generic(batch_dir, capsys):
+    run_generic(batch_dir, capsys)
 
 
 @needs_qemu
 @pytest.mark.parametrize("cores", [1, 8])
-def test_siracusa(case_dir, cores, capsys):
-    run_siracusa(case_dir, cores, capsys)
+def test_siracusa(batch_dir, cores, capsys):
+    run_siracusa(batch_dir, cores, capsys)
 
 
 @needs_qemu

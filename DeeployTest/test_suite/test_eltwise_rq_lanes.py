@@ -13,7 +13,7 @@ import pytest
 
 from DeeployTest.generators.builder import Net
 from DeeployTest.generators.golden import write_test
-from DeeployTest.test_suite.kernel_cases import bound_ops, byte_values, needs_qemu, run_siracusa
+from DeeployTest.test_suite.kernel_cases import bound_ops, byte_values, case_batch, needs_qemu, run_siracusa
 
 
 def _net(op, shape, a_unsigned=False, b_unsigned=False, signed_out=True, mul=(300, 600), shift=8, b_shape=None):
@@ -49,6 +49,9 @@ def case_dir(request, tmp_path):
     return tmp_path / name
 
 
+batch_dir = case_batch(CASES, 11)
+
+
 def test_fused(case_dir):
     ops = bound_ops(case_dir, "Siracusa")
     assert any(op in ops for op in ("RequantizedAdd", "RequantizedMul")), ops
@@ -56,5 +59,5 @@ def test_fused(case_dir):
 
 @needs_qemu
 @pytest.mark.parametrize("cores", [1, 8])
-def test_siracusa(case_dir, cores, capsys):
-    run_siracusa(case_dir, cores, capsys)
+def test_siracusa(batch_dir, cores, capsys):
+    run_siracusa(batch_dir, cores, capsys)

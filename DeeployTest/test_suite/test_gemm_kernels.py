@@ -24,7 +24,7 @@ from DeeployTest.generators.golden import write_test
 from DeeployTest.generators.linear import _gemm, gemm_int8_bias_rq
 from DeeployTest.generators.registry import ints_in, weights
 from DeeployTest.test_suite.conftest import CORPUS
-from DeeployTest.test_suite.kernel_cases import lowered, needs_qemu, run_generic, run_siracusa
+from DeeployTest.test_suite.kernel_cases import case_batch, lowered, needs_qemu, run_generic, run_siracusa
 
 
 # (id, M, K, N, A unsigned, B an unsigned input instead of int8 weights, requantised: False, True
@@ -115,29 +115,29 @@ def _net(rng, m, k, n, a_unsigned, b_unsigned, requant) -> Net:
 ALL = CASES + GEMM_CASES + BIAS_CASES + ACT_CASES
 
 
-@pytest.fixture(params=ALL, ids=[c[0] for c in ALL])
-def case_dir(request, tmp_path):
-    name, *shape = request.param
-    folder = tmp_path / name
-    rng = np.random.default_rng(7)
+def _build(case):
+    """The case's network builder (rng -> Net)."""
+    name, *shape = case
     if isinstance(shape[0], tuple):
-        net = _act_net(rng, *shape)
-    elif len(shape) >= 8:
-        net = gemm_int8_bias_rq(rng, *shape)
-    else:
-        net = _net(rng, *shape) if len(shape) == 6 else _gemm(rng, shape[0], shape[1], shape[2], rq=shape[3])
-    write_test(net, folder)
-    return folder
+        return lambda rng: _act_net(rng, *shape)
+    if len(shape) >= 8:
+        return lambda rng: gemm_int8_bias_rq(rng, *shape)
+    if len(shape) == 6:
+        return lambda rng: _net(rng, *shape)
+    return lambda rng: _gemm(rng, shape[0], shape[1], shape[2], rq=shape[3])
 
 
-def test_generic(case_dir, capsys):
-    run_generic(case_dir, capsys)
+batch_dir = case_batch([(c[0], _build(c)) for c in ALL], 7)
+
+
+def test_generic(batch_dir, capsys):
+    run_generic(batch_dir, capsys)
 
 
 @needs_qemu
 @pytest.mark.parametrize("cores", [1, 8])
-def test_siracusa(case_dir, cores, capsys):
-    run_siracusa(case_dir, cores, capsys)
+def test_siracusa(batch_dir, cores, capsys):
+    run_siracusa(batch_dir, cores, capsys)
 
 
 def _simd_words(elf: Path) -> Counter:

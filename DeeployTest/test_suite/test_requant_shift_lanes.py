@@ -13,7 +13,7 @@ import re
 import pytest
 
 from DeeployTest.generators.builder import Net
-from DeeployTest.test_suite.kernel_cases import (byte_values, case_folders, needs_qemu, run_generic, run_siracusa,
+from DeeployTest.test_suite.kernel_cases import (byte_values, case_batch, needs_qemu, run_generic, run_siracusa,
                                                  run_tiled)
 
 L1 = 2000   # several tiles
@@ -36,22 +36,22 @@ CASES = [
 ]
 
 
-case_dir = case_folders(CASES, 23)
+batch_dir = case_batch(CASES, 23)
 
 
-def test_generic(case_dir, capsys):
-    run_generic(case_dir, capsys)
+def test_generic(batch_dir, capsys):
+    run_generic(batch_dir, capsys)
 
 
 @needs_qemu
 @pytest.mark.parametrize("cores", [1, 8])
-def test_siracusa_runs_the_lanes_kernel(case_dir, cores, capsys):
-    run_siracusa(case_dir, cores, capsys)
-    code = (case_dir / f"siracusa{cores}" / "network" / "Network.c").read_text()
+def test_siracusa_runs_the_lanes_kernel(batch_dir, cores, capsys):
+    run_siracusa(batch_dir, cores, capsys)
+    code = (batch_dir / f"siracusa{cores}" / "network" / "Network.c").read_text()
     # the lanes kernel, called with its output table (a scratch pointer, not NULL)
     assert re.search(r"RequantShift_XP_\w+\([^;]*\(\(void \*\)\(deeploy_", code), code
 
 
 @needs_qemu
-def test_siracusa_tiled(case_dir, capsys):
-    run_tiled(case_dir, case_dir / "tiled", L1, capsys)
+def test_siracusa_tiled(batch_dir, capsys):
+    run_tiled(batch_dir, batch_dir / "tiled", L1, capsys)

@@ -17,7 +17,7 @@ import pytest
 from DeeployTest.generators.builder import Net
 from DeeployTest.testUtils.runner import run_test
 from DeeployTest.test_suite.conftest import CORPUS
-from DeeployTest.test_suite.kernel_cases import (SIRACUSA, byte_values, case_folders, _check, needs_qemu, run_generic,
+from DeeployTest.test_suite.kernel_cases import (SIRACUSA, byte_values, case_batch, _check, needs_qemu, run_generic,
                                                  run_siracusa, run_tiled)
 
 L1 = 2000   # several tiles
@@ -47,18 +47,18 @@ CASES = [
 ]
 
 
-case_dir = case_folders(CASES, 29)
+batch_dir = case_batch(CASES, 29)
 
 
-def test_generic(case_dir, capsys):
-    run_generic(case_dir, capsys)
+def test_generic(batch_dir, capsys):
+    run_generic(batch_dir, capsys)
 
 
 @needs_qemu
 @pytest.mark.parametrize("cores", [1, 8])
-def test_siracusa_runs_the_lanes_kernel(case_dir, cores, capsys):
-    run_siracusa(case_dir, cores, capsys)
-    assert "iRMSNorm_XP_" in (case_dir / f"siracusa{cores}" / "network" / "Network.c").read_text()
+def test_siracusa_runs_the_lanes_kernel(batch_dir, cores, capsys):
+    run_siracusa(batch_dir, cores, capsys)
+    assert "iRMSNorm_XP_" in (batch_dir / f"siracusa{cores}" / "network" / "Network.c").read_text()
 
 
 def _tiled(test, gen, l1, capsys):
@@ -67,8 +67,8 @@ def _tiled(test, gen, l1, capsys):
 
 
 @needs_qemu
-def test_siracusa_tiled(case_dir, capsys):
-    _tiled(case_dir, case_dir / "tiled", L1, capsys)
+def test_siracusa_tiled(batch_dir, capsys):
+    _tiled(batch_dir, batch_dir / "tiled", L1, capsys)
 
 
 @needs_qemu

@@ -16,7 +16,7 @@ import pytest
 from DeeployTest.generators.builder import Net
 from DeeployTest.generators.integer import isoftmax_attrs
 from DeeployTest.generators.registry import ints_in
-from DeeployTest.test_suite.kernel_cases import case_folders, needs_qemu, run_generic, run_siracusa, run_tiled
+from DeeployTest.test_suite.kernel_cases import case_batch, needs_qemu, run_generic, run_siracusa, run_tiled
 
 L1 = 3000   # several tiles of rows
 
@@ -65,21 +65,21 @@ CASES = [
 ]
 
 
-case_dir = case_folders(CASES, 17)
+batch_dir = case_batch(CASES, 17)
 
 
-def test_generic(case_dir, capsys):
-    run_generic(case_dir, capsys)
+def test_generic(batch_dir, capsys):
+    run_generic(batch_dir, capsys)
 
 
 @needs_qemu
 @pytest.mark.parametrize("cores", [1, 8])
-def test_siracusa_runs_the_lanes_kernel(case_dir, cores, capsys):
-    run_siracusa(case_dir, cores, capsys)
-    code = (case_dir / f"siracusa{cores}" / "network" / "Network.c").read_text()
+def test_siracusa_runs_the_lanes_kernel(batch_dir, cores, capsys):
+    run_siracusa(batch_dir, cores, capsys)
+    code = (batch_dir / f"siracusa{cores}" / "network" / "Network.c").read_text()
     assert "_xp.inc" in code, "the Siracusa call does not use the byte-lanes iSoftmax wrapper"
 
 
 @needs_qemu
-def test_siracusa_tiled(case_dir, capsys):
-    run_tiled(case_dir, case_dir / "tiled", L1, capsys)
+def test_siracusa_tiled(batch_dir, capsys):
+    run_tiled(batch_dir, batch_dir / "tiled", L1, capsys)

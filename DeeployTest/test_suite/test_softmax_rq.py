@@ -20,7 +20,7 @@ from DeeployTest.generators.golden import write_test
 from DeeployTest.generators.integer import isoftmax_attrs
 from DeeployTest.generators.registry import ints_in
 from DeeployTest.testUtils.runner import RunnerPlatform, run_test
-from DeeployTest.test_suite.kernel_cases import bound_ops, needs_qemu, run_generic, run_siracusa
+from DeeployTest.test_suite.kernel_cases import bound_ops, case_batch, needs_qemu, run_generic, run_siracusa
 
 TILED = RunnerPlatform("Siracusa", "TEST_SIRACUSA_TILED")
 L1 = 4000   # several tiles of rows for the larger cases
@@ -94,19 +94,22 @@ def test_fused_when_the_softmax_feeds_only_the_requantisation(case):
     assert ("iSoftmax" in ops) != fused and ("RequantShift" in ops) != fused, ops
 
 
-def test_generic(case, capsys):
-    run_generic(case[0], capsys)
+batch_dir = case_batch([c[:2] for c in CASES], 11)
+
+
+def test_generic(batch_dir, capsys):
+    run_generic(batch_dir, capsys)
 
 
 @needs_qemu
 @pytest.mark.parametrize("cores", [1, 8])
-def test_siracusa(case, cores, capsys):
-    run_siracusa(case[0], cores, capsys)
+def test_siracusa(batch_dir, cores, capsys):
+    run_siracusa(batch_dir, cores, capsys)
 
 
 @needs_qemu
-def test_siracusa_tiled(case, capsys):
-    folder = case[0]
+def test_siracusa_tiled(batch_dir, capsys):
+    folder = batch_dir
     args = argparse.Namespace(test=str(folder), verbose=False, skipgen=False, skipsim=False,
                               gen_dir=str(folder / "tiled"), cores=8, l1=L1, l2=TilingOptions.l2,
                               defaultMemLevel="L2", doublebuffer=True, profileTiling=None, plotMemAlloc=False,

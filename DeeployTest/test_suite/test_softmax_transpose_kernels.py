@@ -12,14 +12,12 @@ import shutil
 import subprocess
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from DeeployTest.generators.builder import Net
-from DeeployTest.generators.golden import write_test
 from DeeployTest.generators.integer import isoftmax_attrs
 from DeeployTest.generators.registry import ints_in
-from DeeployTest.test_suite.kernel_cases import needs_qemu, run_generic, run_siracusa
+from DeeployTest.test_suite.kernel_cases import case_batch, needs_qemu, run_generic, run_siracusa
 
 _KERNELS = Path(__file__).resolve().parents[2] / "TargetLibraries" / "Generic" / "kernels"
 
@@ -67,21 +65,16 @@ CASES = [
 ]
 
 
-@pytest.fixture(params=CASES, ids=[c[0] for c in CASES])
-def case_dir(request, tmp_path):
-    name, build = request.param
-    folder = tmp_path / name
-    write_test(build(np.random.default_rng(3)), folder)
-    return folder
+batch_dir = case_batch(CASES, 3)
 
 
-def test_generic(case_dir, capsys):
-    run_generic(case_dir, capsys)
+def test_generic(batch_dir, capsys):
+    run_generic(batch_dir, capsys)
 
 
 @needs_qemu
-def test_siracusa(case_dir, capsys):
-    run_siracusa(case_dir, 8, capsys)
+def test_siracusa(batch_dir, capsys):
+    run_siracusa(batch_dir, 8, capsys)
 
 
 _DIVISION_CHECK = r"""

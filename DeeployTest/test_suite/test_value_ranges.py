@@ -15,7 +15,7 @@ from Deeploy.ops.bounds import value_range
 from Deeploy.targets import get_platform
 from DeeployTest.generators.builder import Net
 from DeeployTest.generators.golden import write_test
-from DeeployTest.test_suite.kernel_cases import lowered, needs_qemu, run_generic, run_siracusa
+from DeeployTest.test_suite.kernel_cases import case_batch, lowered, needs_qemu, run_generic, run_siracusa
 
 _SHIFT = 24
 
@@ -95,10 +95,13 @@ def test_accumulator_follows_the_bound(case, platform):
     assert variants and all(v.endswith("_" + acc) for v in variants), variants
 
 
-def test_generic(case, capsys):
-    run_generic(case[0], capsys)
+batch_dir = case_batch([c[:2] for c in CASES], 5)
+
+
+def test_generic(batch_dir, capsys):
+    run_generic(batch_dir, capsys)
 
 
 @needs_qemu
-def test_siracusa(case, capsys):
-    run_siracusa(case[0], 8, capsys)
+def test_siracusa(batch_dir, capsys):
+    run_siracusa(batch_dir, 8, capsys)

@@ -92,6 +92,24 @@ static uint32_t compare_float(const char *name, uint32_t index, float got, float
 }
 % endif
 
+/* One comparison loop per (output type, stored golden type): compiled once however many outputs
+ * share it. */
+% for (ctype, store, tol) in kinds:
+static __attribute__((noinline)) uint32_t ${kind_name(ctype, store, tol)}(const char *name, const void *got,
+        const ${store} *expected, uint32_t size${", float atol, float rtol" if tol else ""}, uint32_t *shown) {
+    uint32_t errors = 0;
+    for (uint32_t i = 0; i < size; i++)
+% if not tol:
+        errors += compare(name, i, (int64_t)((const ${ctype} *)got)[i], (int64_t)expected[i], shown);
+% elif ctype == "float":
+        errors += compare_float(name, i, ((const float *)got)[i], expected[i], atol, rtol, shown);
+% else:
+        errors += compare_float(name, i, bf16_value(((const uint16_t *)got)[i]), expected[i], atol, rtol, shown);
+% endif
+    return errors;
+}
+
+% endfor
 int main(void) {
     uint32_t errors = 0, total = 0, shown = 0;
     ${api.init}();
@@ -100,23 +118,9 @@ int main(void) {
         memcpy(${api.prefix}_inputs[${k}], ${ident}, ${api.prefix}_inputs_bytes[${k}]);
 % endfor
         ${api.run}();
-% for k, (ident, ctype, size, name, tol) in enumerate(outputs):
-% if steps > 1:
-        const __typeof__(${ident}[0]) *const expected_${k} = ${ident} + (uint32_t)run * ${size}u;
-% else:
-        const __typeof__(${ident}[0]) *const expected_${k} = ${ident};
-% endif
-        for (uint32_t i = 0; i < ${size}; i++)
-% if not tol:
-            errors += compare(${name}, i, (int64_t)((const ${ctype} *)${api.prefix}_outputs[${k}])[i],
-                              (int64_t)expected_${k}[i], &shown);
-% elif ctype == "float":
-            errors += compare_float(${name}, i, ((const float *)${api.prefix}_outputs[${k}])[i], expected_${k}[i],
-                                    ${tol[1]}, ${tol[0]}, &shown);
-% else:
-            errors += compare_float(${name}, i, bf16_value(((const uint16_t *)${api.prefix}_outputs[${k}])[i]),
-                                    expected_${k}[i], ${tol[1]}, ${tol[0]}, &shown);
-% endif
+% for k, (ident, ctype, size, name, tol, store) in enumerate(outputs):
+        errors += ${kind_name(ctype, store, tol)}(${name}, ${api.prefix}_outputs[${k}],
+                    ${ident}${" + (uint32_t)run * %du" % size if steps > 1 else ""}, ${size}u${", %s, %s" % (tol[1], tol[0]) if tol else ""}, &shown);
         total += ${size};
 % endfor
     }
