@@ -20,7 +20,21 @@ from Deeploy.frontend import load_npz_arrays, load_onnx, map_arrays
 from Deeploy.ir.dtypes import dtype_of_values
 from DeeployTest.generators.golden import save_arrays
 
-__all__ = ["merge_tests"]
+__all__ = ["merge_tests", "batches"]
+
+
+def _opsets(folder: Path) -> tuple:
+    model = onnx.load(str(folder / "network.onnx"), load_external_data=False)
+    return tuple(sorted((o.domain, o.version) for o in model.opset_import))
+
+
+def batches(cases: Sequence[tuple[str, Path]], size: int) -> list[list[tuple[str, Path]]]:
+    """``cases`` ((name, test folder)) in groups that :func:`merge_tests` accepts (one set of opsets
+    each) of at most ``size`` cases, in their order; the same groups on every machine."""
+    by_opsets: dict[tuple, list[tuple[str, Path]]] = {}
+    for name, folder in cases:
+        by_opsets.setdefault(_opsets(folder), []).append((name, folder))
+    return [group[k:k + size] for group in by_opsets.values() for k in range(0, len(group), size)]
 
 
 def _arrays(folder: Path, role: str) -> dict[str, np.ndarray]:

@@ -10,12 +10,18 @@ from pathlib import Path
 
 import pytest
 
+from DeeployTest.generators.batch import batches, merge_tests
 from DeeployTest.testRunner_generic import GENERIC
 from DeeployTest.testUtils.runner import run_test
 from Deeploy.errors import DeeployError
 from DeeployTest.test_suite.conftest import CORPUS, DEEPLOY_TEST, FLOAT_CORPUS, REJECTED, network_dirs
 
+TESTS = DEEPLOY_TEST / "Tests"
 OWN = network_dirs(DEEPLOY_TEST, "Tests")
+# the single-kernel networks run merged, BATCH at a time (generators/batch.py); the others one by one
+SINGLE_KERNEL = [d for d in OWN if d.relative_to(TESTS).parts[0] in ("Kernels", "IntKernels")]
+BATCH = 16
+KERNEL_BATCHES = batches([(str(d.relative_to(TESTS)), d) for d in SINGLE_KERNEL], BATCH)
 EXTERNAL = network_dirs(CORPUS, "Kernels/Integer", "Models/miniMobileNetv2", "Models/microLlama/INT8", *FLOAT_CORPUS)
 
 
@@ -27,9 +33,17 @@ def _run(test_dir: Path, capsys) -> None:
     assert "Errors: 0 out of" in out
 
 
-@pytest.mark.parametrize("test_dir", OWN, ids=[str(p.relative_to(DEEPLOY_TEST / "Tests")) for p in OWN])
+@pytest.mark.parametrize("test_dir", [d for d in OWN if d not in SINGLE_KERNEL],
+                         ids=[str(d.relative_to(TESTS)) for d in OWN if d not in SINGLE_KERNEL])
 def test_own_network(test_dir, capsys):
     _run(test_dir, capsys)
+
+
+@pytest.mark.parametrize("cases", KERNEL_BATCHES, ids=[b[0][0] + (f"..{b[-1][0]}" if len(b) > 1 else "")
+                                                       for b in KERNEL_BATCHES])
+def test_own_kernel_networks(cases, tmp_path, capsys):
+    """A batch of one is the network's own folder (its file's quirks kept)."""
+    _run(cases[0][1] if len(cases) == 1 else merge_tests(cases, tmp_path / "batch"), capsys)
 
 
 # the corpus's plain runs are slow: the default suite runs the same networks under the sanitizers

@@ -16,6 +16,7 @@ from Deeploy.errors import TilingError
 from Deeploy.frontend import assign_input_types, load_onnx
 from Deeploy.frontend.onnx_loader import data_values
 from Deeploy.tiling.network import TilingOptions
+from DeeployTest.generators.batch import merge_tests
 from DeeployTest.test_suite.kernel_cases import TILED, _check, needs_qemu, run_generic, run_siracusa
 from DeeployTest.test_suite.op_cases import RECORDS, cases_of
 from DeeployTest.test_suite.test_op_references import activations, build_model, run_ort_all
@@ -48,19 +49,30 @@ def _write(op: str, label: str, folder):
     return folder
 
 
-_PARAMS = [pytest.param(op, label, id=f"{op}-{label}") for op, label, _ in END_TO_END]
-_TILED = [pytest.param(op, label, id=f"{op}-{label}") for op, label, tiled in END_TO_END if tiled]
+@pytest.fixture(scope="module")
+def batches(tmp_path_factory):
+    """(all cases, the tiled ones): each as folders of the cases merged per opset (generators/batch.py)."""
+    root = tmp_path_factory.mktemp("ops")
+    folders = {(op, label): _write(op, label, root / f"{op}-{label}") for op, label, _ in END_TO_END}
+
+    def merged(keys, name):
+        by_opset: dict[int, list] = {}
+        for key in keys:
+            opset = next(o.version for o in onnx.load(folders[key] / "network.onnx").opset_import if o.domain == "")
+            by_opset.setdefault(opset, []).append((f"{key[0]}-{key[1]}", folders[key]))
+        return [merge_tests(cases, root / f"{name}{opset}") for opset, cases in sorted(by_opset.items())]
+    return merged(list(folders), "all"), merged([(op, label) for op, label, tiled in END_TO_END if tiled], "tiled")
 
 
-@pytest.mark.parametrize("op,label", _PARAMS)
-def test_generic(op, label, tmp_path, capsys):
-    run_generic(_write(op, label, tmp_path / "case"), capsys)
+def test_generic(batches, capsys):
+    for folder in batches[0]:
+        run_generic(folder, capsys)
 
 
 @needs_qemu
-@pytest.mark.parametrize("op,label", _PARAMS)
-def test_siracusa(op, label, tmp_path, capsys):
-    run_siracusa(_write(op, label, tmp_path / "case"), 8, capsys)
+def test_siracusa(batches, capsys):
+    for folder in batches[0]:
+        run_siracusa(folder, 8, capsys)
 
 
 def _run_tiled(case_dir, capsys) -> None:
@@ -73,9 +85,9 @@ def _run_tiled(case_dir, capsys) -> None:
 
 
 @needs_qemu
-@pytest.mark.parametrize("op,label", _TILED)
-def test_siracusa_tiled(op, label, tmp_path, capsys):
-    _run_tiled(_write(op, label, tmp_path / "case"), capsys)
+def test_siracusa_tiled(batches, capsys):
+    for folder in batches[1]:
+        _run_tiled(folder, capsys)
 
 
 @pytest.mark.parametrize("op,label,message", [
