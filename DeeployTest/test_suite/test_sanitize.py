@@ -10,6 +10,7 @@ import shutil
 
 import pytest
 
+from DeeployTest.generators.batch import batches, merge_tests
 from DeeployTest.testRunner_generic import GENERIC
 from DeeployTest.testUtils.runner import run_test
 from DeeployTest.test_suite.conftest import CORPUS, FLOAT_CORPUS, REJECTED, network_dirs
@@ -20,23 +21,42 @@ pytestmark = [pytest.mark.sanitize,
 INTEGER_NETWORKS = network_dirs(CORPUS, "Kernels/Integer", "Models/miniMobileNetv2", "Models/microLlama/INT8")
 FLOAT_NETWORKS = [d for d in network_dirs(CORPUS, *FLOAT_CORPUS) if str(d.relative_to(CORPUS)) not in REJECTED]
 NETWORKS = INTEGER_NETWORKS + FLOAT_NETWORKS
+# the single-kernel networks run merged, BATCH at a time (generators/batch.py); the models one by one
+KERNELS = [d for d in NETWORKS if d.relative_to(CORPUS).parts[0] == "Kernels"]
+BATCH = 16
+# (integer and float networks apart: whether a FLOAT-declared tensor holds integers is decided per graph)
+KERNEL_BATCHES = [b for family in ("Integer", *(f.split("/")[1] for f in FLOAT_CORPUS))
+                  for b in batches([(str(d.relative_to(CORPUS)), d) for d in KERNELS
+                                    if d.relative_to(CORPUS).parts[1] == family], BATCH)]
 # microLlama64 runs by default; its larger siblings use the same kernels on larger shapes (-m slow)
 LARGER_SIBLINGS = {"microLlama128", "microLlama64_parallel"}
 
 
 def _params() -> list:
     return [pytest.param(d, id=str(d.relative_to(CORPUS)), marks=pytest.mark.slow if d.name in LARGER_SIBLINGS else ())
-            for d in NETWORKS]
+            for d in NETWORKS if d not in KERNELS]
+
+
+def _run_sanitized(test_dir, gen, capsys) -> None:
+    args = argparse.Namespace(test=str(test_dir), verbose=False, skipgen=False, skipsim=False,
+                              gen_dir=str(gen), sanitize=True)
+    code = run_test(args, GENERIC)
+    captured = capsys.readouterr()
+    assert code == 0 and "Errors: 0 out of" in captured.out, captured.out + captured.err
+    assert "DEEPLOY_SANITIZE:BOOL=ON" in (gen / "build" / "CMakeCache.txt").read_text()
 
 
 @pytest.mark.parametrize("test_dir", _params())
 def test_corpus_network_sanitized(test_dir, corpus, tmp_path, capsys):
-    args = argparse.Namespace(test=str(test_dir), verbose=False, skipgen=False, skipsim=False,
-                              gen_dir=str(tmp_path / "gen"), sanitize=True)
-    code = run_test(args, GENERIC)
-    captured = capsys.readouterr()
-    assert code == 0 and "Errors: 0 out of" in captured.out, captured.out + captured.err
-    assert "DEEPLOY_SANITIZE:BOOL=ON" in (tmp_path / "gen" / "build" / "CMakeCache.txt").read_text()
+    _run_sanitized(test_dir, tmp_path / "gen", capsys)
+
+
+@pytest.mark.parametrize("cases", KERNEL_BATCHES, ids=[b[0][0] + (f"..{b[-1][0]}" if len(b) > 1 else "")
+                                                       for b in KERNEL_BATCHES])
+def test_corpus_kernels_sanitized(cases, corpus, tmp_path, capsys):
+    """A batch of one is the network's own folder (its file's quirks kept)."""
+    folder = cases[0][1] if len(cases) == 1 else merge_tests(cases, tmp_path / "batch")
+    _run_sanitized(folder, tmp_path / "gen", capsys)
 
 
 # the default suite runs the first 4 batches of each slice under the sanitizers; -m slow all 10
