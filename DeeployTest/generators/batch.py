@@ -28,13 +28,22 @@ def _opsets(folder: Path) -> tuple:
     return tuple(sorted((o.domain, o.version) for o in model.opset_import))
 
 
-def batches(cases: Sequence[tuple[str, Path]], size: int) -> list[list[tuple[str, Path]]]:
+def _bytes(folder: Path) -> int:
+    return sum((folder / f).stat().st_size for f in ("network.onnx", "inputs.npz", "outputs.npz"))
+
+
+def batches(cases: Sequence[tuple[str, Path]], size: int, budget: int = 512_000) -> list[list[tuple[str, Path]]]:
     """``cases`` ((name, test folder)) in groups that :func:`merge_tests` accepts (one set of opsets
-    each) of at most ``size`` cases, in their order; the same groups on every machine."""
-    by_opsets: dict[tuple, list[tuple[str, Path]]] = {}
+    each) of at most ``size`` cases and ``budget`` bytes of files (a case beyond it alone), in their
+    order; the same groups on every machine."""
+    by_opsets: dict[tuple, list[list[tuple[str, Path]]]] = {}
     for name, folder in cases:
-        by_opsets.setdefault(_opsets(folder), []).append((name, folder))
-    return [group[k:k + size] for group in by_opsets.values() for k in range(0, len(group), size)]
+        groups = by_opsets.setdefault(_opsets(folder), [[]])
+        nbytes = _bytes(folder)
+        if len(groups[-1]) == size or (groups[-1] and sum(_bytes(f) for _, f in groups[-1]) + nbytes > budget):
+            groups.append([])
+        groups[-1].append((name, folder))
+    return [group for groups in by_opsets.values() for group in groups]
 
 
 def _arrays(folder: Path, role: str) -> dict[str, np.ndarray]:

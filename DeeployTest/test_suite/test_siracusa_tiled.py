@@ -2,11 +2,11 @@
 DMA) under QEMU on 8 cores: outputs must match the goldens bit-exactly. Which networks do not
 fit --l2 is decided up front from the test's own files (data and live activation bytes, not the
 compiler's sizing): exactly those must be refused with the clear error, and then run with
---defaultMemLevel L3 in the same test; any other refusal fails. By default every network (of the
-project's own single-kernel networks, a stable half) runs in one of the default configurations
-(picked by a stable digest of its name, so that the family as a whole covers both L1 sizes, data in
-L2 and in L3, single and double buffering); the other configurations and the full cross product run
-with ``-m slow``."""
+--defaultMemLevel L3 in the same test; any other refusal fails. By default every network runs in
+one of the default configurations (picked by a stable digest of its name, so that the family as a
+whole covers both L1 sizes, data in L2 and in L3, single and double buffering), the single-kernel
+networks merged 16 at a time; the other configurations, the full cross product and the
+single-kernel networks one by one run with ``-m slow``."""
 
 from __future__ import annotations
 
@@ -26,6 +26,7 @@ from Deeploy.targets import get_platform
 from Deeploy.targets.siracusa.linker import l1_reserved_bytes
 from Deeploy.targets.siracusa.qemu import elf_symbols
 from Deeploy.tiling.network import TilingOptions, level_limits
+from DeeployTest.generators.batch import batches, merge_tests
 from DeeployTest.testUtils.runner import RunnerPlatform, run_test
 from DeeployTest.test_suite.conftest import DEEPLOY_TEST, share_of
 from DeeployTest.test_suite.test_siracusa_networks import FLOATS, NETWORKS, _id, pytestmark  # noqa: F401
@@ -42,23 +43,38 @@ def _config_id(c) -> str:
     return f"{c[0]}-{c[1]}-{'db' if c[2] else 'sb'}"
 
 
-KERNEL_SHARES = 2   # the project's own single-kernel networks: one in this many runs tiled by default
+def _is_kernel(network: Path) -> bool:
+    """A single-kernel network (the project's own or the corpus's): these run merged by default."""
+    return bool({"Kernels", "IntKernels"} & set(network.parts))
 
 
-def _default_config(network: Path) -> tuple | None:
-    """The one configuration a network runs in by default (None: it runs only with ``-m slow``)."""
+def _default_config(network: Path) -> tuple:
+    """The one configuration a network runs in by default."""
     if network in FLOATS:
         return FLOAT_DEFAULT
-    if network.is_relative_to(DEEPLOY_TEST / "Tests" / "Kernels") and share_of("tiled " + _id(network), KERNEL_SHARES):
-        return None
     return DEFAULT[share_of(_id(network), len(DEFAULT))]
 
 
 def _cases(configs, slow: bool = False) -> list:
-    """(network, configuration) parameters; all but a network's default configuration are slow."""
+    """(network, configuration) parameters; all but a network's default configuration are slow, and
+    so are the single runs of the single-kernel networks (test_tiled_kernels runs them merged)."""
     return [pytest.param(d, c, id=f"{_id(d)}-{_config_id(c)}",
-                         marks=pytest.mark.slow if slow or c != _default_config(d) else ())
+                         marks=pytest.mark.slow if slow or c != _default_config(d) or _is_kernel(d) else ())
             for d in NETWORKS for c in configs]
+
+
+BATCH = 16   # single-kernel networks merged per run (generators/batch.py)
+
+
+def _kernel_batches() -> list:
+    """(configuration, cases) of the single-kernel networks, each in its default configuration,
+    merged BATCH at a time (integer and float graphs apart: whether a FLOAT-declared tensor holds
+    integers is decided per graph)."""
+    groups: dict[tuple, list] = {}
+    for d in NETWORKS:
+        if _is_kernel(d):
+            groups.setdefault((_default_config(d), d in FLOATS), []).append((_id(d), d))
+    return [(config, cases) for (config, _), members in groups.items() for cases in batches(members, BATCH)]
 
 
 VIEWS = {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity"}   # outputs share their input's storage
@@ -155,6 +171,18 @@ def test_tiled_network(test_dir, config, capsys):
 @pytest.mark.parametrize("test_dir,config", _cases(FULL, slow=True))
 def test_tiled_network_full(test_dir, config, capsys):
     run_tiled(test_dir, *config, capsys)
+
+
+KERNEL_BATCHES = _kernel_batches()
+
+
+@pytest.mark.parametrize("config,cases", KERNEL_BATCHES,
+                         ids=[f"{_config_id(c)}-{b[0][0]}" + (f"..{b[-1][0]}" if len(b) > 1 else "")
+                              for c, b in KERNEL_BATCHES])
+def test_tiled_kernels(config, cases, tmp_path, capsys):
+    """A batch of one is the network's own folder (its file's quirks kept)."""
+    name = "kernels-" + cases[0][0].replace("/", "_")
+    run_tiled(cases[0][1] if len(cases) == 1 else merge_tests(cases, tmp_path / name), *config, capsys)
 
 
 # compact convolutional transformers exported at opsets 20 and 12 (their sequence pooling is a
