@@ -20,7 +20,7 @@ from Deeploy.frontend import load_npz_arrays, load_onnx, map_arrays
 from Deeploy.ir.dtypes import dtype_of_values
 from DeeployTest.generators.golden import save_arrays
 
-__all__ = ["merge_tests", "batches"]
+__all__ = ["merge_tests", "batches", "batch_folder", "batch_ids"]
 
 
 def _opsets(folder: Path) -> tuple:
@@ -82,3 +82,16 @@ def merge_tests(cases: Sequence[tuple[str, Path]], folder: Path) -> Path:
     save_arrays(folder / "inputs.npz", {k: _stored(v) for k, v in inputs.items()})
     save_arrays(folder / "outputs.npz", {k: _stored(v) for k, v in outputs.items()})
     return folder
+
+
+def batch_folder(cases: Sequence[tuple[str, Path]], root: Path) -> Path:
+    """The test folder running ``cases``: merged below ``root`` (named after the first case), or, for
+    a batch of one, the case's own folder (its file's quirks kept)."""
+    if len(cases) == 1:
+        return cases[0][1]
+    return merge_tests(cases, root / ("kernels-" + cases[0][0].replace("/", "_")))
+
+
+def batch_ids(groups: Sequence[Sequence[tuple[str, Path]]]) -> list[str]:
+    """Test ids of ``groups``: the first and last case's names."""
+    return [b[0][0] + (f"..{b[-1][0]}" if len(b) > 1 else "") for b in groups]

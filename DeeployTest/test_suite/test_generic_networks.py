@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from DeeployTest.generators.batch import batches, merge_tests
+from DeeployTest.generators.batch import batch_folder, batch_ids, batches
 from DeeployTest.testRunner_generic import GENERIC
 from DeeployTest.testUtils.runner import run_test
 from Deeploy.errors import DeeployError
@@ -39,11 +39,9 @@ def test_own_network(test_dir, capsys):
     _run(test_dir, capsys)
 
 
-@pytest.mark.parametrize("cases", KERNEL_BATCHES, ids=[b[0][0] + (f"..{b[-1][0]}" if len(b) > 1 else "")
-                                                       for b in KERNEL_BATCHES])
+@pytest.mark.parametrize("cases", KERNEL_BATCHES, ids=batch_ids(KERNEL_BATCHES))
 def test_own_kernel_networks(cases, tmp_path, capsys):
-    """A batch of one is the network's own folder (its file's quirks kept)."""
-    _run(cases[0][1] if len(cases) == 1 else merge_tests(cases, tmp_path / "batch"), capsys)
+    _run(batch_folder(cases, tmp_path), capsys)
 
 
 # the corpus's plain runs are slow: the default suite runs the same networks under the sanitizers

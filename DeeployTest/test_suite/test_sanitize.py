@@ -10,7 +10,7 @@ import shutil
 
 import pytest
 
-from DeeployTest.generators.batch import batches, merge_tests
+from DeeployTest.generators.batch import batch_folder, batch_ids, batches
 from DeeployTest.testRunner_generic import GENERIC
 from DeeployTest.testUtils.runner import run_test
 from DeeployTest.test_suite.conftest import CORPUS, FLOAT_CORPUS, REJECTED, network_dirs
@@ -51,12 +51,9 @@ def test_corpus_network_sanitized(test_dir, corpus, tmp_path, capsys):
     _run_sanitized(test_dir, tmp_path / "gen", capsys)
 
 
-@pytest.mark.parametrize("cases", KERNEL_BATCHES, ids=[b[0][0] + (f"..{b[-1][0]}" if len(b) > 1 else "")
-                                                       for b in KERNEL_BATCHES])
+@pytest.mark.parametrize("cases", KERNEL_BATCHES, ids=batch_ids(KERNEL_BATCHES))
 def test_corpus_kernels_sanitized(cases, corpus, tmp_path, capsys):
-    """A batch of one is the network's own folder (its file's quirks kept)."""
-    folder = cases[0][1] if len(cases) == 1 else merge_tests(cases, tmp_path / "batch")
-    _run_sanitized(folder, tmp_path / "gen", capsys)
+    _run_sanitized(batch_folder(cases, tmp_path), tmp_path / "gen", capsys)
 
 
 # the default suite runs the first 4 batches of each slice under the sanitizers; -m slow all 10

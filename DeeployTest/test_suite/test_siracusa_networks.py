@@ -19,6 +19,7 @@ import pytest
 from Deeploy.errors import BuildError
 from Deeploy.targets import get_platform
 from Deeploy.targets.siracusa.timing import read_records
+from DeeployTest.generators.batch import batch_folder, batch_ids, batches
 from DeeployTest.testUtils.runner import RunnerPlatform, run_test
 from DeeployTest.test_suite.conftest import CORPUS, DEEPLOY_TEST, FLOAT_CORPUS, REJECTED, network_dirs, share_of
 
@@ -60,14 +61,25 @@ ENOUGH_WORK = 100_000     # modelled 1-core cycles from which 8 cores must be fa
 LAYER_OVERHEAD = 2_000    # bound of the cycles a layer adds beyond its instructions (fork, barriers)
 
 
-UNTILED_SHARES = 6   # the untiled runs of one in this many integer networks are in the default suite
+UNTILED_SHARES = 6   # the untiled runs of one in this many integer models are in the default suite
+BATCH = 16           # single-kernel networks merged per run (generators/batch.py)
+
+
+def _is_kernel(d: Path) -> bool:
+    return bool({"Kernels", "IntKernels"} & set(d.parts))
 
 
 def _untiled_by_default(d: Path) -> bool:
     """Every network runs tiled on the cluster by default (test_siracusa_tiled.py); its untiled
-    1- and 8-core runs are in the default suite for one stable share of the integer networks and
-    with ``-m slow`` for the rest (float networks: test_float_network_8_cores)."""
-    return d not in FLOATS and share_of("untiled " + _id(d), UNTILED_SHARES) == 0
+    1- and 8-core runs are in the default suite for one stable share of the integer models and
+    with ``-m slow`` for the rest; the single-kernel networks run merged (test_siracusa_kernels,
+    test_float_kernels_8_cores)."""
+    return d not in FLOATS and not _is_kernel(d) and share_of("untiled " + _id(d), UNTILED_SHARES) == 0
+
+
+# (integer and float graphs apart: whether a FLOAT-declared tensor holds integers is decided per graph)
+INTEGER_BATCHES, FLOAT_BATCHES = ([b for b in batches([(_id(d), d) for d in NETWORKS if _is_kernel(d) and
+                                                       (d in FLOATS) == floats], BATCH)] for floats in (False, True))
 
 
 def network_params() -> list:
@@ -99,6 +111,7 @@ def _run(test_dir: Path, cores: int, capsys) -> tuple[int, int, dict[int, int]]:
     return int(cycles.group(1)), int(layers.group(1)), {h: records.final(h).insns for h in records.by_hart}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("test_dir", sorted(FLOATS), ids=[_id(p) for p in sorted(FLOATS)])
 def test_float_network_8_cores(test_dir, capsys):
     """A float corpus test on 8 cores: outputs within the tolerance, positive modelled cycles."""
@@ -106,8 +119,26 @@ def test_float_network_8_cores(test_dir, capsys):
     assert cycles > 0
 
 
+@pytest.mark.parametrize("cases", FLOAT_BATCHES, ids=batch_ids(FLOAT_BATCHES))
+def test_float_kernels_8_cores(cases, tmp_path, capsys):
+    """The float corpus tests merged, on 8 cores: outputs within the tolerance, positive cycles."""
+    cycles, _, _ = _run(batch_folder(cases, tmp_path), 8, capsys)
+    assert cycles > 0
+
+
 @pytest.mark.parametrize("test_dir", network_params())
 def test_siracusa_network(test_dir, capsys):
+    _check_1_and_8_cores(test_dir, capsys)
+
+
+@pytest.mark.parametrize("cases", INTEGER_BATCHES, ids=batch_ids(INTEGER_BATCHES))
+def test_siracusa_kernels(cases, tmp_path, capsys):
+    _check_1_and_8_cores(batch_folder(cases, tmp_path), capsys)
+
+
+def _check_1_and_8_cores(test_dir: Path, capsys) -> None:
+    """Bit-exact on 1 and 8 cores, cycles within what the instructions allow, 8 cores faster on
+    enough work."""
     timing = SIRACUSA_PLATFORM.timing
     worst = timing.base_cpi + max(timing.l1_latency, timing.l2_latency, timing.l3_latency)
     runs, errors = {}, {}

@@ -26,7 +26,7 @@ from Deeploy.targets import get_platform
 from Deeploy.targets.siracusa.linker import l1_reserved_bytes
 from Deeploy.targets.siracusa.qemu import elf_symbols
 from Deeploy.tiling.network import TilingOptions, level_limits
-from DeeployTest.generators.batch import batches, merge_tests
+from DeeployTest.generators.batch import batch_folder, batch_ids, batches
 from DeeployTest.testUtils.runner import RunnerPlatform, run_test
 from DeeployTest.test_suite.conftest import DEEPLOY_TEST, share_of
 from DeeployTest.test_suite.test_siracusa_networks import FLOATS, NETWORKS, _id, pytestmark  # noqa: F401
@@ -177,12 +177,10 @@ KERNEL_BATCHES = _kernel_batches()
 
 
 @pytest.mark.parametrize("config,cases", KERNEL_BATCHES,
-                         ids=[f"{_config_id(c)}-{b[0][0]}" + (f"..{b[-1][0]}" if len(b) > 1 else "")
-                              for c, b in KERNEL_BATCHES])
+                         ids=[f"{_config_id(c)}-{i}" for (c, _), i in zip(KERNEL_BATCHES, batch_ids(
+                             [b for _, b in KERNEL_BATCHES]))])
 def test_tiled_kernels(config, cases, tmp_path, capsys):
-    """A batch of one is the network's own folder (its file's quirks kept)."""
-    name = "kernels-" + cases[0][0].replace("/", "_")
-    run_tiled(cases[0][1] if len(cases) == 1 else merge_tests(cases, tmp_path / name), *config, capsys)
+    run_tiled(batch_folder(cases, tmp_path), *config, capsys)
 
 
 # compact convolutional transformers exported at opsets 20 and 12 (their sequence pooling is a
