@@ -62,14 +62,27 @@ class Ne16Params:
     peak_macs_3x3: float = 162.0
     job_setup: int = 230
 
-    def job_cycles(self, mode: str, ho: int, wo: int, ko: int, ki: int, out_bytes: int = 1) -> int:
-        """Modelled cycles of one job: per spatial (3x3) and output-channel subtile, every input
-        subtile is loaded (19 / 31) and multiplied (17 + per output channel 1 cycle in 1x1,
-        ``weight_bits`` in 3x3 modes; depthwise: one input subtile of its 16 channels), then the
-        subtile's outputs are quantised (4 per cycle), stored (one port word per pixel) and
-        6 cycles of FIFO/control pass."""
+    def planes(self, mode: str, ho: int, wo: int) -> list[tuple[int, int, int]]:
+        """The jobs (first pixel, rows, columns) NE16 computes an ``ho x wo`` output plane in: one
+        job over the plane; in 1x1 mode, whose pixels are independent and contiguous in memory,
+        its pixels as 3 rows and a row of the 1 or 2 left over where that takes fewer 3x3
+        subtiles (64 pixels: 7 + 1, not 9 as 8x8; the second job is programmed while the first
+        runs)."""
         a = self.array
-        spatial = _ceil(ho, a) * _ceil(wo, a)
+        grid = [(0, ho, wo)]
+        px = ho * wo
+        run = [(0, a, px // a)] + ([(px // a * a, 1, px % a)] if px % a else [])
+        subtiles = lambda planes: sum(_ceil(h, a) * _ceil(w, a) for _, h, w in planes)   # noqa: E731
+        return run if mode == "1x1" and subtiles(run) < subtiles(grid) else grid
+
+    def job_cycles(self, mode: str, ho: int, wo: int, ko: int, ki: int, out_bytes: int = 1) -> int:
+        """Modelled cycles of the jobs of one ``ho x wo`` output plane (``planes``): per spatial
+        (3x3) and output-channel subtile, every input subtile is loaded (19 / 31) and multiplied
+        (17 + per output channel 1 cycle in 1x1, ``weight_bits`` in 3x3 modes; depthwise: one
+        input subtile of its 16 channels), then the subtile's outputs are quantised (4 per
+        cycle), stored (one port word per pixel) and 6 cycles of FIFO/control pass."""
+        a = self.array
+        spatial = sum(_ceil(h, a) * _ceil(w, a) for _, h, w in self.planes(mode, ho, wo))
         load = self.load_1x1 if mode == "1x1" else self.load_3x3
         per_channel = 1 if mode == "1x1" else self.weight_bits
         ko_sub = self.out_subtile_dw if mode == "3x3dw" else self.out_subtile

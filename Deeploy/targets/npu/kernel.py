@@ -1,5 +1,5 @@
-"""The job kernel of an NPU: ``<engine>_conv.inc`` of its driver library, one job per plane through
-the job queue, its registers from the layer's ``NpuConvParams`` and the engine's config word
+"""The job kernel of an NPU: ``<engine>_conv.inc`` of its driver library, the jobs of each plane
+through the job queue, its registers from the layer's ``NpuConvParams`` and the engine's config word
 (``config_word(p, signed_input)`` of the engine's ``ops`` module)."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ __all__ = ["job_kernel"]
 def job_kernel(spec: NpuSpec, source: str, ops_module: str) -> Kernel:
     """The ``spec.op`` kernel on ``spec.engine``: ``source`` defines it, ``ops_module`` its ``config_word``."""
     call = Signature(
-        f"A {spec.op} layer on the NPU: one job per plane, through the 2-deep job queue "
+        f"A {spec.op} layer on the NPU: the jobs of each plane, through the 2-deep job queue "
         "(acquire, write the job registers, trigger, wait).",
         (param("const TIN *restrict x", "${x[0].ptr}", "input planes [batch][H][W][Ki]"),
          param("const uint8_t *restrict w", "${x[1].ptr}", "encoded weights (bit planes, channel subtiles)"),
@@ -22,7 +22,7 @@ def job_kernel(spec: NpuSpec, source: str, ops_module: str) -> Kernel:
                "normquant scale [Ko] (uint8 or int32, as the config word says), or NULL"),
          param("const int32_t *restrict bias", '${x[3].ptr if len(x) > 3 else "NULL"}', "normquant bias [Ko], or NULL"),
          param("TOUT *restrict y", "${y[0].ptr}", "output planes [batch][Ho][Wo][Ko]"),
-         param("uint32_t batch", "${p.batch}", "planes (one job each)"),
+         param("uint32_t batch", "${p.batch}", "planes"),
          param("uint32_t H", "${p.plane[0]}"), param("uint32_t W", "${p.plane[1]}", "input plane"),
          param("uint32_t Ki", "${p.cin}"), param("uint32_t Ko", "${p.cout}", "input and output channels"),
          param("uint32_t Ho", "${p.out_plane[0]}"), param("uint32_t Wo", "${p.out_plane[1]}", "output plane"),
