@@ -11,8 +11,9 @@ from Deeploy.targets.npu.spec import NpuSpec
 __all__ = ["job_kernel"]
 
 
-def job_kernel(spec: NpuSpec, source: str, ops_module: str) -> Kernel:
-    """The ``spec.op`` kernel on ``spec.engine``: ``source`` defines it, ``ops_module`` its ``config_word``."""
+def job_kernel(spec: NpuSpec, source: str, ops_module: str, extra: tuple = (), helpers: tuple[str, ...] = ()) -> Kernel:
+    """The ``spec.op`` kernel on ``spec.engine``: ``source`` defines it, ``ops_module`` its ``config_word``
+    and the ``helpers`` the engine's ``extra`` arguments (after the common ones) render with."""
     call = Signature(
         f"A {spec.op} layer on the NPU: the jobs of each plane, through the 2-deep job queue "
         "(acquire, write the job registers, trigger, wait).",
@@ -28,9 +29,9 @@ def job_kernel(spec: NpuSpec, source: str, ops_module: str) -> Kernel:
          param("uint32_t Ho", "${p.out_plane[0]}"), param("uint32_t Wo", "${p.out_plane[1]}", "output plane"),
          param("uint32_t pads", "${U(p.padding_word)}", "the padding register"),
          param("int32_t weight_offset", "${p.weight_offset}", "added to every stored weight"),
-         param("uint32_t conf", "${U(config_word(p, x[0].dtype.signed))}", "the config register")),
+         param("uint32_t conf", "${U(config_word(p, x[0].dtype.signed))}", "the config register"), *extra),
         setup="<%! from Deeploy.codegen.c_values import Unsigned as U %>"
-              f"<%! from {ops_module} import config_word %>",
+              f"<%! from {ops_module} import {', '.join(('config_word', *helpers))} %>",
         types={"TOUT": "the output's type (int8/uint8 after normquant, else int32)"})
     return Kernel(spec.op, source, call, ("TIN",), engine=spec.engine,
                   extra_types=lambda node, graph: (("TOUT", graph.tensors[node.outputs[0]].dtype),))

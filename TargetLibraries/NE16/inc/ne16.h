@@ -89,21 +89,6 @@ static void ne16_check_tcdm(const char *what, uintptr_t p) {
     deeploy_exit(3);
 }
 
-/* The jobs (first pixel, rows, columns) an Ho x Wo output plane is computed in (Ne16Params.planes):
- * one over the plane; in 1x1 mode (independent, contiguous pixels) its pixels as 3 rows and a row
- * of the 1 or 2 left over where that takes fewer 3x3 subtiles. Returns the number of jobs. */
-static inline uint32_t ne16_planes(uint32_t one_by_one, uint32_t Ho, uint32_t Wo, uint32_t planes[2][3]) {
-    const uint32_t px = Ho * Wo, cols = px / NE16_ARRAY, left = px % NE16_ARRAY;
-    const uint32_t grid = ne16_ceil(Ho, NE16_ARRAY) * ne16_ceil(Wo, NE16_ARRAY);
-    if (one_by_one && ne16_ceil(cols, NE16_ARRAY) + (left != 0) < grid) {
-        planes[0][0] = 0, planes[0][1] = NE16_ARRAY, planes[0][2] = cols;
-        planes[1][0] = cols * NE16_ARRAY, planes[1][1] = 1, planes[1][2] = left;
-        return left ? 2 : 1;
-    }
-    planes[0][0] = 0, planes[0][1] = Ho, planes[0][2] = Wo;
-    return 1;
-}
-
 /* The job's output subtiles' geometry from its registers. */
 typedef struct {
     uint32_t mode, dw, k, Ko, Ki, Ho, Wo;

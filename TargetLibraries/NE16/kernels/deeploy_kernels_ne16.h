@@ -42,12 +42,14 @@
  *   pads: the padding register
  *   weight_offset: added to every stored weight
  *   conf: the config register
+ *   cols: 1x1: a plane's pixels as 3 rows of this many and the rest (Ne16Params.planes), 0: the
+ *     plane as one job
  */
 #define DEEPLOY_PROTOTYPE_Ne16Conv \
     static void KERNEL(const TIN *restrict x, const uint8_t *restrict w, \
                        const void *restrict scale, const int32_t *restrict bias, TOUT *restrict y, \
                        uint32_t batch, uint32_t H, uint32_t W, uint32_t Ki, uint32_t Ko, \
                        uint32_t Ho, uint32_t Wo, uint32_t pads, int32_t weight_offset, \
-                       uint32_t conf)
+                       uint32_t conf, uint32_t cols)
 
 #endif /* DEEPLOY_KERNELS_NE16_H */
