@@ -14,6 +14,11 @@ def _ceil(a: int, b: int) -> int:
     return -(-a // b)
 
 
+def _subtiles(planes: list[tuple[int, int, int]], a: int) -> int:
+    """The ``a x a`` output subtiles of jobs over ``planes`` (first pixel, rows, columns)."""
+    return sum(_ceil(h, a) * _ceil(w, a) for _, h, w in planes)
+
+
 @dataclass(frozen=True)
 class Ne16Params:
     """One NE16 instance.
@@ -40,9 +45,11 @@ class Ne16Params:
                         store per output pixel of up to 32 bytes.
     queue_depth:        *choice* 2 job contexts, as Neureka's HWPE register file (the spec does not say).
     peak_macs_3x3:      162 8x8-bit MACs per cycle: one bit plane of 9 taps x 16 channels for 9 pixels
-                        per cycle (spec, derived upper bound): the profiles' utilisation.    job_setup:          *measured* 230 core cycles per job beyond the job (ne16_conv.inc on core 0:
+                        per cycle (spec, derived upper bound): the profiles' utilisation.
+    job_setup:          *measured* 230 core cycles per job beyond the job (ne16_conv.inc on core 0:
                         acquire, 24 register writes, trigger, wait): single-job tiles of
-                        miniMobileNetv2 on the virtual platform, kernel less NPU busy cycles 217..232.
+                        miniMobileNetv2 on the virtual platform, kernel less NPU busy cycles 217..232;
+                        what a second job of a plane must save (``planes``).
     """
 
     array: int = 3
@@ -91,17 +98,14 @@ class Ne16Params:
         grid = [(0, ho, wo)]
         px = ho * wo
         run = [(0, a, px // a)] + ([(px // a * a, 1, px % a)] if px % a else [])
-        per = self.subtile_cycles(mode, ko, ki, out_bytes)
-        cost = lambda planes: (sum(_ceil(h, a) * _ceil(w, a) for _, h, w in planes) * per    # noqa: E731
-                               + (len(planes) - 1) * self.job_setup)
-        return run if mode == "1x1" and cost(run) < cost(grid) else grid
+        saved = (_subtiles(grid, a) - _subtiles(run, a)) * self.subtile_cycles(mode, ko, ki, out_bytes)
+        return run if mode == "1x1" and saved > (len(run) - 1) * self.job_setup else grid
 
     def job_cycles(self, mode: str, ho: int, wo: int, ko: int, ki: int, out_bytes: int = 1) -> int:
         """Modelled cycles of the jobs of one ``ho x wo`` output plane (``planes``): its 3x3
         subtiles' (``subtile_cycles``)."""
-        a = self.array
-        spatial = sum(_ceil(h, a) * _ceil(w, a) for _, h, w in self.planes(mode, ho, wo, ko, ki, out_bytes))
-        return spatial * self.subtile_cycles(mode, ko, ki, out_bytes)
+        return (_subtiles(self.planes(mode, ho, wo, ko, ki, out_bytes), self.array)
+                * self.subtile_cycles(mode, ko, ki, out_bytes))
 
     def peak_macs(self, mode: str) -> float:
         """Multiply-accumulates per cycle of a full subtile in ``mode`` (the job model's rate)."""
