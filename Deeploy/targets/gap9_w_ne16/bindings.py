@@ -3,9 +3,9 @@
 
 from __future__ import annotations
 
+from Deeploy.signature import param
 from Deeploy.targets.gap9.platform import GAP9
 from Deeploy.targets.gap9_w_ne16.ops import NE16_SPEC
-from Deeploy.signature import param
 from Deeploy.targets.npu.kernel import job_kernel
 
 __all__ = ["NE16_BINDINGS", "NE16_CONV"]

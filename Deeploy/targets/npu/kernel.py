@@ -11,7 +11,8 @@ from Deeploy.targets.npu.spec import NpuSpec
 __all__ = ["job_kernel"]
 
 
-def job_kernel(spec: NpuSpec, source: str, ops_module: str, extra: tuple = (), helpers: tuple[str, ...] = ()) -> Kernel:
+def job_kernel(spec: NpuSpec, source: str, ops_module: str, extra: tuple = (),
+               helpers: tuple[str, ...] = ()) -> Kernel:
     """The ``spec.op`` kernel on ``spec.engine``: ``source`` defines it, ``ops_module`` its ``config_word``
     and the ``helpers`` the engine's ``extra`` arguments (after the common ones) render with."""
     call = Signature(
