@@ -102,6 +102,19 @@ def test_job_cycles_from_the_spec_constants():
         (19 + 17 + 8) + -(-72 // 4) + 9 + 6
 
 
+
+def test_1x1_pixels_fill_the_subtiles():
+    """A 1x1 job's pixels are independent: 64 of them (a linear layer's 64 rows as 8 x 8) take
+    ceil(64 / 9) = 8 subtiles of 3 x 3 (as 3 x 21 and a last pixel, two jobs), not 9, where the
+    subtile saved costs more than programming the second job (230 core cycles); 3x3 modes keep
+    the plane's 3 x 3 = 9."""
+    subtile = 2 * (2 * (19 + 17 + 32) + 288 // 4 + 9 + 6)      # 64 output / 32 input channels: 446
+    assert NE16.job_cycles("1x1", 8, 8, 64, 32) == 8 * subtile
+    assert NE16.job_cycles("1x1", 3, 3, 64, 32) == subtile                        # one job as before
+    small = (19 + 17 + 32) + 288 // 4 + 9 + 6                     # 32 output / 16 input channels: 155
+    assert NE16.job_cycles("1x1", 8, 8, 32, 16) == 9 * small
+    assert NE16.job_cycles("3x3", 8, 8, 32, 16) == 9 * NE16.job_cycles("3x3", 3, 3, 32, 16)
+
 # ---- assignment: int8 inputs, pays off --------------------------------------------------------
 def _two_linears(rng) -> Net:
     """An int8 activation read by two requantized linear layers (as q and k projections are)."""
@@ -196,6 +209,15 @@ def _linear(rng):
     return net
 
 
+def _linear_64(rng):
+    """A linear layer of 64 rows (as microLlama's), 128 -> 72 channels."""
+    net = Net("MatMul")
+    a = net.input("input_0", ints_in(rng, -128, 127, (64, 128)))
+    y = net.node("MatMul", [a, net.const(weights(rng, (128, 72)), "layer.weight")], name="layer")
+    net.output(net.calib_rqs(y, offset_rng=rng, name="layer.rqs"))
+    return net
+
+
 LAYERS = {"1x1": _conv_net(40, 9, 7, 48, 1), "1x1_plain_uint8": _plain_1x1,
           "3x3_padded": _conv_net(20, 8, 7, 36, 3, pads=(1, 0, 2, 1)),
           "3x3_depthwise": _conv_net(40, 9, 8, 40, 3, group=40, unsigned=True), "linear": _linear}
@@ -211,6 +233,21 @@ def test_layer_kind_runs_bit_exact(kind, tmp_path, capsys):
 
 
 @needs_qemu
+def test_linear_rows_fill_the_subtiles(tmp_path, capsys):
+    """A linear layer of 64 rows (tiled over its output channels) runs bit-exactly, each tile as
+    two jobs, 3 x 21 pixels and one, busy for 8 subtiles of 3 x 3 (ceil(64 / 9)), not 9 (its
+    rows as 8 x 8): 128 input (8 subtiles of 16) and 72 output channels, per 32-channel output subtile 8 loads of
+    19 + 17 + its channels, 4 outputs quantised per cycle, a store per pixel and 6 cycles."""
+    write_test(_linear_64(np.random.default_rng(64)), tmp_path / "net")
+    on_ne16 = _run(tmp_path / "net", tmp_path / "gen", 64000, capsys, "all")
+    assert list(on_ne16) == ["layer"], on_ne16
+    line = next(x for x in (tmp_path / "gen" / "out.txt").read_text().splitlines() if x.startswith("[layer] "))
+    tiles, busy, jobs = re.search(r"\] (\d+) tiles? .*NPU busy (\d+) cycles \((\d+) jobs?\)", line).groups()
+    subtile = sum(8 * (19 + 17 + k) + -(-9 * k // 4) + 9 + 6 for k in (32, 32, 8))
+    assert (int(busy), int(jobs)) == (8 * subtile, 2 * int(tiles)), line
+
+
+@needs_qemu
 def test_mobilenet_runs_bit_exact(capsys):
     """miniMobileNetv2 tiled with NE16 layers matches bit-exactly; the profile gives each NE16
     layer's busy cycles (its job model) and utilisation against NE16's peak, 162 MAC/cycle."""
@@ -218,9 +255,11 @@ def test_mobilenet_runs_bit_exact(capsys):
     on_ne16 = _run(DEEPLOY_TEST / "Tests" / "Models" / "miniMobileNetv2", gen, 64000, capsys, "all")
     assert {"block0.expand", "block1.expand", "block3.project"} <= set(on_ne16)
     line = next(x for x in (gen / "out.txt").read_text().splitlines() if x.startswith("[block3.project]"))
-    busy, util = re.search(r"NPU busy (\d+) cycles \(1 job\), utilisation (\d+\.\d)%", line).groups()
-    # block3.project: a 1x1 job of 4x4 pixels, 48 -> 24 channels (the network's last block)
-    assert int(busy) == NE16.job_cycles("1x1", 4, 4, 24, 48)
+    busy, jobs, util = re.search(r"NPU busy (\d+) cycles \((\d+) jobs?\), utilisation (\d+\.\d)%", line).groups()
+    # block3.project: 1x1 over 4x4 pixels, 48 -> 24 channels (the network's last block): its 16
+    # pixels as 3 x 5 and 1 x 1, two jobs of 2 and 1 subtiles (3, not 4 as 4 x 4)
+    assert int(busy) == NE16.job_cycles("1x1", 4, 4, 24, 48) == 3 * (3 * (19 + 17 + 24) + 9 * 24 // 4 + 9 + 6)
+    assert int(jobs) == 2
     assert util == f"{100 * 4 * 4 * 24 * 48 / (int(busy) * 162):.1f}", line
 
 

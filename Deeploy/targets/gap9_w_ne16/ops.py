@@ -12,7 +12,7 @@ from Deeploy.targets.gap9_w_ne16.weights import decode_weights, encode_weights
 from Deeploy.targets.npu.job import NpuConvParams, register_job_op
 from Deeploy.targets.npu.spec import MODES, NpuSpec
 
-__all__ = ["NE16_SPEC", "config_word"]
+__all__ = ["NE16_SPEC", "config_word", "run_columns"]
 
 # NE16 takes a layer where it pays off against GAP9's cluster (its depthwise mode is slower
 # than the cores on small layers: params.NE16.peak_macs)
@@ -36,3 +36,10 @@ def config_word(p: NpuConvParams, signed_input: bool = False) -> int:
 
 
 register_job_op(NE16_SPEC)
+
+
+def run_columns(p: NpuConvParams) -> int:
+    """The columns of the 3-row job NE16 computes the pixels of a plane of ``p`` in (then the 1 or
+    2 left over: ``Ne16Params.planes``), 0 when it computes the plane as one job."""
+    planes = NE16.planes(p.mode, *p.out_plane, p.cout, p.cin, 1 if p.normquant else 4)
+    return planes[0][2] if planes[0][1:] != p.out_plane else 0

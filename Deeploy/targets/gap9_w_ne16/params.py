@@ -14,6 +14,11 @@ def _ceil(a: int, b: int) -> int:
     return -(-a // b)
 
 
+def _subtiles(planes: list[tuple[int, int, int]], a: int) -> int:
+    """The ``a x a`` output subtiles of jobs over ``planes`` (first pixel, rows, columns)."""
+    return sum(_ceil(h, a) * _ceil(w, a) for _, h, w in planes)
+
+
 @dataclass(frozen=True)
 class Ne16Params:
     """One NE16 instance.
@@ -40,9 +45,11 @@ class Ne16Params:
                         store per output pixel of up to 32 bytes.
     queue_depth:        *choice* 2 job contexts, as Neureka's HWPE register file (the spec does not say).
     peak_macs_3x3:      162 8x8-bit MACs per cycle: one bit plane of 9 taps x 16 channels for 9 pixels
-                        per cycle (spec, derived upper bound): the profiles' utilisation.    job_setup:          *measured* 230 core cycles per job beyond the job (ne16_conv.inc on core 0:
+                        per cycle (spec, derived upper bound): the profiles' utilisation.
+    job_setup:          *measured* 230 core cycles per job beyond the job (ne16_conv.inc on core 0:
                         acquire, 24 register writes, trigger, wait): single-job tiles of
-                        miniMobileNetv2 on the virtual platform, kernel less NPU busy cycles 217..232.
+                        miniMobileNetv2 on the virtual platform, kernel less NPU busy cycles 217..232;
+                        what a second job of a plane must save (``planes``).
     """
 
     array: int = 3
@@ -62,25 +69,43 @@ class Ne16Params:
     peak_macs_3x3: float = 162.0
     job_setup: int = 230
 
-    def job_cycles(self, mode: str, ho: int, wo: int, ko: int, ki: int, out_bytes: int = 1) -> int:
-        """Modelled cycles of one job: per spatial (3x3) and output-channel subtile, every input
-        subtile is loaded (19 / 31) and multiplied (17 + per output channel 1 cycle in 1x1,
-        ``weight_bits`` in 3x3 modes; depthwise: one input subtile of its 16 channels), then the
-        subtile's outputs are quantised (4 per cycle), stored (one port word per pixel) and
-        6 cycles of FIFO/control pass."""
+    def subtile_cycles(self, mode: str, ko: int, ki: int, out_bytes: int = 1) -> int:
+        """Modelled cycles of one spatial (3x3) subtile over all output channels: per
+        output-channel subtile, every input subtile is loaded (19 / 31) and multiplied (17 + per
+        output channel 1 cycle in 1x1, ``weight_bits`` in 3x3 modes; depthwise: one input subtile
+        of its 16 channels), then the subtile's outputs are quantised (4 per cycle), stored (one
+        port word per pixel) and 6 cycles of FIFO/control pass."""
         a = self.array
-        spatial = _ceil(ho, a) * _ceil(wo, a)
         load = self.load_1x1 if mode == "1x1" else self.load_3x3
         per_channel = 1 if mode == "1x1" else self.weight_bits
         ko_sub = self.out_subtile_dw if mode == "3x3dw" else self.out_subtile
+        ki_subs = 1 if mode == "3x3dw" else _ceil(ki, self.in_subtile)
         cycles = 0
         for k0 in range(0, ko, ko_sub):
             here = min(ko_sub, ko - k0)
-            ki_subs = 1 if mode == "3x3dw" else _ceil(ki, self.in_subtile)
             body = ki_subs * (load + self.matvec_overhead + here * per_channel)
             tail = _ceil(a * a * here, self.quant_per_cycle) + a * a * _ceil(here * out_bytes, self.port_bytes)
-            cycles += spatial * (body + tail + self.fifo_cycles)
+            cycles += body + tail + self.fifo_cycles
         return cycles
+
+    def planes(self, mode: str, ho: int, wo: int, ko: int, ki: int, out_bytes: int = 1) -> list[tuple[int, int, int]]:
+        """The jobs (first pixel, rows, columns) NE16 computes an ``ho x wo`` output plane in: one
+        job over the plane; in 1x1 mode, whose pixels are independent and contiguous in memory,
+        its pixels as 3 rows and a row of the 1 or 2 left over where the subtiles this saves
+        cost more than programming the second job (``job_setup``): 64 pixels in 7 + 1 subtiles,
+        not 9 as 8x8."""
+        a = self.array
+        grid = [(0, ho, wo)]
+        px = ho * wo
+        run = [(0, a, px // a)] + ([(px // a * a, 1, px % a)] if px % a else [])
+        saved = (_subtiles(grid, a) - _subtiles(run, a)) * self.subtile_cycles(mode, ko, ki, out_bytes)
+        return run if mode == "1x1" and saved > (len(run) - 1) * self.job_setup else grid
+
+    def job_cycles(self, mode: str, ho: int, wo: int, ko: int, ki: int, out_bytes: int = 1) -> int:
+        """Modelled cycles of the jobs of one ``ho x wo`` output plane (``planes``): its 3x3
+        subtiles' (``subtile_cycles``)."""
+        return (_subtiles(self.planes(mode, ho, wo, ko, ki, out_bytes), self.array)
+                * self.subtile_cycles(mode, ko, ki, out_bytes))
 
     def peak_macs(self, mode: str) -> float:
         """Multiply-accumulates per cycle of a full subtile in ``mode`` (the job model's rate)."""

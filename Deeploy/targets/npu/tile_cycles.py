@@ -15,7 +15,7 @@ __all__ = ["NpuTileCycles", "npu_tile_model", "with_npu_tiles"]
 
 @dataclass(frozen=True)
 class NpuTileCycles:
-    """Compute cycles of one tile of an NPU job layer: one job per plane of the tile."""
+    """Compute cycles of one tile of an NPU job layer: the jobs of each plane of the tile."""
 
     job_cycles: Callable[..., int]
     mode: str

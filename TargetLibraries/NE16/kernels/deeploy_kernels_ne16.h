@@ -22,8 +22,8 @@
 
 #include <stdint.h>
 
-/* Ne16Conv (ne16_conv.inc): A Ne16Conv layer on the NPU: one job per plane, through the 2-deep job
- * queue (acquire, write the job registers, trigger, wait).
+/* Ne16Conv (ne16_conv.inc): A Ne16Conv layer on the NPU: the jobs of each plane, through the 2-deep
+ * job queue (acquire, write the job registers, trigger, wait).
  *
  * Type macros:
  *   TIN: the element types of the node's operands, in order (inputs, then outputs)
@@ -35,19 +35,21 @@
  *   scale: normquant scale [Ko] (uint8 or int32, as the config word says), or NULL
  *   bias: normquant bias [Ko], or NULL
  *   y: output planes [batch][Ho][Wo][Ko]
- *   batch: planes (one job each)
+ *   batch: planes
  *   H, W: input plane
  *   Ki, Ko: input and output channels
  *   Ho, Wo: output plane
  *   pads: the padding register
  *   weight_offset: added to every stored weight
  *   conf: the config register
+ *   cols: 1x1: a plane's pixels as 3 rows of this many and the rest (Ne16Params.planes), 0: the
+ *     plane as one job
  */
 #define DEEPLOY_PROTOTYPE_Ne16Conv \
     static void KERNEL(const TIN *restrict x, const uint8_t *restrict w, \
                        const void *restrict scale, const int32_t *restrict bias, TOUT *restrict y, \
                        uint32_t batch, uint32_t H, uint32_t W, uint32_t Ki, uint32_t Ko, \
                        uint32_t Ho, uint32_t Wo, uint32_t pads, int32_t weight_offset, \
-                       uint32_t conf)
+                       uint32_t conf, uint32_t cols)
 
 #endif /* DEEPLOY_KERNELS_NE16_H */

@@ -22,8 +22,8 @@
 
 #include <stdint.h>
 
-/* NeurekaConv (neureka_conv.inc): A NeurekaConv layer on the NPU: one job per plane, through the
- * 2-deep job queue (acquire, write the job registers, trigger, wait).
+/* NeurekaConv (neureka_conv.inc): A NeurekaConv layer on the NPU: the jobs of each plane, through
+ * the 2-deep job queue (acquire, write the job registers, trigger, wait).
  *
  * Type macros:
  *   TIN: the element types of the node's operands, in order (inputs, then outputs)
@@ -35,7 +35,7 @@
  *   scale: normquant scale [Ko] (uint8 or int32, as the config word says), or NULL
  *   bias: normquant bias [Ko], or NULL
  *   y: output planes [batch][Ho][Wo][Ko]
- *   batch: planes (one job each)
+ *   batch: planes
  *   H, W: input plane
  *   Ki, Ko: input and output channels
  *   Ho, Wo: output plane
