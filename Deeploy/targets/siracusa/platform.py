@@ -79,7 +79,7 @@ SIRACUSA_L1 = TilingParams(capacity=64000, alignment=4, dma_bytes_per_cycle=int(
 # (Deeploy/targets/siracusa/gemm_cycles.py: 4 x 4 blocks, remainders, per-call cost), the
 # requantised channels-last convolutions' with theirs (conv_cycles.py).
 VIRTUAL_PLATFORM_L1 = replace(SIRACUSA_L1, ops_per_cycle=2.5, tile_loop_cycles=2000,
-                              loop_cycles=((1, 30), (STRAIGHT_TILES + 1, 270)), call_cycles=1000,
+                              loop_cycles=((1, 30), (STRAIGHT_TILES + 1, 270)), call_cycles=100,
                               kernel_cycles=(("RequantizedMatMul", gemm_tile_model),
                                              ("RequantizedGemm", gemm_tile_model),
                                              ("RequantizedConv", conv_tile_model)))
