@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-__all__ = ["CALL", "Param", "Signature", "param", "params", "normalise_decl"]
+__all__ = ["CALL", "FILL", "Param", "Signature", "param", "params", "normalise_decl"]
 
 CALL = "{call}"   # where ``Signature.around`` places the call statement
 
@@ -87,6 +87,11 @@ class Param:
 def param(decl: str, arg: str, doc: str = "") -> Param:
     """One parameter: ``param("const TA *restrict a", "${x[0].ptr}", "first operand")``."""
     return Param(decl, arg, doc)
+
+
+# The argument of a kernel that fills tables in its shared scratch: the render context's ``fill``
+# (codegen/calls.py: 1, or a tiled layer's tile->fill, 0 once an earlier call of the tile class filled them).
+FILL = param("uint32_t fill", "${fill}", "1: fill the shared tables; 0: an earlier call of the tiled layer did")
 
 
 def params(decl: str, arg: str, count: int, doc: str = "") -> tuple[Param, ...]:

@@ -10,11 +10,12 @@ from Deeploy.codegen.c_values import CallParts, render_parts
 __all__ = ["call_parts", "layer_call_parts", "render_call"]
 
 
-def call_parts(layer: Layer, node, x: list, y: list, scratch: str, shared: str) -> CallParts:
+def call_parts(layer: Layer, node, x: list, y: list, scratch: str, shared: str, fill: str = "1") -> CallParts:
     """The parts of ``layer``'s kernel call for ``node`` (the layer's node, or a tile node) on the
-    buffers ``x`` and ``y``."""
+    buffers ``x`` and ``y``; ``fill``: whether the call fills its shared tables (a tiled layer's
+    later calls of a class find them filled)."""
     return render_parts(layer.kernel.call, fn=layer.variant, node=node, p=node.params, x=x, y=y,
-                        scratch=scratch, shared=shared)
+                        scratch=scratch, shared=shared, fill=fill)
 
 
 def layer_call_parts(layer: Layer, names: BufferNames) -> CallParts:

@@ -72,7 +72,7 @@ def _tile_call(layer: Layer, node, tgraph: Graph, ptrs: dict[str, str], names: B
         return names.buf(name)
 
     return call_parts(layer, node, [buf(i) if i else None for i in node.inputs],
-                      [buf(o) if o else None for o in node.outputs], scratch, shared)
+                      [buf(o) if o else None for o in node.outputs], scratch, shared, "tile->fill")
 
 
 def _ends(c: Copy, home: str, slot: str) -> tuple[str, str]:
@@ -128,13 +128,15 @@ def _run_function(p: str, plan: DmaPlan, homes: list[str], slots: list[list[str]
 
     mark = "DEEPLOY_MARKER(DEEPLOY_MARK_TILE_{});".format
     issue(plan.before)
+    seen: set[int] = set()
     for t in plan.tiles:
         body.append(mark("INPUT"))
         issue(t.loads)
         if t.wait:
             body.append("deeploy_dma_wait(DEEPLOY_DMA_CLUSTER, r);")
         body += [f"deeploy_dma_wait(DEEPLOY_DMA_CLUSTER, w{o}_{k});" for o, k in t.reuse]
-        body.append(f"tile.cls = {t.cls};")
+        body += [f"tile.cls = {t.cls};", f"tile.fill = {int(t.cls not in seen)};"]
+        seen.add(t.cls)
         body += [f"tile.buf[{o}] = {slots[o][k]};" for o, k in enumerate(t.slots)]
         issue(t.prefetch)
         run = f"deeploy_cluster_fork({p}_kernel, &tile);" if forked else f"{p}_kernel(&tile);"

@@ -265,6 +265,8 @@ TILE_OPERAND = CStruct("deeploy_tile_operand_t", "one operand of a tiled layer a
 
 TILE_ARG = CStruct("deeploy_tile_t", "what the kernel of one tile sees (its fork argument)", (
     CField("cls", "uint32_t {}", "which call of the layer's kernel (tile class)"),
+    CField("fill", "uint32_t {}", "1: the call fills the layer's shared tables (its class's first tile of "
+           "the loop); 0: they hold what that call filled"),
     CField("buf", "void *{}", "each operand's L1 tile", count=TILE_MAX_OPERANDS,
            count_c="DEEPLOY_TILE_MAX_OPERANDS"),
 ))

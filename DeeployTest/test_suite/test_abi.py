@@ -92,7 +92,7 @@ LAYOUT = {
                                  "group_q": 20, "group_r": 22}),
     "deeploy_tile_operand_t": (28, {"home": 0, "axes": 4, "rank": 8, "elem": 9, "output": 10, "in_l3": 11,
                                     "copies": 12, "l1": 16, "staging": 24}),
-    "deeploy_tile_t": (52, {"cls": 0, "buf": 4}),
+    "deeploy_tile_t": (56, {"cls": 0, "fill": 4, "buf": 8}),
     "deeploy_tiled_layer_t": (40, {"ndims": 0, "noperands": 1, "double_buffer": 2, "order": 4, "size": 8,
                                    "l2_tile": 12, "l1_tile": 16, "dim_class": 20, "class_radix": 24, "operands": 28,
                                    "kernel": 32, "engine_sync": 36}),

@@ -125,7 +125,7 @@ def render(kernel, tile, tile_graph) -> str:
     x = [buf(n, k) if n else None for k, n in enumerate(tile.inputs)]
     y = [buf(n, len(tile.inputs) + k) for k, n in enumerate(tile.outputs)]
     return call_template(kernel.call).render(fn="KFN", node=tile, p=tile.params, x=x, y=y,
-                                             scratch="((void *)scratch)", shared="((void *)shared)").strip()
+                                             scratch="((void *)scratch)", shared="((void *)shared)", fill="1").strip()
 
 
 def check_tile(node, graph, spec, ranges, values, kernel):

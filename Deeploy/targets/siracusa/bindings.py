@@ -14,7 +14,7 @@ from Deeploy.targets.generic.bindings.core import gemm_shape_params, output_tabl
 from Deeploy.targets.generic.bindings.floats import _conv_types as _float_conv_types, _floats
 from Deeploy.targets.generic.bindings.nonlinear import igelu_bound, ihardswish_bound
 from Deeploy.platform import Kernel
-from Deeploy.signature import Signature, param
+from Deeploy.signature import FILL, Signature, param
 from Deeploy.ops.bounds import accumulator_type, conv_sum_bound, gemm_sum_bound, max_abs, wide_reason
 
 __all__ = ["SIRACUSA_BINDINGS"]
@@ -197,7 +197,7 @@ def _eltwise_call(doc: str, constants: tuple[str, str, str], unary: bool = False
          param("int32_t hi", "${rq.hi}", "requantisation shift and output bounds"),
          param("int64_t p0", constants[0]), param("int64_t p1", constants[1]),
          param("int64_t p2", constants[2], "the op's constants"),
-         param("void *scratch", '${shared if tab else "NULL"}', "the shared output table, or NULL"),
+         param("void *scratch", '${shared if tab else "NULL"}', "the shared output table, or NULL"), FILL,
          param("int32_t key_lo", "${tab[0] if tab else 0}", "the table's lowest key"),
          param("uint32_t keys", "${tab[1] if tab else 0}", "keys in the table; 0: no table (outputs computed)")),
         setup="<%! from Deeploy.targets.siracusa.bindings import eltwise_table %>"

@@ -33,6 +33,10 @@ strips the column blocks the slowest core's share touches. Fitted the same way o
 batched [b, M, K] x [b, K, N] MatMuls of two activations with 4 x 4 blocks (b 1..16, M 8..64,
 K 16..128, N 4..64, 1 and 8 cores: within 1.1%) and 3 with 4 x 2 (N 6, 10; within 9.5%), tested
 on 6 others (``test_gemm_cycles.py``: within 5.3%; without the packing they were priced 9-48% low).
+With K a multiple of 4, 4 columns are packed four steps of k at a time (4 row words of B, a byte
+transpose, 4 column words): PACK_WORDS_PER_K4, fitted the same way (PACK_STRIP kept) on 6 runs
+(b 1..8, M 8..32, K 32..128, N 4..32, 1 and 8 cores: within 2.8%; PACK_PER_K4 priced them up to
+11.4% high) and tested on the other shapes of ``test_gemm_cycles.py``.
 
 With K = 4, a B input, M a multiple of 4 and the inline store into a signed 8-bit range
 (``rows``), 4 x 4 blocks run their column block's strip as two rows of outputs per
@@ -67,7 +71,7 @@ from typing import Mapping
 
 __all__ = ["FIXED", "BLOCK", "UNIT", "UNIT_BIAS", "UNIT_C", "UNIT_WIDE", "UNIT_PER_K", "UNIT_PER_K4", "STRIP",
            "FIXED_K4", "ROW_K4", "STRIP_K4",
-           "PACK_STRIP", "PACK_PER_K", "PACK_PER_K4", "EDGE_ROW", "EDGE_PER_K4", "EDGE_PER_MAC",
+           "PACK_STRIP", "PACK_PER_K", "PACK_PER_K4", "PACK_WORDS_PER_K4", "EDGE_ROW", "EDGE_PER_K4", "EDGE_PER_MAC",
            "gemm_rq_cycles",
            "gemm_rq_estimate", "GemmTileCycles", "gemm_tile_model"]
 
@@ -86,6 +90,7 @@ STRIP_K4 = 103.9
 PACK_STRIP = 67.6    # a strip of a packed B: its set-up with the panel's
 PACK_PER_K = 8.92    # packing 2 columns of B, per step of k
 PACK_PER_K4 = 14.84  # 4 columns
+PACK_WORDS_PER_K4 = 12.16   # 4 columns of word-aligned rows (K a multiple of 4), four steps of k a word
 EDGE_ROW = 144.4     # a row of outputs summed in C: call, set-up and store
 EDGE_PER_K4 = 22.42  # a row of 4 outputs, per step of k
 EDGE_PER_MAC = 9.98  # a row of 1 or 2 outputs, per multiply-accumulate
@@ -147,8 +152,8 @@ def _blocks_cycles(batch: int, m: int, n: int, k: int, cores: int, unit: float, 
     edge = m % 4 * _row_cycles(k, w)
     if packed:   # column-major strips down a column block, each packing its panel first
         edges = (row_blocks, row_blocks - 1, 1, edge) if m % 4 else None
-        return FIXED + _busiest_core(units, cores, block, row_blocks,
-                                     PACK_STRIP + (PACK_PER_K4 if w == 4 else PACK_PER_K) * k, edges)
+        per_k = PACK_PER_K if w == 2 else PACK_WORDS_PER_K4 if k % 4 == 0 else PACK_PER_K4
+        return FIXED + _busiest_core(units, cores, block, row_blocks, PACK_STRIP + per_k * k, edges)
     edges = (units // batch, (row_blocks - 1) * col_blocks, col_blocks, edge) if m % 4 else None
     return FIXED + _busiest_core(units, cores, block, col_blocks, STRIP, edges)
 

@@ -1486,6 +1486,7 @@
  *   x: input
  *   y: output
  *   scratch: the shared e(d) table, or NULL
+ *   fill: 1: fill the shared tables; 0: an earlier call of the tiled layer did
  *   rows: rows (all but the last axis)
  *   width: row length (the last axis)
  *   a, b, c: exp polynomial coefficients
@@ -1494,9 +1495,9 @@
  *   lut_size: 256 with a table, else 0
  */
 #define DEEPLOY_PROTOTYPE_iSoftmax \
-    static void KERNEL(const TIN *restrict x, TOUT *restrict y, void *scratch, uint32_t rows, \
-                       uint32_t width, int64_t a, int64_t b, int64_t c, uint32_t log2, \
-                       uint32_t levels_m1, uint32_t lut_size)
+    static void KERNEL(const TIN *restrict x, TOUT *restrict y, void *scratch, uint32_t fill, \
+                       uint32_t rows, uint32_t width, int64_t a, int64_t b, int64_t c, \
+                       uint32_t log2, uint32_t levels_m1, uint32_t lut_size)
 
 /* iSoftmax_RQ (isoftmax_rq.inc): iSoftmax fused with its RequantShift: v as iSoftmax, y = clip((v *
  * mul + add + 2^(shift-1)) >> shift, lo, hi); mul and add broadcast onto the rows. With scratch the
@@ -1519,6 +1520,7 @@
  *   add: offset
  *   y: output
  *   scratch: the shared tables, or NULL
+ *   fill: 1: fill the shared tables; 0: an earlier call of the tiled layer did
  *   r0, r1, r2: row dims (1-padded)
  *   width: row length (the last axis)
  *   ms0, ms1, ms2: mul's element strides over the row dims
@@ -1534,11 +1536,12 @@
  */
 #define DEEPLOY_PROTOTYPE_iSoftmax_RQ \
     static void KERNEL(const TIN *restrict x, const TM *restrict mul, const TA *restrict add, \
-                       TOUT *restrict y, void *scratch, uint32_t r0, uint32_t r1, uint32_t r2, \
-                       uint32_t width, uint32_t ms0, uint32_t ms1, uint32_t ms2, uint32_t mcs, \
-                       uint32_t ads0, uint32_t ads1, uint32_t ads2, uint32_t adcs, int64_t a, \
-                       int64_t b, int64_t c, uint32_t log2, uint32_t levels_m1, uint32_t lut_size, \
-                       uint32_t rq_table, uint32_t shift, int32_t lo, int32_t hi)
+                       TOUT *restrict y, void *scratch, uint32_t fill, uint32_t r0, uint32_t r1, \
+                       uint32_t r2, uint32_t width, uint32_t ms0, uint32_t ms1, uint32_t ms2, \
+                       uint32_t mcs, uint32_t ads0, uint32_t ads1, uint32_t ads2, uint32_t adcs, \
+                       int64_t a, int64_t b, int64_t c, uint32_t log2, uint32_t levels_m1, \
+                       uint32_t lut_size, uint32_t rq_table, uint32_t shift, int32_t lo, \
+                       int32_t hi)
 
 /* ITAMax (itamax.inc): ITAMax: base-2 integer softmax over rows of `width` (specs/integer-ops.md).
  *
@@ -1893,6 +1896,7 @@
  *   add_stride: 1: add per channel, 0: scalar
  *   shift, lo, hi: shift and output bounds
  *   scratch: the shared output table, or NULL
+ *   fill: 1: fill the shared tables; 0: an earlier call of the tiled layer did
  *   key_lo: the table's lowest input
  *   keys: inputs in the table; 0: no table (outputs computed)
  */
@@ -1900,7 +1904,7 @@
     static void KERNEL(const TIN *restrict x, const TM *restrict mul, const TA *restrict add, \
                        TOUT *restrict y, uint32_t outer, uint32_t channels, uint32_t inner, \
                        uint32_t mul_stride, uint32_t add_stride, uint32_t shift, int32_t lo, \
-                       int32_t hi, void *scratch, int32_t key_lo, uint32_t keys)
+                       int32_t hi, void *scratch, uint32_t fill, int32_t key_lo, uint32_t keys)
 
 /* Resize (resize.inc): Nearest Resize: per-axis tables of the input element offsets each output
  * index reads.
@@ -2000,10 +2004,11 @@
  *   table: the 256 outputs
  *   n: elements
  *   scratch: the shared copy of the table
+ *   fill: 1: fill the shared tables; 0: an earlier call of the tiled layer did
  */
 #define DEEPLOY_PROTOTYPE_TableLookup \
     static void KERNEL(const TX *restrict x, TY *restrict y, const TY *restrict table, uint32_t n, \
-                       void *scratch)
+                       void *scratch, uint32_t fill)
 
 /* Transpose (transpose.inc): y = x permuted: output element (i0..i5) reads x at sum(ik *
  * strides[k]), dims padded to 6 with 1.

@@ -96,6 +96,7 @@ typedef struct {
 /* what the kernel of one tile sees (its fork argument) */
 typedef struct {
   uint32_t cls; /* which call of the layer's kernel (tile class) */
+  uint32_t fill; /* 1: the call fills the layer's shared tables (its class's first tile of the loop); 0: they hold what that call filled */
   void *buf[DEEPLOY_TILE_MAX_OPERANDS]; /* each operand's L1 tile */
 } deeploy_tile_t;
 

@@ -69,6 +69,7 @@
  *   shift, lo, hi: requantisation shift and output bounds
  *   p0, p1, p2: the op's constants
  *   scratch: the shared output table, or NULL
+ *   fill: 1: fill the shared tables; 0: an earlier call of the tiled layer did
  *   key_lo: the table's lowest key
  *   keys: keys in the table; 0: no table (outputs computed)
  */
@@ -78,7 +79,7 @@
                        uint32_t inner, uint32_t a_stride, uint32_t b_stride, uint32_t a_period, \
                        uint32_t b_period, uint32_t mul_per_channel, uint32_t add_per_channel, \
                        uint32_t shift, int32_t lo, int32_t hi, int64_t p0, int64_t p1, int64_t p2, \
-                       void *scratch, int32_t key_lo, uint32_t keys)
+                       void *scratch, uint32_t fill, int32_t key_lo, uint32_t keys)
 
 /* ConvHWC (conv2d_hwc.inc): 2-D convolution in channels-last layout, one image per call; kernel
  * taps in the padding are skipped.
@@ -240,6 +241,7 @@
  *   shift, lo, hi: requantisation shift and output bounds
  *   p0, p1, p2: the op's constants
  *   scratch: the shared output table, or NULL
+ *   fill: 1: fill the shared tables; 0: an earlier call of the tiled layer did
  *   key_lo: the table's lowest key
  *   keys: keys in the table; 0: no table (outputs computed)
  */
@@ -249,7 +251,7 @@
                        uint32_t inner, uint32_t a_stride, uint32_t b_stride, uint32_t a_period, \
                        uint32_t b_period, uint32_t mul_per_channel, uint32_t add_per_channel, \
                        uint32_t shift, int32_t lo, int32_t hi, int64_t p0, int64_t p1, int64_t p2, \
-                       void *scratch, int32_t key_lo, uint32_t keys)
+                       void *scratch, uint32_t fill, int32_t key_lo, uint32_t keys)
 
 /* iHardswish_RQ (ihardswish_rq.inc): iHardswish (p0 = one_over_six, p1 = three, p2 = six): v = x *
  * (clip(x + three, 0, six) * one_over_six). Then y = clip((v * mul + add + 2^(shift-1)) >> shift,
@@ -277,6 +279,7 @@
  *   shift, lo, hi: requantisation shift and output bounds
  *   p0, p1, p2: the op's constants
  *   scratch: the shared output table, or NULL
+ *   fill: 1: fill the shared tables; 0: an earlier call of the tiled layer did
  *   key_lo: the table's lowest key
  *   keys: keys in the table; 0: no table (outputs computed)
  */
@@ -286,7 +289,7 @@
                        uint32_t inner, uint32_t a_stride, uint32_t b_stride, uint32_t a_period, \
                        uint32_t b_period, uint32_t mul_per_channel, uint32_t add_per_channel, \
                        uint32_t shift, int32_t lo, int32_t hi, int64_t p0, int64_t p1, int64_t p2, \
-                       void *scratch, int32_t key_lo, uint32_t keys)
+                       void *scratch, uint32_t fill, int32_t key_lo, uint32_t keys)
 
 /* iRMSNorm_XP (irmsnorm_xp.inc): iRMSNorm over rows of `width` (specs/integer-ops.md): y =
  * clip((trunc(x * w / std) >> shift) + offset, lo, hi); w broadcasts onto x.
@@ -334,6 +337,7 @@
  *   add: offset
  *   y: output
  *   scratch: the shared tables, or NULL
+ *   fill: 1: fill the shared tables; 0: an earlier call of the tiled layer did
  *   r0, r1, r2: row dims (1-padded)
  *   width: row length (the last axis)
  *   ms0, ms1, ms2: mul's element strides over the row dims
@@ -349,11 +353,12 @@
  */
 #define DEEPLOY_PROTOTYPE_iSoftmax_RQ_XP \
     static void KERNEL(const TIN *restrict x, const TM *restrict mul, const TA *restrict add, \
-                       TOUT *restrict y, void *scratch, uint32_t r0, uint32_t r1, uint32_t r2, \
-                       uint32_t width, uint32_t ms0, uint32_t ms1, uint32_t ms2, uint32_t mcs, \
-                       uint32_t ads0, uint32_t ads1, uint32_t ads2, uint32_t adcs, int64_t a, \
-                       int64_t b, int64_t c, uint32_t log2, uint32_t levels_m1, uint32_t lut_size, \
-                       uint32_t rq_table, uint32_t shift, int32_t lo, int32_t hi)
+                       TOUT *restrict y, void *scratch, uint32_t fill, uint32_t r0, uint32_t r1, \
+                       uint32_t r2, uint32_t width, uint32_t ms0, uint32_t ms1, uint32_t ms2, \
+                       uint32_t mcs, uint32_t ads0, uint32_t ads1, uint32_t ads2, uint32_t adcs, \
+                       int64_t a, int64_t b, int64_t c, uint32_t log2, uint32_t levels_m1, \
+                       uint32_t lut_size, uint32_t rq_table, uint32_t shift, int32_t lo, \
+                       int32_t hi)
 
 /* iSoftmax_XP (isoftmax_xp.inc): iSoftmax over rows of `width` (I-BERT second-order exp,
  * specs/integer-ops.md); with lut_size = 256 the e(d) table is built in the shared scratch, without
@@ -374,6 +379,7 @@
  *   x: input
  *   y: output
  *   scratch: the shared e(d) table, or NULL
+ *   fill: 1: fill the shared tables; 0: an earlier call of the tiled layer did
  *   rows: rows (all but the last axis)
  *   width: row length (the last axis)
  *   a, b, c: exp polynomial coefficients
@@ -382,9 +388,9 @@
  *   lut_size: 256 with a table, else 0
  */
 #define DEEPLOY_PROTOTYPE_iSoftmax_XP \
-    static void KERNEL(const TIN *restrict x, TOUT *restrict y, void *scratch, uint32_t rows, \
-                       uint32_t width, int64_t a, int64_t b, int64_t c, uint32_t log2, \
-                       uint32_t levels_m1, uint32_t lut_size)
+    static void KERNEL(const TIN *restrict x, TOUT *restrict y, void *scratch, uint32_t fill, \
+                       uint32_t rows, uint32_t width, int64_t a, int64_t b, int64_t c, \
+                       uint32_t log2, uint32_t levels_m1, uint32_t lut_size)
 
 /* MulRQ (mul_rq.inc): Mul: v = a * b. Then y = clip((v * mul + add + 2^(shift-1)) >> shift, lo, hi)
  * over the output viewed as [outer, channels, inner].
@@ -410,6 +416,7 @@
  *   shift, lo, hi: requantisation shift and output bounds
  *   p0, p1, p2: the op's constants
  *   scratch: the shared output table, or NULL
+ *   fill: 1: fill the shared tables; 0: an earlier call of the tiled layer did
  *   key_lo: the table's lowest key
  *   keys: keys in the table; 0: no table (outputs computed)
  */
@@ -419,7 +426,7 @@
                        uint32_t inner, uint32_t a_stride, uint32_t b_stride, uint32_t a_period, \
                        uint32_t b_period, uint32_t mul_per_channel, uint32_t add_per_channel, \
                        uint32_t shift, int32_t lo, int32_t hi, int64_t p0, int64_t p1, int64_t p2, \
-                       void *scratch, int32_t key_lo, uint32_t keys)
+                       void *scratch, uint32_t fill, int32_t key_lo, uint32_t keys)
 
 /* RequantShift_XP (requant_shift_xp.inc): y = clip((x * mul + add + 2^(shift-1)) >> shift, lo, hi)
  * over x viewed as [outer, channels, inner].
@@ -441,6 +448,7 @@
  *   add_stride: 1: add per channel, 0: scalar
  *   shift, lo, hi: shift and output bounds
  *   scratch: the shared output table, or NULL
+ *   fill: 1: fill the shared tables; 0: an earlier call of the tiled layer did
  *   key_lo: the table's lowest input
  *   keys: inputs in the table; 0: no table (outputs computed)
  */
@@ -448,6 +456,6 @@
     static void KERNEL(const TIN *restrict x, const TM *restrict mul, const TA *restrict add, \
                        TOUT *restrict y, uint32_t outer, uint32_t channels, uint32_t inner, \
                        uint32_t mul_stride, uint32_t add_stride, uint32_t shift, int32_t lo, \
-                       int32_t hi, void *scratch, int32_t key_lo, uint32_t keys)
+                       int32_t hi, void *scratch, uint32_t fill, int32_t key_lo, uint32_t keys)
 
 #endif /* DEEPLOY_KERNELS_SIRACUSA_H */

@@ -402,6 +402,15 @@ static int deferrable(const deeploy_tiled_layer_t *L, uint32_t tiles) {
   return 1;
 }
 
+/* tile.fill: 1 on the first tile of its class since *seen was cleared (a class beyond 31: every
+ * tile), whose call fills the layer's shared tables; the class is marked in *seen. */
+static inline uint32_t first_of_class(uint32_t cls, uint32_t *seen) {
+  const uint32_t bit = cls < 32 ? 1u << cls : 0;
+  const uint32_t fill = !(*seen & bit) || !bit;
+  *seen |= bit;
+  return fill;
+}
+
 /* Deferred tiles (an engine with a job queue, deeploy_tiling.h): tile q's kernel programs its
  * work and returns; the loop then waits only for tile q-1's work, writes tile q-1's outputs back
  * and prefetches tile q+1's inputs into the slots tile q-1 used, while tile q's work runs. The
@@ -412,7 +421,7 @@ static void run_deferred_tiles(const deeploy_tiled_layer_t *L, walk_t *w, uint32
   int32_t plo[DEEPLOY_TILE_MAX_DIMS], phi[DEEPLOY_TILE_MAX_DIMS];
   int32_t nlo[DEEPLOY_TILE_MAX_DIMS], nhi[DEEPLOY_TILE_MAX_DIMS];
   deeploy_tile_t tile;
-  uint32_t cls = walk_class(L, w), changed = ~0u;
+  uint32_t cls = walk_class(L, w), changed = ~0u, seen = 0;
   deeploy_dma_t ready = load_inputs(L, lo, hi, LOAD_ALL, changed);
   L->engine_sync(DEEPLOY_TILE_SYNC_DEFER);
   for (uint32_t q = 0; q < tiles; q++) {
@@ -422,6 +431,7 @@ static void run_deferred_tiles(const deeploy_tiled_layer_t *L, walk_t *w, uint32
     deeploy_dma_wait(DEEPLOY_DMA_CLUSTER, ready);
     bind_slots(L, &tile);
     tile.cls = cls;
+    tile.fill = first_of_class(cls, &seen);
     DEEPLOY_MARKER(DEEPLOY_MARK_TILE_KERNEL);
     L->kernel(&tile);
     L->engine_sync(last ? DEEPLOY_TILE_SYNC_ALL : DEEPLOY_TILE_SYNC_PREVIOUS);
@@ -456,7 +466,7 @@ static void run_l1_tiles(const deeploy_tiled_layer_t *L, const int32_t *lo2, con
   }
   int32_t nlo[DEEPLOY_TILE_MAX_DIMS], nhi[DEEPLOY_TILE_MAX_DIMS];
   deeploy_tile_t tile;
-  uint32_t cls = walk_class(L, &w);
+  uint32_t cls = walk_class(L, &w), seen = 0;
   deeploy_dma_t ready = DEEPLOY_DMA_NONE;
   uint32_t changed = ~0u, next_changed = 0;   /* dims whose range differs from the previous tile */
   if (L->double_buffer) ready = load_inputs(L, lo, hi, LOAD_ALL, changed);
@@ -467,6 +477,7 @@ static void run_l1_tiles(const deeploy_tiled_layer_t *L, const int32_t *lo2, con
     ready = DEEPLOY_DMA_NONE;
     bind_slots(L, &tile);
     tile.cls = cls;
+    tile.fill = first_of_class(cls, &seen);
     kernel_start(L, &tile);
     uint32_t ncls = 0;
     if (q + 1 < tiles) {
@@ -610,6 +621,7 @@ void deeploy_run_planned(const deeploy_tile_plan_t *plan) {
   deeploy_dma_t h[1 + 2 * DEEPLOY_TILE_MAX_OPERANDS];
   c = issue_copies(c, plan->before, h);
   deeploy_tile_t tile;
+  uint32_t seen = 0;
   for (uint32_t q = 0; q < tiles; q++, step++) {
     const deeploy_tile_step_t s = *step;
     DEEPLOY_MARKER(DEEPLOY_MARK_TILE_INPUT);
@@ -618,6 +630,7 @@ void deeploy_run_planned(const deeploy_tile_plan_t *plan) {
     for (uint32_t reuse = s.reuse, k = 1; reuse; reuse >>= 1, k++)
       if (reuse & 1) deeploy_dma_wait(DEEPLOY_DMA_CLUSTER, h[k]);
     tile.cls = s.cls;
+    tile.fill = first_of_class(s.cls, &seen);
     for (uint32_t o = 0; o < m; o++) tile.buf[o] = slots_l1[2 * o + ((s.slots >> o) & 1)];
     c = issue_copies(c, s.prefetch, h);
     DEEPLOY_MARKER(DEEPLOY_MARK_TILE_KERNEL);

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from Deeploy.ir.dtypes import BFLOAT16, FLOAT32, INT32, INT64, UINT32, UINT64
 from Deeploy.platform import Kernel
-from Deeploy.signature import Signature, param, params
+from Deeploy.signature import FILL, Signature, param, params
 from Deeploy.targets.generic.bindings.strides import broadcast_operands, transpose_operands
 from Deeploy.ops.bounds import accumulator_type, conv_sum_bound, gemm_sum_bound, max_abs, wide_reason
 
@@ -184,7 +184,7 @@ _REQUANT_CALL = Signature(
      param("uint32_t add_stride", "${int(p.add_per_channel)}", "1: add per channel, 0: scalar"),
      param("uint32_t shift", "${p.shift}"), param("int32_t lo", "${p.lo}"),
      param("int32_t hi", "${p.hi}", "shift and output bounds"),
-     param("void *scratch", '${shared if tab else "NULL"}', "the shared output table, or NULL"),
+     param("void *scratch", '${shared if tab else "NULL"}', "the shared output table, or NULL"), FILL,
      param("int32_t key_lo", "${tab[0] if tab else 0}", "the table's lowest input"),
      param("uint32_t keys", "${tab[1] if tab else 0}", "inputs in the table; 0: no table (outputs computed)")),
     setup="<%! from Deeploy.targets.generic.bindings.core import output_table %>"
@@ -283,7 +283,7 @@ _TABLE_LOOKUP_CALL = Signature(
     "copied into the shared scratch first.",
     (param("const TX *restrict x", _X, "input"), param("TY *restrict y", _Y, "output"),
      param("const TY *restrict table", "table", "the 256 outputs"), param("uint32_t n", "${y[0].size}", "elements"),
-     param("void *scratch", "${shared}", "the shared copy of the table")),
+     param("void *scratch", "${shared}", "the shared copy of the table"), FILL),
     around="{\n    static const ${p.out.ctype} table[256] __attribute__((aligned(4))) = {${', '.join(map(str, p.table))}};\n"
            "    {call}\n}\n")
 _COPY = Kernel("Copy", "copy.inc", _COPY_CALL, floats=(FLOAT32, BFLOAT16))

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from Deeploy.ir.dtypes import INT32, INT64, UINT16, UINT32
 from Deeploy.platform import Kernel
-from Deeploy.signature import Signature, param, params
+from Deeploy.signature import FILL, Signature, param, params
 from Deeploy.targets.generic.bindings.strides import broadcast_operands
 from Deeploy.ops.bounds import max_abs, value_range
 
@@ -248,7 +248,7 @@ _ISOFTMAX_CALL = Signature(
     "iSoftmax over rows of `width` (I-BERT second-order exp, specs/integer-ops.md); with lut_size = 256 "
     "the e(d) table is built in the shared scratch, without (lut_size = 0, scratch NULL) each e is "
     "computed directly: the same result.",
-    (_UNARY, param("void *scratch", '${shared if table else "NULL"}', "the shared e(d) table, or NULL"), _ROWS,
+    (_UNARY, param("void *scratch", '${shared if table else "NULL"}', "the shared e(d) table, or NULL"), FILL, _ROWS,
      param("int64_t a", "${p.coeff_a}"), param("int64_t b", "${p.coeff_b}"),
      param("int64_t c", "${p.coeff_c}", "exp polynomial coefficients"),
      param("uint32_t log2", "${p.log2}", "the exp's log2 constant"),
@@ -284,7 +284,7 @@ _ISOFTMAX_RQ_CALL = Signature(
     "scalar mul and add, the output of every v (rq_table = 1) are tabulated in it; without, computed directly.",
     (param("const TIN *restrict x", _X, "input"), param("const TM *restrict mul", "${x[1].ptr}", "multiplier"),
      param("const TA *restrict add", "${x[2].ptr}", "offset"), param("TOUT *restrict y", _Y, "output"),
-     param("void *scratch", '${shared if table or outputs else "NULL"}', "the shared tables, or NULL"),
+     param("void *scratch", '${shared if table or outputs else "NULL"}', "the shared tables, or NULL"), FILL,
      _ROW_LAYOUT, _row_strides("m", "mul"), _row_strides("ad", "add"),
      param("int64_t a", "${p.base.coeff_a}"), param("int64_t b", "${p.base.coeff_b}"),
      param("int64_t c", "${p.base.coeff_c}", "exp polynomial coefficients"),
