@@ -8,7 +8,7 @@ constants), any other one through the tables ``deeploy_run_tiled`` reads
 from __future__ import annotations
 
 import textwrap
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from Deeploy.binding import Layer
 from Deeploy.codegen.buffers import Buf, BufferNames
@@ -19,7 +19,7 @@ from Deeploy.ir.graph import Graph
 from Deeploy.errors import DeeployError
 from Deeploy.runtime.abi import (TILE_ARG, TILE_AXIS, TILE_COPY, TILE_GEOMETRY, TILE_OPERAND, TILE_PLAN, TILE_STEP,
                                  TILED_LAYER, check_tile_limits)
-from Deeploy.tiling.dma_plan import Copy, DmaPlan, dma_plan, loop_kind
+from Deeploy.tiling.dma_plan import Copy, DmaPlan, dma_plan, first_loads, loop_kind
 from Deeploy.tiling.schedule import TileSchedule
 
 __all__ = ["TiledCode", "tiled_layer_code"]
@@ -91,8 +91,9 @@ def _copy_call(c: Copy, home: str, slot: str) -> str:
     return f"deeploy_dma_copy(DEEPLOY_DMA_CLUSTER, {dst}, {src}, {row})"
 
 
-def _plan_tables(p: str, plan: DmaPlan, homes: list[str], slots: list[list[str]]) -> tuple[str, ...]:
-    """The tables of a planned loop (``deeploy_run_planned``), the plan's struct aside."""
+def _plan_tables(p: str, plan: DmaPlan, homes: list[str], slots: list[list[str]], noperands: int) -> tuple[str, ...]:
+    """The tables of a planned loop (``deeploy_run_planned``), the plan's struct aside (``homes``
+    and ``slots`` beyond the layer's ``noperands``: the next layer's, which its copies may load)."""
     shapes = {shape: g for g, shape in enumerate(plan.shapes)}
     copies = [TILE_COPY.initializer(dict(zip(("dst", "src"), _ends(c, homes[c.operand], slots[c.operand][c.slot])),
                                          geometry=shapes[c.shape], handle=0 if c.load else 1 + 2 * c.operand + c.slot))
@@ -103,7 +104,7 @@ def _plan_tables(p: str, plan: DmaPlan, homes: list[str], slots: list[list[str]]
         for t in plan.tiles]
     names = [f.name for f in TILE_GEOMETRY.fields]
     geometries = [TILE_GEOMETRY.initializer(dict(zip(names, shape))) for shape in plan.shapes]
-    pointers = [ptr for s in slots for ptr in (s + s)[:2]]
+    pointers = [ptr for s in slots[:noperands] for ptr in (s + s)[:2]]
     return (f"static const {TILE_GEOMETRY.c_name} {p}_geometries[] = {{{', '.join(geometries)}}};",
             f"static uint8_t *const {p}_slots[] = {{{', '.join(pointers)}}};",
             f"static const {TILE_STEP.c_name} {p}_steps[] = {{\n    " + ",\n    ".join(steps) + "};",
@@ -188,12 +189,24 @@ def _tables(p: str, sched: TileSchedule, homes: list[str], slots: list[list[str]
     return tuple(lines)
 
 
+def _homes(sched: TileSchedule, names: BufferNames) -> list[str]:
+    return [f"(uint8_t *){names.address(s.operand.tensor)}" for s in sched.slots]
+
+
+def _slots(sched: TileSchedule, l1_arena: str, l1_base: int) -> list[list[str]]:
+    return [[f"{l1_arena} + {l1_base + off}" for off in s.l1_offsets] for s in sched.slots]
+
+
 def tiled_layer_code(k: int, layer: Layer, sched: TileSchedule, graph: Graph, names: BufferNames,
                      l1_arena: str, staging_arena: str, l1_base: int = 0, prefix: str | None = None,
-                     writable_ops: bool = False, deferred: bool = False) -> TiledCode:
+                     writable_ops: bool = False, deferred: bool = False, preloaded: tuple[int, ...] = (),
+                     ahead: tuple[TileSchedule, int, tuple[int, ...]] | None = None) -> TiledCode:
     """The C of tiled layer ``k`` (tables prefixed ``prefix``, default ``deeploy_t<k>``; the
     operand table ``writable_ops`` when homes are set before each run; ``deferred``: a straight-line
-    layer of an engine with a job queue that returns with its last jobs in flight, ``finish`` ends it)."""
+    layer of an engine with a job queue that returns with its last jobs in flight, ``finish`` ends it).
+    ``preloaded``: inputs whose first tile the layer before loaded (``tiling/prefetch.py``);
+    ``ahead``: the next layer's schedule, L1 base and inputs whose first tile this layer loads
+    before its last tile's fork."""
     p = prefix or f"deeploy_t{k}"
     dims = sched.dims
     too_big = check_tile_limits(len(dims), [len(s.operand.axes) for s in sched.slots])
@@ -203,7 +216,7 @@ def tiled_layer_code(k: int, layer: Layer, sched: TileSchedule, graph: Graph, na
     head = (f"/* layer {k}: {title} tiled: {sched.num_tiles} L1 tiles ({sched.l2_tiles()} L2 tiles), "
             f"{'double' if sched.double_buffer else 'single'}-buffered, L1 {sched.l1_bytes} B */")
     loop = loop_kind(layer, sched, writable_ops)
-    plan = dma_plan(sched) if loop != "tables" else None
+    plan = dma_plan(sched, preloaded) if loop != "tables" else None
     ptrs = {s.operand.tensor: f"tile->buf[{s.index}]" for s in sched.slots}
     scratch_at = l1_base + sched.scratch_offset
     has_scratch = sched.l1_bytes > sched.scratch_offset   # the tiler may drop an optional scratch
@@ -218,15 +231,19 @@ def tiled_layer_code(k: int, layer: Layer, sched: TileSchedule, graph: Graph, na
     only_core0 = "" if layer.engine.forked else "    if (DEEPLOY_CORE_ID() != 0) return;\n"
     kernel = (f"static void {p}_kernel(void *arg) {{\n    const {arg} *tile = (const {arg} *)arg;\n"
               f"    (void)tile;\n{only_core0}    switch (tile->cls) {{\n")
-    homes = [f"(uint8_t *){names.address(s.operand.tensor)}" for s in sched.slots]
-    slots = [[f"{l1_arena} + {l1_base + off}" for off in s.l1_offsets] for s in sched.slots]
+    homes, slots = _homes(sched, names), _slots(sched, l1_arena, l1_base)
+    if ahead is not None:     # the next layer's copies, its operands numbered after this layer's
+        nxt, base, ops = ahead
+        extra = tuple(replace(c, operand=c.operand + len(homes)) for c in first_loads(nxt, ops))
+        plan = replace(plan, tiles=plan.tiles[:-1] + (replace(plan.tiles[-1], prefetch=plan.tiles[-1].prefetch + extra),))
+        homes, slots = homes + _homes(nxt, names), slots + _slots(nxt, l1_arena, base)
     defer = layer.engine.tile_sync if deferred else ""
     if defer and loop != "code":
         raise ValueError(f"layer {k} runs from tables: only straight-line code defers its jobs")
     if loop == "code":
         tables, run, layer_def = (), f"{p}_run();", _run_function(p, plan, homes, slots, layer.engine.forked, defer)
     elif loop == "plan":
-        tables, run = _plan_tables(p, plan, homes, slots), f"deeploy_run_planned(&{p});"
+        tables, run = _plan_tables(p, plan, homes, slots, len(sched.slots)), f"deeploy_run_planned(&{p});"
         layer_def = f"static const {TILE_PLAN.c_name} {p} = " + TILE_PLAN.initializer(dict(
             ntiles=len(plan.tiles), before=len(plan.before), ncopies=len(plan.copies), noperands=len(sched.slots),
             ngeometries=len(plan.shapes), wait_all=int(not sched.double_buffer), geometries=f"{p}_geometries",
