@@ -19,7 +19,7 @@ from Deeploy.ir.graph import Graph
 from Deeploy.errors import DeeployError
 from Deeploy.runtime.abi import (TILE_ARG, TILE_AXIS, TILE_COPY, TILE_GEOMETRY, TILE_OPERAND, TILE_PLAN, TILE_STEP,
                                  TILED_LAYER, check_tile_limits)
-from Deeploy.tiling.dma_plan import Copy, DmaPlan, dma_plan, first_loads, loop_kind
+from Deeploy.tiling.dma_plan import Copy, DmaPlan, dma_plan, first_loads, handoff_tile, loop_kind
 from Deeploy.tiling.schedule import TileSchedule
 
 __all__ = ["TiledCode", "tiled_layer_code"]
@@ -93,10 +93,12 @@ def _copy_call(c: Copy, home: str, slot: str) -> str:
 
 def _plan_tables(p: str, plan: DmaPlan, homes: list[str], slots: list[list[str]], noperands: int) -> tuple[str, ...]:
     """The tables of a planned loop (``deeploy_run_planned``), the plan's struct aside (``homes``
-    and ``slots`` beyond the layer's ``noperands``: the next layer's, which its copies may load)."""
+    and ``slots`` beyond the layer's ``noperands``: the next layer's, whose copies take a handle
+    no tile waits for)."""
     shapes = {shape: g for g, shape in enumerate(plan.shapes)}
     copies = [TILE_COPY.initializer(dict(zip(("dst", "src"), _ends(c, homes[c.operand], slots[c.operand][c.slot])),
-                                         geometry=shapes[c.shape], handle=0 if c.load else 1 + 2 * c.operand + c.slot))
+                                         geometry=shapes[c.shape], handle=1 + 2 * noperands if c.operand >= noperands
+                                         else 0 if c.load else 1 + 2 * c.operand + c.slot))
               for c in plan.copies]
     steps = [TILE_STEP.initializer(dict(
         cls=t.cls, loads=len(t.loads), prefetch=len(t.prefetch), stores=len(t.stores), wait=int(t.wait),
@@ -112,19 +114,22 @@ def _plan_tables(p: str, plan: DmaPlan, homes: list[str], slots: list[list[str]]
 
 
 def _run_function(p: str, plan: DmaPlan, homes: list[str], slots: list[list[str]], forked: bool = True,
-                  defer: str = "") -> str:
+                  defer: str = "", noperands: int | None = None) -> str:
     """The straight-line tile loop of a layer from its DMA plan (the runtime's phases and markers):
     each tile's kernel forked on the cluster, or (``forked`` false: an engine core 0 programs)
     called on core 0, waiting for its jobs while the next tile's inputs arrive. ``defer`` (the
     engine's ``tile_sync``): the last tile's jobs stay in flight, and ``<p>_finish`` waits for them
-    and writes that tile back."""
+    and writes that tile back. Copies of operands from ``noperands`` on (the next layer's) keep no
+    handle: the final wait for all transfers covers them."""
+    own = len(homes) if noperands is None else noperands
     waited = {r for t in plan.tiles for r in t.reuse}
     body: list[str] = []
 
     def issue(copies, later: bool = True):
         for c in copies:
             call = _copy_call(c, homes[c.operand], slots[c.operand][c.slot])
-            var = "r" if c.load else f"w{c.operand}_{c.slot}" if later and (c.operand, c.slot) in waited else ""
+            var = ("" if c.operand >= own else "r" if c.load
+                   else f"w{c.operand}_{c.slot}" if later and (c.operand, c.slot) in waited else "")
             body.append(f"{var} = {call};" if var else f"{call};")
 
     mark = "DEEPLOY_MARKER(DEEPLOY_MARK_TILE_{});".format
@@ -152,7 +157,7 @@ def _run_function(p: str, plan: DmaPlan, homes: list[str], slots: list[list[str]
             body.append(mark("END"))
     if not plan.tiles[-1].wait_all:
         body.append("deeploy_dma_wait_all(DEEPLOY_DMA_CLUSTER);")
-    loads = plan.before or any(t.loads or t.prefetch for t in plan.tiles)
+    loads = any(c.load and c.operand < own for c in plan.copies)
     handles = (["r"] if loads else []) + [f"w{o}_{k}" for o, k in sorted(waited)]
     decl = [f"{TILE_ARG.c_name} tile;"] + ([f"deeploy_dma_t {', '.join(handles)};"] if handles else [])
     if not defer:
@@ -206,7 +211,7 @@ def tiled_layer_code(k: int, layer: Layer, sched: TileSchedule, graph: Graph, na
     layer of an engine with a job queue that returns with its last jobs in flight, ``finish`` ends it).
     ``preloaded``: inputs whose first tile the layer before loaded (``tiling/prefetch.py``);
     ``ahead``: the next layer's schedule, L1 base and inputs whose first tile this layer loads
-    before its last tile's fork."""
+    (``dma_plan.handoff_tile``)."""
     p = prefix or f"deeploy_t{k}"
     dims = sched.dims
     too_big = check_tile_limits(len(dims), [len(s.operand.axes) for s in sched.slots])
@@ -235,13 +240,16 @@ def tiled_layer_code(k: int, layer: Layer, sched: TileSchedule, graph: Graph, na
     if ahead is not None:     # the next layer's copies, its operands numbered after this layer's
         nxt, base, ops = ahead
         extra = tuple(replace(c, operand=c.operand + len(homes)) for c in first_loads(nxt, ops))
-        plan = replace(plan, tiles=plan.tiles[:-1] + (replace(plan.tiles[-1], prefetch=plan.tiles[-1].prefetch + extra),))
+        tiles, q = list(plan.tiles), handoff_tile(sched)
+        tiles[q] = replace(tiles[q], prefetch=tiles[q].prefetch + extra)
+        plan = replace(plan, tiles=tuple(tiles))
         homes, slots = homes + _homes(nxt, names), slots + _slots(nxt, l1_arena, base)
     defer = layer.engine.tile_sync if deferred else ""
     if defer and loop != "code":
         raise ValueError(f"layer {k} runs from tables: only straight-line code defers its jobs")
     if loop == "code":
-        tables, run, layer_def = (), f"{p}_run();", _run_function(p, plan, homes, slots, layer.engine.forked, defer)
+        tables, run, layer_def = (), f"{p}_run();", _run_function(p, plan, homes, slots, layer.engine.forked, defer,
+                                                                   len(sched.slots))
     elif loop == "plan":
         tables, run = _plan_tables(p, plan, homes, slots, len(sched.slots)), f"deeploy_run_planned(&{p});"
         layer_def = f"static const {TILE_PLAN.c_name} {p} = " + TILE_PLAN.initializer(dict(

@@ -27,8 +27,8 @@ from Deeploy.tiling.spec import Operand
 if TYPE_CHECKING:
     from Deeploy.binding import Layer
 
-__all__ = ["Copy", "PlanTile", "DmaPlan", "box_copies", "dma_plan", "first_loads", "plannable", "STRAIGHT_TILES",
-           "loop_kind"]
+__all__ = ["Copy", "PlanTile", "DmaPlan", "box_copies", "dma_plan", "first_loads", "handoff_tile", "plannable",
+           "STRAIGHT_TILES", "loop_kind"]
 
 # the most L1 tiles a layer's loop is written out for (code grows with them; more run from tables)
 STRAIGHT_TILES = 8
@@ -148,6 +148,14 @@ def first_loads(sched: TileSchedule, operands) -> tuple[Copy, ...]:
     """The copies loading the first tile of the input ``operands`` (indices) into their first slot."""
     ranges = next(sched.tiles())[2]
     return tuple(c for o in operands for c in box_copies(sched.slots[o], 0, _box(sched.slots[o].operand, ranges)))
+
+
+def handoff_tile(sched: TileSchedule) -> int:
+    """The tile that issues the next layer's ``first_loads`` before its fork: double-buffered the
+    first (after its prefetch, long before the last write-back, which the layer's final wait for
+    all its transfers covers with them), single-buffered the last (every tile waits for all its
+    transfers)."""
+    return 0 if sched.double_buffer else sched.num_tiles - 1
 
 
 def dma_plan(sched: TileSchedule, preloaded=()) -> DmaPlan:

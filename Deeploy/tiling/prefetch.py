@@ -6,8 +6,9 @@ that those first slots lie outside the running layer's L1 tiles and within ``--l
 does, the pair keeps its own loads. Both layers run from compile-time DMA plans (``dma_plan``:
 straight-line code or a planned loop) on the cluster, outside regions and the layers around an
 NPU layer's jobs in flight (``overlap.py``). Codegen (``codegen/tiled.py``) issues the copies
-(``first_loads``) before the last tile's fork; the layer's final wait for all its transfers
-covers them, so the next layer finds them complete."""
+(``first_loads``) before a tile's fork (``handoff_tile``: double-buffered the first, single-buffered
+the last); the layer's final wait for all its transfers covers them, so the next layer finds them
+complete."""
 
 from __future__ import annotations
 
@@ -16,8 +17,8 @@ from dataclasses import dataclass, field
 
 from Deeploy.binding import Layer
 from Deeploy.memory.planner import MemoryPlan
-from Deeploy.runtime.abi import TILE_MAX_GEOMETRIES
-from Deeploy.tiling.dma_plan import dma_plan, first_loads, loop_kind
+from Deeploy.runtime.abi import TILE_MAX_GEOMETRIES, TILE_MAX_OPERANDS
+from Deeploy.tiling.dma_plan import dma_plan, first_loads, handoff_tile, loop_kind
 from Deeploy.tiling.schedule import TileSchedule
 
 __all__ = ["Prefetches", "plan_prefetches"]
@@ -79,10 +80,11 @@ def plan_prefetches(layers: list[Layer], schedules: dict[int, TileSchedule], pla
                 or not all(layers[k].engine.forked and loop_kind(layers[k], schedules[k]) != "tables" for k in (n, m))):
             continue
         ops = _independent(layers, schedules, n, m, producer)
-        copies = first_loads(schedules[m], ops)
-        if not ops or len(dma_plan(schedules[n]).tiles[-1].prefetch) + len(copies) > _MAX_COPIES or \
-                (loop_kind(layers[n], schedules[n]) == "plan"
-                 and len(set(dma_plan(schedules[n]).shapes) | {c.shape for c in copies}) > TILE_MAX_GEOMETRIES):
+        copies, own = first_loads(schedules[m], ops), dma_plan(schedules[n])
+        if not ops or len(own.tiles[handoff_tile(schedules[n])].prefetch) + len(copies) > _MAX_COPIES or \
+                (loop_kind(layers[n], schedules[n]) == "plan"      # a geometry and a handle of their own
+                 and (len(set(own.shapes) | {c.shape for c in copies}) > TILE_MAX_GEOMETRIES
+                      or len(schedules[n].slots) >= TILE_MAX_OPERANDS)):
             continue
         slots = [schedules[m].slots[o] for o in ops]
         at = out.l1_base.get(n, 0)
