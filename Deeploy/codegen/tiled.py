@@ -224,7 +224,7 @@ def tiled_layer_code(k: int, layer: Layer, sched: TileSchedule, graph: Graph, na
     plan = dma_plan(sched, preloaded) if loop != "tables" else None
     ptrs = {s.operand.tensor: f"tile->buf[{s.index}]" for s in sched.slots}
     scratch_at = l1_base + sched.scratch_offset
-    has_scratch = sched.l1_bytes > sched.scratch_offset   # the tiler may drop an optional scratch
+    has_scratch = sched.scratch_bytes > 0   # the tiler may drop an optional scratch
     scratch = f"((void *)({l1_arena} + {scratch_at}))" if has_scratch else "NULL"
     shared = f"((void *)({l1_arena} + {scratch_at + layer.shared_offset}))" if has_scratch else "NULL"
     calls = tuple((tc.index, _tile_call(layer, tc.node, tc.graph, ptrs, names, scratch, shared))

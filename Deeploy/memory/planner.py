@@ -342,7 +342,7 @@ def tile_buffers(layers: list[Layer], tiling, staging_base: int, tile_level: str
             if s.in_l3:
                 out.append(PlannedBuffer(f"{name}: {s.operand.tensor} L2 tile", BufferKind.STAGING, staging_level,
                                          staging_base + s.staging_offset, s.staging_bytes, k, k))
-        scratch = sched.l1_bytes - sched.scratch_offset     # the kernel's L1 scratch follows the slots
+        scratch = sched.scratch_bytes
         if scratch:
             out.append(PlannedBuffer(f"{name}: kernel scratch", BufferKind.SCRATCH, tile_level,
                                      base + sched.scratch_offset, scratch, k, k))

@@ -275,7 +275,8 @@ def tile_network(graph: Graph, layers: list[Layer], plan: MemoryPlan, options: T
         staging = max(staging, sched.staging_bytes)
     if misfits:
         raise _misfit_error(misfits)
-    overlaps, schedules = plan_overlaps(layers, schedules, options.l1, _in_regions(graph, layers), schedule_cycles,
+    regions = _in_regions(graph, layers)
+    overlaps, schedules = plan_overlaps(layers, schedules, options.l1, regions, schedule_cycles,
                                         lambda k: _whole(layers[k], graph, plan, options, platform, cores, budget,
                                                          resident), platform.tiles.alignment)
     if log is not None:
@@ -283,14 +284,13 @@ def tile_network(graph: Graph, layers: list[Layer], plan: MemoryPlan, options: T
             for k in ks:
                 log(f"overlap: '{layers[k].node.name}' ({schedules[k].num_tiles} tiles) runs beside the layers up to "
                     f"{stop}, which cover {overlaps.hidden[k]} cycles of its jobs")
-    regions = _in_regions(graph, layers)
     skip = regions | overlaps.deferred | set(overlaps.l1_base) | set(overlaps.finish)
-    prefetches = plan_prefetches(layers, schedules, plan, options.l1, skip, platform.tiles.alignment)
+    prefetches, schedules = plan_prefetches(layers, schedules, plan, options.l1, skip, platform.tiles.alignment)
     if log is not None:
         for n, m in sorted(prefetches.issuer.items()):
             log(f"prefetch: '{layers[n].node.name}' loads the first tile of "
                 f"{', '.join(schedules[m].slots[o].operand.tensor for o in prefetches.ahead[m])} for "
-                f"'{layers[m].node.name}' (L1 base {prefetches.l1_base.get(m, 0)})")
+                f"'{layers[m].node.name}' ({schedules[n].num_tiles} tiles; L1 base {prefetches.l1_base.get(m, 0)})")
     return TiledNetwork(schedules, max(l1_size, overlaps.l1_size(schedules), prefetches.l1_size(schedules)), staging,
                         budget, options, overlaps, prefetches)
 

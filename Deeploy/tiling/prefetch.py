@@ -1,25 +1,28 @@
-"""Cross-layer prefetch: while a tiled layer computes its last tile, the cluster DMA already loads
-the first tile of the next layer's inputs that do not depend on it (constants, graph inputs and
-activations written before it), so the next layer starts with them in L1 instead of loading them.
-The next layer's L1 base (``l1_base``) is chosen, before the memory plan records the tiles, so
-that those first slots lie outside the running layer's L1 tiles and within ``--l1``; where no base
-does, the pair keeps its own loads. Both layers run from compile-time DMA plans (``dma_plan``:
-straight-line code or a planned loop) on the cluster, outside regions and the layers around an
-NPU layer's jobs in flight (``overlap.py``). Codegen (``codegen/tiled.py``) issues the copies
-(``first_loads``) before a tile's fork (``handoff_tile``: double-buffered the first, single-buffered
-the last); the layer's final wait for all its transfers covers them, so the next layer finds them
-complete."""
+"""Cross-layer prefetch: while a tiled layer computes, the cluster DMA already loads the first tile
+of the next layer's inputs that do not depend on it (constants, graph inputs and activations
+written before it), so the next layer starts with them in L1 instead of loading them. Both layers
+run from compile-time DMA plans (``dma_plan``: straight-line code or a planned loop) on the
+cluster, outside regions and the layers around an NPU layer's jobs in flight (``overlap.py``).
+
+The room is decided with the tiles, before the memory plan records them: consecutive layers sit at
+opposite ends of L1, the next layer's first slots at the edge of its own layout away from the
+layer before (``schedule_layer``'s ``ahead``, ``top``), so a pair needs the layer's L1 bytes plus
+those slots within ``--l1``; where they do not fit, the pair keeps its own loads. (Tiling a layer
+smaller to make room does not pay on the modelled cluster: the kernels' cycle formulas do not
+price smaller tiles closely enough to weigh the few hundred cycles of a first load.) Codegen
+(``codegen/tiled.py``) issues the copies (``first_loads``) before a tile's fork (``handoff_tile``);
+the layer's final wait for all its transfers covers them, so the next layer finds them complete."""
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from Deeploy.binding import Layer
 from Deeploy.memory.planner import MemoryPlan
 from Deeploy.runtime.abi import TILE_MAX_GEOMETRIES, TILE_MAX_OPERANDS
 from Deeploy.tiling.dma_plan import dma_plan, first_loads, handoff_tile, loop_kind
-from Deeploy.tiling.schedule import TileSchedule
+from Deeploy.tiling.schedule import TileSchedule, schedule_layer
 
 __all__ = ["Prefetches", "plan_prefetches"]
 
@@ -31,7 +34,7 @@ _MAX_COPIES = 255   # the copies one tile of a planned loop issues before its fo
 class Prefetches:
     """``ahead``: layer -> the operands (indices) whose first tile the layer before it
     (``issuer``) loads; ``issuer``: that layer -> the layer it loads them for; ``l1_base``: the L1
-    offset of every layer moved up to keep those slots clear of the layer before."""
+    offset of every layer placed at the top of L1."""
 
     ahead: dict[int, tuple[int, ...]] = field(default_factory=dict)
     issuer: dict[int, int] = field(default_factory=dict)
@@ -41,58 +44,65 @@ class Prefetches:
         return max([0] + [self.l1_base.get(k, 0) + s.l1_bytes for k, s in schedules.items()])
 
 
-def _independent(layers: list[Layer], schedules: dict[int, TileSchedule], n: int, m: int,
-                 producer: dict[str, int]) -> tuple[int, ...]:
+def _pairable(layers: list[Layer], schedules: dict[int, TileSchedule], plan: MemoryPlan, n: int, m: int,
+              skip: set[int]) -> bool:
+    """Whether layer ``n`` can load layer ``m``'s first tile: both planned cluster layers, none of
+    ``skip``, the layers between them views sharing their input's storage."""
+    return (n not in skip and m not in skip
+            and all(lay.node.inputs and lay.node.inputs[0]
+                    and plan.placements[lay.node.outputs[0]] == plan.placements[lay.node.inputs[0]]
+                    for lay in layers[n + 1:m])
+            and all(layers[k].engine.forked and loop_kind(layers[k], schedules[k]) != "tables" for k in (n, m)))
+
+
+def _independent(schedules: dict[int, TileSchedule], n: int, m: int, producer: dict[str, int]) -> tuple[int, ...]:
     """Layer ``m``'s inputs (operand indices) that no layer from ``n`` on writes, with a first tile."""
-    out = []
-    for s in schedules[m].slots:
-        if not s.output and s.copies and producer.get(s.operand.tensor, -1) < n \
-                and first_loads(schedules[m], (s.index,)):
-            out.append(s.index)
-    return tuple(out)
+    return tuple(s.index for s in schedules[m].slots
+                 if not s.output and s.copies and producer.get(s.operand.tensor, -1) < n
+                 and first_loads(schedules[m], (s.index,)))
 
 
-def _base(lo_hi: list[tuple[int, int]], below: tuple[int, int], size: int, l1: int, align: int) -> int | None:
-    """The least base (a multiple of ``align``) putting every interval ``lo_hi`` outside ``below``
-    = [a, b) with ``size`` bytes within ``l1``, or None."""
-    a, b = below
-    cands = {0} | {-(-(b - lo) // align) * align for lo, _ in lo_hi} | {(a - hi) // align * align for _, hi in lo_hi}
-    for base in sorted(c for c in cands if c >= 0):
-        if base + size <= l1 and all(base + hi <= a or base + lo >= b for lo, hi in lo_hi):
-            return base
-    return None
+def _issuable(layer: Layer, sched: TileSchedule, copies) -> bool:
+    """Whether the layer's plan takes ``copies`` more in its handoff tile (a planned loop: within
+    its geometries, with a handle of their own)."""
+    own = dma_plan(sched)
+    if len(own.tiles[handoff_tile(sched)].prefetch) + len(copies) > _MAX_COPIES:
+        return False
+    return loop_kind(layer, sched) != "plan" or (len(set(own.shapes) | {c.shape for c in copies}) <= TILE_MAX_GEOMETRIES
+                                                and len(sched.slots) < TILE_MAX_OPERANDS)
+
+
+def _relayout(sched: TileSchedule, ops: tuple[int, ...], top: bool, alignment: int) -> TileSchedule:
+    """``sched`` with the first slots of ``ops`` at its bottom or ``top``."""
+    laid = schedule_layer(sched.spec, sched.l1, sched.l2, {}, sched.double_buffer, alignment,
+                          ahead=frozenset(sched.slots[o].operand.tensor for o in ops), top=top)
+    return replace(laid, classes=sched.classes)
 
 
 def plan_prefetches(layers: list[Layer], schedules: dict[int, TileSchedule], plan: MemoryPlan, l1: int,
-                    skip: set[int], alignment: int = 4) -> Prefetches:
-    """Which consecutive tiled layers (none of ``skip``; the layers between them views sharing
-    their input's storage in ``plan``) hand the next one's independent first-tile inputs over, and
-    the L1 bases that keeps them clear (see the module docstring)."""
+                    skip: set[int], alignment: int = 4) -> tuple[Prefetches, dict[int, TileSchedule]]:
+    """Which consecutive tiled layers hand the next one's independent first-tile inputs over
+    (see the module docstring). Returns the prefetches and the schedules (laid out for them)."""
     align = math.lcm(_ALIGN, alignment)
+    end = l1 // align * align
     producer = {o: k for k, layer in enumerate(layers) for o in layer.node.outputs if o}
-    out = Prefetches()
+    schedules, out, top = dict(schedules), Prefetches(), set()
     order = sorted(schedules)
     for n, m in zip(order, order[1:]):
-        between = layers[n + 1:m]
-        if (n in skip or m in skip or any(not (l.node.inputs and l.node.inputs[0]) or
-                                          plan.placements[l.node.outputs[0]] != plan.placements[l.node.inputs[0]]
-                                          for l in between)
-                or not all(layers[k].engine.forked and loop_kind(layers[k], schedules[k]) != "tables" for k in (n, m))):
+        if not _pairable(layers, schedules, plan, n, m, skip):
             continue
-        ops = _independent(layers, schedules, n, m, producer)
-        copies, own = first_loads(schedules[m], ops), dma_plan(schedules[n])
-        if not ops or len(own.tiles[handoff_tile(schedules[n])].prefetch) + len(copies) > _MAX_COPIES or \
-                (loop_kind(layers[n], schedules[n]) == "plan"      # a geometry and a handle of their own
-                 and (len(set(own.shapes) | {c.shape for c in copies}) > TILE_MAX_GEOMETRIES
-                      or len(schedules[n].slots) >= TILE_MAX_OPERANDS)):
+        ops = _independent(schedules, n, m, producer)
+        if not ops or not _issuable(layers[n], schedules[n], first_loads(schedules[m], ops)):
             continue
-        slots = [schedules[m].slots[o] for o in ops]
-        at = out.l1_base.get(n, 0)
-        base = _base([(s.l1_offsets[0], s.l1_offsets[0] + s.slot_bytes) for s in slots],
-                     (at, at + schedules[n].l1_bytes), schedules[m].l1_bytes, l1, align)
-        if base is None:
+        laid = _relayout(schedules[m], ops, n not in top, alignment)    # at the other end of L1 from layer n
+        base = 0 if n in top else (end - laid.l1_bytes) // align * align
+        lo, hi = out.l1_base.get(n, 0), out.l1_base.get(n, 0) + schedules[n].l1_bytes
+        first = [base + laid.slots[o].l1_offsets[0] for o in ops]
+        if base < 0 or any(a < hi and lo < a + laid.slots[o].slot_bytes for a, o in zip(first, ops)):
             continue
+        schedules[m] = laid
         out.ahead[m], out.issuer[n] = ops, m
         if base:
             out.l1_base[m] = base
-    return out
+            top.add(m)
+    return out, schedules
