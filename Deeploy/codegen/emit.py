@@ -128,7 +128,8 @@ def emit_project(graph: Graph, layers: list[Layer], plan: MemoryPlan, platform: 
     stream_defs, stream_at, stream_blocks = stream_code(plan, names, engine, rolled) if plan.streams else ([], {}, [])
     tiled, finish = {}, {}
     if tiling is not None:
-        overlaps, ahead = tiling.overlaps, tiling.prefetches   # none in a rolled region: the tiler leaves regions alone
+        # no overlaps or prefetches in a rolled region: the tiler leaves regions alone
+        overlaps, ahead = tiling.overlaps, tiling.prefetches
         tiled = {k: tiled_layer_code(k, layers[k], sched, graph, names, arenas["tile_arena"], arenas["staging_arena"],
                                      tiling.l1_base(k), deferred=k in overlaps.deferred,
                                      preloaded=ahead.ahead.get(k, ()),
