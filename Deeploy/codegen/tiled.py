@@ -19,7 +19,7 @@ from Deeploy.ir.graph import Graph
 from Deeploy.errors import DeeployError
 from Deeploy.runtime.abi import (TILE_ARG, TILE_AXIS, TILE_COPY, TILE_GEOMETRY, TILE_OPERAND, TILE_PLAN, TILE_STEP,
                                  TILED_LAYER, check_tile_limits)
-from Deeploy.tiling.dma_plan import Copy, DmaPlan, dma_plan, first_loads, handoff_tile, loop_kind
+from Deeploy.tiling.dma_plan import Copy, DmaPlan, dma_plan, first_loads, loop_kind, with_handoff
 from Deeploy.tiling.schedule import TileSchedule
 
 __all__ = ["TiledCode", "tiled_layer_code"]
@@ -211,7 +211,7 @@ def tiled_layer_code(k: int, layer: Layer, sched: TileSchedule, graph: Graph, na
     layer of an engine with a job queue that returns with its last jobs in flight, ``finish`` ends it).
     ``preloaded``: inputs whose first tile the layer before loaded (``tiling/prefetch.py``);
     ``ahead``: the next layer's schedule, L1 base and inputs whose first tile this layer loads
-    (``dma_plan.handoff_tile``)."""
+    (``dma_plan.with_handoff``)."""
     p = prefix or f"deeploy_t{k}"
     dims = sched.dims
     too_big = check_tile_limits(len(dims), [len(s.operand.axes) for s in sched.slots])
@@ -239,10 +239,7 @@ def tiled_layer_code(k: int, layer: Layer, sched: TileSchedule, graph: Graph, na
     homes, slots = _homes(sched, names), _slots(sched, l1_arena, l1_base)
     if ahead is not None:     # the next layer's copies, its operands numbered after this layer's
         nxt, base, ops = ahead
-        extra = tuple(replace(c, operand=c.operand + len(homes)) for c in first_loads(nxt, ops))
-        tiles, q = list(plan.tiles), handoff_tile(sched)
-        tiles[q] = replace(tiles[q], prefetch=tiles[q].prefetch + extra)
-        plan = replace(plan, tiles=tuple(tiles))
+        plan = with_handoff(plan, tuple(replace(c, operand=c.operand + len(homes)) for c in first_loads(nxt, ops)))
         homes, slots = homes + _homes(nxt, names), slots + _slots(nxt, l1_arena, base)
     defer = layer.engine.tile_sync if deferred else ""
     if defer and loop != "code":

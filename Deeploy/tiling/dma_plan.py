@@ -17,7 +17,7 @@ without L3 staging or resident operands."""
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from Deeploy.runtime.abi import TILE_MAX_GEOMETRIES
@@ -27,7 +27,7 @@ from Deeploy.tiling.spec import Operand
 if TYPE_CHECKING:
     from Deeploy.binding import Layer
 
-__all__ = ["Copy", "PlanTile", "DmaPlan", "box_copies", "dma_plan", "first_loads", "handoff_tile", "plannable",
+__all__ = ["Copy", "PlanTile", "DmaPlan", "box_copies", "dma_plan", "first_loads", "with_handoff", "plannable",
            "STRAIGHT_TILES", "loop_kind"]
 
 # the most L1 tiles a layer's loop is written out for (code grows with them; more run from tables)
@@ -150,12 +150,12 @@ def first_loads(sched: TileSchedule, operands) -> tuple[Copy, ...]:
     return tuple(c for o in operands for c in box_copies(sched.slots[o], 0, _box(sched.slots[o].operand, ranges)))
 
 
-def handoff_tile(sched: TileSchedule) -> int:
-    """The tile that issues the next layer's ``first_loads`` before its fork: double-buffered the
-    first (after its prefetch, long before the last write-back, which the layer's final wait for
-    all its transfers covers with them), single-buffered the last (every tile waits for all its
-    transfers)."""
-    return 0 if sched.double_buffer else sched.num_tiles - 1
+def with_handoff(plan: DmaPlan, copies: tuple[Copy, ...]) -> DmaPlan:
+    """``plan`` issuing ``copies`` (the next layer's ``first_loads``) with its first tile's loads,
+    before that tile waits for its own (issued while the DMA moves them; the layer's final wait for
+    all its transfers covers them)."""
+    first = plan.tiles[0]
+    return replace(plan, tiles=(replace(first, loads=first.loads + copies),) + plan.tiles[1:])
 
 
 def dma_plan(sched: TileSchedule, preloaded=()) -> DmaPlan:

@@ -10,8 +10,9 @@ layer before (``schedule_layer``'s ``ahead``, ``top``), so a pair needs the laye
 those slots within ``--l1``; where they do not fit, the pair keeps its own loads. (Tiling a layer
 smaller to make room does not pay on the modelled cluster: the kernels' cycle formulas do not
 price smaller tiles closely enough to weigh the few hundred cycles of a first load.) Codegen
-(``codegen/tiled.py``) issues the copies (``first_loads``) before a tile's fork (``handoff_tile``);
-the layer's final wait for all its transfers covers them, so the next layer finds them complete."""
+(``codegen/tiled.py``) issues the copies (``first_loads``) with the layer's first loads
+(``with_handoff``); its final wait for all its transfers covers them, so the next layer finds them
+complete."""
 
 from __future__ import annotations
 
@@ -21,13 +22,13 @@ from dataclasses import dataclass, field, replace
 from Deeploy.binding import Layer
 from Deeploy.memory.planner import MemoryPlan
 from Deeploy.runtime.abi import TILE_MAX_GEOMETRIES, TILE_MAX_OPERANDS
-from Deeploy.tiling.dma_plan import dma_plan, first_loads, handoff_tile, loop_kind
+from Deeploy.tiling.dma_plan import dma_plan, first_loads, loop_kind
 from Deeploy.tiling.schedule import TileSchedule, schedule_layer
 
 __all__ = ["Prefetches", "plan_prefetches"]
 
 _ALIGN = 16     # a layer's L1 base: a multiple of this and of the level's alignment
-_MAX_COPIES = 255   # the copies one tile of a planned loop issues before its fork (TILE_STEP.prefetch)
+_MAX_COPIES = 255   # the loads one tile of a planned loop issues (TILE_STEP.loads)
 
 
 @dataclass(frozen=True)
@@ -63,10 +64,10 @@ def _independent(schedules: dict[int, TileSchedule], n: int, m: int, producer: d
 
 
 def _issuable(layer: Layer, sched: TileSchedule, copies) -> bool:
-    """Whether the layer's plan takes ``copies`` more in its handoff tile (a planned loop: within
+    """Whether the layer's plan takes ``copies`` more with its first loads (a planned loop: within
     its geometries, with a handle of their own)."""
     own = dma_plan(sched)
-    if len(own.tiles[handoff_tile(sched)].prefetch) + len(copies) > _MAX_COPIES:
+    if len(own.tiles[0].loads) + len(copies) > _MAX_COPIES:
         return False
     return loop_kind(layer, sched) != "plan" or (len(set(own.shapes) | {c.shape for c in copies}) <= TILE_MAX_GEOMETRIES
                                                 and len(sched.slots) < TILE_MAX_OPERANDS)
