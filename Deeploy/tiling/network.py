@@ -290,7 +290,7 @@ def tile_network(graph: Graph, layers: list[Layer], plan: MemoryPlan, options: T
         for n, m in sorted(prefetches.issuer.items()):
             log(f"prefetch: '{layers[n].node.name}' loads the first tile of "
                 f"{', '.join(schedules[m].slots[o].operand.tensor for o in prefetches.ahead[m])} for "
-                f"'{layers[m].node.name}' ({schedules[n].num_tiles} tiles; L1 base {prefetches.l1_base.get(m, 0)})")
+                f"'{layers[m].node.name}' (L1 base {prefetches.l1_base.get(m, 0)})")
     return TiledNetwork(schedules, max(l1_size, overlaps.l1_size(schedules), prefetches.l1_size(schedules)), staging,
                         budget, options, overlaps, prefetches)
 
