@@ -85,16 +85,20 @@ def plan_prefetches(layers: list[Layer], schedules: dict[int, TileSchedule], pla
     """Which consecutive tiled layers hand the next one's independent first-tile inputs over
     (see the module docstring). Returns the prefetches and the schedules (laid out for them)."""
     align = math.lcm(_ALIGN, alignment)
-    end = l1 // align * align
     producer = {o: k for k, layer in enumerate(layers) for o in layer.node.outputs if o}
-    schedules, out, top = dict(schedules), Prefetches(), set()
     order = sorted(schedules)
+    pairs = []
     for n, m in zip(order, order[1:]):
-        if not _pairable(layers, schedules, plan, n, m, skip):
-            continue
-        ops = _independent(schedules, n, m, producer)
-        if not ops or not _issuable(layers[n], schedules[n], first_loads(schedules[m], ops)):
-            continue
+        if _pairable(layers, schedules, plan, n, m, skip):
+            ops = _independent(schedules, n, m, producer)
+            need = schedules[n].l1_bytes + sum(schedules[m].slots[o].slot_bytes for o in ops)
+            if ops and need <= l1 and _issuable(layers[n], schedules[n], first_loads(schedules[m], ops)):
+                pairs.append((n, m, ops, need))
+    # the top of L1 for the layers placed there: as low as every pair (and alignment) allows
+    end = min(-(-max([need for *_, need in pairs] + [s.l1_bytes for s in schedules.values()]) // align) * align
+              + 2 * align, l1 // align * align)
+    schedules, out, top = dict(schedules), Prefetches(), set()
+    for n, m, ops, _ in pairs:
         laid = _relayout(schedules[m], ops, n not in top, alignment)    # at the other end of L1 from layer n
         base = 0 if n in top else (end - laid.l1_bytes) // align * align
         lo, hi = out.l1_base.get(n, 0), out.l1_base.get(n, 0) + schedules[n].l1_bytes
