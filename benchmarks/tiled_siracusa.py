@@ -8,7 +8,9 @@ and peak memory of the compiler):
    most memory-bound layers, and the share of DMA time hidden in compute-bound double-buffered
    layers (overall, and in layers of at least 8 tiles, where the first tile's load, which no
    double buffering can hide, weighs little);
-3. tiled compilation of microLlama128 (8 cores, --l1 64000): seconds and peak memory (a fresh
+3. microLlama64 at --l1 64000 (double buffering): the share of DMA time hidden in layers of at
+   least 4 tiles, and the tile loops' overhead share of the cycles (``--profileTiling``'s split);
+4. tiled compilation of microLlama128 (8 cores, --l1 64000): seconds and peak memory (a fresh
    process; ru_maxrss).
 
     python benchmarks/tiled_siracusa.py [--l2 2000000] [--level L2]
@@ -32,7 +34,8 @@ CORPUS = REPO.parent / "shared" / "corpus" / "Models" / "microLlama" / "INT8"
 RUNNER = REPO / "DeeployTest" / "testRunner_tiled_siracusa.py"
 
 
-def run(network: str, gen: str, l1: int, l2: int, level: str, db: bool) -> tuple[int, dict]:
+def run(network: str, gen: str, l1: int, l2: int, level: str, db: bool) -> tuple[int, dict, float]:
+    """Cycles, per tiled layer its figures, and the overhead's share of the cycles."""
     cmd = [sys.executable, str(RUNNER), "-t", str(CORPUS / network), "--cores=8", "--l1", str(l1), "--l2", str(l2),
            "--defaultMemLevel", level, "--profileTiling", "--gen-dir", f"/tmp/deeploy_bench/{gen}"]
     cmd += ["--doublebuffer"] if db else []
@@ -45,7 +48,7 @@ def run(network: str, gen: str, l1: int, l2: int, level: str, db: bool) -> tuple
     layers = {e["name"]: dict(tiles=sum(1 for t in e["tiles"] if t["level"] == "L1"), buffering=e["buffering"],
                               cycles=round(e["cycles"]), kernel=round(e["compute"]), busy=round(e["dma"]["busy"]),
                               waited=round(e["dma"]["waited"])) for e in profile["layers"] if "tiles" in e}
-    return cycles, layers
+    return cycles, layers, profile["overhead"] / profile["cycles"]
 
 
 def compile_stats(l2: int, level: str) -> tuple[float, float]:
@@ -76,14 +79,14 @@ def main() -> None:
     ap.add_argument("--level", choices=("L2", "L3"), default="L2")
     args = ap.parse_args()
 
-    big, _ = run("microLlama64_parallel", "l1_64000_db", 64000, args.l2, args.level, True)
-    small, _ = run("microLlama64_parallel", "l1_8000_db", 8000, args.l2, args.level, True)
+    big, _, _ = run("microLlama64_parallel", "l1_64000_db", 64000, args.l2, args.level, True)
+    small, _, _ = run("microLlama64_parallel", "l1_8000_db", 8000, args.l2, args.level, True)
     print(f"\nmicroLlama64_parallel, 8 cores, double buffering, data in {args.level}:")
     print(f"  --l1 64000: {big:,} cycles   --l1 8000: {small:,} cycles   ratio {small / big:.3f} "
           f"(+{100 * (small / big - 1):.1f}%)\n")
 
-    _, sb = run("microLlama64_parallel", "l1_64000_sb", 64000, args.l2, args.level, False)
-    _, db = run("microLlama64_parallel", "l1_64000_db", 64000, args.l2, args.level, True)
+    _, sb, _ = run("microLlama64_parallel", "l1_64000_sb", 64000, args.l2, args.level, False)
+    _, db, _ = run("microLlama64_parallel", "l1_64000_db", 64000, args.l2, args.level, True)
     memory_bound = sorted((k for k in sb if sb[k]["busy"] >= 0.5 * sb[k]["kernel"]),
                           key=lambda k: -sb[k]["busy"] / max(1, sb[k]["kernel"]))
     print("Single vs double buffering at --l1 64000 (most memory-bound layers: DMA busy / kernel in SB):")
@@ -103,6 +106,13 @@ def main() -> None:
         b, w = sum(db[k]["busy"] for k in many), sum(db[k]["waited"] for k in many)
         print(f"  of them with >= 8 tiles: {len(many)}; {100 * (1 - w / b):.1f}% hidden, worst layer "
               f"{100 * min(1 - db[k]['waited'] / db[k]['busy'] for k in many):.1f}%")
+
+    cycles, layers, overhead = run("microLlama64", "ml64_l1_64000_db", 64000, args.l2, args.level, True)
+    many = [v for v in layers.values() if v["tiles"] >= 4]
+    busy, waited = sum(v["busy"] for v in many), sum(v["waited"] for v in many)
+    hidden = f"{100 * (1 - waited / busy):.1f}% of their DMA hidden" if busy else "no DMA"
+    print(f"\nmicroLlama64, --l1 64000, double buffering: {cycles:,} cycles, overhead {100 * overhead:.1f}%; "
+          f"{len(many)} layers of >= 4 tiles, {hidden}")
 
     seconds, mb = compile_stats(args.l2, "L3")
     print(f"\nTiled compile of microLlama128 (8 cores, --l1 64000, double buffering, data in L3): "

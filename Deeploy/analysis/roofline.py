@@ -26,6 +26,7 @@ from dataclasses import asdict, dataclass, field
 
 from Deeploy.analysis.roofs import Roof, Roofs
 from Deeploy.analysis.traffic import schedule_traffic
+from Deeploy.tiling.dma_plan import first_loads
 from Deeploy.ir.region import InputKind, body_inputs
 from Deeploy.ops import get_op
 
@@ -172,7 +173,11 @@ def layer_work(result, platform, roofs: Roofs) -> list[LayerWork]:
         ops = int(get_op(node).cost(node.params, ins, outs).ops)
         sched = schedules.get(k)
         if sched is not None:
-            moved = schedule_traffic(sched, tiling.tiles.source, tiling.staging.source, loops[k])
+            ahead = result.tiled.prefetches
+            nxt = ahead.issuer.get(k)
+            handoff = first_loads(schedules[nxt], ahead.ahead[nxt]) if nxt is not None else ()
+            moved = schedule_traffic(sched, tiling.tiles.source, tiling.staging.source, loops[k],
+                                     ahead.ahead.get(k, ()), handoff)
         else:
             moved = {}
             for t in [t for t in ins if t is not None] + outs:

@@ -8,7 +8,8 @@ loop of the runtime (``TargetLibraries/Siracusa/src/deeploy_tiling.c``) issues i
   L2 staging buffer was refilled), and every output tile is written back: bytes of the tiled
   level's source, ``tiles.source`` (L2).
 
-An empty box moves nothing. Before its tiles, the loop copies what it reads per tile into L1 from
+An empty box moves nothing. The first tile of inputs the layer before loads (``tiling/prefetch.py``)
+counts with that layer, which issues it. Before its tiles, the loop copies what it reads per tile into L1 from
 the level of the tiles' source (``deeploy_abi.h``): the tables of ``deeploy_run_tiled`` (the
 layer, its per-dim arrays, its operands and their axes), a planned loop's copy shapes and slot
 pointers; straight-line code (``codegen/tiled.py``) none. The result is independent of any timing: it follows from the schedule alone."""
@@ -20,7 +21,7 @@ import math
 
 from Deeploy.runtime.abi import (TILE_AXIS, TILE_COPY, TILE_GEOMETRY, TILE_OPERAND, TILE_PLAN_L1_BYTES, TILE_STEP,
                                  TILED_LAYER)
-from Deeploy.tiling.dma_plan import dma_plan
+from Deeploy.tiling.dma_plan import Copy, dma_plan, with_handoff
 from Deeploy.tiling.schedule import TileSchedule
 from Deeploy.tiling.spec import Operand, tile_ranges
 
@@ -44,15 +45,16 @@ def _l2_tiles(sched: TileSchedule) -> list[dict[str, tuple[int, int]]]:
             for js in itertools.product(*(range(len(o)) for o in outer))]
 
 
-def table_bytes(sched: TileSchedule, loop: str = "tables") -> int:
+def table_bytes(sched: TileSchedule, loop: str = "tables", preloaded=(), handoff: tuple[Copy, ...] = ()) -> int:
     """Bytes of the layer's tables its loop (``tiling/dma_plan.loop_kind``) copies into L1: for
     "tables" the layer; per dim its order (1 byte), size, L2 and L1 tile, class radix and
     class-array pointer (4 bytes each); the operands and their axes. For "plan" its copy shapes,
-    two slot pointers per operand and, up to ``TILE_PLAN_L1_BYTES``, its steps and copies."""
+    two slot pointers per operand and, up to ``TILE_PLAN_L1_BYTES``, its steps and copies
+    (``preloaded``, ``handoff``: as ``schedule_traffic``)."""
     if loop == "code":
         return 0
     if loop == "plan":
-        plan = dma_plan(sched)
+        plan = with_handoff(dma_plan(sched, preloaded), handoff)
         steps = len(plan.tiles) * TILE_STEP.size() + len(plan.copies) * TILE_COPY.size()
         return (len(plan.shapes) * TILE_GEOMETRY.size() + 2 * 4 * len(sched.slots)
                 + (steps if steps <= TILE_PLAN_L1_BYTES else 0))
@@ -62,15 +64,17 @@ def table_bytes(sched: TileSchedule, loop: str = "tables") -> int:
 
 
 def schedule_traffic(sched: TileSchedule, source: str = "L2", staging_source: str = "L3",
-                     loop: str = "tables") -> dict[str, int]:
+                     loop: str = "tables", preloaded=(), handoff: tuple[Copy, ...] = ()) -> dict[str, int]:
     """Bytes moved between ``source`` and the tiled level (L1 tiles) and between
     ``staging_source`` and ``source`` (L2 tiles of operands in L3), over the whole layer, with the
-    tables its ``loop`` copies first."""
+    tables its ``loop`` copies first; ``preloaded``: inputs whose first tile the layer before loads,
+    ``handoff``: the next layer's first loads this layer issues (``tiling/prefetch.py``)."""
     slots = sched.slots
     l2_spans = _l2_tiles(sched)
     staged_box: dict[int, tuple] = {}
-    held: dict[int, tuple] = {}
-    near, far = table_bytes(sched, loop), 0
+    first = next(sched.tiles())[2]
+    held: dict[int, tuple] = {k: _box(slots[k].operand, first) for k in preloaded}
+    near, far = table_bytes(sched, loop, preloaded, handoff) + sum(c.bytes for c in handoff), 0
     current = None
     for j2, _cls, ranges in sched.tiles():
         if j2 != current:

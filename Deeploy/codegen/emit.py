@@ -128,9 +128,13 @@ def emit_project(graph: Graph, layers: list[Layer], plan: MemoryPlan, platform: 
     stream_defs, stream_at, stream_blocks = stream_code(plan, names, engine, rolled) if plan.streams else ([], {}, [])
     tiled, finish = {}, {}
     if tiling is not None:
-        overlaps = tiling.overlaps    # none in a rolled region: the tiler leaves regions alone
+        # no overlaps or prefetches in a rolled region: the tiler leaves regions alone
+        overlaps, ahead = tiling.overlaps, tiling.prefetches
         tiled = {k: tiled_layer_code(k, layers[k], sched, graph, names, arenas["tile_arena"], arenas["staging_arena"],
-                                     overlaps.l1_base.get(k, 0), deferred=k in overlaps.deferred)
+                                     tiling.l1_base(k), deferred=k in overlaps.deferred,
+                                     preloaded=ahead.ahead.get(k, ()),
+                                     ahead=(tiling.schedules[m], tiling.l1_base(m), ahead.ahead[m])
+                                     if (m := ahead.issuer.get(k)) is not None else None)
                  for k, sched in tiling.schedules.items() if k not in rolled.covered}
         # marked as its layer again: the profile charges the wait to the layer whose jobs it waits for
         finish = {r: [s for k in ks for s in (f"DEEPLOY_MARK_LAYER({k});", tiled[k].finish)]

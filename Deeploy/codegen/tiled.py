@@ -8,7 +8,7 @@ constants), any other one through the tables ``deeploy_run_tiled`` reads
 from __future__ import annotations
 
 import textwrap
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from Deeploy.binding import Layer
 from Deeploy.codegen.buffers import Buf, BufferNames
@@ -19,7 +19,7 @@ from Deeploy.ir.graph import Graph
 from Deeploy.errors import DeeployError
 from Deeploy.runtime.abi import (TILE_ARG, TILE_AXIS, TILE_COPY, TILE_GEOMETRY, TILE_OPERAND, TILE_PLAN, TILE_STEP,
                                  TILED_LAYER, check_tile_limits)
-from Deeploy.tiling.dma_plan import Copy, DmaPlan, dma_plan, loop_kind
+from Deeploy.tiling.dma_plan import Copy, DmaPlan, dma_plan, first_loads, loop_kind, with_handoff
 from Deeploy.tiling.schedule import TileSchedule
 
 __all__ = ["TiledCode", "tiled_layer_code"]
@@ -91,11 +91,14 @@ def _copy_call(c: Copy, home: str, slot: str) -> str:
     return f"deeploy_dma_copy(DEEPLOY_DMA_CLUSTER, {dst}, {src}, {row})"
 
 
-def _plan_tables(p: str, plan: DmaPlan, homes: list[str], slots: list[list[str]]) -> tuple[str, ...]:
-    """The tables of a planned loop (``deeploy_run_planned``), the plan's struct aside."""
+def _plan_tables(p: str, plan: DmaPlan, homes: list[str], slots: list[list[str]], noperands: int) -> tuple[str, ...]:
+    """The tables of a planned loop (``deeploy_run_planned``), the plan's struct aside (``homes``
+    and ``slots`` beyond the layer's ``noperands``: the next layer's, whose copies take a handle
+    no tile waits for)."""
     shapes = {shape: g for g, shape in enumerate(plan.shapes)}
     copies = [TILE_COPY.initializer(dict(zip(("dst", "src"), _ends(c, homes[c.operand], slots[c.operand][c.slot])),
-                                         geometry=shapes[c.shape], handle=0 if c.load else 1 + 2 * c.operand + c.slot))
+                                         geometry=shapes[c.shape], handle=1 + 2 * noperands if c.operand >= noperands
+                                         else 0 if c.load else 1 + 2 * c.operand + c.slot))
               for c in plan.copies]
     steps = [TILE_STEP.initializer(dict(
         cls=t.cls, loads=len(t.loads), prefetch=len(t.prefetch), stores=len(t.stores), wait=int(t.wait),
@@ -103,7 +106,7 @@ def _plan_tables(p: str, plan: DmaPlan, homes: list[str], slots: list[list[str]]
         for t in plan.tiles]
     names = [f.name for f in TILE_GEOMETRY.fields]
     geometries = [TILE_GEOMETRY.initializer(dict(zip(names, shape))) for shape in plan.shapes]
-    pointers = [ptr for s in slots for ptr in (s + s)[:2]]
+    pointers = [ptr for s in slots[:noperands] for ptr in (s + s)[:2]]
     return (f"static const {TILE_GEOMETRY.c_name} {p}_geometries[] = {{{', '.join(geometries)}}};",
             f"static uint8_t *const {p}_slots[] = {{{', '.join(pointers)}}};",
             f"static const {TILE_STEP.c_name} {p}_steps[] = {{\n    " + ",\n    ".join(steps) + "};",
@@ -111,19 +114,22 @@ def _plan_tables(p: str, plan: DmaPlan, homes: list[str], slots: list[list[str]]
 
 
 def _run_function(p: str, plan: DmaPlan, homes: list[str], slots: list[list[str]], forked: bool = True,
-                  defer: str = "") -> str:
+                  defer: str = "", noperands: int | None = None) -> str:
     """The straight-line tile loop of a layer from its DMA plan (the runtime's phases and markers):
     each tile's kernel forked on the cluster, or (``forked`` false: an engine core 0 programs)
     called on core 0, waiting for its jobs while the next tile's inputs arrive. ``defer`` (the
     engine's ``tile_sync``): the last tile's jobs stay in flight, and ``<p>_finish`` waits for them
-    and writes that tile back."""
+    and writes that tile back. Copies of operands from ``noperands`` on (the next layer's) keep no
+    handle: the final wait for all transfers covers them."""
+    own = len(homes) if noperands is None else noperands
     waited = {r for t in plan.tiles for r in t.reuse}
     body: list[str] = []
 
     def issue(copies, later: bool = True):
         for c in copies:
             call = _copy_call(c, homes[c.operand], slots[c.operand][c.slot])
-            var = "r" if c.load else f"w{c.operand}_{c.slot}" if later and (c.operand, c.slot) in waited else ""
+            var = ("" if c.operand >= own else "r" if c.load
+                   else f"w{c.operand}_{c.slot}" if later and (c.operand, c.slot) in waited else "")
             body.append(f"{var} = {call};" if var else f"{call};")
 
     mark = "DEEPLOY_MARKER(DEEPLOY_MARK_TILE_{});".format
@@ -153,7 +159,7 @@ def _run_function(p: str, plan: DmaPlan, homes: list[str], slots: list[list[str]
             body.append(mark("END"))
     if not plan.tiles[-1].wait_all:
         body.append("deeploy_dma_wait_all(DEEPLOY_DMA_CLUSTER);")
-    loads = plan.before or any(t.loads or t.prefetch for t in plan.tiles)
+    loads = any(c.load and c.operand < own for c in plan.copies)
     handles = (["r"] if loads else []) + [f"w{o}_{k}" for o, k in sorted(waited)]
     decl = [f"{TILE_ARG.c_name} tile;"] + ([f"deeploy_dma_t {', '.join(handles)};"] if handles else [])
     if not defer:
@@ -190,12 +196,24 @@ def _tables(p: str, sched: TileSchedule, homes: list[str], slots: list[list[str]
     return tuple(lines)
 
 
+def _homes(sched: TileSchedule, names: BufferNames) -> list[str]:
+    return [f"(uint8_t *){names.address(s.operand.tensor)}" for s in sched.slots]
+
+
+def _slots(sched: TileSchedule, l1_arena: str, l1_base: int) -> list[list[str]]:
+    return [[f"{l1_arena} + {l1_base + off}" for off in s.l1_offsets] for s in sched.slots]
+
+
 def tiled_layer_code(k: int, layer: Layer, sched: TileSchedule, graph: Graph, names: BufferNames,
                      l1_arena: str, staging_arena: str, l1_base: int = 0, prefix: str | None = None,
-                     writable_ops: bool = False, deferred: bool = False) -> TiledCode:
+                     writable_ops: bool = False, deferred: bool = False, preloaded: tuple[int, ...] = (),
+                     ahead: tuple[TileSchedule, int, tuple[int, ...]] | None = None) -> TiledCode:
     """The C of tiled layer ``k`` (tables prefixed ``prefix``, default ``deeploy_t<k>``; the
     operand table ``writable_ops`` when homes are set before each run; ``deferred``: a straight-line
-    layer of an engine with a job queue that returns with its last jobs in flight, ``finish`` ends it)."""
+    layer of an engine with a job queue that returns with its last jobs in flight, ``finish`` ends it).
+    ``preloaded``: inputs whose first tile the layer before loaded (``tiling/prefetch.py``);
+    ``ahead``: the next layer's schedule, L1 base and inputs whose first tile this layer loads
+    (``dma_plan.with_handoff``)."""
     p = prefix or f"deeploy_t{k}"
     dims = sched.dims
     too_big = check_tile_limits(len(dims), [len(s.operand.axes) for s in sched.slots])
@@ -205,10 +223,10 @@ def tiled_layer_code(k: int, layer: Layer, sched: TileSchedule, graph: Graph, na
     head = (f"/* layer {k}: {title} tiled: {sched.num_tiles} L1 tiles ({sched.l2_tiles()} L2 tiles), "
             f"{'double' if sched.double_buffer else 'single'}-buffered, L1 {sched.l1_bytes} B */")
     loop = loop_kind(layer, sched, writable_ops)
-    plan = dma_plan(sched) if loop != "tables" else None
+    plan = dma_plan(sched, preloaded) if loop != "tables" else None
     ptrs = {s.operand.tensor: f"tile->buf[{s.index}]" for s in sched.slots}
     scratch_at = l1_base + sched.scratch_offset
-    has_scratch = sched.l1_bytes > sched.scratch_offset   # the tiler may drop an optional scratch
+    has_scratch = sched.scratch_bytes > 0   # the tiler may drop an optional scratch
     scratch = f"((void *)({l1_arena} + {scratch_at}))" if has_scratch else "NULL"
     shared = f"((void *)({l1_arena} + {scratch_at + layer.shared_offset}))" if has_scratch else "NULL"
     calls = tuple((tc.index, _tile_call(layer, tc.node, tc.graph, ptrs, names, scratch, shared))
@@ -220,15 +238,19 @@ def tiled_layer_code(k: int, layer: Layer, sched: TileSchedule, graph: Graph, na
     only_core0 = "" if layer.engine.forked else "    if (DEEPLOY_CORE_ID() != 0) return;\n"
     kernel = (f"static void {p}_kernel(void *arg) {{\n    const {arg} *tile = (const {arg} *)arg;\n"
               f"    (void)tile;\n{only_core0}    switch (tile->cls) {{\n")
-    homes = [f"(uint8_t *){names.address(s.operand.tensor)}" for s in sched.slots]
-    slots = [[f"{l1_arena} + {l1_base + off}" for off in s.l1_offsets] for s in sched.slots]
+    homes, slots = _homes(sched, names), _slots(sched, l1_arena, l1_base)
+    if ahead is not None:     # the next layer's copies, its operands numbered after this layer's
+        nxt, base, ops = ahead
+        plan = with_handoff(plan, tuple(replace(c, operand=c.operand + len(homes)) for c in first_loads(nxt, ops)))
+        homes, slots = homes + _homes(nxt, names), slots + _slots(nxt, l1_arena, base)
     defer = layer.engine.tile_sync if deferred else ""
     if defer and loop != "code":
         raise ValueError(f"layer {k} runs from tables: only straight-line code defers its jobs")
     if loop == "code":
-        tables, run, layer_def = (), f"{p}_run();", _run_function(p, plan, homes, slots, layer.engine.forked, defer)
+        tables, run, layer_def = (), f"{p}_run();", _run_function(p, plan, homes, slots, layer.engine.forked, defer,
+                                                                   len(sched.slots))
     elif loop == "plan":
-        tables, run = _plan_tables(p, plan, homes, slots), f"deeploy_run_planned(&{p});"
+        tables, run = _plan_tables(p, plan, homes, slots, len(sched.slots)), f"deeploy_run_planned(&{p});"
         layer_def = f"static const {TILE_PLAN.c_name} {p} = " + TILE_PLAN.initializer(dict(
             ntiles=len(plan.tiles), before=len(plan.before), ncopies=len(plan.copies), noperands=len(sched.slots),
             ngeometries=len(plan.shapes), wait_all=int(not sched.double_buffer), geometries=f"{p}_geometries",

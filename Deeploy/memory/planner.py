@@ -327,20 +327,23 @@ def tile_buffers(layers: list[Layer], tiling, staging_base: int, tile_level: str
                  ) -> list[PlannedBuffer]:
     """The tile slots and kernel scratch (in ``tile_level``) and the staging buffers (in
     ``staging_level``, from ``staging_base``) of every tiled layer (``tiling``: a TiledNetwork),
-    live during their layer, at the offsets their schedules give."""
+    live during their layer (a first slot loaded by the layer before from that layer on), at their
+    layer's L1 base plus the offsets their schedules give."""
     out = []
+    by = {m: n for n, m in tiling.prefetches.issuer.items()}
     for k, sched in tiling.schedules.items():
-        name = layers[k].node.name
+        name, base = layers[k].node.name, tiling.l1_base(k)
         for s in sched.slots:
             role = "output" if s.output else "weight" if s.operand.constant else "input"
             for c, off in enumerate(s.l1_offsets):
+                first = by[k] if c == 0 and s.index in tiling.prefetches.ahead.get(k, ()) else k
                 out.append(PlannedBuffer(f"{name}: {s.operand.tensor} tile (slot {c + 1}/{s.copies})", BufferKind.TILE,
-                                         tile_level, off, s.slot_bytes, k, k, role))
+                                         tile_level, base + off, s.slot_bytes, first, k, role))
             if s.in_l3:
                 out.append(PlannedBuffer(f"{name}: {s.operand.tensor} L2 tile", BufferKind.STAGING, staging_level,
                                          staging_base + s.staging_offset, s.staging_bytes, k, k))
-        scratch = sched.l1_bytes - sched.scratch_offset     # the kernel's L1 scratch follows the slots
+        scratch = sched.scratch_bytes
         if scratch:
-            out.append(PlannedBuffer(f"{name}: kernel scratch", BufferKind.SCRATCH, tile_level, sched.scratch_offset,
-                                     scratch, k, k))
+            out.append(PlannedBuffer(f"{name}: kernel scratch", BufferKind.SCRATCH, tile_level,
+                                     base + sched.scratch_offset, scratch, k, k))
     return out

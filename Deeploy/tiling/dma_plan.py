@@ -17,7 +17,7 @@ without L3 staging or resident operands."""
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from Deeploy.runtime.abi import TILE_MAX_GEOMETRIES
@@ -27,7 +27,8 @@ from Deeploy.tiling.spec import Operand
 if TYPE_CHECKING:
     from Deeploy.binding import Layer
 
-__all__ = ["Copy", "PlanTile", "DmaPlan", "box_copies", "dma_plan", "plannable", "STRAIGHT_TILES", "loop_kind"]
+__all__ = ["Copy", "PlanTile", "DmaPlan", "box_copies", "dma_plan", "first_loads", "with_handoff", "plannable",
+           "STRAIGHT_TILES", "loop_kind"]
 
 # the most L1 tiles a layer's loop is written out for (code grows with them; more run from tables)
 STRAIGHT_TILES = 8
@@ -143,13 +144,31 @@ def box_copies(s: OperandSlots, slot: int, box) -> tuple[Copy, ...]:
     return tuple(out)
 
 
-def dma_plan(sched: TileSchedule) -> DmaPlan:
-    """The plan of a ``plannable`` layer's tiles, in execution order."""
+def first_loads(sched: TileSchedule, operands) -> tuple[Copy, ...]:
+    """The copies loading the first tile of the input ``operands`` (indices) into their first slot."""
+    ranges = next(sched.tiles())[2]
+    return tuple(c for o in operands for c in box_copies(sched.slots[o], 0, _box(sched.slots[o].operand, ranges)))
+
+
+def with_handoff(plan: DmaPlan, copies: tuple[Copy, ...]) -> DmaPlan:
+    """``plan`` issuing ``copies`` (the next layer's ``first_loads``) with its first tile's loads,
+    before that tile waits for its own (issued while the DMA moves them; the layer's final wait for
+    all its transfers covers them)."""
+    first = plan.tiles[0]
+    return replace(plan, tiles=(replace(first, loads=first.loads + copies),) + plan.tiles[1:])
+
+
+def dma_plan(sched: TileSchedule, preloaded=()) -> DmaPlan:
+    """The plan of a ``plannable`` layer's tiles, in execution order; the first tile of the inputs
+    ``preloaded`` (operand indices) is already in their first slot (``first_loads``, issued by the
+    layer before)."""
     slots, db = sched.slots, sched.double_buffer
     cur = [0] * len(slots)
     held: list[list] = [[None, None] for _ in slots]      # the box each slot holds
     pending: set[tuple[int, int]] = set()                 # output slots with a write-back in flight
     tiles = list(sched.tiles())
+    for o in preloaded:
+        held[o][0] = _box(slots[o].operand, tiles[0][2])
 
     def load(s: OperandSlots, box, nxt: bool) -> tuple[Copy, ...]:
         o = s.index

@@ -1,7 +1,8 @@
 """Tiling of a whole network for code generation: per bound layer, the CP-SAT tiling (two-level
 when an operand lives in L3) and its tile schedule; the sizes of the L1 tile arena and of the L2
 staging arena (each layer's buffers live only while it runs, so both are the largest layer's, but
-for the layers that run beside an NPU layer's jobs in flight, above its tiles: ``overlap.py``)."""
+for the layers that run beside an NPU layer's jobs in flight, above its tiles: ``overlap.py``, and
+those whose first tile the layer before loads, their L1 base clear of its tiles: ``prefetch.py``)."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from Deeploy.memory.planner import BufferKind, MemoryPlan
 from Deeploy.tiling.dma_plan import loop_kind
 from Deeploy.tiling.families import RuleContext, layer_spec
 from Deeploy.tiling.overlap import Overlaps, plan_overlaps
+from Deeploy.tiling.prefetch import Prefetches, plan_prefetches
 from Deeploy.tiling.params import PlatformTiling, TilingParams, l3_to_l2_params
 from Deeploy.tiling.schedule import TileSchedule, schedule_layer
 from Deeploy.tiling.solver import solve_spec
@@ -91,6 +93,11 @@ class TiledNetwork:
     staging_budget: int
     options: TilingOptions
     overlaps: Overlaps = field(default_factory=Overlaps)   # NPU layers left running over cluster layers (overlap.py)
+    prefetches: Prefetches = field(default_factory=Prefetches)   # first tiles loaded by the layer before (prefetch.py)
+
+    def l1_base(self, k: int) -> int:
+        """Layer ``k``'s offset in the L1 tile arena."""
+        return self.overlaps.l1_base.get(k, 0) + self.prefetches.l1_base.get(k, 0)
 
 
 _DATA = (BufferKind.CONSTANT, BufferKind.INPUT, BufferKind.OUTPUT)
@@ -268,7 +275,8 @@ def tile_network(graph: Graph, layers: list[Layer], plan: MemoryPlan, options: T
         staging = max(staging, sched.staging_bytes)
     if misfits:
         raise _misfit_error(misfits)
-    overlaps, schedules = plan_overlaps(layers, schedules, options.l1, _in_regions(graph, layers), schedule_cycles,
+    regions = _in_regions(graph, layers)
+    overlaps, schedules = plan_overlaps(layers, schedules, options.l1, regions, schedule_cycles,
                                         lambda k: _whole(layers[k], graph, plan, options, platform, cores, budget,
                                                          resident), platform.tiles.alignment)
     if log is not None:
@@ -276,7 +284,15 @@ def tile_network(graph: Graph, layers: list[Layer], plan: MemoryPlan, options: T
             for k in ks:
                 log(f"overlap: '{layers[k].node.name}' ({schedules[k].num_tiles} tiles) runs beside the layers up to "
                     f"{stop}, which cover {overlaps.hidden[k]} cycles of its jobs")
-    return TiledNetwork(schedules, max(l1_size, overlaps.l1_size(schedules)), staging, budget, options, overlaps)
+    skip = regions | overlaps.deferred | set(overlaps.l1_base) | set(overlaps.finish)
+    prefetches, schedules = plan_prefetches(layers, schedules, plan, options.l1, skip, platform.tiles.alignment)
+    if log is not None:
+        for n, m in sorted(prefetches.issuer.items()):
+            log(f"prefetch: '{layers[n].node.name}' loads the first tile of "
+                f"{', '.join(schedules[m].slots[o].operand.tensor for o in prefetches.ahead[m])} for "
+                f"'{layers[m].node.name}' (L1 base {prefetches.l1_base.get(m, 0)})")
+    return TiledNetwork(schedules, max(l1_size, overlaps.l1_size(schedules), prefetches.l1_size(schedules)), staging,
+                        budget, options, overlaps, prefetches)
 
 
 def _in_regions(graph: Graph, layers: list[Layer]) -> set[int]:

@@ -77,6 +77,11 @@ class TileSchedule:
         return self.spec.dim_names
 
     @property
+    def scratch_bytes(self) -> int:
+        """The kernel's L1 scratch at ``scratch_offset`` (0: none, or the tiler dropped an optional one)."""
+        return self.l1.scratch_bytes
+
+    @property
     def radix(self) -> tuple[int, ...]:
         out, r = [], 1
         for reps in self.class_ranges:
@@ -138,10 +143,13 @@ def _max_box(op: Operand, per_dim: Mapping[str, tuple[tuple[int, int], ...]]) ->
 
 
 def schedule_layer(spec: LayerSpec, l1: TilingSolution, l2: TilingSolution | None, in_l3: Mapping[str, bool],
-                   double_buffer: bool, alignment: int = 4, resident: frozenset[str] = frozenset()) -> TileSchedule:
+                   double_buffer: bool, alignment: int = 4, resident: frozenset[str] = frozenset(),
+                   ahead: frozenset[str] = frozenset(), top: bool = False) -> TileSchedule:
     """The schedule of a tiled layer: ``l1`` tiles inside the ``l2`` tiles (None: one L2 tile, no
     staging); ``in_l3``: which tensors live in L3 (staged through L2); ``resident``: inputs the
-    engine reads in place where they live (a weight memory): no L1 slot (``copies`` 0), never moved."""
+    engine reads in place where they live (a weight memory): no L1 slot (``copies`` 0), never moved.
+    ``ahead``: inputs whose first tile the layer before loads (``prefetch.py``): their first slots
+    lie together at the bottom of the layer's L1, or (``top``) at its top, after the scratch."""
     dims = spec.dim_names
     sizes = {d.name: d.size for d in spec.dims}
     l2_tile = {d: (l2.tile_of(d) if l2 is not None else sizes[d]) for d in dims}
@@ -165,22 +173,29 @@ def schedule_layer(spec: LayerSpec, l1: TilingSolution, l2: TilingSolution | Non
         dim_class.append(tuple(classes))
         class_ranges.append(tuple(reps))
 
-    slots, l1_off, l2_off = [], 0, 0
+    copies = [0 if op.tensor in resident else 2 if double_buffer and any(len(per_dim[d]) > 1 for d in op.dims) else 1
+              for op in operands]
+    slot = [align(_max_box(op, per_dim), alignment) for op in operands]
+    edge = [(k, 0) for k, op in enumerate(operands) if copies[k] and op.tensor in ahead]
+    rest = [(k, c) for k in range(len(operands)) for c in range(copies[k]) if (k, c) not in edge]
+    at, offsets = 0, {}
+    for k, c in rest if top else edge + rest:
+        offsets[k, c], at = at, at + slot[k]
+    scratch_offset, at = at, at + l1.scratch_bytes
+    if top:
+        at = align(at, alignment)
+        for k, c in edge:
+            offsets[k, c], at = at, at + slot[k]
+    slots, l2_off = [], 0
     for k, op in enumerate(operands):
-        if op.tensor in resident:
+        if not copies[k]:
             slots.append(OperandSlots(op, k, False, 0, 0, ()))
             continue
-        changes = any(len(per_dim[d]) > 1 for d in op.dims)
-        copies = 2 if double_buffer and changes else 1
-        slot = align(_max_box(op, per_dim), alignment)
-        offsets = tuple(l1_off + c * slot for c in range(copies))
-        l1_off += copies * slot
         staged = bool(in_l3.get(op.tensor)) and l2 is not None
         staging = align(_max_box(op, l2_per_dim), alignment) if staged else 0
-        slots.append(OperandSlots(op, k, staged, copies, slot, offsets, staging, l2_off))
+        slots.append(OperandSlots(op, k, staged, copies[k], slot[k], tuple(offsets[k, c] for c in range(copies[k])),
+                                  staging, l2_off))
         l2_off += staging
-    scratch_offset = l1_off
     return TileSchedule(spec, l1, l2, double_buffer, tuple(order), tuple(l2_tile[d] for d in dims),
                         tuple(l1_tile[d] for d in dims), tuple(per_dim[d] for d in dims), tuple(dim_class),
-                        tuple(class_ranges), tuple(slots), scratch_offset, l1_off + l1.scratch_bytes, l2_off)
-
+                        tuple(class_ranges), tuple(slots), scratch_offset, at, l2_off)
