@@ -56,7 +56,9 @@ def test_discovery_finds_the_eight_decoder_layers_of_the_corpus_llamas(name, pla
     # every node but the embedding side and the final norm is in the region
     outside = [n.op for n in graph.nodes if n.name not in region.node_names()]
     assert softmax not in outside and outside.count("iRMSNorm") == 1
-    assert elapsed < 0.5, f"discovery took {elapsed:.3f} s of CPU"
+    # a guard against a search that grows much faster than the graph (about 0.2 s on an idle
+    # machine; a loaded one stretches even CPU time through shared caches)
+    assert elapsed < 2.0, f"discovery took {elapsed:.3f} s of CPU"
     # softmax and hardswish coefficients differ per layer: value attributes, not structure
     attrs = {attr for (_, attr) in body_attributes(graph, region)}
     assert {"coeffB", "coeffC", "log2"} <= attrs
