@@ -47,6 +47,8 @@ class TilingParams:
     call_cycles:         per tile of a layer priced by ``ops_per_cycle``: the kernel call's own
                          set-up beyond its ops (work split, parameters); a kernel cycle formula
                          (``kernel_cycles``) holds its own.
+    op_call_cycles:      (layer op, cycles) pairs: ``call_cycles`` of the ops whose calls cost
+                         several times the others' per extra tile.
     buffering:           "double" (a second buffer for every operand whose tile changes, DMA of
                          the next tile overlapping the current tile's compute), "single" (no
                          overlap) or "auto" (the solver chooses per layer).
@@ -77,6 +79,7 @@ class TilingParams:
     tile_loop_cycles: int
     loop_cycles: tuple = ()
     call_cycles: int = 0
+    op_call_cycles: tuple = ()
     dma_full_duplex: bool = False
     dma_2d: bool = True
     buffering: str = "double"
@@ -95,14 +98,18 @@ class TilingParams:
         if self.capacity < 0 or self.dma_bytes_per_cycle < 1 or self.ops_per_cycle <= 0:
             raise ValueError("capacity, dma_bytes_per_cycle and ops_per_cycle must be positive")
 
-    def per_tile_cycles(self, tiles, formula: bool = False):
+    def call_price(self, op: str) -> int:
+        """The set-up of one call of ``op``'s kernel (without a cycle formula)."""
+        return dict(self.op_call_cycles).get(op, self.call_cycles)
+
+    def per_tile_cycles(self, tiles, formula: bool = False, op: str = ""):
         """Fixed cost of one tile of a layer of ``tiles`` tiles (an int or a numpy array): fork +
-        join barrier + the tile loop's (``loop_cycles``) + the kernel call's set-up unless the
-        layer's kernel has a cycle ``formula`` (``call_cycles``)."""
+        join barrier + the tile loop's (``loop_cycles``) + the call's set-up of the layer's ``op``
+        unless its kernel has a cycle ``formula`` (``call_price``)."""
         loop = np.full(np.shape(tiles), self.tile_loop_cycles, dtype=np.int64)
         for start, cycles in self.loop_cycles:
             loop = np.where(np.asarray(tiles) >= start, cycles, loop)
-        fixed = self.fork_cycles + self.barrier_cycles + (0 if formula else self.call_cycles)
+        fixed = self.fork_cycles + self.barrier_cycles + (0 if formula else self.call_price(op))
         return fixed + (loop if np.ndim(tiles) else int(loop))
 
     def command_cycles(self, strided: bool) -> tuple[int, int]:

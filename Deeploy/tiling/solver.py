@@ -151,7 +151,8 @@ class _Problem:
         twin of ``evaluate``; the reference for brute-force checks)."""
         p = self.params
         dma_in, dma_out = self.dma[order]
-        overhead = self.tiles * p.per_tile_cycles(self.tiles, self.spec.tile_cycles is not None) + self.issue[order]
+        overhead = self.tiles * p.per_tile_cycles(self.tiles, self.spec.tile_cycles is not None,
+                                                   self.spec.op) + self.issue[order]
         if db:
             rest_in, rest_out = dma_in - self.first, dma_out - self.last
             rest = np.maximum(rest_in, rest_out) if p.dma_full_duplex else rest_in + rest_out
@@ -198,7 +199,7 @@ class _Problem:
                                      factor * row.issue))
         num_tiles = math.prod(n.values())
         compute = compute_cycles(spec, tiles, p)
-        overhead = num_tiles * p.per_tile_cycles(num_tiles, spec.tile_cycles is not None) + issue
+        overhead = num_tiles * p.per_tile_cycles(num_tiles, spec.tile_cycles is not None, spec.op) + issue
         if db:
             rest_in, rest_out = dma_in - pro, dma_out - epi
             rest = max(rest_in, rest_out) if p.dma_full_duplex else rest_in + rest_out

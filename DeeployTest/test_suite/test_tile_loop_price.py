@@ -36,7 +36,7 @@ def _priced_loop(sched, params) -> float:
     issue, per tile, less fork, join and (without a kernel formula) the kernel call's set-up."""
     sol = sched.l1
     issue = sum(b.issue_cycles for b in sol.buffers)
-    call = params.call_cycles if sched.spec.tile_cycles is None else 0
+    call = params.call_price(sched.spec.op) if sched.spec.tile_cycles is None else 0
     return (sol.overhead_cycles - issue) / sol.num_tiles - params.fork_cycles - params.barrier_cycles - call
 
 

@@ -75,13 +75,16 @@ SIRACUSA_L1 = TilingParams(capacity=64000, alignment=4, dma_bytes_per_cycle=int(
 # layers of microLlama64_parallel tiled at --l1 8000 rather than 64000 (--doublebuffer) spent per
 # extra tile, beyond the fork and join (61), a median of 92 kernel cycles in RequantShift (37
 # layers), 96 in iRMSNorm, 95 in RequantizedMul, 103 in Concat, 105 in RequantizediSoftmax and 133
-# in RequantizedAdd (Transpose 826 and RequantizediHardswish 529: their shorter tile rows and the
-# untabulated outputs of small tiles, work rather than set-up); 100 taken.
+# in RequantizedAdd; 100 taken. Transpose spends 826 per extra tile (its shorter tile rows; 1257 on a
+# (16, 64, 4) tensor, test_table_fill_once): its own price (op_call_cycles). RequantizediHardswish
+# (529: the untabulated outputs of small tiles, work rather than set-up) keeps 100: priced at 529,
+# its layers took fewer, single-buffered tiles and ran slower at --l1 8000 and 64000.
 # The requantised GEMM/MatMul layers' tiles are costed with the GemmRQ kernel's cycle formula
 # (Deeploy/targets/siracusa/gemm_cycles.py: 4 x 4 blocks, remainders, per-call cost), the
 # requantised channels-last convolutions' with theirs (conv_cycles.py).
 VIRTUAL_PLATFORM_L1 = replace(SIRACUSA_L1, ops_per_cycle=2.5, tile_loop_cycles=2000,
                               loop_cycles=((1, 30), (STRAIGHT_TILES + 1, 270)), call_cycles=100,
+                              op_call_cycles=(("Transpose", 826),),
                               kernel_cycles=(("RequantizedMatMul", gemm_tile_model),
                                              ("RequantizedGemm", gemm_tile_model),
                                              ("RequantizedConv", conv_tile_model)))
