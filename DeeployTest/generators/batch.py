@@ -4,7 +4,7 @@ of small kernel cases is compiled, built and run once instead of once per case.
 Each case's names (nodes, tensors, graph inputs and outputs) get the prefix ``<case>.``; its
 sample inputs and goldens move to the merged folder's npz files under the prefixed tensor names,
 as the frontend pairs them with the case's own graph. A mismatch or a compile error then names
-the case it comes from (``Mismatch in output 'rv_s8_s8.output_0' ...``).
+the case it comes from (``Mismatch in output '<case>.<output>' ...``).
 """
 
 from __future__ import annotations
