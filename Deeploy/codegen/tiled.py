@@ -113,22 +113,21 @@ def _plan_tables(p: str, plan: DmaPlan, homes: list[str], slots: list[list[str]]
             f"static const {TILE_COPY.c_name} {p}_copies[] = {{\n    " + ",\n    ".join(copies) + "};")
 
 
-def _run_function(p: str, plan: DmaPlan, homes: list[str], slots: list[list[str]], forked: bool = True,
-                  defer: str = "", noperands: int | None = None) -> str:
+def _run_function(p: str, plan: DmaPlan, homes: list[str], slots: list[list[str]], noperands: int,
+                  forked: bool = True, defer: str = "") -> str:
     """The straight-line tile loop of a layer from its DMA plan (the runtime's phases and markers):
     each tile's kernel forked on the cluster, or (``forked`` false: an engine core 0 programs)
     called on core 0, waiting for its jobs while the next tile's inputs arrive. ``defer`` (the
     engine's ``tile_sync``): the last tile's jobs stay in flight, and ``<p>_finish`` waits for them
     and writes that tile back. Copies of operands from ``noperands`` on (the next layer's) keep no
     handle: the final wait for all transfers covers them."""
-    own = len(homes) if noperands is None else noperands
     waited = {r for t in plan.tiles for r in t.reuse}
     body: list[str] = []
 
     def issue(copies, later: bool = True):
         for c in copies:
             call = _copy_call(c, homes[c.operand], slots[c.operand][c.slot])
-            var = ("" if c.operand >= own else "r" if c.load
+            var = ("" if c.operand >= noperands else "r" if c.load
                    else f"w{c.operand}_{c.slot}" if later and (c.operand, c.slot) in waited else "")
             body.append(f"{var} = {call};" if var else f"{call};")
 
@@ -159,7 +158,7 @@ def _run_function(p: str, plan: DmaPlan, homes: list[str], slots: list[list[str]
             body.append(mark("END"))
     if not plan.tiles[-1].wait_all:
         body.append("deeploy_dma_wait_all(DEEPLOY_DMA_CLUSTER);")
-    loads = any(c.load and c.operand < own for c in plan.copies)
+    loads = any(c.load and c.operand < noperands for c in plan.copies)
     handles = (["r"] if loads else []) + [f"w{o}_{k}" for o, k in sorted(waited)]
     decl = [f"{TILE_ARG.c_name} tile;"] + ([f"deeploy_dma_t {', '.join(handles)};"] if handles else [])
     if not defer:
@@ -247,8 +246,8 @@ def tiled_layer_code(k: int, layer: Layer, sched: TileSchedule, graph: Graph, na
     if defer and loop != "code":
         raise ValueError(f"layer {k} runs from tables: only straight-line code defers its jobs")
     if loop == "code":
-        tables, run, layer_def = (), f"{p}_run();", _run_function(p, plan, homes, slots, layer.engine.forked, defer,
-                                                                   len(sched.slots))
+        tables, run, layer_def = (), f"{p}_run();", _run_function(p, plan, homes, slots, len(sched.slots),
+                                                                   layer.engine.forked, defer)
     elif loop == "plan":
         tables, run = _plan_tables(p, plan, homes, slots, len(sched.slots)), f"deeploy_run_planned(&{p});"
         layer_def = f"static const {TILE_PLAN.c_name} {p} = " + TILE_PLAN.initializer(dict(

@@ -291,8 +291,9 @@ def tile_network(graph: Graph, layers: list[Layer], plan: MemoryPlan, options: T
             log(f"prefetch: '{layers[n].node.name}' loads the first tile of "
                 f"{', '.join(schedules[m].slots[o].operand.tensor for o in prefetches.ahead[m])} for "
                 f"'{layers[m].node.name}' (L1 base {prefetches.l1_base.get(m, 0)})")
-    return TiledNetwork(schedules, max(l1_size, overlaps.l1_size(schedules), prefetches.l1_size(schedules)), staging,
-                        budget, options, overlaps, prefetches)
+    tiled = TiledNetwork(schedules, l1_size, staging, budget, options, overlaps, prefetches)
+    # the tile arena: every layer's tiles at its L1 base (above another layer's tiles for some)
+    return replace(tiled, l1_size=max([l1_size] + [tiled.l1_base(k) + s.l1_bytes for k, s in schedules.items()]))
 
 
 def _in_regions(graph: Graph, layers: list[Layer]) -> set[int]:

@@ -36,10 +36,6 @@ class Overlaps:
     def deferred(self) -> set[int]:
         return {k for ks in self.finish.values() for k in ks}
 
-    def l1_size(self, schedules: dict[int, TileSchedule]) -> int:
-        """The tile arena's bytes: every layer's tiles, those in between above the asynchronous one's."""
-        return max([0] + [self.l1_base.get(k, 0) + s.l1_bytes for k, s in schedules.items()])
-
 
 def _window(layers: list[Layer], schedules: dict[int, TileSchedule], k: int, sched: TileSchedule, l1: int,
             skip: set[int], align: int) -> tuple[int, int, list[int]]:

@@ -41,9 +41,6 @@ class Prefetches:
     issuer: dict[int, int] = field(default_factory=dict)
     l1_base: dict[int, int] = field(default_factory=dict)
 
-    def l1_size(self, schedules: dict[int, TileSchedule]) -> int:
-        return max([0] + [self.l1_base.get(k, 0) + s.l1_bytes for k, s in schedules.items()])
-
 
 def _pairable(layers: list[Layer], schedules: dict[int, TileSchedule], plan: MemoryPlan, n: int, m: int,
               skip: set[int]) -> bool:

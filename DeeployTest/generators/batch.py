@@ -10,7 +10,7 @@ the case it comes from (``Mismatch in output '<case>.<output>' ...``).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Hashable, Sequence
 
 import numpy as np
 import onnx
@@ -32,18 +32,19 @@ def _bytes(folder: Path) -> int:
     return sum((folder / f).stat().st_size for f in ("network.onnx", "inputs.npz", "outputs.npz"))
 
 
-def batches(cases: Sequence[tuple[str, Path]], size: int, budget: int = 512_000) -> list[list[tuple[str, Path]]]:
+def batches(cases: Sequence[tuple[str, Path]], size: int, budget: int = 512_000,
+            kind: Callable[[Path], Hashable] = lambda folder: None) -> list[list[tuple[str, Path]]]:
     """``cases`` ((name, test folder)) in groups that :func:`merge_tests` accepts (one set of opsets
-    each) of at most ``size`` cases and ``budget`` bytes of files (a case beyond it alone), in their
-    order; the same groups on every machine."""
-    by_opsets: dict[tuple, list[list[tuple[str, Path]]]] = {}
+    each) of one ``kind``, at most ``size`` cases and ``budget`` bytes of files (a case beyond it
+    alone), in their order; the same groups on every machine."""
+    by_key: dict[tuple, list[list[tuple[str, Path]]]] = {}
     for name, folder in cases:
-        groups = by_opsets.setdefault(_opsets(folder), [[]])
+        groups = by_key.setdefault((kind(folder), _opsets(folder)), [[]])
         nbytes = _bytes(folder)
         if len(groups[-1]) == size or (groups[-1] and sum(_bytes(f) for _, f in groups[-1]) + nbytes > budget):
             groups.append([])
         groups[-1].append((name, folder))
-    return [group for groups in by_opsets.values() for group in groups]
+    return [group for groups in by_key.values() for group in groups]
 
 
 def _arrays(folder: Path, role: str) -> dict[str, np.ndarray]:

@@ -16,7 +16,7 @@ from Deeploy.errors import TilingError
 from Deeploy.frontend import assign_input_types, load_onnx
 from Deeploy.frontend.onnx_loader import data_values
 from Deeploy.tiling.network import TilingOptions
-from DeeployTest.generators.batch import merge_tests
+from DeeployTest.generators.batch import batch_folder, batches
 from DeeployTest.test_suite.kernel_cases import TILED, _check, needs_qemu, run_generic, run_siracusa
 from DeeployTest.test_suite.op_cases import RECORDS, cases_of
 from DeeployTest.test_suite.test_op_references import activations, build_model, run_ort_all
@@ -50,28 +50,25 @@ def _write(op: str, label: str, folder):
 
 
 @pytest.fixture(scope="module")
-def batches(tmp_path_factory):
+def merged(tmp_path_factory):
     """(all cases, the tiled ones): each as folders of the cases merged per opset (generators/batch.py)."""
     root = tmp_path_factory.mktemp("ops")
     folders = {(op, label): _write(op, label, root / f"{op}-{label}") for op, label, _ in END_TO_END}
 
-    def merged(keys, name):
-        by_opset: dict[int, list] = {}
-        for key in keys:
-            opset = next(o.version for o in onnx.load(folders[key] / "network.onnx").opset_import if o.domain == "")
-            by_opset.setdefault(opset, []).append((f"{key[0]}-{key[1]}", folders[key]))
-        return [merge_tests(cases, root / f"{name}{opset}") for opset, cases in sorted(by_opset.items())]
-    return merged(list(folders), "all"), merged([(op, label) for op, label, tiled in END_TO_END if tiled], "tiled")
+    def group(keys, name):
+        cases = [(f"{op}-{label}", folders[op, label]) for op, label in keys]
+        return [batch_folder(b, root / f"{name}{k}") for k, b in enumerate(batches(cases, len(cases)))]
+    return group(list(folders), "all"), group([(op, label) for op, label, tiled in END_TO_END if tiled], "tiled")
 
 
-def test_generic(batches, capsys):
-    for folder in batches[0]:
+def test_generic(merged, capsys):
+    for folder in merged[0]:
         run_generic(folder, capsys)
 
 
 @needs_qemu
-def test_siracusa(batches, capsys):
-    for folder in batches[0]:
+def test_siracusa(merged, capsys):
+    for folder in merged[0]:
         run_siracusa(folder, 8, capsys)
 
 
@@ -85,8 +82,8 @@ def _run_tiled(case_dir, capsys) -> None:
 
 
 @needs_qemu
-def test_siracusa_tiled(batches, capsys):
-    for folder in batches[1]:
+def test_siracusa_tiled(merged, capsys):
+    for folder in merged[1]:
         _run_tiled(folder, capsys)
 
 

@@ -25,9 +25,8 @@ NETWORKS = INTEGER_NETWORKS + FLOAT_NETWORKS
 KERNELS = [d for d in NETWORKS if d.relative_to(CORPUS).parts[0] == "Kernels"]
 BATCH = 16
 # (integer and float networks apart: whether a FLOAT-declared tensor holds integers is decided per graph)
-KERNEL_BATCHES = [b for family in ("Integer", *(f.split("/")[1] for f in FLOAT_CORPUS))
-                  for b in batches([(str(d.relative_to(CORPUS)), d) for d in KERNELS
-                                    if d.relative_to(CORPUS).parts[1] == family], BATCH)]
+KERNEL_BATCHES = batches([(str(d.relative_to(CORPUS)), d) for d in KERNELS], BATCH,
+                         kind=lambda d: d.relative_to(CORPUS).parts[1])
 # microLlama64 runs by default; its larger siblings use the same kernels on larger shapes (-m slow)
 LARGER_SIBLINGS = {"microLlama128", "microLlama64_parallel"}
 

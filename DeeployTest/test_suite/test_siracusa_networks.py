@@ -78,8 +78,8 @@ def _untiled_by_default(d: Path) -> bool:
 
 
 # (integer and float graphs apart: whether a FLOAT-declared tensor holds integers is decided per graph)
-INTEGER_BATCHES, FLOAT_BATCHES = ([b for b in batches([(_id(d), d) for d in NETWORKS if _is_kernel(d) and
-                                                       (d in FLOATS) == floats], BATCH)] for floats in (False, True))
+INTEGER_BATCHES, FLOAT_BATCHES = (batches([(_id(d), d) for d in NETWORKS if _is_kernel(d) and (d in FLOATS) == floats],
+                                           BATCH) for floats in (False, True))
 
 
 def network_params() -> list:

@@ -70,11 +70,9 @@ def _kernel_batches() -> list:
     """(configuration, cases) of the single-kernel networks, each in its default configuration,
     merged BATCH at a time (integer and float graphs apart: whether a FLOAT-declared tensor holds
     integers is decided per graph)."""
-    groups: dict[tuple, list] = {}
-    for d in NETWORKS:
-        if _is_kernel(d):
-            groups.setdefault((_default_config(d), d in FLOATS), []).append((_id(d), d))
-    return [(config, cases) for (config, _), members in groups.items() for cases in batches(members, BATCH)]
+    groups = batches([(_id(d), d) for d in NETWORKS if _is_kernel(d)], BATCH,
+                     kind=lambda d: (_default_config(d), d in FLOATS))
+    return [(_default_config(cases[0][1]), cases) for cases in groups]
 
 
 VIEWS = {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity"}   # outputs share their input's storage
