@@ -134,7 +134,16 @@ class Manifest:
         return None
 
     def to_json(self) -> str:
-        return json.dumps({"version": MANIFEST_VERSION, **_plain(self)}, indent=1) + "\n"
+        """One line per layer, buffer, marker, tile and loop (indented JSON takes the json module's
+        slow path; a large network's manifest is megabytes)."""
+        fields_ = []
+        for key, value in {"version": MANIFEST_VERSION, **_plain(self)}.items():
+            if isinstance(value, list) and value:
+                value = "[\n  " + ",\n  ".join(map(json.dumps, value)) + "]"
+            else:
+                value = json.dumps(value)
+            fields_.append(f"{json.dumps(key)}: {value}")
+        return "{\n " + ",\n ".join(fields_) + "\n}\n"
 
     def write(self, folder: Path) -> Path:
         path = Path(folder) / MANIFEST_FILE

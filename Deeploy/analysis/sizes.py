@@ -93,9 +93,16 @@ def level_peaks(manifest: Manifest) -> dict[str, int]:
     steps = max(len(manifest.layers), 1)
     peaks = {}
     for level in manifest.levels:
-        mine = [b for b in manifest.buffers if b.level == level.name]
-        peaks[level.name] = max((sum(b.size for b in mine if b.first <= k <= b.last) for k in range(steps)),
-                                default=0)
+        change = [0] * (steps + 1)      # bytes that become live (+) or die (-) at each step
+        for b in manifest.buffers:
+            if b.level == level.name and b.first <= b.last and b.first < steps and b.last >= 0:
+                change[max(b.first, 0)] += b.size
+                change[min(b.last, steps - 1) + 1] -= b.size
+        live = peak = 0
+        for delta in change[:steps]:
+            live += delta
+            peak = max(peak, live)
+        peaks[level.name] = peak
     return peaks
 
 

@@ -147,7 +147,7 @@ def read_records(source: str | Path) -> Records:
         if len(f) != 4 + 2 * len(regions) + len(extra):
             raise ValueError(f"line {lineno}: expected {4 + 2 * len(regions) + len(extra)} fields, got {len(f)}")
         marker = None if f[2] == "end" else int(f[2], 0)
-        rec = Record(int(f[0]), int(f[1]), marker, tuple(int(x) for x in f[3:]))
+        rec = Record(int(f[0]), int(f[1]), marker, tuple(map(int, f[3:])))
         by_hart.setdefault(rec.hart, []).append(rec)
     if regions is None:
         raise ValueError("no '# columns' header: not a deeploy timing record file")

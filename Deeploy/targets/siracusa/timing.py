@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import heapq
 import math
+from operator import mul, sub
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
@@ -404,7 +405,7 @@ class _Cost:
 
     def __call__(self, a: tuple[int, ...], b: tuple[int, ...]) -> float:
         """Cost of going from counters a to counters b."""
-        return sum(w * (y - x) for w, x, y in zip(self.weights, a, b))
+        return sum(map(mul, self.weights, map(sub, b, a)))
 
 
 class _Dma:
