@@ -1,8 +1,10 @@
 """Cross-layer prefetch: while a tiled layer computes, the cluster DMA already loads the first tile
 of the next layer's inputs that do not depend on it (constants, graph inputs and activations
 written before it), so the next layer starts with them in L1 instead of loading them. Both layers
-run from compile-time DMA plans (``dma_plan``: straight-line code or a planned loop) on the
-cluster, outside regions and the layers around an NPU layer's jobs in flight (``overlap.py``).
+run from compile-time DMA plans (``dma_plan``: straight-line code or a planned loop), the first on
+the cluster, the next on the cluster or an NPU (its weights); outside regions, an NPU layer left
+with its jobs in flight and the layers beside them (``overlap.py``: ``skip``); the layer that
+first waits for the jobs may hand over, as their tiles are free by then.
 
 The room is decided with the tiles, before the memory plan records them: consecutive layers sit at
 opposite ends of L1, the next layer's first slots at the edge of its own layout away from the
@@ -44,13 +46,14 @@ class Prefetches:
 
 def _pairable(layers: list[Layer], schedules: dict[int, TileSchedule], plan: MemoryPlan, n: int, m: int,
               skip: set[int]) -> bool:
-    """Whether layer ``n`` can load layer ``m``'s first tile: both planned cluster layers, none of
-    ``skip``, the layers between them views sharing their input's storage."""
+    """Whether layer ``n`` can load layer ``m``'s first tile: both planned, ``n`` on the cluster,
+    none of ``skip``, the layers between them views sharing their input's storage."""
     return (n not in skip and m not in skip
             and all(lay.node.inputs and lay.node.inputs[0]
                     and plan.placements[lay.node.outputs[0]] == plan.placements[lay.node.inputs[0]]
                     for lay in layers[n + 1:m])
-            and all(layers[k].engine.forked and loop_kind(layers[k], schedules[k]) != "tables" for k in (n, m)))
+            and layers[n].engine.forked
+            and all(loop_kind(layers[k], schedules[k]) != "tables" for k in (n, m)))
 
 
 def _independent(schedules: dict[int, TileSchedule], n: int, m: int, producer: dict[str, int]) -> tuple[int, ...]:

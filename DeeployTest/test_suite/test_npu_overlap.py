@@ -159,3 +159,35 @@ def test_a_reader_of_the_job_waits_for_it(tmp_path, capsys):
     assert "_finish();" not in (tmp_path / "gen" / "network" / "Network.c").read_text()
     job = int(re.search(r"NPU busy (\d+)", (tmp_path / "gen" / "out.txt").read_text()).group(1))
     assert _profile(tmp_path / "gen")["proj"]["cycles"] >= job
+
+
+def _chain(rng) -> Net:
+    """A linear layer on NE16 ("proj"), a cluster layer beside its job ("scores"), a cluster layer
+    reading it ("mix": the wait for proj comes before it) and a last linear layer on NE16 ("last",
+    64 x 96 constant weights) reading that."""
+    net = Net("MatMul")
+    acc = net.input("input_0", ints_in(rng, -40000, 40000, (36, 128)).astype(np.int32))
+    proj = _linear(net, rng, net.rqs(acc, 3, 500, 10, name="producer"), 96, "proj")
+    scores = _attention(net, rng, net.input("input_1", ints_in(rng, -128, 127, (64, 96))), "scores")
+    mix = net.calib_rqs(net.node("MatMul", [proj, net.input("mix_b", ints_in(rng, -128, 127, (96, 64)))], name="mix"),
+                        offset_rng=rng, name="mix.rqs")
+    net.output(scores, _linear(net, rng, mix, 96, "last"))
+    return net
+
+
+@needs_qemu
+def test_a_cluster_layer_loads_the_next_npu_layers_weights(tmp_path, capsys):
+    """The cluster layer before an NPU layer, also one that first waits for another NPU layer's
+    jobs, loads the first tile of the NPU layer's weights while it computes (cross-layer prefetch):
+    the NPU layer moves at least a quarter of its weights (NE16's layout: as many bytes as the int8
+    matrix, 64 x 96) fewer than its input, weights, output and scale and bias (at most 8 bytes a
+    channel) together; bit-exact."""
+    write_test(_chain(np.random.default_rng(4)), tmp_path / "net")
+    _run(tmp_path / "net", tmp_path / "gen", 64000, capsys, "all", verbose=True)
+    out = (tmp_path / "gen" / "out.txt").read_text()
+    assert "prefetch: 'mix.rqs' loads the first tile of last.npu_weights" in out or \
+        "prefetch: 'mix' loads the first tile of last.npu_weights" in out, out
+    assert "_finish();" in (tmp_path / "gen" / "network" / "Network.c").read_text()
+    last = _profile(tmp_path / "gen")["last"]
+    own = 36 * 64 + 64 * 96 + 36 * 96 + 96 * 8
+    assert last["dma"]["bytes"] <= own - 64 * 96 // 4, last["dma"]
