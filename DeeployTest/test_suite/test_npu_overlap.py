@@ -191,3 +191,39 @@ def test_a_cluster_layer_loads_the_next_npu_layers_weights(tmp_path, capsys):
     last = _profile(tmp_path / "gen")["last"]
     own = 36 * 64 + 64 * 96 + 36 * 96 + 96 * 8
     assert last["dma"]["bytes"] <= own - 64 * 96 // 4, last["dma"]
+
+
+def test_npu_layers_in_flight_receive_their_weights_clear_of_live_tiles(tmp_path):
+    """microLlama64_parallel on GAP9_w_ne16 (--l1 64000, double-buffered): NE16 layers left with
+    their jobs in flight (the attention's and MLP's projections) get the first tile of their
+    weights from the layer before, also where that layer runs beside another NE16 layer's jobs; no
+    slot loaded ahead overlaps an L1 tile live meanwhile, an in-flight layer's tiles live up to the
+    layer that waits for it, all within --l1."""
+    from Deeploy.compiler import compile_graph
+    from Deeploy.frontend import assign_input_types, load_npz_arrays, load_onnx, map_arrays
+    from Deeploy.tiling.network import TilingOptions
+    from DeeployTest.test_suite.conftest import DEEPLOY_TEST
+    d = DEEPLOY_TEST / "Tests" / "Models" / "microLlama" / "microLlama64_parallel"
+    graph = load_onnx(d / "network.onnx")
+    npz = d / "inputs.npz"
+    assign_input_types(graph, map_arrays(npz, load_npz_arrays(npz), graph.inputs, graph, "input"))
+    result = compile_graph(graph, "GAP9_w_ne16", tmp_path / "out", cores=8,
+                           tiling=TilingOptions(64000, TilingOptions.l2, "L2", True))
+    tiled, names = result.tiled, [layer.node.name for layer in result.layers]
+    deferred = tiled.overlaps.deferred
+    receivers = {names[m] for m in tiled.prefetches.ahead}
+    for proj in ("self_attn.q_proj", "self_attn.v_proj", "mlp.up_proj"):
+        k = names.index(f"layers.1.{proj}_MatMul")
+        assert k in deferred and names[k] in receivers, proj
+        assert any(k - 1 in range(j + 1, stop) for stop, js in tiled.overlaps.finish.items() for j in js), proj
+    until = {j: stop - 1 for stop, js in tiled.overlaps.finish.items() for j in js}
+    tiles = [b for b in result.manifest.buffers if b.level == "L1"]
+    index = {layer: k for k, layer in enumerate(names)}
+    live = [(b, b.first, until.get(index[b.name.split(":")[0]], b.last)) for b in tiles]
+    assert all(0 <= b.offset and b.offset + b.size <= 64000 for b in tiles)
+    early = [(b, lo, hi) for b, lo, hi in live if b.first < b.last]
+    assert early
+    for b, lo, hi in early:
+        for c, clo, chi in live:
+            if c is not b and clo <= hi and lo <= chi:
+                assert b.offset + b.size <= c.offset or c.offset + c.size <= b.offset, (b, c)
