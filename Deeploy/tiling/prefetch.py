@@ -60,11 +60,13 @@ def _pairable(layers: list[Layer], schedules: dict[int, TileSchedule], plan: Mem
             and all(loop_kind(layers[k], schedules[k]) != "tables" for k in (n, m)))
 
 
-def _independent(schedules: dict[int, TileSchedule], n: int, m: int, producer: dict[str, int]) -> tuple[int, ...]:
-    """Layer ``m``'s inputs (operand indices) that no layer from ``n`` on writes, with a first tile."""
+def _independent(schedules: dict[int, TileSchedule], n: int, m: int, producer: dict[str, int],
+                 unwritten: set[str] = frozenset()) -> tuple[int, ...]:
+    """Layer ``m``'s inputs (operand indices) that no layer from ``n`` on writes, none of
+    ``unwritten`` (their values still to come back from jobs in flight), with a first tile."""
     return tuple(s.index for s in schedules[m].slots
                  if not s.output and s.copies and producer.get(s.operand.tensor, -1) < n
-                 and first_loads(schedules[m], (s.index,)))
+                 and s.operand.tensor not in unwritten and first_loads(schedules[m], (s.index,)))
 
 
 def _issuable(layer: Layer, sched: TileSchedule, copies) -> bool:
@@ -112,10 +114,13 @@ def plan_prefetches(layers: list[Layer], schedules: dict[int, TileSchedule], pla
     align = math.lcm(_ALIGN, alignment)
     producer = {o: k for k, layer in enumerate(layers) for o in layer.node.outputs if o}
     order = sorted(schedules)
+    beside = _beside(overlaps)
     pairs = []
     for n, m in zip(order, order[1:]):
         if m not in overlaps.l1_base and _pairable(layers, schedules, plan, n, m, skip):
-            ops = _independent(schedules, n, m, producer)
+            pending = {plan.placements[o].root for k in beside.get(n, ()) for o in layers[k].node.outputs}
+            ops = _independent(schedules, n, m, producer,
+                               {t for t, where in plan.placements.items() if where.root in pending})
             need = schedules[n].l1_bytes + sum(schedules[m].slots[o].slot_bytes for o in ops)
             if ops and need <= l1 and _issuable(layers[n], schedules[n], first_loads(schedules[m], ops)):
                 pairs.append((n, m, ops, need))
@@ -124,7 +129,6 @@ def plan_prefetches(layers: list[Layer], schedules: dict[int, TileSchedule], pla
     extents += [base + schedules[j].l1_bytes for j, base in overlaps.l1_base.items()]
     end = min(-(-max(extents) // align) * align + 2 * align, l1 // align * align)
     schedules, out, top = dict(schedules), Prefetches(), set()
-    beside = _beside(overlaps)
 
     def span(k: int) -> tuple[int, int]:
         base = overlaps.l1_base.get(k, 0) + out.l1_base.get(k, 0)
