@@ -103,8 +103,8 @@ def _beside(overlaps: Overlaps) -> dict[int, list[int]]:
 
 
 def plan_prefetches(layers: list[Layer], schedules: dict[int, TileSchedule], plan: MemoryPlan, l1: int,
-                    skip: set[int], alignment: int = 4,
-                    overlaps: Overlaps = Overlaps()) -> tuple[Prefetches, dict[int, TileSchedule]]:
+                    skip: set[int], overlaps: Overlaps,
+                    alignment: int = 4) -> tuple[Prefetches, dict[int, TileSchedule]]:
     """Which consecutive tiled layers hand the next one's independent first-tile inputs over
     (see the module docstring), given the asynchronous layers (``overlaps``): a slot loaded ahead
     stays clear of the tiles of the layer loading it and of the layers whose jobs are in flight
@@ -138,8 +138,8 @@ def plan_prefetches(layers: list[Layer], schedules: dict[int, TileSchedule], pla
         live = [span(k) for k in (n, *beside.get(n, ())) if k in schedules]
         moved = [j for j in overlaps.l1_base if m in beside.get(j, ())]    # the layers beside m's jobs
         if m in overlaps.deferred:      # the lowest base (and edge of its slots) that fits
-            options = [(base, laid) for laid in (_relayout(schedules[m], ops, edge, alignment) for edge in (False, True))
-                       for base in {0} | {-(-hi // align) * align for _, hi in live}
+            layouts = [_relayout(schedules[m], ops, edge, alignment) for edge in (False, True)]
+            options = [(base, laid) for laid in layouts for base in {0} | {-(-hi // align) * align for _, hi in live}
                        if base + laid.l1_bytes <= l1 and all(laid.l1_bytes <= overlaps.l1_base[j] and base
                                                              + overlaps.l1_base[j] + schedules[j].l1_bytes <= l1
                                                              for j in moved)

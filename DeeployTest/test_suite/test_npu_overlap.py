@@ -12,10 +12,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from Deeploy.compiler import compile_graph
+from Deeploy.frontend import assign_input_types, load_npz_arrays, load_onnx, map_arrays
 from Deeploy.reference import run_reference
+from Deeploy.tiling.network import TilingOptions
 from DeeployTest.generators.builder import Net
 from DeeployTest.generators.golden import write_test
 from DeeployTest.generators.registry import ints_in, weights
+from DeeployTest.test_suite.conftest import DEEPLOY_TEST
 from DeeployTest.test_suite.test_ne16 import _lowered, _run, needs_qemu
 
 
@@ -202,10 +206,6 @@ def test_npu_layers_in_flight_receive_their_weights_clear_of_live_tiles(model, t
     networks no slot loaded ahead overlaps an L1 tile live meanwhile (an in-flight layer's tiles
     live up to the layer that waits for it), all within --l1, and none is loaded from a tensor a
     job in flight at that time has yet to write back."""
-    from Deeploy.compiler import compile_graph
-    from Deeploy.frontend import assign_input_types, load_npz_arrays, load_onnx, map_arrays
-    from Deeploy.tiling.network import TilingOptions
-    from DeeployTest.test_suite.conftest import DEEPLOY_TEST
     d = DEEPLOY_TEST / "Tests" / "Models" / model
     graph = load_onnx(d / "network.onnx")
     npz = d / "inputs.npz"
