@@ -284,8 +284,8 @@ def tile_network(graph: Graph, layers: list[Layer], plan: MemoryPlan, options: T
             for k in ks:
                 log(f"overlap: '{layers[k].node.name}' ({schedules[k].num_tiles} tiles) runs beside the layers up to "
                     f"{stop}, which cover {overlaps.hidden[k]} cycles of its jobs")
-    skip = regions | overlaps.deferred | set(overlaps.l1_base) | set(overlaps.finish)
-    prefetches, schedules = plan_prefetches(layers, schedules, plan, options.l1, skip, platform.tiles.alignment)
+    prefetches, schedules = plan_prefetches(layers, schedules, plan, options.l1, regions, overlaps,
+                                            platform.tiles.alignment)
     if log is not None:
         for n, m in sorted(prefetches.issuer.items()):
             log(f"prefetch: '{layers[n].node.name}' loads the first tile of "

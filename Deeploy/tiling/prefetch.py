@@ -1,8 +1,13 @@
 """Cross-layer prefetch: while a tiled layer computes, the cluster DMA already loads the first tile
 of the next layer's inputs that do not depend on it (constants, graph inputs and activations
 written before it), so the next layer starts with them in L1 instead of loading them. Both layers
-run from compile-time DMA plans (``dma_plan``: straight-line code or a planned loop) on the
-cluster, outside regions and the layers around an NPU layer's jobs in flight (``overlap.py``).
+run from compile-time DMA plans (``dma_plan``: straight-line code or a planned loop), the first on
+the cluster, the next on the cluster or an NPU (its weights, its input); outside regions. With NPU
+layers left with their jobs in flight (``overlap.py``), the layers beside the jobs hand over too
+(the slots stay clear of the jobs' tiles as well) but receive nothing (their L1 base is above the
+jobs' tiles), and such an NPU layer receiving them takes the lowest L1 base (and edge of its own
+layout for the slots) where the slots avoid every tile live meanwhile, the layers beside its own
+jobs moving up with it.
 
 The room is decided with the tiles, before the memory plan records them: consecutive layers sit at
 opposite ends of L1, the next layer's first slots at the edge of its own layout away from the
@@ -23,6 +28,7 @@ from Deeploy.binding import Layer
 from Deeploy.memory.planner import MemoryPlan
 from Deeploy.runtime.abi import TILE_MAX_GEOMETRIES, TILE_MAX_OPERANDS
 from Deeploy.tiling.dma_plan import dma_plan, first_loads, loop_kind
+from Deeploy.tiling.overlap import Overlaps
 from Deeploy.tiling.schedule import TileSchedule, schedule_layer
 
 __all__ = ["Prefetches", "plan_prefetches"]
@@ -44,20 +50,23 @@ class Prefetches:
 
 def _pairable(layers: list[Layer], schedules: dict[int, TileSchedule], plan: MemoryPlan, n: int, m: int,
               skip: set[int]) -> bool:
-    """Whether layer ``n`` can load layer ``m``'s first tile: both planned cluster layers, none of
-    ``skip``, the layers between them views sharing their input's storage."""
+    """Whether layer ``n`` can load layer ``m``'s first tile: both planned, ``n`` on the cluster,
+    none of ``skip``, the layers between them views sharing their input's storage."""
     return (n not in skip and m not in skip
             and all(lay.node.inputs and lay.node.inputs[0]
                     and plan.placements[lay.node.outputs[0]] == plan.placements[lay.node.inputs[0]]
                     for lay in layers[n + 1:m])
-            and all(layers[k].engine.forked and loop_kind(layers[k], schedules[k]) != "tables" for k in (n, m)))
+            and layers[n].engine.forked
+            and all(loop_kind(layers[k], schedules[k]) != "tables" for k in (n, m)))
 
 
-def _independent(schedules: dict[int, TileSchedule], n: int, m: int, producer: dict[str, int]) -> tuple[int, ...]:
-    """Layer ``m``'s inputs (operand indices) that no layer from ``n`` on writes, with a first tile."""
+def _independent(schedules: dict[int, TileSchedule], n: int, m: int, producer: dict[str, int],
+                 unwritten: set[str] = frozenset()) -> tuple[int, ...]:
+    """Layer ``m``'s inputs (operand indices) that no layer from ``n`` on writes, none of
+    ``unwritten`` (their values still to come back from jobs in flight), with a first tile."""
     return tuple(s.index for s in schedules[m].slots
                  if not s.output and s.copies and producer.get(s.operand.tensor, -1) < n
-                 and first_loads(schedules[m], (s.index,)))
+                 and s.operand.tensor not in unwritten and first_loads(schedules[m], (s.index,)))
 
 
 def _issuable(layer: Layer, sched: TileSchedule, copies) -> bool:
@@ -70,6 +79,12 @@ def _issuable(layer: Layer, sched: TileSchedule, copies) -> bool:
                                                 and len(sched.slots) < TILE_MAX_OPERANDS)
 
 
+def _clear(base: int, laid: TileSchedule, ops: tuple[int, ...], live: list[tuple[int, int]]) -> bool:
+    """Whether the first slots of ``ops`` of ``laid`` at L1 offset ``base`` avoid the ``live`` ranges."""
+    return not any(a < hi and lo < a + laid.slots[o].slot_bytes
+                   for a, o in ((base + laid.slots[o].l1_offsets[0], o) for o in ops) for lo, hi in live)
+
+
 def _relayout(sched: TileSchedule, ops: tuple[int, ...], top: bool, alignment: int) -> TileSchedule:
     """``sched`` with the first slots of ``ops`` at its bottom or ``top``."""
     laid = schedule_layer(sched.spec, sched.l1, sched.l2, {}, sched.double_buffer, alignment,
@@ -77,34 +92,72 @@ def _relayout(sched: TileSchedule, ops: tuple[int, ...], top: bool, alignment: i
     return replace(laid, classes=sched.classes)
 
 
+def _beside(overlaps: Overlaps) -> dict[int, list[int]]:
+    """Layer -> the asynchronous layers whose jobs are in flight while it runs."""
+    out: dict[int, list[int]] = {}
+    for stop, ks in overlaps.finish.items():
+        for k in ks:
+            for j in range(k + 1, stop):
+                out.setdefault(j, []).append(k)
+    return out
+
+
 def plan_prefetches(layers: list[Layer], schedules: dict[int, TileSchedule], plan: MemoryPlan, l1: int,
-                    skip: set[int], alignment: int = 4) -> tuple[Prefetches, dict[int, TileSchedule]]:
+                    skip: set[int], overlaps: Overlaps,
+                    alignment: int = 4) -> tuple[Prefetches, dict[int, TileSchedule]]:
     """Which consecutive tiled layers hand the next one's independent first-tile inputs over
-    (see the module docstring). Returns the prefetches and the schedules (laid out for them)."""
+    (see the module docstring), given the asynchronous layers (``overlaps``): a slot loaded ahead
+    stays clear of the tiles of the layer loading it and of the layers whose jobs are in flight
+    meanwhile; a layer beside such jobs receives none (its L1 base is theirs); an asynchronous
+    layer receiving them sits above all those tiles, the layers beside its own jobs above it.
+    Returns the prefetches and the schedules (laid out for them)."""
     align = math.lcm(_ALIGN, alignment)
     producer = {o: k for k, layer in enumerate(layers) for o in layer.node.outputs if o}
     order = sorted(schedules)
+    beside = _beside(overlaps)
     pairs = []
     for n, m in zip(order, order[1:]):
-        if _pairable(layers, schedules, plan, n, m, skip):
-            ops = _independent(schedules, n, m, producer)
+        if m not in overlaps.l1_base and _pairable(layers, schedules, plan, n, m, skip):
+            pending = {plan.placements[o].root for k in beside.get(n, ()) for o in layers[k].node.outputs}
+            ops = _independent(schedules, n, m, producer,
+                               {t for t, where in plan.placements.items() if where.root in pending})
             need = schedules[n].l1_bytes + sum(schedules[m].slots[o].slot_bytes for o in ops)
             if ops and need <= l1 and _issuable(layers[n], schedules[n], first_loads(schedules[m], ops)):
                 pairs.append((n, m, ops, need))
     # the top of L1 for the layers placed there: as low as every pair (and alignment) allows
-    end = min(-(-max([need for *_, need in pairs] + [s.l1_bytes for s in schedules.values()]) // align) * align
-              + 2 * align, l1 // align * align)
+    extents = [need for *_, need in pairs] + [s.l1_bytes for s in schedules.values()]
+    extents += [base + schedules[j].l1_bytes for j, base in overlaps.l1_base.items()]
+    end = min(-(-max(extents) // align) * align + 2 * align, l1 // align * align)
     schedules, out, top = dict(schedules), Prefetches(), set()
+
+    def span(k: int) -> tuple[int, int]:
+        base = overlaps.l1_base.get(k, 0) + out.l1_base.get(k, 0)
+        return base, base + schedules[k].l1_bytes
+
     for n, m, ops, _ in pairs:
-        laid = _relayout(schedules[m], ops, n not in top, alignment)    # at the other end of L1 from layer n
-        base = 0 if n in top else (end - laid.l1_bytes) // align * align
-        lo, hi = out.l1_base.get(n, 0), out.l1_base.get(n, 0) + schedules[n].l1_bytes
-        first = [base + laid.slots[o].l1_offsets[0] for o in ops]
-        if base < 0 or any(a < hi and lo < a + laid.slots[o].slot_bytes for a, o in zip(first, ops)):
-            continue
+        live = [span(k) for k in (n, *beside.get(n, ())) if k in schedules]
+        moved = [j for j in overlaps.l1_base if m in beside.get(j, ())]    # the layers beside m's jobs
+        if m in overlaps.deferred:      # the lowest base (and edge of its slots) that fits
+            layouts = [_relayout(schedules[m], ops, edge, alignment) for edge in (False, True)]
+            options = [(base, laid) for laid in layouts for base in {0} | {-(-hi // align) * align for _, hi in live}
+                       if base + laid.l1_bytes <= l1 and all(laid.l1_bytes <= overlaps.l1_base[j] and base
+                                                             + overlaps.l1_base[j] + schedules[j].l1_bytes <= l1
+                                                             for j in moved)
+                       and _clear(base, laid, ops, live)]
+            if not options:
+                continue
+            base, laid = min(options, key=lambda option: option[0])
+        else:
+            laid = _relayout(schedules[m], ops, n not in top, alignment)    # at the other end of L1 from layer n
+            base = 0 if n in top else (end - laid.l1_bytes) // align * align
+            if base < 0 or not _clear(base, laid, ops, live):
+                continue
         schedules[m] = laid
         out.ahead[m], out.issuer[n] = ops, m
         if base:
             out.l1_base[m] = base
-            top.add(m)
+            if m in overlaps.deferred:
+                out.l1_base.update({j: base for j in moved})
+            else:
+                top.add(m)
     return out, schedules

@@ -10,11 +10,16 @@ import re
 from pathlib import Path
 
 import numpy as np
+import pytest
 
+from Deeploy.compiler import compile_graph
+from Deeploy.frontend import assign_input_types, load_npz_arrays, load_onnx, map_arrays
 from Deeploy.reference import run_reference
+from Deeploy.tiling.network import TilingOptions
 from DeeployTest.generators.builder import Net
 from DeeployTest.generators.golden import write_test
 from DeeployTest.generators.registry import ints_in, weights
+from DeeployTest.test_suite.conftest import DEEPLOY_TEST
 from DeeployTest.test_suite.test_ne16 import _lowered, _run, needs_qemu
 
 
@@ -159,3 +164,73 @@ def test_a_reader_of_the_job_waits_for_it(tmp_path, capsys):
     assert "_finish();" not in (tmp_path / "gen" / "network" / "Network.c").read_text()
     job = int(re.search(r"NPU busy (\d+)", (tmp_path / "gen" / "out.txt").read_text()).group(1))
     assert _profile(tmp_path / "gen")["proj"]["cycles"] >= job
+
+
+def _chain(rng) -> Net:
+    """A linear layer on NE16 ("proj"), a cluster layer beside its job ("scores"), a cluster layer
+    reading it ("mix": the wait for proj comes before it) and a last linear layer on NE16 ("last",
+    64 x 96 constant weights) reading that."""
+    net = Net("MatMul")
+    acc = net.input("input_0", ints_in(rng, -40000, 40000, (36, 128)).astype(np.int32))
+    proj = _linear(net, rng, net.rqs(acc, 3, 500, 10, name="producer"), 96, "proj")
+    scores = _attention(net, rng, net.input("input_1", ints_in(rng, -128, 127, (64, 96))), "scores")
+    mix = net.calib_rqs(net.node("MatMul", [proj, net.input("mix_b", ints_in(rng, -128, 127, (96, 64)))], name="mix"),
+                        offset_rng=rng, name="mix.rqs")
+    net.output(scores, _linear(net, rng, mix, 96, "last"))
+    return net
+
+
+@needs_qemu
+def test_a_cluster_layer_loads_the_next_npu_layers_weights(tmp_path, capsys):
+    """The cluster layer before an NPU layer, also one that first waits for another NPU layer's
+    jobs, loads the first tile of the NPU layer's weights while it computes (cross-layer prefetch):
+    the NPU layer moves at least a quarter of its weights (NE16's layout: as many bytes as the int8
+    matrix, 64 x 96) fewer than its input, weights, output and scale and bias (at most 8 bytes a
+    channel) together; bit-exact."""
+    write_test(_chain(np.random.default_rng(4)), tmp_path / "net")
+    _run(tmp_path / "net", tmp_path / "gen", 64000, capsys, "all", verbose=True)
+    out = (tmp_path / "gen" / "out.txt").read_text()
+    assert "prefetch: 'mix.rqs' loads the first tile of last.npu_weights" in out or \
+        "prefetch: 'mix' loads the first tile of last.npu_weights" in out, out
+    assert "_finish();" in (tmp_path / "gen" / "network" / "Network.c").read_text()
+    last = _profile(tmp_path / "gen")["last"]
+    own = 36 * 64 + 64 * 96 + 36 * 96 + 96 * 8
+    assert last["dma"]["bytes"] <= own - 64 * 96 // 4, last["dma"]
+
+
+@pytest.mark.parametrize("model", ["microLlama/microLlama64_parallel", "miniMobileNetv2"])
+def test_npu_layers_in_flight_receive_their_weights_clear_of_live_tiles(model, tmp_path):
+    """GAP9_w_ne16 (--l1 64000, double-buffered): in microLlama64_parallel, NE16 layers left with
+    their jobs in flight (the attention's and MLP's projections) get the first tile of their weights
+    from the layer before, also where that layer runs beside another NE16 layer's jobs. In both
+    networks no slot loaded ahead overlaps an L1 tile live meanwhile (an in-flight layer's tiles
+    live up to the layer that waits for it), all within --l1, and none is loaded from a tensor a
+    job in flight at that time has yet to write back."""
+    d = DEEPLOY_TEST / "Tests" / "Models" / model
+    graph = load_onnx(d / "network.onnx")
+    npz = d / "inputs.npz"
+    assign_input_types(graph, map_arrays(npz, load_npz_arrays(npz), graph.inputs, graph, "input"))
+    result = compile_graph(graph, "GAP9_w_ne16", tmp_path / "out", cores=8,
+                           tiling=TilingOptions(64000, TilingOptions.l2, "L2", True))
+    tiled, names = result.tiled, [layer.node.name for layer in result.layers]
+    assert tiled.overlaps.deferred
+    if model.startswith("microLlama"):
+        receivers = {names[m] for m in tiled.prefetches.ahead}
+        for proj in ("self_attn.q_proj", "self_attn.v_proj", "mlp.up_proj"):
+            k = names.index(f"layers.1.{proj}_MatMul")
+            assert k in tiled.overlaps.deferred and names[k] in receivers, proj
+            assert any(k - 1 in range(j + 1, stop) for stop, js in tiled.overlaps.finish.items() for j in js), proj
+    until = {j: stop - 1 for stop, js in tiled.overlaps.finish.items() for j in js}
+    written = {o: k for k, layer in enumerate(result.layers) for o in layer.node.outputs}
+    tiles = [b for b in result.manifest.buffers if b.level == "L1"]
+    index = {layer: k for k, layer in enumerate(names)}
+    live = [(b, b.first, until.get(index[b.name.split(":")[0]], b.last)) for b in tiles]
+    assert all(0 <= b.offset and b.offset + b.size <= 64000 for b in tiles)
+    early = [(b, lo, hi) for b, lo, hi in live if b.first < b.last]
+    assert early
+    for b, lo, hi in early:
+        k = written.get(b.name.split(": ")[1].split(" tile")[0], -1)
+        assert not k < b.first <= until.get(k, -1), (b, "loaded before the job in flight writes it back")
+        for c, clo, chi in live:
+            if c is not b and clo <= hi and lo <= chi:
+                assert b.offset + b.size <= c.offset or c.offset + c.size <= b.offset, (b, c)
