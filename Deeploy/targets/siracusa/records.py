@@ -30,16 +30,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 from Deeploy.runtime.abi import DMA_ISSUE_END, DMA_WAIT_END
 
 __all__ = ["Record", "DmaRecord", "WaitRecord", "Records", "read_records"]
 
 
-@dataclass(frozen=True)
-class Record:
+class Record(NamedTuple):
     """One plugin record: a hart's cumulative counters when it reached a marker
-    (``marker`` None: the final record written at exit)."""
+    (``marker`` None: the final record written at exit). A named tuple: a run has hundreds of
+    thousands."""
 
     hart: int
     seq: int
