@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import zlib
 from pathlib import Path
 
@@ -15,6 +16,9 @@ FLOAT_CORPUS = ("Kernels/FP32", "Kernels/BF16", "Kernels/Mixed")
 # corpus tests the compiler refuses, with a fragment of the one-line error they must give (docs/GUIDE.md,
 # "Float networks"): none today
 REJECTED: dict[str, str] = {}
+# the project's models above this many nodes are deep stacks of the smaller stacks' blocks
+# (Decoder8, Decoder16): their cluster runs are left to -m slow
+DEEP_STACK_NODES = 300
 
 
 def share_of(name: str, parts: int) -> int:
@@ -22,6 +26,16 @@ def share_of(name: str, parts: int) -> int:
     same on every machine): how a family of network runs spreads its configurations over the
     default suite and leaves the rest to ``-m slow``."""
     return zlib.crc32(name.encode()) % parts
+
+
+@functools.cache
+def deep_stack(folder: Path) -> bool:
+    """A project model (not the corpus's) of more than DEEP_STACK_NODES nodes."""
+    import onnx
+
+    if folder.is_relative_to(CORPUS):
+        return False
+    return len(onnx.load(folder / "network.onnx", load_external_data=False).graph.node) > DEEP_STACK_NODES
 
 
 def network_dirs(root: Path, *subdirs: str) -> list[Path]:

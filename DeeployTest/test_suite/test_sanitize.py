@@ -55,8 +55,8 @@ def test_corpus_kernels_sanitized(cases, corpus, tmp_path, capsys):
     _run_sanitized(batch_folder(cases, tmp_path), tmp_path / "gen", capsys)
 
 
-# the default suite runs the first 4 batches of each slice under the sanitizers; -m slow all 10
-@pytest.mark.parametrize("batches", (4, pytest.param(10, marks=pytest.mark.slow)))
+# the default suite runs the first 2 batches of each slice under the sanitizers; -m slow all 10
+@pytest.mark.parametrize("batches", (2, pytest.param(10, marks=pytest.mark.slow)))
 @pytest.mark.parametrize("custom_ops", (False, True), ids=("standard_ops", "custom_ops"))
 def test_fuzz_slice_sanitized(tmp_path, custom_ops, batches):
     """The deterministic fuzz slice of test_fuzz.py (standard ops, or with the custom ops) under the

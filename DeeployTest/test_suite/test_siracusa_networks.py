@@ -21,7 +21,7 @@ from Deeploy.targets import get_platform
 from Deeploy.targets.siracusa.timing import read_records
 from DeeployTest.generators.batch import batch_folder, batch_ids, batches
 from DeeployTest.testUtils.runner import RunnerPlatform, run_test
-from DeeployTest.test_suite.conftest import CORPUS, DEEPLOY_TEST, FLOAT_CORPUS, REJECTED, network_dirs, share_of
+from DeeployTest.test_suite.conftest import CORPUS, DEEPLOY_TEST, FLOAT_CORPUS, REJECTED, deep_stack, network_dirs, share_of
 
 pytestmark = pytest.mark.skipif(shutil.which("qemu-system-riscv32") is None or
                                 shutil.which("riscv64-unknown-elf-gcc") is None,
@@ -71,10 +71,11 @@ def _is_kernel(d: Path) -> bool:
 
 def _untiled_by_default(d: Path) -> bool:
     """Every network runs tiled on the cluster by default (test_siracusa_tiled.py); its untiled
-    1- and 8-core runs are in the default suite for one stable share of the integer models and
-    with ``-m slow`` for the rest; the single-kernel networks run merged (test_siracusa_kernels,
-    test_float_kernels_8_cores)."""
-    return d not in FLOATS and not _is_kernel(d) and share_of("untiled " + _id(d), UNTILED_SHARES) == 0
+    1- and 8-core runs are in the default suite for one stable share of the integer models but the
+    deep stacks, and with ``-m slow`` for the rest; the single-kernel networks run merged
+    (test_siracusa_kernels, test_float_kernels_8_cores)."""
+    return d not in FLOATS and not _is_kernel(d) and not deep_stack(d) and \
+        share_of("untiled " + _id(d), UNTILED_SHARES) == 0
 
 
 # (integer and float graphs apart: whether a FLOAT-declared tensor holds integers is decided per graph)

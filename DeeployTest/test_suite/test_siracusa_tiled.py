@@ -2,8 +2,8 @@
 DMA) under QEMU on 8 cores: outputs must match the goldens bit-exactly. Which networks do not
 fit --l2 is decided up front from the test's own files (data and live activation bytes, not the
 compiler's sizing): exactly those must be refused with the clear error, and then run with
---defaultMemLevel L3 in the same test; any other refusal fails. By default every network runs in
-one of the default configurations (picked by a stable digest of its name, so that the family as a
+--defaultMemLevel L3 in the same test; any other refusal fails. By default every network but the
+project's deep stacks (conftest.DEEP_STACK_NODES) runs in one of the default configurations (picked by a stable digest of its name, so that the family as a
 whole covers both L1 sizes, data in L2 and in L3, single and double buffering), the single-kernel
 networks merged 16 at a time; the other configurations, the full cross product and the
 single-kernel networks one by one run with ``-m slow``."""
@@ -28,7 +28,7 @@ from Deeploy.targets.siracusa.qemu import elf_symbols
 from Deeploy.tiling.network import TilingOptions, level_limits
 from DeeployTest.generators.batch import batch_folder, batch_ids, batches
 from DeeployTest.testUtils.runner import RunnerPlatform, run_test
-from DeeployTest.test_suite.conftest import DEEPLOY_TEST, share_of
+from DeeployTest.test_suite.conftest import DEEPLOY_TEST, deep_stack, share_of
 from DeeployTest.test_suite.test_siracusa_networks import FLOATS, NETWORKS, _id, pytestmark  # noqa: F401
 
 TILED = RunnerPlatform("Siracusa", "TEST_SIRACUSA_TILED")
@@ -57,9 +57,11 @@ def _default_config(network: Path) -> tuple:
 
 def _cases(configs, slow: bool = False) -> list:
     """(network, configuration) parameters; all but a network's default configuration are slow, and
-    so are the single runs of the single-kernel networks (test_tiled_kernels runs them merged)."""
+    so are the single runs of the single-kernel networks (test_tiled_kernels runs them merged) and
+    the deep stacks (conftest.DEEP_STACK_NODES)."""
     return [pytest.param(d, c, id=f"{_id(d)}-{_config_id(c)}",
-                         marks=pytest.mark.slow if slow or c != _default_config(d) or _is_kernel(d) else ())
+                         marks=pytest.mark.slow if slow or c != _default_config(d) or _is_kernel(d) or deep_stack(d)
+                         else ())
             for d in NETWORKS for c in configs]
 
 
