@@ -50,8 +50,9 @@ class TilingParams:
     op_call_cycles:      (layer op, cycles) pairs: ``call_cycles`` of the ops whose calls cost
                          several times the others' per extra tile.
     buffering:           "double" (a second buffer for every operand whose tile changes, DMA of
-                         the next tile overlapping the current tile's compute), "single" (no
-                         overlap) or "auto" (the solver chooses per layer).
+                         the next tile overlapping the current tile's compute, or for all but the
+                         held inputs: see solver.py), "single" (no overlap) or "auto" (the solver
+                         chooses per layer).
     max_candidates:      tile sizes per dim given to the solver (see spec.candidates).
     max_grid:            combinations of the dims' candidates per layer; beyond, the dim with
                          most candidates is thinned further (largest tiles kept).

@@ -50,14 +50,16 @@ def _replay(copy, home: np.ndarray, dense: np.ndarray):
             dst[b:b + copy.row] = src[a:a + copy.row]
 
 
-@pytest.mark.parametrize("test_dir,l1,db", [(MINI, 1000, True), (MINI, 2000, False), (RESNET, 8000, True)],
-                         ids=["mini-1000-db", "mini-2000-sb", "resnet8-8000-db"])
+@pytest.mark.parametrize("test_dir,l1,db", [(MINI, 1000, True), (MINI, 2000, False), (MINI, 2000, True),
+                                             (RESNET, 8000, True)],
+                         ids=["mini-1000-db", "mini-2000-sb", "mini-2000-db-held", "resnet8-8000-db"])
 def test_plan_moves_exactly_every_tile_box(test_dir, l1, db, tmp_path_factory):
     """Per tile, the copies of each operand fill its slot with the tile's box of the home tensor in
     C order (loads) and put the slot back into exactly that box (stores); the plan's bytes are the
     traffic replay's. Double-buffered (the tiles rescheduled with two slots where the solver chose
     one): the kernel waits for every load into the slots it reads, a prefetch never writes the
-    slots the current tile reads, and an output slot is reused only after waiting for its write-back."""
+    slots the current tile reads, and an output slot is reused only after waiting for its write-back
+    (a held input's one slot is loaded only after the tile before it, mini-2000-db-held)."""
     schedules = _schedules(test_dir, l1, db, tmp_path_factory.getbasetemp())
     planned = [s for s in schedules.values() if plannable(s)]
     assert planned and any(s.num_tiles > 2 for s in planned)
