@@ -111,7 +111,8 @@ L3_STAGING = replace(SIRACUSA_L1, capacity=0, dma_bytes_per_cycle=int(TIMING.l3_
                      level="L2", source="L3")
 
 # L1 kept by the runtime: the core stacks the linker script places there, and 16 KiB for the
-# runtime's and the tile loop's own state (15.2 KiB as built, 4 KiB of it a planned loop's steps and copies; the tiled tests check every build).
+# runtime's and the tile loop's own state (15.2 KiB as built, 4 KiB of it a planned loop's steps
+# and copies; the tiled tests check every build).
 _L1_RESERVED = l1_reserved_bytes() + 16 * KiB
 
 
