@@ -55,6 +55,9 @@ class TilingParams:
                          the next tile overlapping the current tile's compute, or for all but the
                          held inputs: see solver.py), "single" (no overlap) or "auto" (the solver
                          chooses per layer).
+    hold:                double buffering may hold inputs in one slot (solver.py); False for an
+                         engine whose tile kernels return with work in flight (the next tile's
+                         reload of a held input would overwrite what that work reads).
     max_candidates:      tile sizes per dim given to the solver (see spec.candidates).
     max_grid:            combinations of the dims' candidates per layer; beyond, the dim with
                          most candidates is thinned further (largest tiles kept).
@@ -87,6 +90,7 @@ class TilingParams:
     dma_full_duplex: bool = False
     dma_2d: bool = True
     buffering: str = "double"
+    hold: bool = True
     max_candidates: int = 48
     max_grid: int = 6000
     max_deterministic_time: float = 5.0

@@ -204,14 +204,15 @@ class _Problem:
         return self.l1_single + self.l1_extra - (self.held_bytes[order] if mode == HELD else 0)
 
     def modes(self) -> tuple[int, ...]:
-        return {"double": (DOUBLE, HELD), "single": (SINGLE,), "auto": (DOUBLE, HELD, SINGLE)}[self.params.buffering]
+        modes = {"double": (DOUBLE, HELD), "single": (SINGLE,), "auto": (DOUBLE, HELD, SINGLE)}[self.params.buffering]
+        return modes if self.params.hold else tuple(m for m in modes if m != HELD)
 
     def least_cycles(self, db: bool) -> int | None:
         """The least modelled cycles of the tilings, double-buffered (``db``, held or not) or
         single-buffered, that fit the capacity."""
         best = None
         for o in self.spec.orders():
-            for mode in ((DOUBLE, HELD) if db else (SINGLE,)):
+            for mode in (tuple(m for m in self.modes() if m != SINGLE) if db else (SINGLE,)):
                 fits = self.footprint(o, mode) <= self.params.capacity
                 if mode == HELD:
                     fits &= self.held_bytes[o] > 0

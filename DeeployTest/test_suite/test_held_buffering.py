@@ -59,3 +59,12 @@ def test_held_layers_run_bit_exact(tmp_path_factory, capsys):
     held = [k for k, s in schedules.items() if any(b.held for b in s.l1.buffers)]
     assert held, "no layer holds an input at --l1 2000"
     run_tiled(MINI, L1, "L2", True, capsys)
+
+
+def test_no_held_inputs_where_work_stays_in_flight():
+    """``hold=False`` (the tiler's parameters for an engine whose tile kernels return with work in
+    flight, ``Engine.tile_sync``: the next tile's reload of a held input would overwrite what that
+    work reads) leaves every changing input of a double-buffered layer two slots."""
+    spec, params = _expand()
+    sol = solve_spec(spec, replace(params, hold=False), cache=False)
+    assert not any(b.held for b in sol.buffers), sol.summary()
