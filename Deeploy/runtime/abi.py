@@ -160,7 +160,7 @@ TILE_MAX_DIMS = 8
 TILE_MAX_OPERANDS = 12
 TILE_MAX_RANK = 8
 TILE_MAX_GEOMETRIES = 16
-TILE_PLAN_L1_BYTES = 2048
+TILE_PLAN_L1_BYTES = 4096
 TILE_LIMITS = (("DEEPLOY_TILE_MAX_DIMS", TILE_MAX_DIMS, "iteration dims of a tiled layer"),
                ("DEEPLOY_TILE_MAX_OPERANDS", TILE_MAX_OPERANDS, "operands of a tiled layer"),
                ("DEEPLOY_TILE_MAX_RANK", TILE_MAX_RANK, "axes of one operand"),

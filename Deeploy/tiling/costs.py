@@ -156,7 +156,7 @@ def compute_cycles(spec: LayerSpec, tiles: Mapping[str, int], params: TilingPara
     sizes = {d.name: d.size for d in spec.dims}
     cores = params.cores
     if not pdims:
-        return math.ceil(cores * spec.ops / params.ops_per_cycle - 1e-9)
+        return math.ceil(cores * spec.ops / params.ops_rate(spec.op) - 1e-9)
     total = 0
     for combo in itertools.product(*(tile_classes(sizes[d], tiles[d]) for d in pdims)):
         ext = {d: e for d, (e, _) in zip(pdims, combo)}
@@ -170,7 +170,7 @@ def compute_cycles(spec: LayerSpec, tiles: Mapping[str, int], params: TilingPara
         rest = math.prod(ext[d] for d in pdims if d not in alt)
         total += count * cdiv(units, cores) * rest
     volume = math.prod(sizes[d] for d in pdims)
-    return math.ceil(cores * spec.ops * total / (params.ops_per_cycle * volume) - 1e-9)
+    return math.ceil(cores * spec.ops * total / (params.ops_rate(spec.op) * volume) - 1e-9)
 
 
 def compute_grid(spec: LayerSpec, cands: Mapping[str, tuple[int, ...]], params: TilingParams,
@@ -187,7 +187,7 @@ def compute_grid(spec: LayerSpec, cands: Mapping[str, tuple[int, ...]], params: 
     pdims = [d for d in spec.dim_names if any(d in alt for alt in spec.parallel)]
     cores = params.cores
     if not pdims:
-        return np.full(points, math.ceil(cores * spec.ops / params.ops_per_cycle - 1e-9), dtype=np.int64)
+        return np.full(points, math.ceil(cores * spec.ops / params.ops_rate(spec.op) - 1e-9), dtype=np.int64)
     sizes = {d.name: d.size for d in spec.dims}
     classes = {}
     for d in pdims:
@@ -213,7 +213,7 @@ def compute_grid(spec: LayerSpec, cands: Mapping[str, tuple[int, ...]], params: 
             decided |= take
         total += count * chosen
     volume = math.prod(sizes[d] for d in pdims)
-    return np.ceil(cores * spec.ops * total.astype(np.float64) / (params.ops_per_cycle * volume) - 1e-9).astype(np.int64)
+    return np.ceil(cores * spec.ops * total.astype(np.float64) / (params.ops_rate(spec.op) * volume) - 1e-9).astype(np.int64)
 
 
 def dim_candidates(spec: LayerSpec, params: TilingParams) -> dict[str, tuple[int, ...]]:

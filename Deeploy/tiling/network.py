@@ -206,7 +206,7 @@ def schedule_one(layer: Layer, graph: Graph, plan: MemoryPlan, options: TilingOp
     place. Tiles are priced with the loop a compile-time DMA plan gives them (``loop_cycles``); a
     layer whose schedule then runs from tables (``dma_plan.loop_kind``) is solved again at the
     table loop's price. ``whole``: one tile. TilingError when it does not fit."""
-    l1_params = options.l1_params(platform, cores)
+    l1_params = replace(options.l1_params(platform, cores), hold=not layer.engine.tile_sync)
     spec = with_tile_scratch(layer_spec(layer.node, graph, RuleContext(layer.scratch)), layer, graph, cores, l1_params)
     spec = with_kernel_cycles(spec, layer.node, graph, l1_params)
     if whole:

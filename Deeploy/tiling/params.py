@@ -49,9 +49,15 @@ class TilingParams:
                          (``kernel_cycles``) holds its own.
     op_call_cycles:      (layer op, cycles) pairs: ``call_cycles`` of the ops whose calls cost
                          several times the others' per extra tile.
+    op_ops_per_cycle:    (layer op, ops per cycle) pairs: ``ops_per_cycle`` of the ops whose
+                         kernels run at a rate of their own.
     buffering:           "double" (a second buffer for every operand whose tile changes, DMA of
-                         the next tile overlapping the current tile's compute), "single" (no
-                         overlap) or "auto" (the solver chooses per layer).
+                         the next tile overlapping the current tile's compute, or for all but the
+                         held inputs: see solver.py), "single" (no overlap) or "auto" (the solver
+                         chooses per layer).
+    hold:                double buffering may hold inputs in one slot (solver.py); False for an
+                         engine whose tile kernels return with work in flight (the next tile's
+                         reload of a held input would overwrite what that work reads).
     max_candidates:      tile sizes per dim given to the solver (see spec.candidates).
     max_grid:            combinations of the dims' candidates per layer; beyond, the dim with
                          most candidates is thinned further (largest tiles kept).
@@ -80,9 +86,11 @@ class TilingParams:
     loop_cycles: tuple = ()
     call_cycles: int = 0
     op_call_cycles: tuple = ()
+    op_ops_per_cycle: tuple = ()
     dma_full_duplex: bool = False
     dma_2d: bool = True
     buffering: str = "double"
+    hold: bool = True
     max_candidates: int = 48
     max_grid: int = 6000
     max_deterministic_time: float = 5.0
@@ -101,6 +109,10 @@ class TilingParams:
     def call_price(self, op: str) -> int:
         """The set-up of one call of ``op``'s kernel (without a cycle formula)."""
         return dict(self.op_call_cycles).get(op, self.call_cycles)
+
+    def ops_rate(self, op: str) -> float:
+        """Ops per cycle of ``op``'s kernel (without a cycle formula) on all the cores together."""
+        return dict(self.op_ops_per_cycle).get(op, self.ops_per_cycle)
 
     def per_tile_cycles(self, tiles, formula: bool = False, op: str = ""):
         """Fixed cost of one tile of a layer of ``tiles`` tiles (an int or a numpy array): fork +

@@ -173,8 +173,9 @@ def schedule_layer(spec: LayerSpec, l1: TilingSolution, l2: TilingSolution | Non
         dim_class.append(tuple(classes))
         class_ranges.append(tuple(reps))
 
-    copies = [0 if op.tensor in resident else 2 if double_buffer and any(len(per_dim[d]) > 1 for d in op.dims) else 1
-              for op in operands]
+    held = {b.tensor for b in l1.buffers if b.held}
+    copies = [0 if op.tensor in resident else 1 if op.tensor in held
+              else 2 if double_buffer and any(len(per_dim[d]) > 1 for d in op.dims) else 1 for op in operands]
     slot = [align(_max_box(op, per_dim), alignment) for op in operands]
     edge = [(k, 0) for k, op in enumerate(operands) if copies[k] and op.tensor in ahead]
     rest = [(k, c) for k in range(len(operands)) for c in range(copies[k]) if (k, c) not in edge]

@@ -12,7 +12,9 @@ __all__ = ["BufferTiling", "TilingSolution"]
 class BufferTiling:
     """One operand's L1 buffer: its largest tile (logical view), bytes of one copy (aligned), the
     number of copies (2 = double-buffered), and over the whole layer its DMA transfers, bytes,
-    DMA engine cycles and the cycles cores spend issuing the transfers."""
+    DMA engine cycles and the cycles cores spend issuing the transfers. ``held``: an input of a
+    double-buffered layer kept in one copy though its tile changes (it stays from one tile to the
+    next; each new tile of it is loaded after the tile before finishes, not hidden)."""
 
     tensor: str
     role: str
@@ -24,6 +26,7 @@ class BufferTiling:
     moved_bytes: int
     dma_cycles: int
     issue_cycles: int
+    held: bool = False
 
 
 @dataclass(frozen=True)
@@ -80,9 +83,13 @@ class TilingSolution:
             return f"{self.layer} ({self.op}): zero copy, nothing to tile"
         tiles = " ".join(f"{d}={t}/{s}" for d, t, s in zip(self.dims, self.tile, self.sizes) if s > 1)
         return (f"{self.layer} ({self.op}): {self.num_tiles} tiles [{tiles}] {self.l1_bytes} B "
-                f"{'DB' if self.double_buffered else 'SB'}; cycles {self.total_cycles} = compute "
+                f"{'DB' if self.double_buffered else 'SB'}{self._held()}; cycles {self.total_cycles} = compute "
                 f"{self.compute_cycles} + overhead {self.overhead_cycles} + dma {self.dma_cycles} "
                 f"(busy {self.dma_busy_cycles})" + self._other_buffering())
+
+    def _held(self) -> str:
+        held = [b.tensor for b in self.buffers if b.held]
+        return f" (held: {', '.join(held)})" if held else ""
 
     def _other_buffering(self) -> str:
         if self.other_buffering_cycles is None:

@@ -7,7 +7,7 @@ remainder tiles included; everything computed from the spec's AxisMaps):
              size for every tile count, largest first; index 0 = the whole dim).
   bytes_b    the largest tile of operand b, aligned to ``params.alignment``; L1 holds one copy,
              two when double buffered and b's tile changes from tile to tile (a tile that never
-             changes is loaded once).
+             changes is loaded once), one when held (below).
   L1         sum_b copies_b * bytes_b + kernel scratch <= capacity.
   sweep_b    DMA engine cycles to move every distinct tile of b once, as the platform's DMA
              timing counts them: per command ``dma_setup``, per contiguous row
@@ -27,12 +27,17 @@ remainder tiles included; everything computed from the spec's AxisMaps):
              transfers (core time, not hidden).
   exposed    single buffering: DMA_in + DMA_out (no overlap); double buffering: first + last
              (not hidden) + max(0, rest - compute - overhead), rest = DMA_in - first + DMA_out -
-             last for one DMA queue (the platform), max of the two with ``dma_full_duplex``.
+             last for one DMA queue (the platform), max of the two with ``dma_full_duplex``;
+             held (double buffering with the changing inputs that do not depend on the loop
+             order's innermost tiled dim in one copy: they stay from a tile to the next and are
+             loaded anew, after the tile before, when an outer loop advances): their DMA after
+             their first tile is exposed too and leaves ``rest``.
   cycles     compute + overhead + exposed; ties broken towards larger tiles, then the first
              loop order.
 
 The CP-SAT model. Every option (a combination of candidate tile sizes of the free dims, a loop
-order and, with ``buffering="auto"``, single or double buffering) has exact footprint and cycles
+order and the buffering: double, held (where an input is held) and, with ``buffering="auto"``,
+single) has exact footprint and cycles
 from the terms above; those of all options are computed together, vectorised over the grid of
 candidate combinations, from per-operand tables over the candidates of the dims each operand
 depends on. Options beaten by another in both footprint and cycles are dropped (exact
@@ -78,6 +83,19 @@ __all__ = ["BufferTiling", "TilingSolution", "solve_spec", "evaluate", "min_foot
            "cache_info"]
 
 
+SINGLE, DOUBLE, HELD = 0, 1, 2     # buffering modes of an option
+
+
+def _cycles(p: TilingParams, compute, overhead, dma_in, dma_out, first, last, held, mode: int):
+    """compute + overhead + exposed DMA of buffering ``mode`` (see the module docstring); ``held``:
+    DMA cycles of the held inputs after their first tile, exposed. Ints or numpy arrays."""
+    if mode == SINGLE:
+        return compute + overhead + dma_in + dma_out
+    rest_in, rest_out = dma_in - first - held, dma_out - last
+    rest = np.maximum(rest_in, rest_out) if p.dma_full_duplex else rest_in + rest_out
+    return compute + overhead + first + last + held + np.maximum(0, rest - compute - overhead)
+
+
 class _Problem:
     """Everything about one (spec, params) the model and the evaluation share: candidates, the
     operand tables, and every cost term as an array over the grid of the free dims' choices."""
@@ -114,7 +132,8 @@ class _Problem:
         last = np.zeros(points, dtype=np.int64)
         self.dma = {o: [np.zeros(points, dtype=np.int64), np.zeros(points, dtype=np.int64)] for o in spec.orders()}
         self.issue = {o: np.zeros(points, dtype=np.int64) for o in spec.orders()}
-        self.buffer_bytes, self.buffer_changes = [], []
+        self.buffer_bytes, self.buffer_changes, self.buffer_first = [], [], []
+        self.buffer_dma = {o: [] for o in spec.orders()}
         for b in self.buffers:
             sel = tuple(self.index[d] for d in b.deps)
             col = {f: (b.table[f][sel] if b.deps else np.full(points, b.table[f][()], dtype=np.int64))
@@ -126,6 +145,7 @@ class _Problem:
             extra += np.where(changes, col["tile_bytes"], 0)
             self.buffer_bytes.append(col["tile_bytes"])
             self.buffer_changes.append(changes)
+            self.buffer_first.append(col["first"])
             if b.op.role == INPUT:
                 first += col["first"]
             else:
@@ -142,48 +162,81 @@ class _Problem:
                         inner_tiled |= tiled[e]
                     factor *= np.where(inner_tiled, n[d], 1)
                 self.dma[o][0 if b.op.role == INPUT else 1] += factor * col["sweep"]
+                self.buffer_dma[o].append(factor * col["sweep"])
                 self.issue[o] += factor * col["issue"]
         self.l1_single, self.l1_extra, self.first, self.last = single, extra, first, last
         self.compute = compute_grid(spec, self.cands, p, self.index)
+        self._held(tiled)
 
-    def totals(self, order: tuple[str, ...], db: bool) -> np.ndarray:
-        """Modelled cycles of every grid point for one loop order and buffering (vectorised
+    def _held(self, tiled: Mapping[str, np.ndarray]) -> None:
+        """Per loop order, which changing inputs the held buffering keeps in one slot (those whose
+        tile stays the same from one tile to the next: they do not depend on the innermost tiled
+        dim), and their bytes, DMA cycles and first tile's DMA cycles over the grid."""
+        self.held, self.held_bytes, self.held_dma, self.held_first = {}, {}, {}, {}
+        for o in self.spec.orders():
+            innermost = {d: np.zeros(self.points, dtype=bool) for d in o}
+            found = np.zeros(self.points, dtype=bool)
+            for d in reversed(o):
+                innermost[d] = tiled[d] & ~found
+                found |= tiled[d]
+            masks = []
+            nbytes, dma, first = (np.zeros(self.points, dtype=np.int64) for _ in range(3))
+            for i, b in enumerate(self.buffers):
+                moves = sum((innermost[d] for d in b.deps), np.zeros(self.points, dtype=bool))
+                mask = self.buffer_changes[i] & ~moves if b.op.role == INPUT else np.zeros(self.points, dtype=bool)
+                masks.append(mask)
+                nbytes += np.where(mask, self.buffer_bytes[i], 0)
+                dma += np.where(mask, self.buffer_dma[o][i], 0)
+                first += np.where(mask, self.buffer_first[i], 0)
+            self.held[o], self.held_bytes[o], self.held_dma[o], self.held_first[o] = masks, nbytes, dma, first
+
+    def totals(self, order: tuple[str, ...], mode: int) -> np.ndarray:
+        """Modelled cycles of every grid point for one loop order and buffering ``mode`` (vectorised
         twin of ``evaluate``; the reference for brute-force checks)."""
-        p = self.params
-        dma_in, dma_out = self.dma[order]
-        overhead = self.tiles * p.per_tile_cycles(self.tiles, self.spec.tile_cycles is not None,
-                                                   self.spec.op) + self.issue[order]
-        if db:
-            rest_in, rest_out = dma_in - self.first, dma_out - self.last
-            rest = np.maximum(rest_in, rest_out) if p.dma_full_duplex else rest_in + rest_out
-            exposed = self.first + self.last + np.maximum(0, rest - self.compute - overhead)
-        else:
-            exposed = dma_in + dma_out
-        return self.compute + overhead + exposed
+        held = (self.held_dma[order] - self.held_first[order]) if mode == HELD else 0
+        return _cycles(self.params, self.compute, self.tiles * self.params.per_tile_cycles(
+            self.tiles, self.spec.tile_cycles is not None, self.spec.op) + self.issue[order],
+            *self.dma[order], self.first, self.last, held, mode)
 
-    def footprint(self, db: bool) -> np.ndarray:
-        return self.l1_single + (self.l1_extra if db else 0)
+    def footprint(self, order: tuple[str, ...], mode: int) -> np.ndarray:
+        if mode == SINGLE:
+            return self.l1_single
+        return self.l1_single + self.l1_extra - (self.held_bytes[order] if mode == HELD else 0)
+
+    def modes(self) -> tuple[int, ...]:
+        modes = {"double": (DOUBLE, HELD), "single": (SINGLE,), "auto": (DOUBLE, HELD, SINGLE)}[self.params.buffering]
+        return modes if self.params.hold else tuple(m for m in modes if m != HELD)
 
     def least_cycles(self, db: bool) -> int | None:
-        """The least modelled cycles of the tilings with buffering ``db`` that fit the capacity."""
-        fits = self.footprint(db) <= self.params.capacity
-        if not fits.any():
-            return None
-        return int(min(self.totals(o, db)[fits].min() for o in self.spec.orders()))
+        """The least modelled cycles of the tilings, double-buffered (``db``, held or not) or
+        single-buffered, that fit the capacity."""
+        best = None
+        for o in self.spec.orders():
+            for mode in (tuple(m for m in self.modes() if m != SINGLE) if db else (SINGLE,)):
+                fits = self.footprint(o, mode) <= self.params.capacity
+                if mode == HELD:
+                    fits &= self.held_bytes[o] > 0
+                if fits.any():
+                    least = int(self.totals(o, mode)[fits].min())
+                    best = least if best is None else min(best, least)
+        return best
 
     def choice(self, point: int) -> dict[str, int]:
         return {d: int(self.index[d][point]) for d in self.spec.dim_names}
 
     # -- the cost of one tiling, in plain Python (what the solution reports) -----------------
-    def evaluate(self, choice: Mapping[str, int], order: tuple[str, ...], db: bool) -> TilingSolution:
+    def evaluate(self, choice: Mapping[str, int], order: tuple[str, ...], mode: int) -> TilingSolution:
         spec, p = self.spec, self.params
         tiles = {d: self.cands[d][choice[d]] for d in spec.dim_names}
         n = {d: self.counts[d][choice[d]] for d in spec.dim_names}
         pos = {d: i for i, d in enumerate(order)}
-        bufs, dma_in, dma_out, pro, epi, issue = [], 0, 0, 0, 0, 0
+        innermost = next((d for d in reversed(order) if n[d] > 1), None)
+        bufs, dma_in, dma_out, pro, epi, issue, held_dma = [], 0, 0, 0, 0, 0, 0
         for b in self.buffers:
             row = b.row(choice)
-            copies = 2 if db and any(n[d] > 1 for d in b.deps) else 1
+            changes = any(n[d] > 1 for d in b.deps)
+            held = mode == HELD and changes and b.op.role == INPUT and innermost not in b.deps
+            copies = 2 if mode != SINGLE and changes and not held else 1
             factor = 1
             for d in order:
                 if d not in b.deps and any(pos[e] > pos[d] and n[e] > 1 for e in b.deps):
@@ -192,27 +245,23 @@ class _Problem:
             issue += factor * row.issue
             if b.op.role == INPUT:
                 dma_in, pro = dma_in + dma, pro + row.first
+                held_dma += dma - row.first if held else 0
             else:
                 dma_out, epi = dma_out + dma, epi + row.last
             bufs.append(BufferTiling(b.op.tensor, b.op.role, row.tile_shape, row.tile_bytes, copies,
                                      row.tile_bytes * copies, factor * row.transfers, factor * row.moved, dma,
-                                     factor * row.issue))
+                                     factor * row.issue, held))
         num_tiles = math.prod(n.values())
         compute = compute_cycles(spec, tiles, p)
         overhead = num_tiles * p.per_tile_cycles(num_tiles, spec.tile_cycles is not None, spec.op) + issue
-        if db:
-            rest_in, rest_out = dma_in - pro, dma_out - epi
-            rest = max(rest_in, rest_out) if p.dma_full_duplex else rest_in + rest_out
-            exposed = pro + epi + max(0, rest - compute - overhead)
-        else:
-            exposed = dma_in + dma_out
+        total = int(_cycles(p, compute, overhead, dma_in, dma_out, pro, epi, held_dma, mode))
         scratch = scratch_bytes(spec.scratch, tiles)
         l1 = sum(b.l1_bytes for b in bufs) + scratch
         return TilingSolution(spec.layer, spec.op, p.level, p.capacity, spec.dim_names,
                               tuple(d.size for d in spec.dims), tuple(tiles[d] for d in spec.dim_names),
-                              tuple(n[d] for d in spec.dim_names), num_tiles, tuple(order), db, tuple(bufs),
-                              scratch, l1, exposed, dma_in + dma_out, compute, overhead,
-                              compute + overhead + exposed)
+                              tuple(n[d] for d in spec.dim_names), num_tiles, tuple(order), mode != SINGLE,
+                              tuple(bufs), scratch, l1, total - compute - overhead, dma_in + dma_out, compute,
+                              overhead, total)
 
     # -- candidate options on the (footprint, cycles) Pareto front ----------------------------
     def options(self, pareto: bool = True) -> list[tuple[int, int, bool, int, int]]:
@@ -222,26 +271,24 @@ class _Problem:
         tie-break (larger tiles, then the first loop order)."""
         if pareto and hasattr(self, "_options"):
             return self._options
-        spec, p = self.spec, self.params
-        modes = {"double": (True,), "single": (False,), "auto": (True, False)}[p.buffering]
-        orders = spec.orders()
+        orders = self.spec.orders()
         width = int(self.tiebreak.max()) + len(orders) + 1
         rows = []
         for oi, o in enumerate(orders):
-            for dbv in modes:
-                key = self.totals(o, dbv) * width + self.tiebreak + oi
-                foot = self.footprint(dbv)
-                rows.append(np.stack([foot, key, np.arange(self.points), np.full(self.points, oi),
-                                      np.full(self.points, int(dbv))], axis=1))
+            for mode in self.modes():
+                key = self.totals(o, mode) * width + self.tiebreak + oi
+                row = np.stack([self.footprint(o, mode), key, np.arange(self.points), np.full(self.points, oi),
+                                np.full(self.points, mode)], axis=1)
+                rows.append(row[self.held_bytes[o] > 0] if mode == HELD else row)
         table = np.concatenate(rows)
         table = table[np.lexsort((table[:, 4], table[:, 3], table[:, 2], table[:, 1], table[:, 0]))]
         self._width = width
         if not pareto:
-            return [(int(pt), int(oi), bool(dbv), int(foot), int(key)) for foot, key, pt, oi, dbv in table.tolist()]
+            return [(int(pt), int(oi), int(mode), int(foot), int(key)) for foot, key, pt, oi, mode in table.tolist()]
         front, best = [], None
-        for foot, key, pt, oi, dbv in table.tolist():
+        for foot, key, pt, oi, mode in table.tolist():
             if best is None or key < best:
-                front.append((int(pt), int(oi), bool(dbv), int(foot), int(key)))
+                front.append((int(pt), int(oi), int(mode), int(foot), int(key)))
                 best = key
         self._options = front
         return front
@@ -278,7 +325,7 @@ class _Problem:
         for k, lit in enumerate(order):
             m.add(lit == sum(z[j] for j, (_, oi, _, _, _) in enumerate(options) if oi == k))
         db = m.new_bool_var("double_buffered")
-        m.add(db == sum(z[j] for j, (_, _, dbv, _, _) in enumerate(options) if dbv))
+        m.add(db == sum(z[j] for j, (_, _, mode, _, _) in enumerate(options) if mode != SINGLE))
 
         # L1: per operand buffer its largest tile (given the chosen tile sizes) and a second copy
         # when double buffered and its tile changes from tile to tile; plus the kernel scratch
@@ -286,7 +333,8 @@ class _Problem:
         for i, b in enumerate(self.buffers):
             bytes_b, changes = self.buffer_bytes[i], self.buffer_changes[i]
             one = [bytes_b[pt] for pt, *_ in options]
-            two = [bytes_b[pt] if (dbv and changes[pt]) else 0 for pt, _, dbv, _, _ in options]
+            two = [bytes_b[pt] if mode != SINGLE and changes[pt] and not (mode == HELD and self.held[orders[oi]][i][pt])
+                   else 0 for pt, oi, mode, _, _ in options]
             tile = m.new_int_var(min(one), max(one), f"tile_bytes{i}")
             m.add(tile == over(one))
             second = m.new_int_var(min(two), max(two), f"second_copy{i}")
@@ -332,8 +380,9 @@ class _Model:
     def point(self, solver: "cpsat.Response") -> int:
         return self.options[[k for k, lit in enumerate(self.z) if solver.value(lit)][0]][0]
 
-    def double_buffered(self, solver: "cpsat.Response") -> bool:
-        return bool(solver.value(self.db))
+    def mode(self, solver: "cpsat.Response") -> int:
+        """The chosen option's buffering (SINGLE, DOUBLE, HELD)."""
+        return self.options[[k for k, lit in enumerate(self.z) if solver.value(lit)][0]][2]
 
     def order_index(self, solver: "cpsat.Response") -> int:
         return [k for k, lit in enumerate(self.order) if solver.value(lit)][0]
@@ -345,12 +394,14 @@ def _zero_copy(spec: LayerSpec, params: TilingParams) -> TilingSolution:
 
 
 def evaluate(spec: LayerSpec, tiles: Mapping[str, int], params: TilingParams,
-             order: Sequence[str] | None = None, double_buffered: bool | None = None) -> TilingSolution:
-    """The modelled cost of a given tiling (tile sizes must be candidates of their dims)."""
+             order: Sequence[str] | None = None, double_buffered: bool | None = None,
+             held: bool = False) -> TilingSolution:
+    """The modelled cost of a given tiling (tile sizes must be candidates of their dims); ``held``:
+    double-buffered with the inputs that stay from one tile to the next in one slot."""
     prob = _Problem(spec, params)
     choice = {d: prob.cands[d].index(tiles.get(d, spec.dim(d).size)) for d in spec.dim_names}
     db = (params.buffering != "single") if double_buffered is None else double_buffered
-    return prob.evaluate(choice, tuple(order) if order else spec.orders()[0], db)
+    return prob.evaluate(choice, tuple(order) if order else spec.orders()[0], HELD if held else int(db))
 
 
 def _minimal(prob: _Problem) -> TilingSolution:
@@ -361,7 +412,7 @@ def _minimal(prob: _Problem) -> TilingSolution:
     if status not in (cpsat.OPTIMAL, cpsat.FEASIBLE):
         raise RuntimeError(f"{prob.spec.layer}: footprint model status {solver.status_name()}")
     choice = prob.choice(built.point(solver))
-    sol = prob.evaluate(choice, prob.spec.orders()[built.order_index(solver)], built.double_buffered(solver))
+    sol = prob.evaluate(choice, prob.spec.orders()[built.order_index(solver)], built.mode(solver))
     if sol.l1_bytes != solver.value(built.l1):
         raise RuntimeError(f"{prob.spec.layer}: footprint {solver.value(built.l1)} vs evaluated {sol.l1_bytes}")
     return replace(sol, optimal=status == cpsat.OPTIMAL)
@@ -444,7 +495,7 @@ def solve_spec(spec: LayerSpec, params: TilingParams, cache: bool = True) -> Til
         raise TilingError(f"layer '{spec.layer}' ({spec.op}): no tiling found within the solver's limits "
                           f"(status {solver.status_name()})", layer=spec.layer, op=spec.op)
     choice = prob.choice(built.point(solver))
-    sol = prob.evaluate(choice, spec.orders()[built.order_index(solver)], built.double_buffered(solver))
+    sol = prob.evaluate(choice, spec.orders()[built.order_index(solver)], built.mode(solver))
     if sol.total_cycles != solver.value(built.cost) // built.width or sol.l1_bytes != solver.value(built.l1):
         raise RuntimeError(f"{spec.layer}: CP-SAT model and evaluation disagree: "
                            f"{solver.value(built.cost) // built.width} vs {sol.total_cycles} cycles, "

@@ -6,6 +6,7 @@ nothing between its kernels on the cluster."""
 
 from __future__ import annotations
 
+import argparse
 import functools
 import json
 
@@ -19,7 +20,11 @@ from Deeploy.tiling.dma_plan import box_copies, dma_plan, plannable
 from Deeploy.tiling.network import TilingOptions
 from Deeploy.tiling.schedule import OperandSlots, schedule_layer
 from Deeploy.tiling.spec import INPUT, OUTPUT, AxisMap, Operand
+from DeeployTest.generators.golden import write_test
+from DeeployTest.testUtils.runner import run_test
 from DeeployTest.test_suite.conftest import DEEPLOY_TEST
+from DeeployTest.test_suite.kernel_cases import TILED, _check, needs_qemu
+from DeeployTest.test_suite.test_table_fill_once import _softmax
 from DeeployTest.test_suite.test_siracusa_tiled import run_tiled
 from DeeployTest.test_suite.test_siracusa_networks import _id
 
@@ -50,14 +55,16 @@ def _replay(copy, home: np.ndarray, dense: np.ndarray):
             dst[b:b + copy.row] = src[a:a + copy.row]
 
 
-@pytest.mark.parametrize("test_dir,l1,db", [(MINI, 1000, True), (MINI, 2000, False), (RESNET, 8000, True)],
-                         ids=["mini-1000-db", "mini-2000-sb", "resnet8-8000-db"])
+@pytest.mark.parametrize("test_dir,l1,db", [(MINI, 1000, True), (MINI, 2000, False), (MINI, 2000, True),
+                                             (RESNET, 8000, True)],
+                         ids=["mini-1000-db", "mini-2000-sb", "mini-2000-db-held", "resnet8-8000-db"])
 def test_plan_moves_exactly_every_tile_box(test_dir, l1, db, tmp_path_factory):
     """Per tile, the copies of each operand fill its slot with the tile's box of the home tensor in
     C order (loads) and put the slot back into exactly that box (stores); the plan's bytes are the
     traffic replay's. Double-buffered (the tiles rescheduled with two slots where the solver chose
     one): the kernel waits for every load into the slots it reads, a prefetch never writes the
-    slots the current tile reads, and an output slot is reused only after waiting for its write-back."""
+    slots the current tile reads, and an output slot is reused only after waiting for its write-back
+    (a held input's one slot is loaded only after the tile before it, mini-2000-db-held)."""
     schedules = _schedules(test_dir, l1, db, tmp_path_factory.getbasetemp())
     planned = [s for s in schedules.values() if plannable(s)]
     assert planned and any(s.num_tiles > 2 for s in planned)
@@ -174,3 +181,24 @@ def test_planned_and_straight_line_loops_run_bit_exact(capsys):
         if loops.get(layer["name"]) == "plan":
             between = layer["overhead"] - layer["overhead_setup"]
             assert between <= 700 * len(layer["tiles"]), (layer["name"], between)
+
+
+@needs_qemu
+def test_long_planned_loops_read_their_plan_from_l1(tmp_path, capsys):
+    """A planned loop of 64 tiles (a softmax of 512 rows in tiles of 8 at --l1 2400; 2584 bytes of
+    steps and copies, TILE_PLAN_L1_BYTES) reads its steps and copies from their L1 copy: the code
+    between its kernels stays within 300 cycles per tile (reading them from L2 every tile cost
+    about 440)."""
+    test = tmp_path / "softmax"
+    write_test(_softmax(np.random.default_rng(3), (1, 1, 512, 64)), test)
+    tiling = TilingOptions(2400, TilingOptions.l2, "L2", False)
+    gen = tmp_path / "gen"
+    args = argparse.Namespace(test=str(test), verbose=False, skipgen=False, skipsim=False, gen_dir=str(gen),
+                              cores=8, l1=tiling.l1, l2=tiling.l2, defaultMemLevel="L2", doublebuffer=False,
+                              profileTiling=True, plotMemAlloc=False, timeout=None)
+    _check(run_test(args, TILED, {"cores": 8, "tiling": tiling}), capsys.readouterr().out)
+    (layer,) = [e for e in json.loads((gen / "profile.json").read_text())["layers"] if e.get("tiles")]
+    loops = {t["layer"]: t["loop"] for t in json.loads((gen / "network" / "manifest.json").read_text())["tiles"]}
+    assert loops[layer["name"]] == "plan" and len(layer["tiles"]) == 64, (loops, len(layer["tiles"]))
+    between = layer["overhead"] - layer["overhead_setup"]
+    assert between <= 300 * len(layer["tiles"]), between

@@ -6,7 +6,8 @@ first one of the same size by at least what the fill costs a core: its share of 
 (entries / 8 cores), at least 3 instructions each (the arithmetic, the clip, the store), each at
 least a cycle. Outputs are bit-exact (the runner checks them). The tiler's price of a call
 (``call_cycles``, fitted on microLlama64_parallel's layers) holds on other shapes: a layer split
-into more tiles spends about that much per extra tile beyond the fork and join."""
+into more tiles spends about that much per extra tile beyond the fork and join; and so does the
+compute price of the ops with a rate of their own (``ops_rate``)."""
 
 from __future__ import annotations
 
@@ -17,11 +18,14 @@ import numpy as np
 import pytest
 
 from Deeploy.targets import get_platform
+from Deeploy.tiling import layer_spec
+from Deeploy.tiling.costs import compute_cycles
 from Deeploy.tiling.network import TilingOptions
 from DeeployTest.generators.builder import Net
 from DeeployTest.generators.golden import write_test
 from DeeployTest.generators.integer import _unary, isoftmax_attrs
 from DeeployTest.test_suite.kernel_cases import TILED, _check, byte_values, needs_qemu
+from DeeployTest.test_suite.test_tiling_model import lowered
 from DeeployTest.testUtils.runner import run_test
 
 CORES = 8
@@ -47,8 +51,8 @@ def _transpose(rng, shape=(16, 64, 4)):
     return net
 
 
-def _softmax(rng):
-    return _unary("iSoftmax", byte_values(rng, (1, 1, 32, 64)), isoftmax_attrs(255), rq=True, rng=rng)
+def _softmax(rng, shape=(1, 1, 32, 64)):
+    return _unary("iSoftmax", byte_values(rng, shape), isoftmax_attrs(255), rq=True, rng=rng)
 
 
 # (name, network, layer op, table entries the cores fill per call, L1 bytes: a few tiles, each with
@@ -85,11 +89,13 @@ def test_later_tiles_skip_the_table_fill(name, build, op, entries, l1, tmp_path,
     assert max(later) <= tiles[0]["kernel"] - fill, (tiles[0]["kernel"], later, fill)
 
 
+OUTSIDE = [(_rqs, "RequantShift", (12, 384), 3000), (_add, "RequantizedAdd", (12, 384), 6000),
+           (_transpose, "Transpose", (16, 64, 4), 2400), (_softmax, "RequantizediSoftmax", (1, 1, 48, 32), 2000)]
+OUTSIDE_IDS = ["requant_shift", "add", "transpose", "softmax_rq"]
+
+
 @needs_qemu
-@pytest.mark.parametrize("build,op,shape,l1", [(_rqs, "RequantShift", (12, 384), 3000),
-                                              (_add, "RequantizedAdd", (12, 384), 6000),
-                                              (_transpose, "Transpose", (16, 64, 4), 2400)],
-                         ids=["requant_shift", "add", "transpose"])
+@pytest.mark.parametrize("build,op,shape,l1", OUTSIDE, ids=OUTSIDE_IDS)
 def test_call_price_holds_outside_the_fit(build, op, shape, l1, tmp_path, capsys):
     """One tile (a large L1) against several (whose first call fills any table): the kernel
     cycles per extra tile beyond the fork and join are within a factor of 2 of the op's call
@@ -104,3 +110,21 @@ def test_call_price_holds_outside_the_fit(build, op, shape, l1, tmp_path, capsys
     call = per_tile - params.fork_cycles - params.barrier_cycles
     price = params.call_price(op)
     assert price / 2 <= call <= 2 * price, (call, price)
+
+
+@needs_qemu
+@pytest.mark.parametrize("build,op,shape", [(_rqs, "RequantShift", (24, 1000)),
+                                           (_softmax, "RequantizediSoftmax", (1, 2, 40, 96))],
+                         ids=["requant_shift", "softmax_rq"])
+def test_compute_price_holds_outside_the_fit(build, op, shape, tmp_path, capsys):
+    """The tiler's price of a whole layer as one tile (compute at the op's ``ops_rate``, the call,
+    fork and join) is within 20% of its kernel cycles measured on a shape outside the fit."""
+    params = get_platform("Siracusa").tiling.tiles
+    test = tmp_path / "net"
+    write_test(build(np.random.default_rng(11), shape), test)
+    (tile,) = _tiles(test, tmp_path / "one", 200_000, op, capsys)
+    graph = lowered(test)
+    spec = layer_spec(next(n for n in graph.nodes if n.op == op), graph)
+    whole = {d.name: d.size for d in spec.dims}
+    price = compute_cycles(spec, whole, params) + params.call_price(op) + params.fork_cycles + params.barrier_cycles
+    assert 0.8 * tile["kernel"] <= price <= 1.2 * tile["kernel"], (price, tile["kernel"])

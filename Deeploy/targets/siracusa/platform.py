@@ -79,12 +79,22 @@ SIRACUSA_L1 = TilingParams(capacity=64000, alignment=4, dma_bytes_per_cycle=int(
 # (16, 64, 4) tensor, test_table_fill_once): its own price (op_call_cycles). RequantizediHardswish
 # (529: the untabulated outputs of small tiles, work rather than set-up) keeps 100: priced at 529,
 # its layers took fewer, single-buffered tiles and ran slower at --l1 8000 and 64000.
+# RequantizediSoftmax and RequantShift have their own compute prices (op_ops_per_cycle), and the
+# softmax its own call price, fitted (least squares, kernel cycles = tiles * (61 + call) + ops /
+# rate) on their layers of microLlama64_parallel at --l1 8000 and 64000 (--doublebuffer,
+# --profileTiling): RequantizediSoftmax 6.48 ops/cycle and a call of 298 (16 layers, within 9.1%,
+# median 0.9%; 117 per extra tile on a (48, 32) softmax with scalar requantisation,
+# test_table_fill_once: 187 taken, their geometric mean); RequantShift 8.59 ops/cycle with
+# call_cycles (128 layers of three kernel variants, median 19%; its large layers within 5%, where
+# the rate matters). At 2.5 ops/cycle the softmax's tiles were priced 2.5x their cycles and
+# RequantShift's about 3x.
 # The requantised GEMM/MatMul layers' tiles are costed with the GemmRQ kernel's cycle formula
 # (Deeploy/targets/siracusa/gemm_cycles.py: 4 x 4 blocks, remainders, per-call cost), the
 # requantised channels-last convolutions' with theirs (conv_cycles.py).
 VIRTUAL_PLATFORM_L1 = replace(SIRACUSA_L1, ops_per_cycle=2.5, tile_loop_cycles=2000,
                               loop_cycles=((1, 30), (STRAIGHT_TILES + 1, 270)), call_cycles=100,
-                              op_call_cycles=(("Transpose", 826),),
+                              op_call_cycles=(("Transpose", 826), ("RequantizediSoftmax", 187)),
+                              op_ops_per_cycle=(("RequantizediSoftmax", 6.48), ("RequantShift", 8.59)),
                               kernel_cycles=(("RequantizedMatMul", gemm_tile_model),
                                              ("RequantizedGemm", gemm_tile_model),
                                              ("RequantizedConv", conv_tile_model)))
@@ -101,7 +111,8 @@ L3_STAGING = replace(SIRACUSA_L1, capacity=0, dma_bytes_per_cycle=int(TIMING.l3_
                      level="L2", source="L3")
 
 # L1 kept by the runtime: the core stacks the linker script places there, and 16 KiB for the
-# runtime's and the tile loop's own state (10.6 KiB as built; the tiled tests check every build).
+# runtime's and the tile loop's own state (15.2 KiB as built, 4 KiB of it a planned loop's steps
+# and copies; the tiled tests check every build).
 _L1_RESERVED = l1_reserved_bytes() + 16 * KiB
 
 

@@ -63,7 +63,7 @@
 #define DEEPLOY_TILE_MAX_OPERANDS 12 /* operands of a tiled layer */
 #define DEEPLOY_TILE_MAX_RANK 8 /* axes of one operand */
 #define DEEPLOY_TILE_MAX_GEOMETRIES 16 /* copy shapes of a planned tile loop */
-#define DEEPLOY_TILE_PLAN_L1_BYTES 2048 /* a planned loop's steps and copies up to this size are read from an L1 copy */
+#define DEEPLOY_TILE_PLAN_L1_BYTES 4096 /* a planned loop's steps and copies up to this size are read from an L1 copy */
 #define DEEPLOY_TILE_SYNC_ALL 0 /* wait for every tile's work; stop deferring */
 #define DEEPLOY_TILE_SYNC_PREVIOUS 1 /* wait for the work of every tile but the latest */
 #define DEEPLOY_TILE_SYNC_DEFER 2 /* the following tile kernels may return with work in flight */
