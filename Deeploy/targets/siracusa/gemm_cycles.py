@@ -38,8 +38,8 @@ transpose, 4 column words): PACK_WORDS_PER_K4, fitted the same way (PACK_STRIP k
 (b 1..8, M 8..32, K 32..128, N 4..32, 1 and 8 cores: within 2.8%; PACK_PER_K4 priced them up to
 11.4% high) and tested on the other shapes of ``test_gemm_cycles.py``.
 
-With K = 4, a B input, M a multiple of 4 and the inline store into an 8-bit range [-hi - 1, hi]
-or [0, hi] (``rows``: one cv.clipr or cv.clipur per output), 4 x 4 blocks run their column block's strip as two rows of outputs per
+With K = 4, a B input, M a multiple of 4 and the inline store into an 8-bit range one instruction
+clips to (``rows``: int8 [-hi - 1, hi] by cv.clipr, uint8 [0, hi] by cv.clipur), 4 x 4 blocks run their column block's strip as two rows of outputs per
 hardware-loop trip: the units go column-major (batch, column block, row block), so the slowest
 core costs
 
@@ -162,7 +162,7 @@ def gemm_rq_cycles(batch: int, m: int, n: int, k: int, cores: int, unit: float =
                    rows: bool = False, packed: bool = False) -> float | None:
     """Modelled kernel cycles of GemmRQ on ``batch`` x (m x k @ k x n) int8 operands in L1 on
     ``cores`` cores with the store ``unit`` per output (B transposed; ``packed``: a B input not
-    transposed; ``rows``: that and an 8-bit output range [-hi - 1, hi] or [0, hi]), or None when the call leaves the
+    transposed; ``rows``: that and an 8-bit output range one instruction clips to), or None when the call leaves the
     dot-product blocks somewhere."""
     if m % 4 or n % 2 or k < 4:
         return None
@@ -186,7 +186,7 @@ def gemm_rq_estimate(batch: int, m: int, n: int, k: int, cores: int, unit: float
 class GemmTileCycles:
     """Compute cycles of one tile (extents of the dims B, M, N) of a GemmRQ layer with reduction
     ``k`` on ``cores`` cores and the store ``unit`` per output (``rows``: B an input, not transposed, an
-    8-bit output range [-hi - 1, hi] or [0, hi]): a LayerSpec's ``tile_cycles``."""
+    8-bit output range one instruction clips to): a LayerSpec's ``tile_cycles``."""
 
     k: int
     cores: int
@@ -220,5 +220,6 @@ def gemm_tile_model(node, graph, cores: int) -> GemmTileCycles | None:
     if any(st[2] for st in strides) or p.alpha != 1 or (c is not None and p.beta != 1):
         return GemmTileCycles(p.k, cores, UNIT_C, packed=packed)
     uniform = c is None and all(st[1] == 0 for st in strides)
-    rows = packed and fp.rq.lo in (-fp.rq.hi - 1, 0)       # the kernel's one-instruction clips (cv.clipr, cv.clipur)
+    signed = graph.tensors[node.outputs[0]].dtype.signed          # the clip: cv.clipr, unsigned cv.clipur
+    rows = packed and fp.rq.lo == (-fp.rq.hi - 1 if signed else 0)
     return GemmTileCycles(p.k, cores, UNIT if uniform else UNIT_BIAS, rows, packed)
