@@ -1,8 +1,8 @@
 """A requantisation to the levels 0..255 costs on the cluster what its int8 form costs: the form an
 NPU that reads uint8 only gets its int8 input in (Deeploy/targets/npu/lower.py: the producer's add
 plus ``128 << shift``, its outputs unsigned) clips with one cv.clipur where the int8 form clips
-with one cv.clipr, on the same kernel path (GemmRQ's K = 4 rows path, eltwise_rq.inc's byte
-lanes). Both forms run tiled on Siracusa and must match the reference interpreter's goldens
+with one cv.clipr, on the same kernel path (GemmRQ's K = 4 rows path and its one-mul strips,
+eltwise_rq.inc's byte lanes). Both forms run tiled on Siracusa and must match the reference interpreter's goldens
 bit-exactly; their kernel cycles must agree within 3%."""
 
 from __future__ import annotations
@@ -30,7 +30,8 @@ def _net(op: str, a_shape, b_shape, const_b: bool, mul: int, add: int, unsigned:
 
 
 CASES = {
-    "matmul_k4_rows": ("MatMul", (8, 32, 4), (8, 4, 32), False, 1, -300),     # attention's context, heads of 4
+    "matmul_k4_rows": ("MatMul", (8, 32, 4), (8, 4, 32), False, 1, -300),     # heads of 4 (Q K^T)
+    "matmul_strips": ("MatMul", (32, 64), (64, 32), True, 1, 700),     # attention's context, K > 4
     "mul_lanes": ("Mul", (1, 16, 64), (1, 16, 64), False, 3, -100),
 }
 

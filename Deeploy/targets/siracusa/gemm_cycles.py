@@ -39,9 +39,9 @@ transpose, 4 column words): PACK_WORDS_PER_K4, fitted the same way (PACK_STRIP k
 11.4% high) and tested on the other shapes of ``test_gemm_cycles.py``.
 
 With K = 4, a B input, M a multiple of 4 and the inline store into an 8-bit range one instruction
-clips to (``rows``: int8 [-hi - 1, hi] by cv.clipr, uint8 [0, hi] by cv.clipur), 4 x 4 blocks run their column block's strip as two rows of outputs per
-hardware-loop trip: the units go column-major (batch, column block, row block), so the slowest
-core costs
+clips to (``rows``: int8 [-hi - 1, hi] by cv.clipr, uint8 [0, hi] by cv.clipur), 4 x 4 blocks
+run their column block's strip as two rows of outputs per hardware-loop trip: the units go
+column-major (batch, column block, row block), so the slowest core costs
 
     FIXED_K4 + rows * ROW_K4 + strips * STRIP_K4
 

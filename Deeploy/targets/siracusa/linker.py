@@ -50,7 +50,7 @@ MAX_HARTS = 8                    # stacks reserved for this many cluster cores
 MAIN_STACK_BYTES = 8 * 1024      # hart 0: start-up, main(), printf, fork bodies on core 0
 WORKER_STACK_BYTES = 2 * 1024    # harts 1..: forked functions (kernels), minus the TLS block
 STACK_ALIGN = 16
-XPULP_STUB_BYTES = 128 * 1024   # code reserved for the PULP extension's stubs (Deeploy/targets/pulp/stubs.py)
+XPULP_STUB_BYTES = 160 * 1024   # code reserved for the PULP extension's stubs (Deeploy/targets/pulp/stubs.py)
 
 # What each level holds, for the error message.
 _CONTENTS = {
