@@ -155,10 +155,12 @@ def _producer_bound(graph: Graph, name: str, depth: int) -> int | None:
     ins = [graph.tensors[i] if i else None for i in node.inputs]
     if not all_integer(ins) or node.params is None:
         return None
-    bounds = [_input_bound(graph, i, depth - 1) for i in node.inputs]
-    if op.magnitude is None:
-        return bounds[0]
+    if op.magnitude is None:   # data movement: its input's bound
+        return _input_bound(graph, node.inputs[0], depth - 1)
     outs = [graph.tensors[o].dtype for o in node.outputs]
+    if op.magnitude is output_type_magnitudes:   # reads no input bounds
+        return output_type_magnitudes(node.params, None, ins, outs)[node.outputs.index(name)]
+    bounds = [_input_bound(graph, i, depth - 1) for i in node.inputs]
     return op.magnitude(node.params, bounds, ins, outs)[node.outputs.index(name)]
 
 
