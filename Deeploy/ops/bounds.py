@@ -92,9 +92,9 @@ _memo: tuple[Graph, dict] | None = None   # the graph ``memoized`` is active for
 
 @contextmanager
 def memoized(graph: Graph) -> Iterator[None]:
-    """Within: each bound of ``graph`` computed once. For a pass that parses the nodes in order,
-    each after its producers and leaving them unchanged (``infer_graph``): a tensor's bound
-    depends on the nodes before its readers only."""
+    """Within: each bound of ``graph`` computed once. For a stage that reads the graph only
+    (``bind``), or parses the nodes in order, each after its producers and leaving them unchanged
+    (``infer_graph``): a tensor's bound depends on the nodes before its readers only."""
     global _memo
     outer, _memo = _memo, (graph, {})
     try:

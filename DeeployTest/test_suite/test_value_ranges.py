@@ -12,7 +12,7 @@ import pytest
 
 from Deeploy.binding import bind
 from Deeploy.frontend.type_inference import infer_graph
-from Deeploy.ir.dtypes import INT8
+from Deeploy.ir.dtypes import INT8, INT32
 from Deeploy.ir.graph import Graph, Node, Tensor
 from Deeploy.ops.bounds import value_range
 from Deeploy.targets import get_platform
@@ -102,6 +102,20 @@ def test_inference_sees_a_changed_graph():
     graph.tensors["w"].set_value(np.full((4, 3), 100), INT8)
     infer_graph(graph)
     assert graph.nodes[0].params.sum_bound == 51200 and value_range(graph, "z") == (-51200, 51200)
+
+
+def test_binding_sees_a_changed_graph(tmp_path):
+    """Binding computes each bound once (ops/bounds.memoized): binding the graph again after a
+    change sees it. A multiplier of 2^24 on the sum (|sum| <= 256) needs the int64 accumulator."""
+    write_test(_add_rqs(FITS)(np.random.default_rng(5)), tmp_path / "add")
+    graph = lowered(tmp_path / "add", "Generic")
+    rqs = next(n for n in graph.nodes if n.op == "RequantShift")
+
+    def variant():
+        return next(layer.variant for layer in bind(graph, get_platform("Generic"), 8) if layer.node is rqs)
+    assert variant().endswith("_s32")
+    graph.tensors[rqs.inputs[1]].set_value(np.array([1 << 24]), INT32)
+    assert variant().endswith("_s64")
 
 
 @pytest.mark.parametrize("platform", ["Generic", "Siracusa"])
