@@ -9,6 +9,7 @@ from typing import Callable, Mapping, Protocol, Sequence
 from Deeploy.errors import BindingError, UnsupportedOpError
 from Deeploy.ir.dtypes import INT32, DType
 from Deeploy.ir.graph import Graph, Node
+from Deeploy.ops.bounds import memoized
 from Deeploy.signature import Signature
 
 __all__ = ["Engine", "HOST", "Kernel", "Layer", "KernelTable", "bind", "check_supported", "kernel_scratch_bytes"]
@@ -156,25 +157,26 @@ def _float_reason(kernel: Kernel, node: Node, graph: Graph) -> str | None:
 def bind(graph: Graph, platform: KernelTable, cores: int = 1) -> list[Layer]:
     """One Layer per node, in execution order; scratch is reserved for ``cores`` cores."""
     layers, unsupported, rejected = [], [], []
-    for node in graph.nodes:
-        kernels = platform.bindings.get(node.op)
-        if not kernels:
-            unsupported.append((node.op, node.name))
-            continue
-        reasons = []
-        for kernel in kernels:
-            reason = _float_reason(kernel, node, graph)
-            if reason is None and kernel.accepts:
-                reason = kernel.accepts(node, graph)
-            if reason is None:
-                total, offset = kernel_scratch_bytes(kernel, node, graph, cores)
-                layers.append(Layer(node, kernel, platform.engine(kernel.engine), _type_args(kernel, node, graph), total,
-                                    offset))
-                break
-            reasons.append(f"{kernel.name}: {reason}")
-        else:
-            types = ", ".join(str(graph.tensors[i].dtype) for i in node.inputs if i)
-            rejected.append(f"{node.op} ('{node.name}', inputs {types}): " + "; ".join(reasons))
+    with memoized(graph):   # binding reads the graph only
+        for node in graph.nodes:
+            kernels = platform.bindings.get(node.op)
+            if not kernels:
+                unsupported.append((node.op, node.name))
+                continue
+            reasons = []
+            for kernel in kernels:
+                reason = _float_reason(kernel, node, graph)
+                if reason is None and kernel.accepts:
+                    reason = kernel.accepts(node, graph)
+                if reason is None:
+                    total, offset = kernel_scratch_bytes(kernel, node, graph, cores)
+                    layers.append(Layer(node, kernel, platform.engine(kernel.engine), _type_args(kernel, node, graph),
+                                        total, offset))
+                    break
+                reasons.append(f"{kernel.name}: {reason}")
+            else:
+                types = ", ".join(str(graph.tensors[i].dtype) for i in node.inputs if i)
+                rejected.append(f"{node.op} ('{node.name}', inputs {types}): " + "; ".join(reasons))
     if unsupported:
         raise UnsupportedOpError(platform.name, unsupported, supported=list(platform.bindings))
     if rejected:

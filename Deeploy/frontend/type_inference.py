@@ -12,6 +12,7 @@ from Deeploy.frontend.onnx_loader import integer_valued, is_float_graph, promote
 from Deeploy.ir.dtypes import INT8, DType, dtype_of_values
 from Deeploy.ir.graph import Graph, Node
 from Deeploy.ops import OpDef, Trait, get_op, registered_ops
+from Deeploy.ops.bounds import memoized
 from Deeploy.ops.folding import fold_node, folds
 
 __all__ = ["assign_input_types", "infer_graph", "infer_node"]
@@ -90,10 +91,11 @@ def infer_graph(graph: Graph) -> None:
     constants (the node leaves the graph) before the nodes after it are parsed, so that the ops
     reading it as a parameter (a Reshape's shape, a Clip's min) see a constant."""
     kept = []
-    for node in graph.nodes:
-        infer_node(graph, node)
-        if folds(node, graph, joints=False):
-            fold_node(graph, node)
-        else:
-            kept.append(node)
+    with memoized(graph):
+        for node in graph.nodes:
+            infer_node(graph, node)
+            if folds(node, graph, joints=False):
+                fold_node(graph, node)
+            else:
+                kept.append(node)
     graph.nodes = kept

@@ -5,7 +5,8 @@ could exceed int64, and bound test data (each op's magnitude rule)."""
 
 from __future__ import annotations
 
-from typing import Sequence
+from contextlib import contextmanager
+from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
@@ -16,7 +17,7 @@ from Deeploy.ops._registry import Trait, get_op
 
 __all__ = ["magnitude", "value_bounds", "sum_type", "accumulator_type", "check_int64", "matmul_bound", "conv_bound",
            "all_integer", "magnitude_by_reference", "output_type_magnitudes", "value_range", "max_abs", "gemm_sum_bound",
-           "conv_sum_bound", "wide_reason"]
+           "conv_sum_bound", "wide_reason", "memoized"]
 
 
 def value_bounds(t: Tensor | None) -> tuple[int, int]:
@@ -86,10 +87,40 @@ def output_type_magnitudes(p, bounds, ins, outs) -> list[int]:
 accumulator_type = sum_type
 
 
+_memo: tuple[Graph, dict] | None = None   # the graph ``memoized`` is active for, and its results
+
+
+@contextmanager
+def memoized(graph: Graph) -> Iterator[None]:
+    """Within: each bound of ``graph`` computed once. For a stage that reads the graph only
+    (``bind``), or parses the nodes in order, each after its producers and leaving them unchanged
+    (``infer_graph``): a tensor's bound depends on the nodes before its readers only."""
+    global _memo
+    outer, _memo = _memo, (graph, {})
+    try:
+        yield
+    finally:
+        _memo = outer
+
+
+def _once(graph: Graph, key: tuple, compute: Callable[[], Any]) -> Any:
+    """``compute()``, computed once per ``key`` while ``memoized(graph)`` is active."""
+    if _memo is None or _memo[0] is not graph:
+        return compute()
+    table = _memo[1]
+    if key not in table:
+        table[key] = compute()
+    return table[key]
+
+
 def value_range(graph: Graph, name: str) -> tuple[int, int]:
     """Bounds of the values tensor ``name`` can hold ((0, 0) for an absent optional input): a
     constant's values; for an integer activation its type's range, narrowed to its producer's
     proven bound when that is tighter (an int32 sum of two int8 tensors stays within +-256)."""
+    return _once(graph, ("range", name), lambda: _value_range(graph, name))
+
+
+def _value_range(graph: Graph, name: str) -> tuple[int, int]:
     t = graph.tensors[name] if name else None
     if t is not None and not t.is_constant and t.dtype is not None and t.dtype.is_integer:
         bound = _produced_bound(graph, name, _PRODUCER_DEPTH)
@@ -105,6 +136,10 @@ def _produced_bound(graph: Graph, name: str, depth: int) -> int | None:
     """The proven largest |value| of ``name`` from the node that writes it: the GEMM/conv/sum
     bounds, the op's magnitude rule on its inputs' proven bounds, or a data-movement op's input
     bound; None when the producer proves nothing tighter than the type."""
+    return _once(graph, ("produced", name, depth), lambda: _producer_bound(graph, name, depth))
+
+
+def _producer_bound(graph: Graph, name: str, depth: int) -> int | None:
     node = graph.producer(name)
     if node is None or depth <= 0:
         return None
@@ -120,10 +155,12 @@ def _produced_bound(graph: Graph, name: str, depth: int) -> int | None:
     ins = [graph.tensors[i] if i else None for i in node.inputs]
     if not all_integer(ins) or node.params is None:
         return None
-    bounds = [_input_bound(graph, i, depth - 1) for i in node.inputs]
-    if op.magnitude is None:
-        return bounds[0]
+    if op.magnitude is None:   # data movement: its input's bound
+        return _input_bound(graph, node.inputs[0], depth - 1)
     outs = [graph.tensors[o].dtype for o in node.outputs]
+    if op.magnitude is output_type_magnitudes:   # reads no input bounds
+        return output_type_magnitudes(node.params, None, ins, outs)[node.outputs.index(name)]
+    bounds = [_input_bound(graph, i, depth - 1) for i in node.inputs]
     return op.magnitude(node.params, bounds, ins, outs)[node.outputs.index(name)]
 
 
@@ -131,7 +168,7 @@ def _input_bound(graph: Graph, name: str, depth: int) -> int:
     """Largest |value| of an operand: a constant's, else its proven bound within its type."""
     t = graph.tensors[name] if name else None
     if t is None or t.is_constant:
-        return magnitude(t)
+        return max_abs(graph, name)
     bound = _produced_bound(graph, name, depth)
     return magnitude(t) if bound is None else min(bound, magnitude(t))
 

@@ -115,12 +115,14 @@ def plan_prefetches(layers: list[Layer], schedules: dict[int, TileSchedule], pla
     producer = {o: k for k, layer in enumerate(layers) for o in layer.node.outputs if o}
     order = sorted(schedules)
     beside = _beside(overlaps)
+    by_root: dict[str, list[str]] = {}
+    for t, where in plan.placements.items():
+        by_root.setdefault(where.root, []).append(t)
     pairs = []
     for n, m in zip(order, order[1:]):
         if m not in overlaps.l1_base and _pairable(layers, schedules, plan, n, m, skip):
             pending = {plan.placements[o].root for k in beside.get(n, ()) for o in layers[k].node.outputs}
-            ops = _independent(schedules, n, m, producer,
-                               {t for t, where in plan.placements.items() if where.root in pending})
+            ops = _independent(schedules, n, m, producer, {t for r in pending for t in by_root.get(r, ())})
             need = schedules[n].l1_bytes + sum(schedules[m].slots[o].slot_bytes for o in ops)
             if ops and need <= l1 and _issuable(layers[n], schedules[n], first_loads(schedules[m], ops)):
                 pairs.append((n, m, ops, need))

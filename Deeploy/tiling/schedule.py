@@ -13,6 +13,7 @@ from __future__ import annotations
 import itertools
 import math
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Iterator, Mapping
 
 from Deeploy.memory.planner import align
@@ -104,7 +105,15 @@ class TileSchedule:
         return math.prod(len(t) for t in self.dim_tiles)
 
     def tiles(self) -> Iterator[tuple[int, int, dict[str, tuple[int, int]]]]:
-        """(L2 tile, class id, dim ranges) of every L1 tile in execution order (as deeploy_tiling.c)."""
+        """(L2 tile, class id, dim ranges) of every L1 tile in execution order (as deeploy_tiling.c);
+        computed once per schedule (read the ranges, never change them)."""
+        return iter(self._tiles)
+
+    @cached_property
+    def _tiles(self) -> tuple[tuple[int, int, dict[str, tuple[int, int]]], ...]:
+        return tuple(self._walk_tiles())
+
+    def _walk_tiles(self) -> Iterator[tuple[int, int, dict[str, tuple[int, int]]]]:
         dims, radix = self.dims, self.radix
         pos = {d: k for k, d in enumerate(dims)}
         sizes = {d: s.size for d, s in zip(dims, self.spec.dims)}

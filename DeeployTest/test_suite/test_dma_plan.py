@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import functools
 import json
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -40,6 +41,17 @@ def _schedules(test_dir, l1: int, db: bool, tmp) -> dict:
     result = compile_graph(graph, "Siracusa", tmp / f"{test_dir.name}_{l1}_{db}", cores=8,
                            tiling=TilingOptions(l1, TilingOptions.l2, "L2", db))
     return result.tiled.schedules
+
+
+def test_tiles_are_the_schedules_own(tmp_path_factory):
+    """A schedule walks its tiles once (TileSchedule.tiles): every call yields all of them again,
+    and a schedule made from it with other tile sizes walks its own (one L1 tile per L2 tile)."""
+    sched = next(s for s in _schedules(MINI, 2000, False, tmp_path_factory.getbasetemp()).values()
+                 if s.num_tiles > s.l2_tiles())
+    tiles = list(sched.tiles())
+    assert len(tiles) == sched.num_tiles and list(sched.tiles()) == tiles
+    whole = replace(sched, l1_tile=sched.l2_tile)
+    assert len(list(whole.tiles())) == whole.l2_tiles() < len(tiles)
 
 
 def _replay(copy, home: np.ndarray, dense: np.ndarray):

@@ -137,6 +137,23 @@ def test_malformed_files():
         read_records(HEADER + "0 0 0x100 1 2 3\n")
     with pytest.raises(ValueError, match="sequence"):
         read_records(HEADER + "0 1 0x100 1 0 0 0 0 0 0 0 0\n")
+    # one field too many on one line, one too few on the next: as many fields in all
+    with pytest.raises(ValueError, match="line 4: expected 12 fields, got 13"):
+        read_records(HEADER + "0 0 0x100 1 0 0 0 0 0 0 0 0 7\n0 1 0x100 1 0 0 0 0 0 0 0\n")
+    with pytest.raises(ValueError, match="invalid literal"):
+        read_records(HEADER + "0 0 0x100 1 0 0 0 0 0 0 0 x\n")
+
+
+def test_record_fields_however_spaced():
+    """Counters are read all at once when single spaces part them, else line by line: the same
+    values (and beyond int64, exactly)."""
+    recs = read_records(HEADER + "0 0 0x100 100  2\t0 0 0 0 0 2 0\n0 1 end 150 2 0 5 0 0 0 2 0 \n"
+                        "1 0 end 99999999999999999999 0 0 0 0 0 0 0 1\n")
+    assert recs.by_hart[0][0].counters == (100, 2, 0, 0, 0, 0, 0, 2, 0)
+    assert recs.by_hart[0][1].counters == (150, 2, 0, 5, 0, 0, 0, 2, 0) and recs.by_hart[0][1].marker is None
+    assert recs.by_hart[1][0].counters == (99999999999999999999, 0, 0, 0, 0, 0, 0, 0, 1)
+    assert read_records(HEADER + "0 0 0x100 100 2 0 0 0 0 0 2 0\n").by_hart[0][0].counters == \
+        (100, 2, 0, 0, 0, 0, 0, 2, 0)
 
 
 # ---- DMA engines ----------------------------------------------------------------------------------

@@ -11,6 +11,9 @@ import numpy as np
 import pytest
 
 from Deeploy.binding import bind
+from Deeploy.frontend.type_inference import infer_graph
+from Deeploy.ir.dtypes import INT8, INT32
+from Deeploy.ir.graph import Graph, Node, Tensor
 from Deeploy.ops.bounds import value_range
 from Deeploy.targets import get_platform
 from DeeployTest.generators.builder import Net
@@ -85,6 +88,34 @@ def test_sum_and_product_ranges(tmp_path):
     assert value_range(graph, "prod_output_0") == (-16384, 16384)
     turned = next(n for n in graph.nodes if n.op == "Transpose").outputs[0]
     assert value_range(graph, turned) == (-16384, 16384)
+
+
+def test_inference_sees_a_changed_graph():
+    """Inference computes each bound once per pass (ops/bounds.memoized): the next pass over a
+    changed graph sees the change. |x @ w| <= 4 * 128 * |w|, and the Transpose passes it on."""
+    graph = Graph("g", {"x": Tensor("x", (2, 4), INT8), "w": Tensor("w", (4, 3), INT8, np.full((4, 3), 2)),
+                        "y": Tensor("y"), "z": Tensor("z")},
+                  [Node("mm", "MatMul", ["x", "w"], ["y"]), Node("t", "Transpose", ["y"], ["z"], {"perm": [1, 0]})],
+                  ["x"], ["z"])
+    infer_graph(graph)
+    assert graph.nodes[0].params.sum_bound == 1024 and value_range(graph, "z") == (-1024, 1024)
+    graph.tensors["w"].set_value(np.full((4, 3), 100), INT8)
+    infer_graph(graph)
+    assert graph.nodes[0].params.sum_bound == 51200 and value_range(graph, "z") == (-51200, 51200)
+
+
+def test_binding_sees_a_changed_graph(tmp_path):
+    """Binding computes each bound once (ops/bounds.memoized): binding the graph again after a
+    change sees it. A multiplier of 2^24 on the sum (|sum| <= 256) needs the int64 accumulator."""
+    write_test(_add_rqs(FITS)(np.random.default_rng(5)), tmp_path / "add")
+    graph = lowered(tmp_path / "add", "Generic")
+    rqs = next(n for n in graph.nodes if n.op == "RequantShift")
+
+    def variant():
+        return next(layer.variant for layer in bind(graph, get_platform("Generic"), 8) if layer.node is rqs)
+    assert variant().endswith("_s32")
+    graph.tensors[rqs.inputs[1]].set_value(np.array([1 << 24]), INT32)
+    assert variant().endswith("_s64")
 
 
 @pytest.mark.parametrize("platform", ["Generic", "Siracusa"])

@@ -36,11 +36,6 @@ from Deeploy.targets.siracusa.records import Records
 __all__ = ["phase_floor"]
 
 
-def _delta(recs: Records, hart: int, first: int, close: int, index: int) -> int:
-    hr = recs.by_hart[hart]
-    return hr[close].counters[index] - hr[first - 1].counters[index]
-
-
 def phase_floor(model, recs: Records, bounds: dict[int, tuple[int, int]]) -> float:
     """Fewest cycles the shared resources need for a phase under ``model`` (a ``TimingModel``):
     ``bounds`` maps each core to its (first record, closing record) of the phase
@@ -48,22 +43,24 @@ def phase_floor(model, recs: Records, bounds: dict[int, tuple[int, int]]) -> flo
     if len(bounds) < 2:
         return 0.0
     floor = 0.0
+    # per core: its counters closing the phase and before it (the phase's counts are their differences)
+    cores = [(h, recs.by_hart[h][c].counters, recs.by_hart[h][f - 1].counters) for h, (f, c) in bounds.items()]
     banks = [recs.column(f"bank{b}") for b in range(model.l1_banks)]
     if recs.phases and 0 in bounds:
         floor = recs.phases.get(bounds[0][1], (0, 0))[0]
     elif all(i is not None for i in banks):
-        floor = max(sum(_delta(recs, h, f, c, i) for h, (f, c) in bounds.items()) for i in banks)
+        floor = max(sum(end[i] - start[i] for _, end, start in cores) for i in banks)
     if "L2" in recs.regions:
         ld = 1 + 2 * recs.regions.index("L2")
-        l2 = sum(_delta(recs, h, f, c, ld) + _delta(recs, h, f, c, ld + 1) for h, (f, c) in bounds.items())
+        l2 = sum(end[ld] - start[ld] + end[ld + 1] - start[ld + 1] for _, end, start in cores)
         floor = max(floor, l2 * model.l2_path_cycles)
     fpu, div = recs.column("fpu"), recs.column("fdivsqrt")
     if model.fpus and fpu is not None and div is not None:
         ops = [0] * model.fpus
         divs = 0
-        for h, (f, c) in bounds.items():
-            d = _delta(recs, h, f, c, div)
-            ops[model.fpu_of_core(h)] += _delta(recs, h, f, c, fpu) + d
+        for h, end, start in cores:
+            d = end[div] - start[div]
+            ops[model.fpu_of_core(h)] += end[fpu] - start[fpu] + d
             divs += d
         floor = max(floor, max(ops), divs * (model.base_cpi + model.fdivsqrt_cycles))
     return float(floor)

@@ -32,6 +32,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
 
+import numpy as np
+
 from Deeploy.runtime.abi import DMA_ISSUE_END, DMA_WAIT_END
 
 __all__ = ["Record", "DmaRecord", "WaitRecord", "Records", "read_records"]
@@ -100,6 +102,26 @@ class Records:
         return self.by_hart[hart][-1]
 
 
+def _counters(lines: list[tuple[int, list[str]]], width: int) -> list[tuple[int, ...]]:
+    """The ``width`` counters of every record line: parsed by numpy all at once when every line
+    has them as ``width`` integers parted by single spaces (a run has hundreds of thousands of
+    lines), else line by line, naming a line with other fields."""
+    texts = [f[3] if len(f) > 3 else "" for _, f in lines]
+    joined = " ".join(texts)
+    if "\t" not in joined and all(t.count(" ") == width - 1 for t in texts):
+        try:
+            values = np.fromstring(joined, dtype=np.int64, sep=" ")
+        except ValueError:   # a field that is no integer
+            values = None
+        if values is not None and values.size == len(texts) * width and \
+                (not values.size or -2**63 < values.min() and values.max() < 2**63 - 1):   # none saturated
+            return list(map(tuple, values.reshape(len(texts), width).tolist()))
+    for (lineno, f), text in zip(lines, texts):
+        if len(text.split()) != width:
+            raise ValueError(f"line {lineno}: expected {3 + width} fields, got {len(f[:3]) + len(text.split())}")
+    return [tuple(map(int, text.split())) for text in texts]
+
+
 def read_records(source: str | Path) -> Records:
     """Parse a plugin record file (a path, or the text itself if it contains a newline)."""
     text = source if isinstance(source, str) and "\n" in source else Path(source).read_text()
@@ -109,6 +131,7 @@ def read_records(source: str | Path) -> Records:
     dma_lines: list[tuple[int, list[str]]] = []
     wait_lines: list[tuple[int, list[str]]] = []
     phases: dict[int, tuple[int, int]] = {}
+    record_lines: list[tuple[int, list[str]]] = []   # (line number, [hart, seq, marker, counters])
     for lineno, line in enumerate(text.splitlines(), 1):
         line = line.strip()
         if not line:
@@ -129,7 +152,9 @@ def read_records(source: str | Path) -> Records:
             continue
         if regions is None:
             raise ValueError(f"line {lineno}: record before the '# columns' header")
-        f = line.split()
+        f = line.split(None, 3)   # a record's counters are parsed all at once below
+        if f[0] in ("dma", "wait", "phase"):
+            f = line.split()
         if f[0] == "dma":
             if len(f) != 7 + 2 * len(regions):
                 raise ValueError(f"line {lineno}: expected {7 + 2 * len(regions)} fields in a dma line, got {len(f)}")
@@ -145,13 +170,12 @@ def read_records(source: str | Path) -> Records:
                 raise ValueError(f"line {lineno}: expected 4 fields in a phase line, got {len(f)}")
             phases[int(f[1])] = (int(f[2]), int(f[3]))
             continue
-        if len(f) != 4 + 2 * len(regions) + len(extra):
-            raise ValueError(f"line {lineno}: expected {4 + 2 * len(regions) + len(extra)} fields, got {len(f)}")
-        marker = None if f[2] == "end" else int(f[2], 0)
-        rec = Record(int(f[0]), int(f[1]), marker, tuple(map(int, f[3:])))
-        by_hart.setdefault(rec.hart, []).append(rec)
+        record_lines.append((lineno, f))
     if regions is None:
         raise ValueError("no '# columns' header: not a deeploy timing record file")
+    for (_, f), counters in zip(record_lines, _counters(record_lines, 1 + 2 * len(regions) + len(extra))):
+        hart = int(f[0])
+        by_hart.setdefault(hart, []).append(Record(hart, int(f[1]), None if f[2] == "end" else int(f[2], 0), counters))
     for hart, recs in by_hart.items():
         recs.sort(key=lambda r: r.seq)
         if [r.seq for r in recs] != list(range(len(recs))):
