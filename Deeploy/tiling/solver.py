@@ -212,7 +212,7 @@ class _Problem:
         single-buffered, that fit the capacity."""
         best = None
         for o in self.spec.orders():
-            for mode in (tuple(m for m in self.modes() if m != SINGLE) if db else (SINGLE,)):
+            for mode in (m for m in self.modes() if (m != SINGLE) == db):
                 fits = self.footprint(o, mode) <= self.params.capacity
                 if mode == HELD:
                     fits &= self.held_bytes[o] > 0
@@ -377,12 +377,15 @@ class _Model:
             "search_branching": cpsat.FIXED_SEARCH,   # options by cost
             "cp_model_presolve": False})              # presolve costs 10-100x the search here
 
+    def _chosen(self, solver: "cpsat.Response") -> tuple:
+        return self.options[next(k for k, lit in enumerate(self.z) if solver.value(lit))]
+
     def point(self, solver: "cpsat.Response") -> int:
-        return self.options[[k for k, lit in enumerate(self.z) if solver.value(lit)][0]][0]
+        return self._chosen(solver)[0]
 
     def mode(self, solver: "cpsat.Response") -> int:
         """The chosen option's buffering (SINGLE, DOUBLE, HELD)."""
-        return self.options[[k for k, lit in enumerate(self.z) if solver.value(lit)][0]][2]
+        return self._chosen(solver)[2]
 
     def order_index(self, solver: "cpsat.Response") -> int:
         return [k for k, lit in enumerate(self.order) if solver.value(lit)][0]
@@ -401,7 +404,7 @@ def evaluate(spec: LayerSpec, tiles: Mapping[str, int], params: TilingParams,
     prob = _Problem(spec, params)
     choice = {d: prob.cands[d].index(tiles.get(d, spec.dim(d).size)) for d in spec.dim_names}
     db = (params.buffering != "single") if double_buffered is None else double_buffered
-    return prob.evaluate(choice, tuple(order) if order else spec.orders()[0], HELD if held else int(db))
+    return prob.evaluate(choice, tuple(order) if order else spec.orders()[0], HELD if held else DOUBLE if db else SINGLE)
 
 
 def _minimal(prob: _Problem) -> TilingSolution:

@@ -15,6 +15,8 @@
 #define DEEPLOY_MIN(a, b) ((a) < (b) ? (a) : (b))
 #define DEEPLOY_MAX(a, b) ((a) > (b) ? (a) : (b))
 #define DEEPLOY_CLIP(v, lo, hi) ((v) < (lo) ? (lo) : ((v) > (hi) ? (hi) : (v)))
+/* 1 when the integer type T is signed */
+#define DEEPLOY_SIGNED(T) ((T)-1 < (T)0)
 
 /* float -> int32 rounding half to even (as nearbyintf in the default rounding mode), for values
  * in int32's range: one conversion instruction on a RISC-V FPU, where nearbyintf is a library call. */
