@@ -3,7 +3,7 @@ comments and inside string literals."""
 
 from __future__ import annotations
 
-__all__ = ["comment_text", "string_literal", "c_float"]
+__all__ = ["comment_text", "string_literal", "c_float", "c_floats"]
 
 
 def c_float(value: float) -> str:
@@ -15,6 +15,17 @@ def c_float(value: float) -> str:
     if v in (float("inf"), float("-inf")):
         return "__builtin_inff()" if v > 0 else "(-__builtin_inff())"
     return f"{v!r}f"
+
+
+def c_floats(values) -> list[str]:
+    """``c_float`` of every element of the array ``values``, formatted in bulk: a float32 held
+    in a double prints (``repr``) as the shortest decimal that reads back as that float32."""
+    import numpy as np
+    flat = np.asarray(values, dtype=np.float32).reshape(-1)
+    out = [f"{v!r}f" for v in flat.astype(np.float64).tolist()]
+    for i in np.flatnonzero(~np.isfinite(flat)).tolist():
+        out[i] = c_float(flat[i])
+    return out
 
 
 def comment_text(text: object) -> str:

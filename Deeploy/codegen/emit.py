@@ -19,7 +19,7 @@ from Deeploy.codegen.describe import describe_network, idle_reason
 from Deeploy.codegen.project_files import write_platform_files
 from Deeploy.codegen.rolled import roll_regions, stream_code
 from Deeploy.codegen.tiled import TiledCode, tiled_layer_code
-from Deeploy.codegen.c_text import c_float, comment_text
+from Deeploy.codegen.c_text import c_floats, comment_text
 from Deeploy.ir.dtypes import BFLOAT16
 from Deeploy.ir.graph import Graph
 from Deeploy.manifest import MANIFEST_FILE, Manifest
@@ -55,7 +55,7 @@ def c_initializer(values: np.ndarray) -> str:
         rows = ['"' + "".join(map(_ESCAPES.__getitem__, data[i:i + 64])) + '"' for i in range(0, len(data), 64)]
         return "\n    ".join(rows or ['""'])
     if values.dtype.kind == "f":
-        flat = [c_float(v) for v in values.reshape(-1).tolist()] or ["0.0f"]
+        flat = c_floats(values) or ["0.0f"]
         rows = [",".join(flat[i:i + 16]) for i in range(0, len(flat), 16)]
         return "{\n    " + ",\n    ".join(rows) + "\n}"
     flat = values.reshape(-1).tolist() or [0]
