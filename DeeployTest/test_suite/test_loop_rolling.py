@@ -6,7 +6,6 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import onnx
@@ -43,9 +42,7 @@ def _graph(folder: Path, platform: str = "Generic", rename=None):
 @pytest.mark.parametrize("platform", ["Generic", "Siracusa"])
 def test_discovery_finds_the_eight_decoder_layers_of_the_corpus_llamas(name, platform):
     graph = _graph(LLAMAS / name, platform)
-    start = time.process_time()   # CPU time: other processes do not count
     regions = find_repeats(graph)
-    elapsed = time.process_time() - start
     assert [r.iterations for r in regions] == [8]
     (region,) = regions
     # a whole decoder layer: one of each layer's two iRMSNorms and its softmax per iteration (on
@@ -56,9 +53,6 @@ def test_discovery_finds_the_eight_decoder_layers_of_the_corpus_llamas(name, pla
     # every node but the embedding side and the final norm is in the region
     outside = [n.op for n in graph.nodes if n.name not in region.node_names()]
     assert softmax not in outside and outside.count("iRMSNorm") == 1
-    # a guard against a search that grows much faster than the graph (about 0.2 s on an idle
-    # machine; a loaded one stretches even CPU time through shared caches)
-    assert elapsed < 2.0, f"discovery took {elapsed:.3f} s of CPU"
     # softmax and hardswish coefficients differ per layer: value attributes, not structure
     attrs = {attr for (_, attr) in body_attributes(graph, region)}
     assert {"coeffB", "coeffC", "log2"} <= attrs
