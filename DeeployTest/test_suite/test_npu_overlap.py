@@ -209,6 +209,10 @@ def test_an_npu_layer_loads_the_next_layers_first_tile(tmp_path, capsys):
     _run(tmp_path / "net", tmp_path / "gen", 64000, capsys, "all", verbose=True)
     out = (tmp_path / "gen" / "out.txt").read_text()
     assert "prefetch: 'proj' loads the first tile of" in out and "for 'scores' " in out, out
+    # QEMU copies at issue time, so only the code shows the wait: after the last job's start
+    code = (tmp_path / "gen" / "network" / "Network.c").read_text()
+    run = re.search(r"static void (\w+)_run\(void\) \{(.*?)\n\}\nstatic void \1_finish", code, re.S).group(2)
+    assert "deeploy_dma_wait_all(DEEPLOY_DMA_CLUSTER);" in run.split("_kernel(&tile);")[-1], run
     first = _profile(tmp_path / "gen")["scores"]["tiles"][0]
     assert first["load_dma_wait"] == 0, first
 
