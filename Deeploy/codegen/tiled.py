@@ -148,6 +148,8 @@ def _run_function(p: str, plan: DmaPlan, homes: list[str], slots: list[list[str]
         last = defer and t is plan.tiles[-1]
         body += [mark("KERNEL")] + ([f"{defer}(DEEPLOY_TILE_SYNC_DEFER);"] if last else []) + [run, mark("OUTPUT")]
         if last:
+            if any(c.operand >= noperands for c in plan.copies):   # the next layer's copies, before it runs
+                body.append("deeploy_dma_wait_all(DEEPLOY_DMA_CLUSTER);")
             body.append(mark("END"))
             split = len(body)
             body.append(f"{defer}(DEEPLOY_TILE_SYNC_ALL);")

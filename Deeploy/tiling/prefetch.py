@@ -2,12 +2,15 @@
 of the next layer's inputs that do not depend on it (constants, graph inputs and activations
 written before it), so the next layer starts with them in L1 instead of loading them. Both layers
 run from compile-time DMA plans (``dma_plan``: straight-line code or a planned loop), the first on
-the cluster, the next on the cluster or an NPU (its weights, its input); outside regions. With NPU
-layers left with their jobs in flight (``overlap.py``), the layers beside the jobs hand over too
-(the slots stay clear of the jobs' tiles as well) but receive nothing (their L1 base is above the
-jobs' tiles), and such an NPU layer receiving them takes the lowest L1 base (and edge of its own
-layout for the slots) where the slots avoid every tile live meanwhile, the layers beside its own
-jobs moving up with it.
+the cluster or an NPU (its straight-line loop, while it programs its jobs), the next on the cluster
+or an NPU (its weights, its input); outside regions. With NPU layers left with their jobs in
+flight (``overlap.py``), the layers beside the jobs hand over too (the slots stay clear of the
+jobs' tiles as well, and of L1 below the layers beside them: those sit above the jobs' tiles, in
+turn at opposite ends of the rest); the NPU layer itself hands over to the first of them (above
+its tiles) and waits for those copies before it returns, its own final wait being left for its
+jobs. Such an NPU layer receiving them takes the lowest L1 base (and edge of its own layout for
+the slots) where the slots avoid every tile live meanwhile, the layers beside its own jobs moving
+up with it.
 
 The room is decided with the tiles, before the memory plan records them: consecutive layers sit at
 opposite ends of L1, the next layer's first slots at the edge of its own layout away from the
@@ -50,13 +53,14 @@ class Prefetches:
 
 def _pairable(layers: list[Layer], schedules: dict[int, TileSchedule], plan: MemoryPlan, n: int, m: int,
               skip: set[int]) -> bool:
-    """Whether layer ``n`` can load layer ``m``'s first tile: both planned, ``n`` on the cluster,
-    none of ``skip``, the layers between them views sharing their input's storage."""
+    """Whether layer ``n`` can load layer ``m``'s first tile: both planned, ``n`` on the cluster
+    or in straight-line code (an NPU's), none of ``skip``, the layers between them views sharing
+    their input's storage."""
     return (n not in skip and m not in skip
             and all(lay.node.inputs and lay.node.inputs[0]
                     and plan.placements[lay.node.outputs[0]] == plan.placements[lay.node.inputs[0]]
                     for lay in layers[n + 1:m])
-            and layers[n].engine.forked
+            and (layers[n].engine.forked or loop_kind(layers[n], schedules[n]) == "code")
             and all(loop_kind(layers[k], schedules[k]) != "tables" for k in (n, m)))
 
 
@@ -108,8 +112,9 @@ def plan_prefetches(layers: list[Layer], schedules: dict[int, TileSchedule], pla
     """Which consecutive tiled layers hand the next one's independent first-tile inputs over
     (see the module docstring), given the asynchronous layers (``overlaps``): a slot loaded ahead
     stays clear of the tiles of the layer loading it and of the layers whose jobs are in flight
-    meanwhile; a layer beside such jobs receives none (its L1 base is theirs); an asynchronous
-    layer receiving them sits above all those tiles, the layers beside its own jobs above it.
+    meanwhile; a layer beside such jobs receives them from their NPU layer or a layer beside them
+    too (above their tiles); an asynchronous layer receiving them sits above all those tiles, the
+    layers beside its own jobs above it.
     Returns the prefetches and the schedules (laid out for them)."""
     align = math.lcm(_ALIGN, alignment)
     producer = {o: k for k, layer in enumerate(layers) for o in layer.node.outputs if o}
@@ -120,10 +125,12 @@ def plan_prefetches(layers: list[Layer], schedules: dict[int, TileSchedule], pla
         by_root.setdefault(where.root, []).append(t)
     pairs = []
     for n, m in zip(order, order[1:]):
-        if m not in overlaps.l1_base and _pairable(layers, schedules, plan, n, m, skip):
+        # m beside jobs in flight: those of n, or those n runs beside too (the pair above their tiles)
+        if set(beside.get(m, ())) <= {n, *beside.get(n, ())} and _pairable(layers, schedules, plan, n, m, skip):
             pending = {plan.placements[o].root for k in beside.get(n, ()) for o in layers[k].node.outputs}
             ops = _independent(schedules, n, m, producer, {t for r in pending for t in by_root.get(r, ())})
-            need = schedules[n].l1_bytes + sum(schedules[m].slots[o].slot_bytes for o in ops)
+            floor = overlaps.l1_base.get(m, 0) if n not in overlaps.deferred else 0
+            need = floor + schedules[n].l1_bytes + sum(schedules[m].slots[o].slot_bytes for o in ops)
             if ops and need <= l1 and _issuable(layers[n], schedules[n], first_loads(schedules[m], ops)):
                 pairs.append((n, m, ops, need))
     # the top of L1 for the layers placed there: as low as every pair (and alignment) allows
@@ -150,16 +157,21 @@ def plan_prefetches(layers: list[Layer], schedules: dict[int, TileSchedule], pla
                 continue
             base, laid = min(options, key=lambda option: option[0])
         else:
-            laid = _relayout(schedules[m], ops, n not in top, alignment)    # at the other end of L1 from layer n
-            base = 0 if n in top else (end - laid.l1_bytes) // align * align
-            if base < 0 or not _clear(base, laid, ops, live):
+            floor = span(m)[0]      # above the tiles of the jobs in flight beside m
+            if m in overlaps.l1_base and n in overlaps.deferred:     # beside n's jobs: above all n's tiles
+                laid, at = schedules[m], floor
+            else:   # at the other end of L1 (above that floor) from layer n
+                laid = _relayout(schedules[m], ops, n not in top, alignment)
+                at = floor if n in top else (end - laid.l1_bytes) // align * align
+            if at < floor or at + laid.l1_bytes > l1 or not _clear(at, laid, ops, live):
                 continue
+            if at != floor:
+                top.add(m)
+            base = at - overlaps.l1_base.get(m, 0)
         schedules[m] = laid
         out.ahead[m], out.issuer[n] = ops, m
         if base:
             out.l1_base[m] = base
             if m in overlaps.deferred:
                 out.l1_base.update({j: base for j in moved})
-            else:
-                top.add(m)
     return out, schedules

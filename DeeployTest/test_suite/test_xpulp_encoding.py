@@ -72,6 +72,7 @@ OPS = {
     "msu": ("return xpulp_msu(d, a, b);", "1001001 rs2 rs1 011 rd 0101011", "0100001 rs2 rs1 001 rd 0110011"),
     # add with a register normalisation: cv.addNr (opcode 0101011) / p.addN (opcode 1011011)
     "addnr": ("return xpulp_addnr(d, a, b);", "1000000 rs2 rs1 011 rd 0101011", "0100000 rs2 rs1 010 rd 1011011"),
+    "addunr": ("return xpulp_addunr(d, a, b);", "1000001 rs2 rs1 011 rd 0101011", "1100000 rs2 rs1 010 rd 1011011"),
     "min": ("return xpulp_min(a, b);", "0101011 rs2 rs1 011 rd 0101011", "0000010 rs2 rs1 100 rd 0110011"),
     "maxu": ("return xpulp_maxu(a, b);", "0101110 rs2 rs1 011 rd 0101011", "0000010 rs2 rs1 111 rd 0110011"),
     "abs": ("return xpulp_abs(a);", "0101000 00000 rs1 011 rd 0101011", "0000010 00000 rs1 000 rd 0110011"),

@@ -502,7 +502,7 @@ static insn_t decode(uint32_t w, int size) {
         d.cls = f7 & 4 ? -1 : C_POSTINC;
       } else if (f3 == 3 && (f7 == 0x48 || f7 == 0x49)) { d.reads |= X(rd); d.cls = C_MAC; }
       else if (f3 == 3 && f7 == 0x1a) d.reads |= X(rd);                 /* cv.insertr */
-      else if (f3 == 3 && f7 == 0x40) d.reads |= X(rd);                 /* cv.addNr */
+      else if (f3 == 3 && (f7 == 0x40 || f7 == 0x41)) d.reads |= X(rd); /* cv.addNr, cv.adduNr */
       break;
     case 0x5b:                                    /* custom-2: bit fields, addN/subN, 16-bit mul/mac */
       d.pulp = 1;

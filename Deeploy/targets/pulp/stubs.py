@@ -365,9 +365,11 @@ def _mac(sub):
     return 1, compute
 
 
-def _addnr(a, t, r1, r2, rd):
-    _add(a, t[0], rd, r1)
-    a(_r(0x20, r2, t[0], 5, t[0]))                           # sra by rs2 & 31
+def _addnr(logical):
+    def compute(a, t, r1, r2, rd):
+        _add(a, t[0], rd, r1)
+        a(_r(0 if logical else 0x20, r2, t[0], 5, t[0]))     # srl / sra by rs2 & 31
+    return 1, compute
 
 
 def _ext(bits, signed):
@@ -400,7 +402,7 @@ _ALU = {
     0x2B: _minmax(4, True), 0x2C: _minmax(6, True), 0x2D: _minmax(4, False), 0x2E: _minmax(6, False),
     0x30: _ext(16, True), 0x31: _ext(16, False), 0x32: _ext(8, True), 0x33: _ext(8, False),
     0x38: _clip(0x38), 0x39: _clip(0x39), 0x3A: _clip(0x3A), 0x3B: _clip(0x3B),
-    0x40: (1, _addnr), 0x48: _mac(False), 0x49: _mac(True),
+    0x40: _addnr(False), 0x41: _addnr(True), 0x48: _mac(False), 0x49: _mac(True),
 }
 
 

@@ -117,6 +117,7 @@ static void check_ops(uint32_t me, uint32_t seed) {
     CHECK(29, xpulp_mac((int32_t)c, (int32_t)a, (int32_t)b), c + a * b);
     CHECK(30, xpulp_msu((int32_t)c, (int32_t)a, (int32_t)b), c - a * b);
     CHECK(73, xpulp_addnr((int32_t)c, (int32_t)a, (int32_t)b), (uint32_t)((int32_t)(c + a) >> (b & 31)));
+    CHECK(74, xpulp_addunr(c, a, b), (c + a) >> (b & 31));
     CHECK(31, xpulp_min((int32_t)a, (int32_t)b), (int32_t)a < (int32_t)b ? a : b);
     CHECK(32, xpulp_maxu(a, b), a > b ? a : b);
     CHECK(33, xpulp_abs((int32_t)a), (int32_t)a < 0 ? -a : a);

@@ -199,8 +199,8 @@ static inline uint32_t xpulp_abs_b(uint32_t a) {
   })
 
 /* ---- scalar ALU, MAC --------------------------------------------------------------------------
- * CORE-V: opcode 0x2b, funct3 011, funct7 per op. XpulpV2: opcode 0x33, (funct3, funct7); addNr
- * opcode 0x5b (p.addN). */
+ * CORE-V: opcode 0x2b, funct3 011, funct7 per op. XpulpV2: opcode 0x33, (funct3, funct7); addNr,
+ * adduNr opcode 0x5b (p.addN, p.adduN). */
 #if !DEEPLOY_XPULPV2
 #define XPULP_ALU_MIN 0x2b, 3, 0x2b
 #define XPULP_ALU_MINU 0x2b, 3, 0x2c
@@ -217,6 +217,7 @@ static inline uint32_t xpulp_abs_b(uint32_t a) {
 #define XPULP_ALU_MAC 0x2b, 3, 0x48
 #define XPULP_ALU_MSU 0x2b, 3, 0x49
 #define XPULP_ALU_ADDNR 0x2b, 3, 0x40
+#define XPULP_ALU_ADDUNR 0x2b, 3, 0x41
 #else
 #define XPULP_ALU_MIN 0x33, 4, 0x02
 #define XPULP_ALU_MINU 0x33, 5, 0x02
@@ -233,6 +234,7 @@ static inline uint32_t xpulp_abs_b(uint32_t a) {
 #define XPULP_ALU_MAC 0x33, 0, 0x21
 #define XPULP_ALU_MSU 0x33, 1, 0x21
 #define XPULP_ALU_ADDNR 0x5b, 2, 0x20
+#define XPULP_ALU_ADDUNR 0x5b, 2, 0x60
 #endif
 #define XPULP_INSN_R_(...) XPULP_INSN_R(__VA_ARGS__)
 #define XPULP_INSN_R1__(opc, f3, f7) ".insn r " XPULP_STR(opc) ", " XPULP_STR(f3) ", " XPULP_STR(f7) ", %0, %1, x0"
@@ -278,6 +280,11 @@ static inline int32_t xpulp_msu(int32_t acc, int32_t a, int32_t b) {
 /* (acc + a) >> (b & 31), arithmetic (cv.addNr / p.addN with a register shift; 32 bits) */
 static inline int32_t xpulp_addnr(int32_t acc, int32_t a, int32_t b) {
   __asm__(XPULP_INSN_R_(XPULP_ALU_ADDNR) : "+r"(acc) : "r"(a), "r"(b));
+  return acc;
+}
+/* (acc + a) >> (b & 31), logical (cv.adduNr / p.adduN with a register shift; 32 bits) */
+static inline uint32_t xpulp_addunr(uint32_t acc, uint32_t a, uint32_t b) {
+  __asm__(XPULP_INSN_R_(XPULP_ALU_ADDUNR) : "+r"(acc) : "r"(a), "r"(b));
   return acc;
 }
 

@@ -334,6 +334,7 @@ EMU static int emulate(uint32_t *x, uint32_t pc, uint32_t w) {
           break;
         }
         case 0x40: res = (uint32_t)((int32_t)(d + a) >> (b & 31)); break; /* addNr */
+        case 0x41: res = (d + a) >> (b & 31); break;                      /* adduNr */
         case 0x48: res = d + a * b; break;
         case 0x49: res = d - a * b; break;
         default: return 0;
