@@ -198,9 +198,10 @@ def test_planned_and_straight_line_loops_run_bit_exact(capsys):
 @needs_qemu
 def test_long_planned_loops_read_their_plan_from_l1(tmp_path, capsys):
     """A planned loop of 64 tiles (a softmax of 512 rows in tiles of 8 at --l1 2400; 2584 bytes of
-    steps and copies, TILE_PLAN_L1_BYTES) reads its steps and copies from their L1 copy: the code
-    between its kernels stays within 300 cycles per tile (reading them from L2 every tile cost
-    about 440)."""
+    steps and copies, TILE_PLAN_L1_BYTES) reads its steps and copies from their L1 copy, issues its
+    copies inline and sets only the tile pointers whose slot changes: the code between its kernels
+    stays within 160 cycles per tile (123 as built; reading the plan from L2 every tile cost about
+    440, a call per phase's copies and every operand's pointer set per tile 230)."""
     test = tmp_path / "softmax"
     write_test(_softmax(np.random.default_rng(3), (1, 1, 512, 64)), test)
     tiling = TilingOptions(2400, TilingOptions.l2, "L2", False)
@@ -213,4 +214,4 @@ def test_long_planned_loops_read_their_plan_from_l1(tmp_path, capsys):
     loops = {t["layer"]: t["loop"] for t in json.loads((gen / "network" / "manifest.json").read_text())["tiles"]}
     assert loops[layer["name"]] == "plan" and len(layer["tiles"]) == 64, (loops, len(layer["tiles"]))
     between = layer["overhead"] - layer["overhead_setup"]
-    assert between <= 300 * len(layer["tiles"]), between
+    assert between <= 160 * len(layer["tiles"]), between
