@@ -96,13 +96,17 @@ def _plan_tables(p: str, plan: DmaPlan, homes: list[str], slots: list[list[str]]
     and ``slots`` beyond the layer's ``noperands``: the next layer's, whose copies take a handle
     no tile waits for)."""
     shapes = {shape: g for g, shape in enumerate(plan.shapes)}
+    # an output slot's write-back handle by the operand's index among the outputs: the loop's
+    # walk over a step's reuse bits stops after the few outputs
+    outputs = {o: j for j, o in enumerate(sorted({c.operand for c in plan.copies
+                                                   if not c.load and c.operand < noperands}))}
     copies = [TILE_COPY.initializer(dict(zip(("dst", "src"), _ends(c, homes[c.operand], slots[c.operand][c.slot])),
                                          geometry=shapes[c.shape], handle=1 + 2 * noperands if c.operand >= noperands
-                                         else 0 if c.load else 1 + 2 * c.operand + c.slot))
+                                         else 0 if c.load else 1 + 2 * outputs[c.operand] + c.slot))
               for c in plan.copies]
     steps = [TILE_STEP.initializer(dict(
         cls=t.cls, loads=len(t.loads), prefetch=len(t.prefetch), stores=len(t.stores), wait=int(t.wait),
-        reuse=sum(1 << (2 * o + k) for o, k in t.reuse), slots=sum(k << o for o, k in enumerate(t.slots))))
+        reuse=sum(1 << (2 * outputs[o] + k) for o, k in t.reuse), slots=sum(k << o for o, k in enumerate(t.slots))))
         for t in plan.tiles]
     names = [f.name for f in TILE_GEOMETRY.fields]
     geometries = [TILE_GEOMETRY.initializer(dict(zip(names, shape))) for shape in plan.shapes]

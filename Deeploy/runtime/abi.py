@@ -303,7 +303,7 @@ TILE_COPY = CStruct("deeploy_tile_copy_t", "one cluster DMA copy of a planned ti
     CField("dst", "uint8_t *{}"),
     CField("src", "const uint8_t *{}"),
     CField("geometry", "uint8_t {}", "its shape: index into the plan's geometries"),
-    CField("handle", "uint8_t {}", "0: a load; 1 + 2 * operand + slot: an output slot's write-back"),
+    CField("handle", "uint8_t {}", "0: a load; 1 + 2 * output + slot: an output slot's write-back (output: its index among the outputs)"),
 ))
 
 TILE_STEP = CStruct("deeploy_tile_step_t", "one L1 tile of a planned tile loop", (
@@ -312,7 +312,7 @@ TILE_STEP = CStruct("deeploy_tile_step_t", "one L1 tile of a planned tile loop",
     CField("prefetch", "uint8_t {}", "copies of the next tile's inputs, issued before its fork"),
     CField("stores", "uint8_t {}", "copies writing its outputs back"),
     CField("wait", "uint8_t {}", "1: wait for the loads in flight before the fork"),
-    CField("reuse", "uint32_t {}", "bit 2 * operand + slot: wait for that output slot's last write-back"),
+    CField("reuse", "uint32_t {}", "bit 2 * output + slot: wait for that output slot's last write-back"),
     CField("slots", "uint32_t {}", "bit o: operand o's tile is in its second slot"),
 ))
 

@@ -70,7 +70,10 @@ SIRACUSA_L1 = TilingParams(capacity=64000, alignment=4, dma_bytes_per_cycle=int(
 # microLlama64_parallel --l1 8000 --doublebuffer: straight-line code (up to STRAIGHT_TILES tiles) 20
 # per tile (median of 209 layers of 2-7 tiles, 11-36; one-tile layers of microLlama64 --l1 64000:
 # 22-50 with the layer's set-up), 30 taken; the planned loop 269 (median of 64 layers of 10-22
-# tiles, 232-298), 270 taken. A kernel without a cycle formula also costs more per call than its
+# tiles, 232-298), 270 taken. With the copies issued inline (deeploy_run_planned) the planned loop
+# measured 177 (median of 80 layers of 9-38 tiles: single-buffered 140-178, double-buffered
+# 234-300); priced at 180, the softmax layers took 64 double-buffered tiles instead of 22 and the
+# network ran 2% slower (7,403,032 cycles against 7,252,471), so 270 is kept. A kernel without a cycle formula also costs more per call than its
 # ops (call_cycles): with the shared tables filled once per tile class (deeploy_tile_t.fill), the
 # layers of microLlama64_parallel tiled at --l1 8000 rather than 64000 (--doublebuffer) spent per
 # extra tile, beyond the fork and join (61), a median of 92 kernel cycles in RequantShift (37

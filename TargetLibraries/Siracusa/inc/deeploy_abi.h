@@ -132,7 +132,7 @@ typedef struct {
   uint8_t *dst;
   const uint8_t *src;
   uint8_t geometry; /* its shape: index into the plan's geometries */
-  uint8_t handle; /* 0: a load; 1 + 2 * operand + slot: an output slot's write-back */
+  uint8_t handle; /* 0: a load; 1 + 2 * output + slot: an output slot's write-back (output: its index among the outputs) */
 } deeploy_tile_copy_t;
 
 /* one L1 tile of a planned tile loop */
@@ -142,7 +142,7 @@ typedef struct {
   uint8_t prefetch; /* copies of the next tile's inputs, issued before its fork */
   uint8_t stores; /* copies writing its outputs back */
   uint8_t wait; /* 1: wait for the loads in flight before the fork */
-  uint32_t reuse; /* bit 2 * operand + slot: wait for that output slot's last write-back */
+  uint32_t reuse; /* bit 2 * output + slot: wait for that output slot's last write-back */
   uint32_t slots; /* bit o: operand o's tile is in its second slot */
 } deeploy_tile_step_t;
 

@@ -591,8 +591,10 @@ void deeploy_run_tiled(const deeploy_tiled_layer_t *layer) {
 static deeploy_tile_geometry_t geometry_l1[DEEPLOY_TILE_MAX_GEOMETRIES] DEEPLOY_L1;
 static uint8_t *slots_l1[2 * DEEPLOY_TILE_MAX_OPERANDS] DEEPLOY_L1;
 
-/* Issues `n` copies from `c` on, each handle into its entry of `h`; returns the copy after them. */
-static const deeploy_tile_copy_t *issue_copies(const deeploy_tile_copy_t *c, uint32_t n, deeploy_dma_t *h) {
+/* Issues `n` copies from `c` on, each handle into its entry of `h`; returns the copy after them.
+ * Inlined: most tiles issue none in some phases, which then costs one test. */
+static inline __attribute__((always_inline)) const deeploy_tile_copy_t *issue_copies(const deeploy_tile_copy_t *c,
+                                                                                      uint32_t n, deeploy_dma_t *h) {
   for (; n; n--, c++) {
     const deeploy_tile_geometry_t *g = &geometry_l1[c->geometry];
     h[c->handle] = deeploy_dma_copy_3d(DEEPLOY_DMA_CLUSTER, c->dst, c->src, g->row, g->rows, g->dst_stride,
@@ -620,8 +622,10 @@ void deeploy_run_planned(const deeploy_tile_plan_t *plan) {
   deeploy_dma_wait_all(DEEPLOY_DMA_CLUSTER);
   deeploy_dma_t h[1 + 2 * DEEPLOY_TILE_MAX_OPERANDS];
   c = issue_copies(c, plan->before, h);
+  void (*const kernel)(void *) = plan->kernel;
   deeploy_tile_t tile;
-  uint32_t seen = 0;
+  uint32_t seen = 0, slots = 0; /* slots: the slot bits tile.buf holds */
+  for (uint32_t o = 0; o < m; o++) tile.buf[o] = slots_l1[2 * o];
   for (uint32_t q = 0; q < tiles; q++, step++) {
     const deeploy_tile_step_t s = *step;
     DEEPLOY_MARKER(DEEPLOY_MARK_TILE_INPUT);
@@ -631,10 +635,12 @@ void deeploy_run_planned(const deeploy_tile_plan_t *plan) {
       if (reuse & 1) deeploy_dma_wait(DEEPLOY_DMA_CLUSTER, h[k]);
     tile.cls = s.cls;
     tile.fill = first_of_class(s.cls, &seen);
-    for (uint32_t o = 0; o < m; o++) tile.buf[o] = slots_l1[2 * o + ((s.slots >> o) & 1)];
+    for (uint32_t moved = s.slots ^ slots, o = 0; moved; moved >>= 1, o++) /* only the operands that switch slot */
+      if (moved & 1) tile.buf[o] = slots_l1[2 * o + ((s.slots >> o) & 1)];
+    slots = s.slots;
     c = issue_copies(c, s.prefetch, h);
     DEEPLOY_MARKER(DEEPLOY_MARK_TILE_KERNEL);
-    deeploy_cluster_fork(plan->kernel, &tile);
+    deeploy_cluster_fork(kernel, &tile);
     DEEPLOY_MARKER(DEEPLOY_MARK_TILE_OUTPUT);
     c = issue_copies(c, s.stores, h);
     if (wait_all) deeploy_dma_wait_all(DEEPLOY_DMA_CLUSTER);
