@@ -245,3 +245,21 @@ def test_hardware_loop_words(words, name):
 def test_documented_example_word():
     """GVSoC's ISA file shows pv.sdotsp.b a0, a1, a2 as 0xb8c59557 (pulp-core spec)."""
     assert pattern_word(OPS["sdotsp_b"][2], {"rd": A0, "rs1": A1, "rs2": A2}) == 0xB8C59557
+
+
+def test_network_kernels_assemble_for_xpulpv2(tmp_path, capsys):
+    """A generated network's kernels spell some instruction fields into their assembly text
+    (``.insn`` lines of the lane loops: softmax, element-wise, RequantShift, iRMSNorm); those
+    fields must be expressions the assembler evaluates for XpulpV2 too (it has no ``?:``)."""
+    from Deeploy.cli import main
+    out = tmp_path / "net"
+    assert main(["compile", str(REPO / "DeeployTest/Tests/Models/microLlama/microLlama32/network.onnx"),
+                 "--platform", "Siracusa", "-o", str(out)]) == 0
+    capsys.readouterr()
+    lanes = {"isoftmax_rq_xp", "requant_shift_xp", "irmsnorm_xp", "add_rq", "mul_rq"}
+    assert lanes <= set(re.findall(r'#include "kernels/(\w+)\.inc"', (out / "Network.c").read_text()))
+    done = subprocess.run([CC, "-march=rv32imfc", "-mabi=ilp32f", "-misa-spec=2.2", "--specs=picolibc.specs", "-O2",
+                           "-DDEEPLOY_NUM_CORES=8", "-DDEEPLOY_XPULP=1", "-DDEEPLOY_XPULPV2=1", "-I", str(out),
+                           "-I", str(out / "include"), "-c", str(out / "Network.c"), "-o", str(tmp_path / "n.o")],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-3000:]

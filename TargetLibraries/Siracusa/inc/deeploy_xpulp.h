@@ -161,7 +161,9 @@ static inline uint32_t xpulp_abs_b(uint32_t a) {
 #if !DEEPLOY_XPULPV2
 #define XPULP_LANE_OP(kind, w) 0x7b, (2 * (kind) + (w)), (0x17 << 7)
 #else
-#define XPULP_LANE_OP(kind, w) 0x57, (6 + (w)), ((kind) == 0 ? 0x1e << 6 : (kind) == 1 ? 0x24 << 6 : 0x2c << 6)
+/* funct6 011110 / 100100 / 101100 (30, 36, 44) for kind 0 / 1 / 2 as plain arithmetic: kernels
+ * spell these fields into their assembly text, and the assembler has no ?: */
+#define XPULP_LANE_OP(kind, w) 0x57, (6 + (w)), ((30 + 6 * (kind) + (kind) * ((kind)-1)) << 6)
 #endif
 #define XPULP_LANE_INSN_(opc, f3, hi) ".insn i " XPULP_STR(opc) ", %c[fn3], %0, %1, %c[imm]"
 #define XPULP_LANE_INSN(...) XPULP_LANE_INSN_(__VA_ARGS__)
