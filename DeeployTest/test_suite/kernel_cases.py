@@ -91,18 +91,23 @@ def case_batch(cases: list[tuple[str, object]], seed: int):
     return batch_dir
 
 
-def one_tile_kernel(net, ops: tuple[str, ...], cores: int, folder: Path, capsys) -> tuple[float, str]:
-    """The kernel phase's modelled cycles and the kernel's name of the first layer of ``net``
-    whose op is one of ``ops``, run bit-exactly tiled on Siracusa at an L1 where it is one tile
-    (written and generated below ``folder``)."""
+def tiled_layer(net, ops: tuple[str, ...], cores: int, folder: Path, capsys, l1: int = ONE_TILE_L1) -> dict:
+    """The ``--profileTiling`` entry of the first layer of ``net`` whose op is one of ``ops``, run
+    bit-exactly tiled on Siracusa with ``l1`` bytes of L1 (written and generated below ``folder``)."""
     test, gen = folder / "net", folder / "gen"
     write_test(net, test)
-    tiling = TilingOptions(ONE_TILE_L1, TilingOptions.l2, "L2", False)
+    tiling = TilingOptions(l1, TilingOptions.l2, "L2", False)
     args = argparse.Namespace(test=str(test), verbose=False, skipgen=False, skipsim=False, gen_dir=str(gen),
                               cores=cores, l1=tiling.l1, l2=tiling.l2, defaultMemLevel="L2", doublebuffer=False,
                               profileTiling="all", plotMemAlloc=False, timeout=None)
     _check(run_test(args, TILED, {"cores": cores, "tiling": tiling}), capsys.readouterr().out)
-    layer = next(e for e in json.loads((gen / "profile.json").read_text())["layers"] if e["op"] in ops)
+    return next(e for e in json.loads((gen / "profile.json").read_text())["layers"] if e["op"] in ops)
+
+
+def one_tile_kernel(net, ops: tuple[str, ...], cores: int, folder: Path, capsys) -> tuple[float, str]:
+    """The kernel phase's modelled cycles and the kernel's name of the first layer of ``net``
+    whose op is one of ``ops``, run bit-exactly tiled on Siracusa at an L1 where it is one tile."""
+    layer = tiled_layer(net, ops, cores, folder, capsys)
     return sum(t["kernel"] for t in layer["tiles"] if t["level"] == "L1"), layer["kernel"]
 
 

@@ -54,10 +54,10 @@ def test_rows_formula_within_ten_percent(batch, m, n, cores, tmp_path, capsys):
 
 
 @pytest.mark.parametrize("batch,m,k,n,cores", [(3, 32, 64, 4, 8), (5, 8, 96, 12, 8), (3, 64, 64, 32, 8),
-                                               (4, 16, 64, 6, 8)])
+                                               (4, 16, 64, 6, 8), (8, 16, 64, 4, 8)])
 def test_packed_formula_within_ten_percent(batch, m, k, n, cores, tmp_path, capsys):
     """K > 4 with a B input (attention's scores times V, and the split tiles small L1s give): each
-    strip packs its column block of B first (PACK_STRIP, PACK_PER_K4, PACK_PER_K)."""
+    strip packs its column block of B first (PACK_STRIP, PACK_WORDS_PER_K4, PACK_PER_K4, PACK_PER_K)."""
     net = _matmul(np.random.default_rng(1), (batch, m, k), (batch, k, n), rq=True)
     measured, _ = _kernel_cycles(tmp_path, m, k, n, cores, capsys, net)
     predicted = gemm_rq_cycles(batch, m, n, k, cores, UNIT, packed=True)

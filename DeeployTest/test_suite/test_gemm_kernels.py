@@ -24,7 +24,7 @@ from DeeployTest.generators.golden import write_test
 from DeeployTest.generators.linear import _gemm, gemm_int8_bias_rq
 from DeeployTest.generators.registry import ints_in, weights
 from DeeployTest.test_suite.conftest import CORPUS
-from DeeployTest.test_suite.kernel_cases import case_batch, lowered, needs_qemu, run_generic, run_siracusa
+from DeeployTest.test_suite.kernel_cases import case_batch, lowered, needs_qemu, run_generic, run_siracusa, tiled_layer
 
 
 # (id, M, K, N, A unsigned, B an unsigned input instead of int8 weights, requantised: False, True
@@ -89,6 +89,8 @@ ACT_CASES = [
     ("act_k4_rows_edge", (2, 18, 4), (2, 4, 16), False, False),   # M % 4 = 2: 4 x 4 blocks and edge rows
     ("act_k4_rot", (16, 8, 4), (16, 4, 4), False, False),
     ("act_av", (4, 16, 16), (4, 16, 4), False, False),
+    ("act_av_words_edges", (3, 13, 36), (3, 36, 8), False, False),   # B packed a word at a time; M % 4 = 1
+    ("act_av_words_u8_u8", (2, 8, 20), (2, 20, 4), True, True),     # the same, unsigned; 2 batches on 8 cores
 ]
 
 
@@ -138,6 +140,21 @@ def test_generic(batch_dir, capsys):
 @pytest.mark.parametrize("cores", [1, 8])
 def test_siracusa(batch_dir, cores, capsys):
     run_siracusa(batch_dir, cores, capsys)
+
+
+@needs_qemu
+@pytest.mark.parametrize("a_shape,b_shape,l1", [
+    ((3, 13, 36), (3, 36, 8), 1500),    # B packed a word at a time, K % 4 = 0; M % 4 = 1
+    ((5, 10, 64), (5, 64, 12), 2500),   # three column blocks a head
+    ((2, 7, 23), (2, 23, 6), 500),      # K, M and N odd: B packed a byte at a time, 4 x 2 blocks
+])
+def test_packed_b_tiled(a_shape, b_shape, l1, tmp_path, capsys):
+    """MatMuls of two activations (B packed into a panel per column block) split into several
+    tiles, fewer heads than cores: bit-exact on 8 cores."""
+    rng = np.random.default_rng(3)
+    net = _act_net(rng, a_shape, b_shape, False, False)
+    layer = tiled_layer(net, ("RequantizedMatMul",), 8, tmp_path, capsys, l1)
+    assert len(layer["tiles"]) > 1, layer["tiles"]
 
 
 def _simd_words(elf: Path) -> Counter:

@@ -33,10 +33,11 @@ strips the column blocks the slowest core's share touches. Fitted the same way o
 batched [b, M, K] x [b, K, N] MatMuls of two activations with 4 x 4 blocks (b 1..16, M 8..64,
 K 16..128, N 4..64, 1 and 8 cores: within 1.1%) and 3 with 4 x 2 (N 6, 10; within 9.5%), tested
 on 6 others (``test_gemm_cycles.py``: within 5.3%; without the packing they were priced 9-48% low).
-With K a multiple of 4, 4 columns are packed four steps of k at a time (4 row words of B, a byte
-transpose, 4 column words): PACK_WORDS_PER_K4, fitted the same way (PACK_STRIP kept) on 6 runs
-(b 1..8, M 8..32, K 32..128, N 4..32, 1 and 8 cores: within 2.8%; PACK_PER_K4 priced them up to
-11.4% high) and tested on the other shapes of ``test_gemm_cycles.py``.
+With K a multiple of 4, 4 columns are packed four steps of k at a time in a hardware loop (4 row
+words of B, a byte transpose in delta swaps, 4 column words: 32 instructions): PACK_WORDS_PER_K4,
+fitted the same way (PACK_STRIP kept) on 6 runs (b 1..8, M 8..32, K 32..128, N 4..32, 1 and 8
+cores: within 2.1%) and tested on 3 others (``test_gemm_cycles.py``, b 3..8, M 16..64: within
+0.9%); the C loop before it (44 instructions) cost 12.16 a step.
 
 With K = 4, a B input, M a multiple of 4 and the inline store into an 8-bit range one instruction
 clips to (``rows``: int8 [-hi - 1, hi] by cv.clipr, uint8 [0, hi] by cv.clipur), 4 x 4 blocks
@@ -90,7 +91,7 @@ STRIP_K4 = 103.9
 PACK_STRIP = 67.6    # a strip of a packed B: its set-up with the panel's
 PACK_PER_K = 8.92    # packing 2 columns of B, per step of k
 PACK_PER_K4 = 14.84  # 4 columns
-PACK_WORDS_PER_K4 = 12.16   # 4 columns of word-aligned rows (K a multiple of 4), four steps of k a word
+PACK_WORDS_PER_K4 = 9.19    # 4 columns of word-aligned rows (K a multiple of 4), four steps of k a word
 EDGE_ROW = 144.4     # a row of outputs summed in C: call, set-up and store
 EDGE_PER_K4 = 22.42  # a row of 4 outputs, per step of k
 EDGE_PER_MAC = 9.98  # a row of 1 or 2 outputs, per multiply-accumulate
