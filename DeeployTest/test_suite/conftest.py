@@ -48,6 +48,12 @@ def network_dirs(root: Path, *subdirs: str) -> list[Path]:
     return sorted(found)
 
 
+# every int8 network of the corpus (the targets' "all int8 networks" goals; their sweeps run with -m slow)
+INT8_NETWORKS = [str(d.relative_to(CORPUS)) for d in network_dirs(CORPUS, "Kernels/Integer", "Models/miniMobileNetv2",
+                                                                   "Models/microLlama/INT8")
+                 if str(d.relative_to(CORPUS)) not in REJECTED]
+
+
 @pytest.fixture
 def corpus() -> Path:
     if not CORPUS.is_dir():

@@ -20,7 +20,7 @@ from Deeploy.targets.gap9.runner import core_count
 from Deeploy.targets.siracusa.timing import read_records
 from Deeploy.tiling.flags import tiling_options
 from DeeployTest.testUtils.runner import RunnerPlatform, run_test
-from DeeployTest.test_suite.conftest import CORPUS, DEEPLOY_TEST
+from DeeployTest.test_suite.conftest import CORPUS, DEEPLOY_TEST, INT8_NETWORKS
 
 pytestmark = pytest.mark.skipif(shutil.which("qemu-system-riscv32") is None or
                                 shutil.which("riscv64-unknown-elf-gcc") is None,
@@ -137,6 +137,18 @@ def test_models_tiled_l1_64000(model, capsys):
     gen = DEEPLOY_TEST / "TEST_GAP9_TILED" / "l1_64000" / model
     assert _run(DEEPLOY_TEST / "Tests" / model, gen, GAP9_TILED, _tiled(64000), capsys) > 0
 
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("home", [None, "L2", "L3"], ids=["untiled", "L2", "L3"])
+@pytest.mark.parametrize("network", INT8_NETWORKS)
+def test_corpus_int8_network(network, home, capsys):
+    """Every int8 network of the corpus, untiled and tiled at --l1 64000 with its data in L2 and in L3."""
+    if home is None:
+        assert _run(CORPUS / network, DEEPLOY_TEST / "TEST_GAP9" / "int8" / network, GAP9, {"cores": 8}, capsys) > 0
+    else:
+        gen = DEEPLOY_TEST / "TEST_GAP9_TILED" / f"int8_{home}_l1_64000" / network
+        assert _run(CORPUS / network, gen, GAP9_TILED, _tiled(64000, home=home), capsys) > 0
 
 
 def test_cli_compile_and_run(tmp_path, capsys):

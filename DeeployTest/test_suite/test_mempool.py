@@ -18,7 +18,7 @@ from Deeploy.tiling.flags import tiling_options
 from Deeploy.targets.mempool.timing import MEMPOOL_TIMING
 from Deeploy.targets.siracusa.timing import model_cycles, read_records
 from DeeployTest.testUtils.runner import RunnerPlatform, run_test
-from DeeployTest.test_suite.conftest import CORPUS, DEEPLOY_TEST, REJECTED, network_dirs
+from DeeployTest.test_suite.conftest import CORPUS, DEEPLOY_TEST, INT8_NETWORKS
 
 pytestmark = pytest.mark.skipif(shutil.which("qemu-system-riscv32") is None or
                                 shutil.which("riscv64-unknown-elf-gcc") is None,
@@ -34,12 +34,6 @@ CI_KERNELS = ["Add/MultIO", "Add/Regular", "Conv/DW_1D", "Conv/Regular_1D", "Con
 DEFAULT = {"Add/Regular", "GEMM/Regular", "Conv/DW_2D_RQ", "MatMul/Regular_RQ"}
 IN_CORPUS = [pytest.param(k, marks=() if k in DEFAULT else pytest.mark.slow, id=k)
              for k in CI_KERNELS if (CORPUS / "Kernels/Integer" / k).is_dir()]
-
-
-# every int8 network of the corpus (the issue's goal: all of them on 16 and 256 cores; -m slow)
-INT8_NETWORKS = [str(d.relative_to(CORPUS)) for d in network_dirs(CORPUS, "Kernels/Integer", "Models/miniMobileNetv2",
-                                                                   "Models/microLlama/INT8")
-                 if str(d.relative_to(CORPUS)) not in REJECTED]
 
 
 def _run(test: str, cores: int, capsys) -> tuple[int, Path]:
