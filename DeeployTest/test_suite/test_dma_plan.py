@@ -10,6 +10,7 @@ import argparse
 import functools
 import json
 from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -195,6 +196,21 @@ def test_planned_and_straight_line_loops_run_bit_exact(capsys):
             assert between <= 700 * len(layer["tiles"]), (layer["name"], between)
 
 
+def _tiled_layer(net, folder: Path, l1: int, db: bool, capsys) -> tuple[dict, str]:
+    """(profile entry, tile loop kind) of the one tiled layer of ``net`` run bit-exactly on 8 cores
+    at ``l1`` (``db``: double-buffered), written and generated below ``folder``."""
+    test, gen = folder / "net", folder / "gen"
+    write_test(net, test)
+    tiling = TilingOptions(l1, TilingOptions.l2, "L2", db)
+    args = argparse.Namespace(test=str(test), verbose=False, skipgen=False, skipsim=False, gen_dir=str(gen),
+                              cores=8, l1=tiling.l1, l2=tiling.l2, defaultMemLevel="L2", doublebuffer=db,
+                              profileTiling=True, plotMemAlloc=False, timeout=None)
+    _check(run_test(args, TILED, {"cores": 8, "tiling": tiling}), capsys.readouterr().out)
+    (layer,) = [e for e in json.loads((gen / "profile.json").read_text())["layers"] if e.get("tiles")]
+    loops = {t["layer"]: t["loop"] for t in json.loads((gen / "network" / "manifest.json").read_text())["tiles"]}
+    return layer, loops[layer["name"]]
+
+
 @needs_qemu
 def test_long_planned_loops_read_their_plan_from_l1(tmp_path, capsys):
     """A planned loop of 64 tiles (a softmax of 512 rows in tiles of 8 at --l1 2400; 2584 bytes of
@@ -202,17 +218,8 @@ def test_long_planned_loops_read_their_plan_from_l1(tmp_path, capsys):
     copies inline and sets only the tile pointers whose slot changes: the code between its kernels
     stays within 160 cycles per tile (123 as built; reading the plan from L2 every tile cost about
     440, a call per phase's copies and every operand's pointer set per tile 230)."""
-    test = tmp_path / "softmax"
-    write_test(_softmax(np.random.default_rng(3), (1, 1, 512, 64)), test)
-    tiling = TilingOptions(2400, TilingOptions.l2, "L2", False)
-    gen = tmp_path / "gen"
-    args = argparse.Namespace(test=str(test), verbose=False, skipgen=False, skipsim=False, gen_dir=str(gen),
-                              cores=8, l1=tiling.l1, l2=tiling.l2, defaultMemLevel="L2", doublebuffer=False,
-                              profileTiling=True, plotMemAlloc=False, timeout=None)
-    _check(run_test(args, TILED, {"cores": 8, "tiling": tiling}), capsys.readouterr().out)
-    (layer,) = [e for e in json.loads((gen / "profile.json").read_text())["layers"] if e.get("tiles")]
-    loops = {t["layer"]: t["loop"] for t in json.loads((gen / "network" / "manifest.json").read_text())["tiles"]}
-    assert loops[layer["name"]] == "plan" and len(layer["tiles"]) == 64, (loops, len(layer["tiles"]))
+    layer, loop = _tiled_layer(_softmax(np.random.default_rng(3), (1, 1, 512, 64)), tmp_path, 2400, False, capsys)
+    assert loop == "plan" and len(layer["tiles"]) == 64, (loop, len(layer["tiles"]))
     between = layer["overhead"] - layer["overhead_setup"]
     assert between <= 160 * len(layer["tiles"]), between
 
@@ -225,16 +232,7 @@ def test_double_buffered_planned_loop_waits_cheaply(tmp_path, capsys):
     a tile's reuse bits ends after the outputs' two slots. Outputs bit-exact; the code between
     the kernels stays within 240 cycles per tile (224 as built; 272 with the handles numbered by
     operand, 319 before the copies were issued inline)."""
-    test = tmp_path / "add"
-    write_test(_add(np.random.default_rng(5), (64, 256)), test)
-    tiling = TilingOptions(8000, TilingOptions.l2, "L2", True)
-    gen = tmp_path / "gen"
-    args = argparse.Namespace(test=str(test), verbose=False, skipgen=False, skipsim=False, gen_dir=str(gen),
-                              cores=8, l1=tiling.l1, l2=tiling.l2, defaultMemLevel="L2", doublebuffer=True,
-                              profileTiling=True, plotMemAlloc=False, timeout=None)
-    _check(run_test(args, TILED, {"cores": 8, "tiling": tiling}), capsys.readouterr().out)
-    (layer,) = [e for e in json.loads((gen / "profile.json").read_text())["layers"] if e.get("tiles")]
-    loops = {t["layer"]: t["loop"] for t in json.loads((gen / "network" / "manifest.json").read_text())["tiles"]}
-    assert loops[layer["name"]] == "plan" and layer["buffering"] == "DB", (loops, layer["buffering"])
+    layer, loop = _tiled_layer(_add(np.random.default_rng(5), (64, 256)), tmp_path, 8000, True, capsys)
+    assert loop == "plan" and layer["buffering"] == "DB", (loop, layer["buffering"])
     between = layer["overhead"] - layer["overhead_setup"]
     assert between <= 240 * len(layer["tiles"]), between
