@@ -53,9 +53,25 @@ def check_int64(node: Node, bound: int, what: str, tensors: Sequence[Tensor | No
                   "accumulator")
 
 
-def matmul_bound(alpha: int, beta: int, k: int, a: Tensor, b: Tensor, c: Tensor | None) -> int:
-    """Largest |alpha * sum_k a*b + beta * c| (also bounds every partial sum)."""
-    return abs(alpha) * k * magnitude(a) * magnitude(b) + abs(beta) * magnitude(c)
+def _k_abs_sum(t: Tensor, axis: int) -> int | None:
+    """The largest sum of |values| along the reduction ``axis`` of a constant, else None."""
+    if t is None or not t.is_constant or t.value.ndim < 2 or not t.value.size:
+        return None
+    return int(np.abs(np.asarray(t.value, dtype=np.int64)).astype(object).sum(axis=axis).max())
+
+
+def matmul_bound(p, a: Tensor, b: Tensor, c: Tensor | None, mags: Sequence[int] | None = None) -> int:
+    """Largest |alpha * sum_k a*b + beta * c| (also bounds every partial sum) of a GEMM with params
+    ``p`` (alpha, beta, k, trans_a, trans_b), from the operands' largest |values| ``mags`` (their
+    magnitudes by default): k products of the largest, or, the tighter when A or B is constant, its
+    largest sum of |values| along k times the other operand's largest |value|."""
+    ma, mb, mc = mags if mags is not None else (magnitude(a), magnitude(b), magnitude(c))
+    products = p.k * ma * mb
+    for t, axis, other in ((a, -2 if p.trans_a else -1, mb), (b, -1 if p.trans_b else -2, ma)):
+        k_sum = _k_abs_sum(t, axis)
+        if k_sum is not None:
+            products = min(products, k_sum * other)
+    return abs(p.alpha) * products + abs(p.beta) * mc
 
 
 def conv_bound(taps: int, x: Tensor, w: Tensor, bias: Tensor | None) -> int:
@@ -189,7 +205,7 @@ def gemm_sum_bound(node: Node, graph: Graph) -> int:
     if p.sum_bound is not None:
         return p.sum_bound
     ins = _tensors(node, graph)
-    return matmul_bound(p.alpha, p.beta, p.k, ins[0], ins[1], ins[2] if len(ins) > 2 else None)
+    return matmul_bound(p, ins[0], ins[1], ins[2] if len(ins) > 2 else None)
 
 
 def conv_sum_bound(node: Node, graph: Graph) -> int:

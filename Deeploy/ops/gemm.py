@@ -116,7 +116,7 @@ def _gemm_parse(node, graph):
 def _mm_bound(p: MatMulParams, ins) -> int:
     if p.sum_bound is not None:
         return p.sum_bound
-    return matmul_bound(p.alpha, p.beta, p.k, ins[0], ins[1], ins[2] if len(ins) > 2 else None)
+    return matmul_bound(p, ins[0], ins[1], ins[2] if len(ins) > 2 else None)
 
 
 def _mm_checked(node, graph, p: MatMulParams) -> MatMulParams:
@@ -129,8 +129,8 @@ def _mm_checked(node, graph, p: MatMulParams) -> MatMulParams:
         return replace(p, onnx_type=ins[0].dtype)   # ONNX's integer MatMul/Gemm types: 32 and 64 bits
     if all_integer(ins):
         check_int64(node, _mm_bound(p, ins), "the product sums", ins)
-        a, b, c = (max_abs(graph, i) if i else 0 for i in (node.inputs + [""] * 3)[:3])
-        p = replace(p, sum_bound=abs(p.alpha) * p.k * a * b + abs(p.beta) * c)
+        mags = [max_abs(graph, i) if i else 0 for i in (node.inputs + [""] * 3)[:3]]
+        p = replace(p, sum_bound=matmul_bound(p, *(ins + [None] * 3)[:3], mags=mags))
     return p
 
 
