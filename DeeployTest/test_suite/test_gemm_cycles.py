@@ -9,7 +9,9 @@ import numpy as np
 import pytest
 
 from Deeploy.targets.siracusa.gemm_cycles import UNIT, UNIT_BIAS, UNIT_C, UNIT_WIDE, gemm_rq_cycles, gemm_rq_estimate
+from DeeployTest.generators.builder import Net
 from DeeployTest.generators.linear import _matmul, gemm_int8_bias_rq
+from DeeployTest.generators.registry import ints_in, weights
 from DeeployTest.test_suite.kernel_cases import one_tile_kernel
 from DeeployTest.test_suite.test_siracusa_networks import pytestmark  # noqa: F401
 
@@ -22,12 +24,30 @@ def _kernel_cycles(tmp_path, m: int, k: int, n: int, cores: int, capsys, net=Non
 
 
 @pytest.mark.parametrize("m,k,n,cores", [(64, 64, 64, 8), (32, 48, 64, 8), (24, 32, 16, 8), (64, 128, 32, 8),
-                                         (12, 32, 24, 1), (8, 100, 40, 1), (64, 4, 64, 8), (32, 16, 4, 8), (64, 64, 4, 8)])
+                                         (12, 32, 24, 1), (8, 100, 40, 1), (64, 4, 64, 8), (32, 16, 4, 8), (64, 64, 4, 8),
+                                         (64, 256, 64, 8)])
 def test_formula_within_ten_percent(m, k, n, cores, tmp_path, capsys):
     measured, kernel = _kernel_cycles(tmp_path, m, k, n, cores, capsys)
     predicted = gemm_rq_cycles(1, m, n, k, cores, UNIT_WIDE if kernel.endswith("_s64") else UNIT)
     assert predicted is not None
     assert abs(predicted - measured) <= 0.10 * measured, (predicted, measured, kernel)
+
+
+@pytest.mark.parametrize("m,k,n,cores", [(64, 128, 32, 8), (24, 48, 16, 1)])
+def test_wide_formula_within_ten_percent(m, k, n, cores, tmp_path, capsys, monkeypatch):
+    """An int8 MatMul whose requantisation needs int64 (mul 2^14: sum * mul beyond 2^31, which the
+    generator refuses by default, as int32 exports never produce it): the 4 x 2 blocks through the
+    general store (UNIT_WIDE)."""
+    monkeypatch.setattr("DeeployTest.generators.builder.INT32_LIMIT", 2**63)
+    net = Net("MatMul")
+    rng = np.random.default_rng(1)
+    y = net.node("MatMul", [net.input("input_0", ints_in(rng, -128, 127, (m, k))),
+                            net.const(weights(rng, (k, n)), "MatMul.weight")])
+    net.output(net.rqs(y, 1 << 14, 0, 24))
+    measured, kernel = _kernel_cycles(tmp_path, m, k, n, cores, capsys, net)
+    assert kernel.endswith("_s64"), kernel
+    predicted = gemm_rq_cycles(1, m, n, k, cores, UNIT_WIDE)
+    assert abs(predicted - measured) <= 0.10 * measured, (predicted, measured)
 
 
 @pytest.mark.parametrize("m,k,n,cores", [(32, 48, 32, 8), (12, 32, 24, 1), (64, 128, 16, 8)])
