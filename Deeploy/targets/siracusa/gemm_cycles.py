@@ -23,7 +23,8 @@ int8 MatMuls in L1 on 1 and 8 cores, both block shapes (FIXED, STRIP, BLOCK, UNI
 UNIT_PER_K4: all within 3.6%), 2 Gemms with an int8 C per column (UNIT_BIAS, within 0.5%; it also
 prices mul and add per row, the same inline store), a Gemm with mul and add per column (UNIT_C;
 its requantisation was int64, so an upper bound for int32) and 2 MatMuls with an int64
-requantisation (UNIT_WIDE, within 0.4%). Shapes off the path (edges, K < 4, A transposed, fewer
+requantisation (UNIT_WIDE, within 0.4%). Tested outside the fit on K = 256 (64 x 256 x 64, 8 cores:
+within 1.1%). Shapes off the path (edges, K < 4, A transposed, fewer
 units than cores) return None.
 
 A B input (not transposed, ``packed``) runs its units column-major (batch, column block, row
