@@ -30,7 +30,7 @@ weights streamed into a weight memory that holds two iterations' worth but not e
     python benchmarks/loop_rolling.py [--stacks 2,4,8,16]
 
 Each run prints the runner's command so it can be repeated by hand (generated folders under
-/tmp/deeploy_bench/loop_rolling).
+deeploy_bench-<hash>/loop_rolling in the temporary directory).
 """
 
 from __future__ import annotations
@@ -42,13 +42,15 @@ import subprocess
 import sys
 from pathlib import Path
 
+from bench_dir import BENCH_DIR
+
 REPO = Path(__file__).resolve().parents[1]
 STACKS = REPO / "DeeployTest" / "Tests" / "Models" / "Stacks"
 RUNNER = REPO / "DeeployTest" / "testRunner_tiled_siracusa.py"
 NPU_RUNNER = REPO / "DeeployTest" / "testRunner_tiled_siracusa_w_neureka.py"
 CORPUS = REPO.parent / "shared" / "corpus" / "Models" / "microLlama" / "INT8"
 WMEM_STREAM = ["--neureka-wmem", "--wmem-size", str(256 * 1024)]   # 8 layers' NPU weights do not fit, 2 do
-OUT = Path("/tmp/deeploy_bench/loop_rolling")
+OUT = BENCH_DIR / "loop_rolling"
 
 
 def run(network: str, level: str | None, rolled: bool, profile: bool = False, npu: list[str] | None = None) -> dict:

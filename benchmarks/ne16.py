@@ -22,10 +22,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+from bench_dir import BENCH_DIR
+
 REPO = Path(__file__).resolve().parents[1]
 MODELS = {"miniMobileNetv2": REPO / "DeeployTest" / "Tests" / "Models" / "miniMobileNetv2",
           "microLlama64_parallel": REPO / "DeeployTest" / "Tests" / "Models" / "microLlama" / "microLlama64_parallel"}
-GEN = Path("/tmp/deeploy_bench/ne16")
+GEN = BENCH_DIR / "ne16"
 TARGETS = {"microLlama64_parallel": 1.5}     # others: faster than cluster-only
 
 

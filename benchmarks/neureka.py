@@ -31,6 +31,8 @@ import sys
 import time
 from pathlib import Path
 
+from bench_dir import BENCH_DIR
+
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
@@ -40,7 +42,7 @@ from Deeploy.targets.siracusa.npu_timeline import NPU_PEAK_MACS  # noqa: E402
 from Deeploy.targets.siracusa.timing import model_cycles, read_records  # noqa: E402
 
 MODELS = REPO / "DeeployTest" / "Tests" / "Models" / "microLlama"
-GEN = Path("/tmp/deeploy_bench/neureka")
+GEN = BENCH_DIR / "neureka"
 TARGET_SPEEDUP = 1.23          # the peer's microLlama64_parallel speed-up (spec "published NPU figures")
 TOLERANCE = 0.10
 

@@ -21,6 +21,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from bench_dir import BENCH_DIR
+
 import numpy as np
 import onnx
 import onnxruntime as ort
@@ -29,7 +31,7 @@ from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantTy
 
 REPO = Path(__file__).resolve().parents[1]
 RUNNER = REPO / "DeeployTest" / "testRunner_tiled_siracusa.py"
-WORK = Path("/tmp/deeploy_bench/qdq")
+WORK = BENCH_DIR / "qdq"
 
 
 def _model(nodes, inits, x_shape, y_shape) -> onnx.ModelProto:

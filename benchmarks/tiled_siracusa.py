@@ -29,6 +29,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from bench_dir import BENCH_DIR
+
 REPO = Path(__file__).resolve().parents[1]
 CORPUS = REPO.parent / "shared" / "corpus" / "Models" / "microLlama" / "INT8"
 RUNNER = REPO / "DeeployTest" / "testRunner_tiled_siracusa.py"
@@ -37,14 +39,14 @@ RUNNER = REPO / "DeeployTest" / "testRunner_tiled_siracusa.py"
 def run(network: str, gen: str, l1: int, l2: int, level: str, db: bool) -> tuple[int, dict, float]:
     """Cycles, per tiled layer its figures, and the overhead's share of the cycles."""
     cmd = [sys.executable, str(RUNNER), "-t", str(CORPUS / network), "--cores=8", "--l1", str(l1), "--l2", str(l2),
-           "--defaultMemLevel", level, "--profileTiling", "--gen-dir", f"/tmp/deeploy_bench/{gen}"]
+           "--defaultMemLevel", level, "--profileTiling", "--gen-dir", str(BENCH_DIR / gen)]
     cmd += ["--doublebuffer"] if db else []
     print("$", " ".join(cmd[1:]), flush=True)
     out = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO / "DeeployTest").stdout
     if "Errors: 0 out of" not in out:
         sys.exit(f"run failed:\n{out[-3000:]}")
     cycles = int(re.search(r"Runtime: (\d+) cycles", out).group(1))
-    profile = json.loads((Path(f"/tmp/deeploy_bench/{gen}") / "profile.json").read_text())
+    profile = json.loads((BENCH_DIR / gen / "profile.json").read_text())
     layers = {e["name"]: dict(tiles=sum(1 for t in e["tiles"] if t["level"] == "L1"), buffering=e["buffering"],
                               cycles=round(e["cycles"]), kernel=round(e["compute"]), busy=round(e["dma"]["busy"]),
                               waited=round(e["dma"]["waited"])) for e in profile["layers"] if "tiles" in e}
@@ -62,7 +64,7 @@ d = Path({str(CORPUS / 'microLlama128')!r})
 start = time.perf_counter()
 graph = load_onnx(d / "network.onnx")
 assign_input_types(graph, map_arrays(d / "inputs.npz", load_npz_arrays(d / "inputs.npz"), graph.inputs, graph, "input"))
-compile_graph(graph, "Siracusa", "/tmp/deeploy_bench/compile128", cores=8,
+compile_graph(graph, "Siracusa", {str(BENCH_DIR / "compile128")!r}, cores=8,
               tiling=TilingOptions(64000, {l2}, {level!r}, True))
 print(time.perf_counter() - start, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
 """
