@@ -172,6 +172,14 @@ static inline uint32_t xpulp_abs_b(uint32_t a) {
 #define XPULP_LANE_F3(...) XPULP_LANE_F3_(__VA_ARGS__)
 #define XPULP_LANE_HI(...) XPULP_LANE_HI_(__VA_ARGS__)
 #define XPULP_LANE_IMM12(kind, w, i) XPULP_IMM12(XPULP_LANE_HI(XPULP_LANE_OP(kind, w)) | XPULP_LANE_IMM(i))
+#define XPULP_LANE_OPC_(opc, f3, hi) opc
+#define XPULP_LANE_OPC(...) XPULP_LANE_OPC_(__VA_ARGS__)
+/* The same as assembly text for a kernel's own asm block: rd = lane i of register rs (kind 0
+ * extract, 1 extractu; w 0 half-words, 1 bytes), or rd with lane i replaced by rs (kind 2: insert). */
+#define XPULP_ASM_LANE(kind, w, rd, rs, i)                                                         \
+  ".insn i " XPULP_STR(XPULP_LANE_OPC(XPULP_LANE_OP(kind, w))) ", "                                 \
+  XPULP_STR(XPULP_LANE_F3(XPULP_LANE_OP(kind, w))) ", " rd ", " rs ", "                             \
+  XPULP_STR(XPULP_LANE_IMM12(kind, w, i)) "\n"
 
 /* Sign-/zero-extended lane i (constant) of a. */
 #define xpulp_extract_h(a, i) XPULP_LANE_GET(0, 0, a, i)
@@ -315,7 +323,8 @@ static inline uint32_t xpulp_addunr(uint32_t acc, uint32_t a, uint32_t b) {
  * 10 insert), 001 (f2 00 bclr, 01 bset). XpulpV2: opcode 0x33, f2 11, funct3 000 extract,
  * 001 extractu, 010 insert, 011 bclr, 100 bset. */
 #if !DEEPLOY_XPULPV2
-#define XPULP_BITS_OP(kind) 0x5b, ((kind) >= 3), ((kind) == 0 || (kind) == 3 ? 0 : (kind) == 4 ? 1 : (kind))
+/* plain arithmetic (also read by the assembler: XPULP_ASM_BITS): funct3 kind / 3, f2 kind % 3 */
+#define XPULP_BITS_OP(kind) 0x5b, ((kind) / 3), ((kind)-3 * ((kind) / 3))
 #else
 #define XPULP_BITS_OP(kind) 0x33, (kind), 3
 #endif
@@ -329,6 +338,13 @@ static inline uint32_t xpulp_addunr(uint32_t acc, uint32_t a, uint32_t b) {
     r_;                                                                                            \
   })
 #define XPULP_BITS__(...) XPULP_BITS_(__VA_ARGS__)
+#define XPULP_BITS_ASM_(kind, rd, rs, w, p, opc, f3, f2)                                          \
+  ".insn i " XPULP_STR(opc) ", " XPULP_STR(f3) ", " rd ", " rs ", "                                 \
+  XPULP_STR(XPULP_IMM12(((f2) << 10) | ((((w)-1) & 31) << 5) | ((p)&31))) "\n"
+#define XPULP_BITS_ASM__(...) XPULP_BITS_ASM_(__VA_ARGS__)
+/* The bit-field operation kind (as xpulp_extract .. xpulp_bset below) of register rs into rd, as
+ * assembly text for a kernel's own asm block. */
+#define XPULP_ASM_BITS(kind, rd, rs, w, p) XPULP_BITS_ASM__(kind, rd, rs, w, p, XPULP_BITS_OP(kind))
 /* w bits of a at p, sign- / zero-extended */
 #define xpulp_extract(a, w, p) ((int32_t)XPULP_BITS__(0, 0, a, w, p, XPULP_BITS_OP(0)))
 #define xpulp_extractu(a, w, p) XPULP_BITS__(0, 1, a, w, p, XPULP_BITS_OP(1))
