@@ -23,9 +23,9 @@ int8 MatMuls in L1 on 1 and 8 cores, both block shapes (FIXED, STRIP, BLOCK, UNI
 UNIT_PER_K4: all within 3.6%), 2 Gemms with an int8 C per column (UNIT_BIAS, within 0.5%; it also
 prices mul and add per row, the same inline store), a Gemm with mul and add per column (UNIT_C;
 its requantisation was int64, so an upper bound for int32) and 2 MatMuls with an int64
-requantisation (UNIT_WIDE, within 0.4%). Tested outside the fit on K = 256 (64 x 256 x 64, 8 cores:
-within 1.1%). Shapes off the path (edges, K < 4, A transposed, fewer
-units than cores) return None.
+requantisation (UNIT_WIDE, within 0.4%). Tested outside the fit on K = 256 (64 x 256 x 64, 8
+cores: within 1.1%). Shapes off the path (edges, K < 4, A transposed, fewer units than cores)
+return None.
 
 A B input (not transposed, ``packed``) runs its units column-major (batch, column block, row
 block) and packs a column block's K x 4 (K x 2) bytes into a panel before each strip down it, so
@@ -164,8 +164,8 @@ def gemm_rq_cycles(batch: int, m: int, n: int, k: int, cores: int, unit: float =
                    rows: bool = False, packed: bool = False) -> float | None:
     """Modelled kernel cycles of GemmRQ on ``batch`` x (m x k @ k x n) int8 operands in L1 on
     ``cores`` cores with the store ``unit`` per output (B transposed; ``packed``: a B input not
-    transposed; ``rows``: that and an 8-bit output range one instruction clips to), or None when the call leaves the
-    dot-product blocks somewhere."""
+    transposed; ``rows``: that and an 8-bit output range one instruction clips to), or None when
+    the call leaves the dot-product blocks somewhere."""
     if m % 4 or n % 2 or k < 4:
         return None
     if batch * m // 4 * (n // 2) < cores:

@@ -73,9 +73,9 @@ SIRACUSA_L1 = TilingParams(capacity=64000, alignment=4, dma_bytes_per_cycle=int(
 # tiles, 232-298), 270 taken. With the copies issued inline (deeploy_run_planned) the planned loop
 # measured 177 (median of 80 layers of 9-38 tiles: single-buffered 140-178, double-buffered
 # 234-300); priced at 180, the softmax layers took 64 double-buffered tiles instead of 22 and the
-# network ran 2% slower (7,403,032 cycles against 7,252,471), so 270 is kept. A kernel without a cycle formula also costs more per call than its
-# ops (call_cycles): with the shared tables filled once per tile class (deeploy_tile_t.fill), the
-# layers of microLlama64_parallel tiled at --l1 8000 rather than 64000 (--doublebuffer) spent per
+# network ran 2% slower (7,403,032 cycles against 7,252,471), so 270 is kept. A kernel without a
+# cycle formula also costs more per call than its ops (call_cycles): with the shared tables
+# filled once per tile class (deeploy_tile_t.fill), the layers of microLlama64_parallel tiled at --l1 8000 rather than 64000 (--doublebuffer) spent per
 # extra tile, beyond the fork and join (61), a median of 92 kernel cycles in RequantShift (37
 # layers), 96 in iRMSNorm, 95 in RequantizedMul, 103 in Concat, 105 in RequantizediSoftmax and 133
 # in RequantizedAdd; 100 taken. Transpose spends 826 per extra tile (its shorter tile rows; 1257 on a
